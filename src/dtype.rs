@@ -1,0 +1,215 @@
+//! The dtype list, written once, and the `Scalar` trait every element type implements.
+//!
+//! `th_dtypes!(callback)` hands the whole list to `callback!`. Everything that exists once per
+//! dtype (the `DType` enum, `Scalar` impls, the C API in `ffi/`, tests) is generated from it, the
+//! way torch7's `THGenerateAllTypes.h` re-includes a generic file once per type.
+
+use std::fmt;
+
+/// THE list of dtypes. Columns: TH name, Rust element type, C ABI type, accumulator (TH's
+/// `accreal`; Half/BFloat16 accumulate in f32, Bool as Long), `DType` variant.
+#[macro_export]
+macro_rules! th_dtypes {
+    ($cb:ident) => {
+        $cb! {
+            (Byte, u8, u8, i64, Byte),
+            (Char, i8, i8, i64, Char),
+            (Short, i16, i16, i64, Short),
+            (Int, i32, i32, i64, Int),
+            (Long, i64, i64, i64, Long),
+            (Float, f32, f32, f64, Float),
+            (Double, f64, f64, f64, Double),
+            (Half, half::f16, $crate::dtype::THHalf, f32, Half),
+            (BFloat16, half::bf16, $crate::dtype::THBFloat16, f32, BFloat16),
+            (Bool, $crate::dtype::Bool, $crate::dtype::Bool, i64, Bool),
+        }
+    };
+}
+
+/// IEEE half as C sees it (`typedef struct THHalf { uint16_t x; } THHalf;`, as in torch7).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct THHalf {
+    pub x: u16,
+}
+
+/// bfloat16 as C sees it: the top 16 bits of an IEEE float.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct THBFloat16 {
+    pub x: u16,
+}
+
+/// The Bool element: one byte, 0 is false and any other value is true (memory handed in from C
+/// or a file may hold any byte, so this is not Rust's `bool`). Writes always store 0 or 1.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bool(pub u8);
+
+impl Bool {
+    pub fn get(self) -> bool {
+        self.0 != 0
+    }
+}
+
+impl From<bool> for Bool {
+    fn from(b: bool) -> Self {
+        Bool(b as u8)
+    }
+}
+
+/// A value in transit between dtypes: integers as i64, floating point as f64 (both exact for
+/// every source dtype), so `cast` is one rounding, as C's `(real)x` is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Prim {
+    I(i64),
+    F(f64),
+}
+
+macro_rules! dtype_enum {
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => {
+        /// Every element type the library has.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum DType { $($D),* }
+
+        impl DType {
+            /// All dtypes in list order.
+            pub const ALL: &'static [DType] = &[$(DType::$D),*];
+
+            /// TH's name infix (`Float` in `THFloatTensor`).
+            pub fn name(self) -> &'static str {
+                match self { $(DType::$D => stringify!($R)),* }
+            }
+
+            /// Size of one element in bytes.
+            pub fn size(self) -> usize {
+                match self { $(DType::$D => std::mem::size_of::<$T>()),* }
+            }
+        }
+    };
+}
+th_dtypes!(dtype_enum);
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type. Sealed: the set is `th_dtypes!`.
+pub trait Scalar:
+    Copy + Send + Sync + Default + PartialEq + fmt::Debug + 'static + sealed::Sealed
+{
+    const DTYPE: DType;
+    /// TH's `accreal`.
+    type Acc: Copy + Default + fmt::Debug;
+    fn to_prim(self) -> Prim;
+    fn from_prim(p: Prim) -> Self;
+    /// `(U)self` with C conversion semantics (integers wrap, floats round, Bool is `!= 0`;
+    /// float to integer saturates and NaN becomes 0, where C leaves it undefined).
+    #[inline]
+    fn cast<U: Scalar>(self) -> U {
+        U::from_prim(self.to_prim())
+    }
+}
+
+macro_rules! int_scalar {
+    ($($T:ty => $D:ident),*) => {$(
+        impl sealed::Sealed for $T {}
+        impl Scalar for $T {
+            const DTYPE: DType = DType::$D;
+            type Acc = i64;
+            #[inline]
+            fn to_prim(self) -> Prim { Prim::I(self as i64) }
+            #[inline]
+            fn from_prim(p: Prim) -> Self {
+                match p { Prim::I(v) => v as $T, Prim::F(v) => v as $T }
+            }
+        }
+    )*};
+}
+int_scalar!(u8 => Byte, i8 => Char, i16 => Short, i32 => Int, i64 => Long);
+
+macro_rules! float_scalar {
+    ($($T:ty => $D:ident, $A:ty);*) => {$(
+        impl sealed::Sealed for $T {}
+        impl Scalar for $T {
+            const DTYPE: DType = DType::$D;
+            type Acc = $A;
+            #[inline]
+            fn to_prim(self) -> Prim { Prim::F(self as f64) }
+            #[inline]
+            fn from_prim(p: Prim) -> Self {
+                match p { Prim::I(v) => v as $T, Prim::F(v) => v as $T }
+            }
+        }
+    )*};
+}
+float_scalar!(f32 => Float, f64; f64 => Double, f64);
+
+macro_rules! half_scalar {
+    ($($T:ty => $D:ident),*) => {$(
+        impl sealed::Sealed for $T {}
+        impl Scalar for $T {
+            const DTYPE: DType = DType::$D;
+            type Acc = f32;
+            #[inline]
+            fn to_prim(self) -> Prim { Prim::F(self.to_f64()) }
+            #[inline]
+            fn from_prim(p: Prim) -> Self {
+                match p { Prim::I(v) => <$T>::from_f64(v as f64), Prim::F(v) => <$T>::from_f64(v) }
+            }
+        }
+    )*};
+}
+half_scalar!(half::f16 => Half, half::bf16 => BFloat16);
+
+impl sealed::Sealed for Bool {}
+impl Scalar for Bool {
+    const DTYPE: DType = DType::Bool;
+    type Acc = i64;
+    #[inline]
+    fn to_prim(self) -> Prim {
+        Prim::I(self.get() as i64)
+    }
+    #[inline]
+    fn from_prim(p: Prim) -> Self {
+        match p {
+            Prim::I(v) => Bool::from(v != 0),
+            Prim::F(v) => Bool::from(v != 0.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::{bf16, f16};
+
+    #[test]
+    fn casts_follow_c() {
+        assert_eq!(300i32.cast::<u8>(), 44);
+        assert_eq!((-1i64).cast::<u8>(), 255);
+        assert_eq!((-2.7f64).cast::<i32>(), -2);
+        assert_eq!(2.5f32.cast::<f16>(), f16::from_f32(2.5));
+        assert_eq!(f16::from_f32(-3.0).cast::<i16>(), -3);
+        assert_eq!(bf16::from_f32(1.0).cast::<f64>(), 1.0);
+        assert_eq!(Bool(7).cast::<i32>(), 1);
+        assert_eq!(0.5f32.cast::<Bool>(), Bool(1));
+        assert_eq!(0i8.cast::<Bool>(), Bool(0));
+        assert_eq!(16_777_217i64.cast::<f32>(), 16_777_216.0);
+    }
+
+    #[test]
+    fn dtype_table() {
+        assert_eq!(DType::ALL.len(), 10);
+        assert_eq!(DType::Half.size(), 2);
+        assert_eq!(DType::Bool.size(), 1);
+        assert_eq!(DType::Long.name(), "Long");
+        assert_eq!(<f32 as Scalar>::DTYPE, DType::Float);
+    }
+}

@@ -1,0 +1,360 @@
+//! `THGeneral.h`: errors and handlers, `THAlloc`/`THRealloc`/`THFree`, threads, half-precision
+//! conversion, log-space helpers and size utilities.
+
+use super::th_fn;
+use crate::allocator;
+use crate::dtype::{THBFloat16, THHalf};
+use crate::error::{self, Error, THArgErrorHandlerFunction, THErrorCode, THErrorHandlerFunction};
+use crate::tensor::size_desc;
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+
+/// Length of the text buffer in `THDescBuff`.
+pub const TH_DESC_BUFF_LEN: usize = 64;
+
+/// A short description returned by value (`desc`, `sizeDesc`), NUL-terminated.
+#[repr(C)]
+pub struct THDescBuff {
+    pub str: [c_char; TH_DESC_BUFF_LEN],
+}
+
+impl THDescBuff {
+    /// Copies `s`, truncating to `"...]"` when it does not fit (as TH does).
+    pub(crate) fn from_str(s: &str) -> Self {
+        let mut b = THDescBuff { str: [0; TH_DESC_BUFF_LEN] };
+        let bytes = s.as_bytes();
+        let src: Vec<u8> = if bytes.len() < TH_DESC_BUFF_LEN {
+            bytes.to_vec()
+        } else {
+            let mut v = bytes[..TH_DESC_BUFF_LEN - 5].to_vec();
+            v.extend_from_slice(b"...]");
+            v
+        };
+        for (d, &c) in b.str.iter_mut().zip(&src) {
+            *d = c as c_char;
+        }
+        b
+    }
+    pub(crate) fn empty() -> Self {
+        THDescBuff { str: [0; TH_DESC_BUFF_LEN] }
+    }
+}
+
+/// Installs this thread's error handler (NULL restores the default: record only).
+/// Unlike torch7, a handler may return; the failed call then returns its sentinel.
+#[unsafe(no_mangle)]
+pub extern "C" fn THSetErrorHandler(new_handler: THErrorHandlerFunction, data: *mut c_void) {
+    error::set_handler(new_handler, data)
+}
+
+/// Installs the process-wide error handler used by threads without their own.
+#[unsafe(no_mangle)]
+pub extern "C" fn THSetDefaultErrorHandler(new_handler: THErrorHandlerFunction, data: *mut c_void) {
+    error::set_default_handler(new_handler, data)
+}
+
+/// Installs this thread's argument-error handler (`argNumber` is the 1-based position of the
+/// offending argument). Argument errors go to the error handler when no argument handler is set.
+#[unsafe(no_mangle)]
+pub extern "C" fn THSetArgErrorHandler(new_handler: THArgErrorHandlerFunction, data: *mut c_void) {
+    error::set_arg_handler(new_handler, data)
+}
+
+/// Installs the process-wide argument-error handler.
+#[unsafe(no_mangle)]
+pub extern "C" fn THSetDefaultArgErrorHandler(new_handler: THArgErrorHandlerFunction, data: *mut c_void) {
+    error::set_default_arg_handler(new_handler, data)
+}
+
+/// Message of the last failed call on this thread, or NULL. Valid until the next failure or
+/// `THClearLastError` on this thread. Successful calls do not clear it.
+#[unsafe(no_mangle)]
+pub extern "C" fn THGetLastError() -> *const c_char {
+    error::last_message()
+}
+
+/// Code of the last failed call on this thread (`TH_OK` when none since the last clear).
+#[unsafe(no_mangle)]
+pub extern "C" fn THGetLastErrorCode() -> c_int {
+    error::last_code() as c_int
+}
+
+/// Forgets this thread's last error.
+#[unsafe(no_mangle)]
+pub extern "C" fn THClearLastError() {
+    error::clear()
+}
+
+/// Reports an error from C code (used by `_THError`, `_THArgCheck`, `_THAssertionFailed`):
+/// records it and calls the handler. `arg_number <= 0` means "not an argument error".
+///
+/// # Safety
+/// `msg` must be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn THReportError(code: c_int, arg_number: c_int, msg: *const c_char) {
+    let text = if msg.is_null() {
+        String::from("(no message)")
+    } else {
+        // SAFETY: caller contract.
+        unsafe { CStr::from_ptr(msg) }.to_string_lossy().into_owned()
+    };
+    let code = if code == THErrorCode::TH_ERR_USER as c_int { THErrorCode::TH_ERR_USER } else { THErrorCode::TH_ERR_INVALID_ARG };
+    let mut e = Error::new(code, text);
+    if arg_number > 0 {
+        e = e.at_arg(arg_number as u32);
+    }
+    error::report(&e);
+}
+
+type GcHandler = (Option<unsafe extern "C" fn(*mut c_void)>, usize);
+static GC_HANDLER: Mutex<GcHandler> = Mutex::new((None, 0));
+static HEAP_DELTA: AtomicIsize = AtomicIsize::new(0);
+
+/// Sets a function called (then the allocation retried once) when `THAlloc`/`THRealloc` fail.
+#[unsafe(no_mangle)]
+pub extern "C" fn THSetGCHandler(torch_gc_handler_function: Option<unsafe extern "C" fn(data: *mut c_void)>, data: *mut c_void) {
+    *GC_HANDLER.lock().unwrap_or_else(|e| e.into_inner()) = (torch_gc_handler_function, data as usize);
+}
+
+/// Lets custom allocators report heap usage changes (kept as a running total).
+#[unsafe(no_mangle)]
+pub extern "C" fn THHeapUpdate(size: isize) {
+    HEAP_DELTA.fetch_add(size, Ordering::Relaxed);
+}
+
+fn with_gc_retry<T>(f: impl Fn() -> crate::Result<T>) -> crate::Result<T> {
+    f().or_else(|e| {
+        let (h, data) = *GC_HANDLER.lock().unwrap_or_else(|e| e.into_inner());
+        match h {
+            Some(h) => {
+                // SAFETY: a C function installed by THSetGCHandler with its own data.
+                unsafe { h(data as *mut c_void) };
+                f()
+            }
+            None => Err(e),
+        }
+    })
+}
+
+th_fn! {
+    /// Allocates `size` bytes aligned to 64 (NULL for 0). Release with `THFree` or `free`.
+    fn THAlloc(size: isize) -> *mut c_void = std::ptr::null_mut(); {
+        with_gc_retry(|| allocator::th_alloc(size)).map(|p| p as *mut c_void)
+    }
+}
+
+th_fn! {
+    /// Resizes a `THAlloc` block, keeping its prefix and alignment. `(NULL, n)` allocates,
+    /// `(p, 0)` frees and returns NULL. On failure returns NULL and `ptr` is untouched.
+    fn THRealloc(ptr: *mut c_void, size: isize) -> *mut c_void = std::ptr::null_mut(); {
+        // SAFETY: the caller passes NULL or a THAlloc/malloc block.
+        with_gc_retry(|| unsafe { allocator::th_realloc(ptr as *mut u8, size) }).map(|p| p as *mut c_void)
+    }
+}
+
+/// Frees a `THAlloc` block (NULL is fine).
+///
+/// # Safety
+/// `ptr` must be NULL or a live block from `THAlloc`/`THRealloc`/`malloc`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn THFree(ptr: *mut c_void) {
+    // SAFETY: caller contract.
+    unsafe { allocator::th_free(ptr as *mut u8) }
+}
+
+static NUM_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Number of worker threads the library's parallel loops use (the `TH_NUM_THREADS`
+/// environment variable, else the number of cores, until `THSetNumThreads`).
+pub fn num_threads() -> usize {
+    match NUM_THREADS.load(Ordering::Relaxed) {
+        0 => {
+            let n = std::env::var("TH_NUM_THREADS")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or_else(num_cores);
+            NUM_THREADS.store(n, Ordering::Relaxed);
+            n
+        }
+        n => n,
+    }
+}
+
+fn num_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+th_fn! {
+    /// Sets the number of threads for parallel loops (must be >= 1).
+    fn THSetNumThreads(num_threads: c_int) {
+        if num_threads < 1 {
+            return Err(Error::invalid(format!("number of threads must be >= 1, got {num_threads}")).at_arg(1));
+        }
+        NUM_THREADS.store(num_threads as usize, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Number of threads parallel loops use.
+#[unsafe(no_mangle)]
+pub extern "C" fn THGetNumThreads() -> c_int {
+    num_threads() as c_int
+}
+
+/// Number of cores available to this process.
+#[unsafe(no_mangle)]
+pub extern "C" fn THGetNumCores() -> c_int {
+    num_cores() as c_int
+}
+
+/// Resets the thread count to its default (`TH_NUM_THREADS` or the number of cores).
+#[unsafe(no_mangle)]
+pub extern "C" fn THInferNumThreads() {
+    NUM_THREADS.store(0, Ordering::Relaxed);
+    num_threads();
+}
+
+/// `log(1 + x)`, accurate for small `x`.
+#[unsafe(no_mangle)]
+pub extern "C" fn THLog1p(x: f64) -> f64 {
+    x.ln_1p()
+}
+
+/// `log(2*pi)`.
+#[unsafe(no_mangle)]
+pub static THLog2Pi: f64 = 1.837_877_066_409_345_5;
+/// The log of zero used by `THLogAdd`/`THLogSub`.
+#[unsafe(no_mangle)]
+pub static THLogZero: f64 = f64::NEG_INFINITY;
+/// The log of one.
+#[unsafe(no_mangle)]
+pub static THLogOne: f64 = 0.0;
+
+const MINUS_LOG_THRESHOLD: f64 = -39.14;
+
+/// `log(exp(a) + exp(b))` without overflow.
+#[unsafe(no_mangle)]
+pub extern "C" fn THLogAdd(log_a: f64, log_b: f64) -> f64 {
+    let (hi, lo) = if log_a < log_b { (log_b, log_a) } else { (log_a, log_b) };
+    let d = lo - hi;
+    if d < MINUS_LOG_THRESHOLD || d.is_nan() && hi == f64::NEG_INFINITY { hi } else { hi + d.exp().ln_1p() }
+}
+
+th_fn! {
+    /// `log(exp(a) - exp(b))`; requires `log_a >= log_b` (an error otherwise, returning 0).
+    fn THLogSub(log_a: f64, log_b: f64) -> f64 = 0.0; {
+        if log_a < log_b {
+            return Err(Error::invalid(format!("LogSub: log_a ({log_a}) should be greater than log_b ({log_b})")));
+        }
+        let d = log_b - log_a;
+        Ok(if log_a == log_b { THLogZero } else if d < MINUS_LOG_THRESHOLD { log_a } else { log_a + (-d.exp()).ln_1p() })
+    }
+}
+
+/// Fast approximation of `exp(-x)` for `x >= 0` (TH's polynomial; 0 for `x >= 13`).
+#[unsafe(no_mangle)]
+pub extern "C" fn THExpMinusApprox(x: f64) -> f64 {
+    const A: [f64; 5] = [1.0, 0.125, 0.0078125, 0.00032552083, 1.0172526e-5];
+    if x < 13.0 {
+        let mut y = A[0] + x * (A[1] + x * (A[2] + x * (A[3] + x * A[4])));
+        y *= y;
+        y *= y;
+        y *= y;
+        1.0 / y
+    } else {
+        0.0
+    }
+}
+
+/// Reads `n` sizes from a C array (NULL with `n > 0` is an error).
+///
+/// # Safety
+/// `p` must point to `n` readable values when non-NULL.
+pub(crate) unsafe fn c_sizes<'a>(p: *const i64, n: i64, arg: u32) -> crate::Result<&'a [i64]> {
+    let n = usize::try_from(n).map_err(|_| Error::size(format!("invalid number of dimensions {n}")).at_arg(arg + 1))?;
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(Error::null(arg, "sizes"));
+    }
+    // SAFETY: caller contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+th_fn! {
+    /// `"[2 x 3 x 4]"` for a size array.
+    fn _THSizeDesc(size: *const i64, ndim: i64) -> THDescBuff = THDescBuff::empty(); {
+        // SAFETY: the caller passes `ndim` sizes.
+        let s = unsafe { c_sizes(size, ndim, 1)? };
+        Ok(THDescBuff::from_str(&size_desc(s)))
+    }
+}
+
+th_fn! {
+    /// 1 if the two size arrays are equal.
+    fn THSize_isSameSizeAs(size_a: *const i64, dims_a: i64, size_b: *const i64, dims_b: i64) -> c_int = 0; {
+        // SAFETY: the caller passes arrays of the given lengths.
+        let (a, b) = unsafe { (c_sizes(size_a, dims_a, 1)?, c_sizes(size_b, dims_b, 3)?) };
+        Ok((a == b) as c_int)
+    }
+}
+
+th_fn! {
+    /// Product of `dims` sizes (0 when `dims == 0`); overflow is an error.
+    fn THSize_nElement(dims: i64, size: *mut i64) -> isize = 0; {
+        // SAFETY: the caller passes `dims` sizes.
+        let s = unsafe { c_sizes(size, dims, 2)? };
+        Ok(crate::tensor::numel(s)? as isize)
+    }
+}
+
+/// float -> IEEE half bits (round to nearest even).
+///
+/// # Safety
+/// Both pointers must be valid (NULL is ignored).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TH_float2halfbits(src: *mut f32, dest: *mut u16) {
+    if !src.is_null() && !dest.is_null() {
+        // SAFETY: caller contract.
+        unsafe { *dest = half::f16::from_f32(*src).to_bits() }
+    }
+}
+
+/// IEEE half bits -> float.
+///
+/// # Safety
+/// Both pointers must be valid (NULL is ignored).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TH_halfbits2float(src: *mut u16, dest: *mut f32) {
+    if !src.is_null() && !dest.is_null() {
+        // SAFETY: caller contract.
+        unsafe { *dest = half::f16::from_bits(*src).to_f32() }
+    }
+}
+
+/// float -> `THHalf` (round to nearest even).
+#[unsafe(no_mangle)]
+pub extern "C" fn TH_float2half(a: f32) -> THHalf {
+    THHalf { x: half::f16::from_f32(a).to_bits() }
+}
+
+/// `THHalf` -> float.
+#[unsafe(no_mangle)]
+pub extern "C" fn TH_half2float(a: THHalf) -> f32 {
+    half::f16::from_bits(a.x).to_f32()
+}
+
+/// float -> `THBFloat16` (round to nearest even).
+#[unsafe(no_mangle)]
+pub extern "C" fn TH_float2bfloat16(a: f32) -> THBFloat16 {
+    THBFloat16 { x: half::bf16::from_f32(a).to_bits() }
+}
+
+/// `THBFloat16` -> float.
+#[unsafe(no_mangle)]
+pub extern "C" fn TH_bfloat162float(a: THBFloat16) -> f32 {
+    half::bf16::from_bits(a.x).to_f32()
+}

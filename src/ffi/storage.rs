@@ -1,0 +1,392 @@
+//! `generic/THStorage.h`, `generic/THStorageCopy.h` for every dtype, and the non-generic
+//! `THLongStorage_*` helpers of `THStorage.h`.
+//!
+//! Ownership: `new*` return a new reference (+1), `retain` adds one, `free`/`release` drop one;
+//! every other argument is borrowed.
+
+use super::allocator::is_map_allocator;
+use super::general::{THDescBuff, c_sizes};
+use super::*;
+use crate::allocator::{Allocator, THAllocator};
+use crate::error::{Error, Result};
+use crate::storage::{Storage, TH_STORAGE_REFCOUNTED, check_len};
+use crate::tensor::{broadcast_shapes, infer_size, size_desc};
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ptr;
+
+/// Applies TH's `setFlag`/`clearFlag` to a storage handle (REFCOUNTED lives on the refcount).
+fn storage_flags<T: crate::Scalar>(s: &crate::refcount::Shared<Storage<T>>, set: c_char, clear: c_char) {
+    let (set, clear) = (set as u8, clear as u8);
+    if set & TH_STORAGE_REFCOUNTED != 0 {
+        s.set_refcounted(true);
+    }
+    if clear & TH_STORAGE_REFCOUNTED != 0 {
+        s.set_refcounted(false);
+    }
+    s.set_flags(set, clear);
+}
+
+/// Builds a storage over a C allocator; map allocators take their size from the mapping.
+///
+/// # Safety
+/// `allocator` must be NULL or a valid allocator that outlives the storage.
+unsafe fn with_allocator<T: crate::Scalar>(size: isize, allocator: *mut THAllocator, ctx: *mut c_void) -> Result<crate::refcount::Rc<Storage<T>>> {
+    // SAFETY: caller contract.
+    let a = unsafe { Allocator::from_c(allocator, ctx) }.map_err(|e| e.at_arg(2))?;
+    if is_map_allocator(allocator) {
+        return Storage::from_map_allocator(a, size);
+    }
+    Storage::with_allocator(check_len(size).map_err(|e| e.at_arg(1))?, a)
+}
+
+macro_rules! storage_api {
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => {
+        storage_api!(@each [$(($R, $T)),*] $(($R, $T, $C)),*);
+    };
+    (@each $all:tt $(($R:ident, $T:ty, $C:ty)),*) => {
+        $( storage_api!(@one $all $R, $T, $C); )*
+    };
+    (@one [$(($S:ident, $ST:ty)),*] $R:ident, $T:ty, $C:ty) => { pastey::paste! {
+        th_fn! {
+            /// Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
+            fn [<TH $R Storage_data>](storage: *const [<TH $R Storage>]) -> *mut $C = ptr::null_mut(); {
+                // SAFETY: a handle from the caller.
+                Ok(unsafe { obj(storage, 1)? }.data_ptr() as *mut $C)
+            }
+        }
+        th_fn! {
+            /// Number of elements.
+            fn [<TH $R Storage_size>](storage: *const [<TH $R Storage>]) -> isize = 0; {
+                // SAFETY: a handle from the caller.
+                Ok(unsafe { obj(storage, 1)? }.len() as isize)
+            }
+        }
+        /// Size of one element in bytes.
+        #[unsafe(no_mangle)]
+        pub extern "C" fn [<TH $R Storage_elementSize>]() -> usize {
+            std::mem::size_of::<$T>()
+        }
+        th_fn! {
+            /// `storage[index] = value` (0-based, bounds-checked).
+            fn [<TH $R Storage_set>](storage: *mut [<TH $R Storage>], index: isize, value: $C) {
+                // SAFETY: a handle from the caller.
+                unsafe { obj(storage, 1)? }.set(index, <$T>::from_c(value))
+            }
+        }
+        th_fn! {
+            /// `storage[index]` (0-based, bounds-checked; 0 on error).
+            fn [<TH $R Storage_get>](storage: *const [<TH $R Storage>], index: isize) -> $C = <$T>::default().to_c(); {
+                // SAFETY: a handle from the caller.
+                Ok(unsafe { obj(storage, 1)? }.get(index)?.to_c())
+            }
+        }
+        th_fn! {
+            /// A new empty storage (+1).
+            fn [<TH $R Storage_new>]() -> *mut [<TH $R Storage>] = ptr::null_mut(); {
+                Ok(into_handle(Storage::<$T>::new(0)?))
+            }
+        }
+        th_fn! {
+            /// A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+            fn [<TH $R Storage_newWithSize>](size: isize) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
+                Ok(into_handle(Storage::<$T>::new(check_len(size).map_err(|e| e.at_arg(1))?)?))
+            }
+        }
+        th_fn! {
+            /// A new storage `{a}` (+1).
+            fn [<TH $R Storage_newWithSize1>](a: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
+                Ok(into_handle(Storage::from_slice(&[<$T>::from_c(a)])?))
+            }
+        }
+        th_fn! {
+            /// A new storage `{a, b}` (+1).
+            fn [<TH $R Storage_newWithSize2>](a: $C, b: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
+                Ok(into_handle(Storage::from_slice(&[<$T>::from_c(a), <$T>::from_c(b)])?))
+            }
+        }
+        th_fn! {
+            /// A new storage `{a, b, c}` (+1).
+            fn [<TH $R Storage_newWithSize3>](a: $C, b: $C, c: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
+                Ok(into_handle(Storage::from_slice(&[<$T>::from_c(a), <$T>::from_c(b), <$T>::from_c(c)])?))
+            }
+        }
+        th_fn! {
+            /// A new storage `{a, b, c, d}` (+1).
+            fn [<TH $R Storage_newWithSize4>](a: $C, b: $C, c: $C, d: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
+                let v = [<$T>::from_c(a), <$T>::from_c(b), <$T>::from_c(c), <$T>::from_c(d)];
+                Ok(into_handle(Storage::from_slice(&v)?))
+            }
+        }
+        th_fn! {
+            /// A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
+            /// `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
+            fn [<TH $R Storage_newWithMapping>](filename: *const c_char, size: isize, flags: c_int) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
+                if filename.is_null() {
+                    return Err(Error::null(1, "filename"));
+                }
+                // SAFETY: a NUL-terminated string from the caller.
+                let name = unsafe { CStr::from_ptr(filename) };
+                Ok(into_handle(Storage::<$T>::mapped(Some(name), size, flags)?))
+            }
+        }
+        th_fn! {
+            /// A new storage (+1) taking ownership of `size` elements at `data`, which must come from
+            /// `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
+            fn [<TH $R Storage_newWithData>](data: *mut $C, size: isize) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
+                let n = check_len(size).map_err(|e| e.at_arg(2))?;
+                // SAFETY: caller contract: a C-heap block of n elements handed over.
+                Ok(into_handle(unsafe { Storage::from_raw(data as *mut $T, n, Allocator::default())? }))
+            }
+        }
+        th_fn! {
+            /// A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
+            /// The allocator must stay valid while the storage lives.
+            fn [<TH $R Storage_newWithAllocator>](size: isize, allocator: *mut THAllocator, allocator_context: *mut c_void) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
+                // SAFETY: allocator from the caller (contract above).
+                Ok(into_handle(unsafe { with_allocator::<$T>(size, allocator, allocator_context)? }))
+            }
+        }
+        th_fn! {
+            /// A new storage (+1) taking ownership of `data` (`size` elements), released later with
+            /// `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
+            fn [<TH $R Storage_newWithDataAndAllocator>](data: *mut $C, size: isize, allocator: *mut THAllocator, allocator_context: *mut c_void) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
+                let n = check_len(size).map_err(|e| e.at_arg(2))?;
+                // SAFETY: allocator and block from the caller (contract above).
+                let a = unsafe { Allocator::from_c(allocator, allocator_context) }.map_err(|e| e.at_arg(3))?;
+                // SAFETY: as above.
+                Ok(into_handle(unsafe { Storage::from_raw(data as *mut $T, n, a)? }))
+            }
+        }
+        th_fn! {
+            /// Sets `TH_STORAGE_*` flag bits.
+            fn [<TH $R Storage_setFlag>](storage: *mut [<TH $R Storage>], flag: c_char) {
+                // SAFETY: a handle from the caller.
+                storage_flags(unsafe { obj(storage, 1)? }, flag, 0);
+                Ok(())
+            }
+        }
+        th_fn! {
+            /// Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+            fn [<TH $R Storage_clearFlag>](storage: *mut [<TH $R Storage>], flag: c_char) {
+                // SAFETY: a handle from the caller.
+                storage_flags(unsafe { obj(storage, 1)? }, 0, flag);
+                Ok(())
+            }
+        }
+        /// Adds a reference (NULL is ignored).
+        ///
+        /// # Safety
+        /// `storage` must be NULL or a live handle.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn [<TH $R Storage_retain>](storage: *mut [<TH $R Storage>]) {
+            // SAFETY: caller contract.
+            unsafe { retain(storage) }
+        }
+        /// Drops a reference; the last one frees the storage (NULL is ignored).
+        ///
+        /// # Safety
+        /// `storage` must be NULL or a live handle the caller owns a reference on.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn [<TH $R Storage_free>](storage: *mut [<TH $R Storage>]) {
+            // SAFETY: caller contract.
+            unsafe { release(storage) }
+        }
+        /// Same as `free` (the design card's name).
+        ///
+        /// # Safety
+        /// As for `free`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn [<TH $R Storage_release>](storage: *mut [<TH $R Storage>]) {
+            // SAFETY: caller contract.
+            unsafe { release(storage) }
+        }
+        th_fn! {
+            /// Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+            fn [<TH $R Storage_swap>](storage1: *mut [<TH $R Storage>], storage2: *mut [<TH $R Storage>]) {
+                // SAFETY: handles from the caller.
+                let (a, b) = unsafe { (obj(storage1, 1)?, obj(storage2, 2)?) };
+                a.swap(b);
+                Ok(())
+            }
+        }
+        th_fn! {
+            /// Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+            fn [<TH $R Storage_resize>](storage: *mut [<TH $R Storage>], size: isize) {
+                // SAFETY: a handle from the caller.
+                let s = unsafe { obj(storage, 1)? };
+                s.resize(check_len(size).map_err(|e| e.at_arg(2))?)
+            }
+        }
+        th_fn! {
+            /// Sets every element to `value`.
+            fn [<TH $R Storage_fill>](storage: *mut [<TH $R Storage>], value: $C) {
+                // SAFETY: a handle from the caller.
+                unsafe { obj(storage, 1)? }.fill(<$T>::from_c(value))
+            }
+        }
+        th_fn! {
+            /// Copies `size()` elements from the raw pointer `src`.
+            fn [<TH $R Storage_rawCopy>](storage: *mut [<TH $R Storage>], src: *mut $C) {
+                // SAFETY: a handle and a buffer of size() elements from the caller.
+                unsafe { obj(storage, 1)?.raw_copy(src as *const $T) }
+            }
+        }
+        th_fn! {
+            /// Copies `src` into `storage` (sizes must match).
+            fn [<TH $R Storage_copy>](storage: *mut [<TH $R Storage>], src: *mut [<TH $R Storage>]) {
+                // SAFETY: handles from the caller.
+                let (d, s) = unsafe { (obj(storage, 1)?, obj(src, 2)?) };
+                d.copy_from::<$T>(s)
+            }
+        }
+        $(
+            th_fn! {
+                #[doc = "Copies a " $S " storage into this one, converting each element as a C cast (sizes must match)."]
+                fn [<TH $R Storage_copy $S>](storage: *mut [<TH $R Storage>], src: *mut [<TH $S Storage>]) {
+                    // SAFETY: handles from the caller.
+                    let (d, s) = unsafe { (obj(storage, 1)?, obj(src, 2)?) };
+                    d.copy_from::<$ST>(s)
+                }
+            }
+        )*
+    } };
+}
+crate::th_dtypes!(storage_api);
+
+/// Reads a `THLongStorage` as a list of sizes.
+///
+/// # Safety
+/// `p` must be NULL or a live handle.
+pub(crate) unsafe fn long_list(p: *const THLongStorage, arg: u32) -> Result<Option<Vec<i64>>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: caller contract.
+    let s = unsafe { obj(p, arg)? };
+    let (ptr, n) = s.raw_parts();
+    // SAFETY: the storage holds n elements.
+    Ok(Some(if n == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(ptr, n) }.to_vec() }))
+}
+
+/// A new `THLongStorage` holding `v` (+1).
+pub(crate) fn new_long_storage(v: &[i64]) -> Result<*mut THLongStorage> {
+    Ok(into_handle(Storage::from_slice(v)?))
+}
+
+th_fn! {
+    /// `"[2 x 3]"` for a size storage.
+    fn THLongStorage_sizeDesc(size: *const THLongStorage) -> THDescBuff = THDescBuff::empty(); {
+        // SAFETY: a handle from the caller.
+        let v = unsafe { long_list(size, 1)? }.ok_or_else(|| Error::null(1, "size"))?;
+        Ok(THDescBuff::from_str(&size_desc(&v)))
+    }
+}
+
+th_fn! {
+    /// A new size storage (+1) with its one -1 entry inferred so it holds `nElement` elements.
+    fn THLongStorage_newInferSize(size: *mut THLongStorage, n_element: isize) -> *mut THLongStorage = ptr::null_mut(); {
+        // SAFETY: a handle from the caller.
+        let v = unsafe { long_list(size, 1)? }.ok_or_else(|| Error::null(1, "size"))?;
+        let n = check_len(n_element).map_err(|e| e.at_arg(2))?;
+        new_long_storage(&infer_size(&v, n)?)
+    }
+}
+
+fn write_error(buf: *mut c_char, len: c_int, msg: &str) {
+    if buf.is_null() || len <= 0 {
+        return;
+    }
+    let n = (len as usize - 1).min(msg.len());
+    // SAFETY: the caller gave a buffer of `len` bytes; we write n + 1 <= len.
+    unsafe {
+        ptr::copy_nonoverlapping(msg.as_ptr() as *const c_char, buf, n);
+        *buf.add(n) = 0;
+    }
+}
+
+/// Stores `shape` into `output` (resized) or writes the error to the buffer; 0 or -1.
+fn broadcast_result(output: *mut THLongStorage, shape: Result<Vec<i64>>, buf: *mut c_char, len: c_int) -> Result<c_int> {
+    match shape {
+        Ok(shape) => {
+            // SAFETY: a handle from the caller.
+            let out = unsafe { obj(output, 1)? };
+            out.resize(shape.len())?;
+            for (i, &s) in shape.iter().enumerate() {
+                out.set(i as isize, s)?;
+            }
+            Ok(0)
+        }
+        Err(e) => {
+            write_error(buf, len, &e.msg);
+            Ok(-1)
+        }
+    }
+}
+
+th_fn! {
+    /// Broadcasts two size arrays (numpy rules) into `output`; returns 0, or -1 with a message
+    /// in `error_buffer`.
+    fn THLongStorage_inferSize2(output: *mut THLongStorage, sizes_a: *mut i64, dims_a: i64, sizes_b: *mut i64, dims_b: i64, error_buffer: *mut c_char, buffer_len: c_int) -> c_int = -1; {
+        // SAFETY: arrays of the given lengths from the caller.
+        let (a, b) = unsafe { (c_sizes(sizes_a, dims_a, 2)?, c_sizes(sizes_b, dims_b, 4)?) };
+        broadcast_result(output, broadcast_shapes(a, b), error_buffer, buffer_len)
+    }
+}
+
+th_fn! {
+    /// Broadcasts `n` size arrays into `output`; returns 0, or -1 with a message in `error_buffer`.
+    fn THLongStorage_inferSizeN(output: *mut THLongStorage, n: c_int, sizes: *mut *mut i64, dims: *mut i64, error_buffer: *mut c_char, buffer_len: c_int) -> c_int = -1; {
+        let n = usize::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| Error::size("n must be positive").at_arg(2))?;
+        if sizes.is_null() || dims.is_null() {
+            return Err(Error::null(3, "sizes/dims"));
+        }
+        let mut shape: Result<Vec<i64>> = Ok(Vec::new());
+        for i in 0..n {
+            // SAFETY: the caller passes n arrays and n lengths.
+            let s = unsafe { c_sizes(*sizes.add(i), *dims.add(i), 3)? };
+            shape = shape.and_then(|acc| broadcast_shapes(&acc, s));
+        }
+        broadcast_result(output, shape, error_buffer, buffer_len)
+    }
+}
+
+th_fn! {
+    /// Sizes and strides of a tensor expanded to `sizes` (broadcast dims get stride 0), in new
+    /// `THAlloc` arrays the caller frees with `THFree`; returns 0, or -1 with a message.
+    fn THLongStorage_inferExpandGeometry(tensor_sizes: *mut i64, tensor_strides: *mut i64, tensor_dim: i64, sizes: *mut THLongStorage, expanded_sizes: *mut *mut i64, expanded_strides: *mut *mut i64, error_buffer: *mut c_char, buffer_len: c_int) -> c_int = -1; {
+        // SAFETY: arrays of tensor_dim entries from the caller.
+        let (ts, tt) = unsafe { (c_sizes(tensor_sizes, tensor_dim, 1)?, c_sizes(tensor_strides, tensor_dim, 2)?) };
+        // SAFETY: a handle from the caller.
+        let want = unsafe { long_list(sizes, 4)? }.ok_or_else(|| Error::null(4, "sizes"))?;
+        if expanded_sizes.is_null() || expanded_strides.is_null() {
+            return Err(Error::null(5, "expandedSizes/expandedStrides"));
+        }
+        let v = crate::tensor::View::<u8> { storage: None, offset: 0, sizes: ts.to_vec(), strides: tt.to_vec() };
+        match v.expand(&want) {
+            Ok(e) => {
+                let bytes = (e.sizes.len() * 8) as isize;
+                let ps = crate::allocator::th_alloc(bytes)? as *mut i64;
+                let pt = match crate::allocator::th_alloc(bytes) {
+                    Ok(p) => p as *mut i64,
+                    Err(err) => {
+                        // SAFETY: ps was just allocated by th_alloc.
+                        unsafe { crate::allocator::th_free(ps as *mut u8) };
+                        return Err(err);
+                    }
+                };
+                // SAFETY: fresh arrays of e.sizes.len() entries; output pointers checked above.
+                unsafe {
+                    ptr::copy_nonoverlapping(e.sizes.as_ptr(), ps, e.sizes.len());
+                    ptr::copy_nonoverlapping(e.strides.as_ptr(), pt, e.sizes.len());
+                    *expanded_sizes = ps;
+                    *expanded_strides = pt;
+                }
+                Ok(0)
+            }
+            Err(e) => {
+                write_error(error_buffer, buffer_len, &e.msg);
+                Ok(-1)
+            }
+        }
+    }
+}
