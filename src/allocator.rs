@@ -23,7 +23,7 @@ pub struct THAllocator {
 }
 
 /// Alignment of every default allocation (a cache line; enough for AVX-512 loads).
-pub const ALIGN: usize = 64;
+pub(crate) const ALIGN: usize = 64;
 
 thread_local! {
     static DETAIL: RefCell<Option<Error>> = const { RefCell::new(None) };
@@ -79,7 +79,7 @@ pub unsafe fn th_realloc(p: *mut u8, size: isize) -> Result<*mut u8> {
     if r.is_null() {
         return Err(Error::alloc(format!("not enough memory: tried to reallocate {size} bytes")));
     }
-    if (r as usize) % ALIGN == 0 {
+    if (r as usize).is_multiple_of(ALIGN) {
         return Ok(r);
     }
     // realloc only promises malloc's alignment: move to an aligned block when one is available

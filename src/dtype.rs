@@ -101,9 +101,7 @@ mod sealed {
 }
 
 /// An element type. Sealed: the set is `th_dtypes!`.
-pub trait Scalar:
-    Copy + Send + Sync + Default + PartialEq + fmt::Debug + 'static + sealed::Sealed
-{
+pub trait Scalar: Copy + Send + Sync + Default + PartialEq + fmt::Debug + 'static + sealed::Sealed {
     const DTYPE: DType;
     /// TH's `accreal`.
     type Acc: Copy + Default + fmt::Debug;

@@ -165,9 +165,7 @@ pub(crate) fn report(err: &Error) {
             return;
         }
     }
-    let h = HANDLER
-        .with(|h| *h.borrow())
-        .or_else(|| *DEFAULT_HANDLER.lock().unwrap_or_else(|e| e.into_inner()));
+    let h = HANDLER.with(|h| *h.borrow()).or_else(|| *DEFAULT_HANDLER.lock().unwrap_or_else(|e| e.into_inner()));
     if let Some(Handler { f: Some(f), data }) = h {
         // SAFETY: as above, for the error handler.
         unsafe { f(msg_ptr, data) };

@@ -14,12 +14,12 @@ pub fn merge_dims(sizes: &[i64], strides: &[i64]) -> (Vec<usize>, Vec<usize>) {
         if s == 1 {
             continue;
         }
-        if let (Some(ls), Some(lt)) = (ms.last_mut(), mt.last_mut()) {
-            if *lt == s * t {
-                *ls *= s;
-                *lt = t;
-                continue;
-            }
+        if let (Some(ls), Some(lt)) = (ms.last_mut(), mt.last_mut())
+            && *lt == s * t
+        {
+            *ls *= s;
+            *lt = t;
+            continue;
         }
         ms.push(s);
         mt.push(t);

@@ -24,7 +24,7 @@ pub const TH_ALLOCATOR_MAPPED_UNLINK: c_int = 64;
 const ALL_FLAGS: c_int = 127;
 
 /// Bytes in front of the data of a refcounted mapping (holds the shared count).
-pub const REFCOUNT_HEADER: usize = 64;
+pub(crate) const REFCOUNT_HEADER: usize = 64;
 
 /// What to map and how (opaque to C).
 pub struct THMapAllocatorContext {
@@ -165,7 +165,11 @@ impl THMapAllocatorContext {
                 let len = libc::off_t::try_from(want).map_err(|_| Error::alloc("mapping size overflows off_t"))?;
                 // SAFETY: ftruncate on an fd opened read-write.
                 if unsafe { libc::ftruncate(fd, len) } != 0 {
-                    return Err(Error::io(format!("unable to resize <{}> to {want} bytes: {}", self.name(), errno_msg())));
+                    return Err(Error::io(format!(
+                        "unable to resize <{}> to {want} bytes: {}",
+                        self.name(),
+                        errno_msg()
+                    )));
                 }
             }
             want

@@ -99,7 +99,7 @@ impl<T: Scalar> Storage<T> {
         if data.is_null() && n > 0 {
             return Err(Error::null(1, "data"));
         }
-        if (data as usize) % std::mem::align_of::<T>() != 0 {
+        if !(data as usize).is_multiple_of(std::mem::align_of::<T>()) {
             return Err(Error::invalid(format!("data {data:p} is not aligned for {}", T::DTYPE)));
         }
         let flags = TH_STORAGE_REFCOUNTED | TH_STORAGE_RESIZABLE | TH_STORAGE_FREEMEM;
@@ -187,7 +187,9 @@ impl<T: Scalar> Storage<T> {
     fn check_host(b: &Buf) -> Result<()> {
         match b.alloc.device() {
             Device::Cpu => Ok(()),
-            d => Err(Error::new(crate::error::Code::TH_ERR_INVALID_ARG, format!("storage lives on {d:?}, not the host"))),
+            d => {
+                Err(Error::new(crate::error::Code::TH_ERR_INVALID_ARG, format!("storage lives on {d:?}, not the host")))
+            }
         }
     }
 
@@ -255,7 +257,8 @@ impl<T: Scalar> Storage<T> {
             return;
         }
         // Lock in address order so two threads swapping (a, b) and (b, a) cannot deadlock.
-        let (first, second) = if (self as *const Self) < (other as *const Self) { (self, other) } else { (other, self) };
+        let (first, second) =
+            if (self as *const Self) < (other as *const Self) { (self, other) } else { (other, self) };
         let mut a = first.write();
         let mut b = second.write();
         std::mem::swap(&mut *a, &mut *b);
@@ -267,7 +270,11 @@ impl<T: Scalar> Storage<T> {
         let b = self.read();
         Self::check_host(&b)?;
         if sn != b.len {
-            return Err(Error::size(format!("size mismatch: cannot copy a storage of {sn} elements into one of {}", b.len)).at_arg(2));
+            return Err(Error::size(format!(
+                "size mismatch: cannot copy a storage of {sn} elements into one of {}",
+                b.len
+            ))
+            .at_arg(2));
         }
         let dp = b.ptr as *mut T;
         if std::any::TypeId::of::<T>() == std::any::TypeId::of::<U>() {

@@ -84,7 +84,8 @@ pub fn required_len(offset: usize, sizes: &[i64], strides: &[i64]) -> Result<usi
     if sizes.is_empty() {
         return Ok(0);
     }
-    let overflow = || Error::size(format!("size {} with strides {:?} overflows the address space", size_desc(sizes), strides));
+    let overflow =
+        || Error::size(format!("size {} with strides {:?} overflows the address space", size_desc(sizes), strides));
     let mut hi: i64 = i64::try_from(offset).map_err(|_| overflow())?;
     for (&s, &t) in sizes.iter().zip(strides) {
         hi = (s - 1).checked_mul(t).and_then(|x| hi.checked_add(x)).ok_or_else(overflow)?;
@@ -196,7 +197,12 @@ impl<T: Scalar> View<T> {
     /// TH's `setStorageNd`/`resizeNd`: the view of `storage` at `offset` with `sizes` (cut at the
     /// end marker) and `strides` (negative or missing = contiguous). A storage that is too
     /// small is grown (TH semantics; an error if it is not resizable); a missing one is created.
-    pub fn on_storage(storage: Option<Rc<Storage<T>>>, offset: isize, sizes: &[i64], strides: Option<&[i64]>) -> Result<Self> {
+    pub fn on_storage(
+        storage: Option<Rc<Storage<T>>>,
+        offset: isize,
+        sizes: &[i64],
+        strides: Option<&[i64]>,
+    ) -> Result<Self> {
         let offset = usize::try_from(offset).map_err(|_| Error::size(format!("invalid storage offset {offset}")))?;
         let sizes = parse_sizes(sizes)?;
         numel(&sizes)?;
@@ -291,17 +297,25 @@ impl<T: Scalar> View<T> {
     }
 
     pub fn is_set_to(&self, other: &View<T>) -> bool {
-        self.same_storage(other) && self.offset == other.offset && self.sizes == other.sizes && self.strides == other.strides
+        self.same_storage(other)
+            && self.offset == other.offset
+            && self.sizes == other.sizes
+            && self.strides == other.strides
     }
 
     pub fn narrow(&self, dim: i32, first: i64, size: i64) -> Result<Self> {
         let d = check_dim(dim, self.ndim(), 3)?;
         let n = self.sizes[d];
         if first < 0 || first >= n {
-            return Err(Error::index(format!("out of range: first index {first} for dimension {dim} of size {n}")).at_arg(4));
+            return Err(
+                Error::index(format!("out of range: first index {first} for dimension {dim} of size {n}")).at_arg(4)
+            );
         }
         if size <= 0 || first.checked_add(size).is_none_or(|e| e > n) {
-            return Err(Error::index(format!("out of range: narrow({dim}, {first}, {size}) on a dimension of size {n}")).at_arg(5));
+            return Err(Error::index(format!(
+                "out of range: narrow({dim}, {first}, {size}) on a dimension of size {n}"
+            ))
+            .at_arg(5));
         }
         let mut v = self.clone();
         v.offset += (first * self.strides[d]) as usize;
@@ -340,7 +354,11 @@ impl<T: Scalar> View<T> {
         }
         let d = check_dim(dim, self.ndim(), 3)?;
         if size <= 0 || size > self.sizes[d] {
-            return Err(Error::size(format!("unfold size {size} is out of range for dimension {dim} of size {}", self.sizes[d])).at_arg(4));
+            return Err(Error::size(format!(
+                "unfold size {size} is out of range for dimension {dim} of size {}",
+                self.sizes[d]
+            ))
+            .at_arg(4));
         }
         if step <= 0 {
             return Err(Error::size(format!("unfold step {step} must be positive")).at_arg(5));
@@ -360,7 +378,8 @@ impl<T: Scalar> View<T> {
         if self.ndim() == 0 {
             return v;
         }
-        let (sz, st): (Vec<i64>, Vec<i64>) = self.sizes.iter().zip(&self.strides).filter(|(s, _)| **s != 1).map(|(a, b)| (*a, *b)).unzip();
+        let (sz, st): (Vec<i64>, Vec<i64>) =
+            self.sizes.iter().zip(&self.strides).filter(|(s, _)| **s != 1).map(|(a, b)| (*a, *b)).unzip();
         if sz.is_empty() {
             v.sizes = vec![1];
             v.strides = vec![1];
@@ -385,10 +404,9 @@ impl<T: Scalar> View<T> {
         if self.ndim() == 0 {
             return Err(Error::index("cannot unsqueeze an empty tensor").at_arg(2));
         }
-        let d = usize::try_from(dim)
-            .ok()
-            .filter(|&u| u <= self.ndim())
-            .ok_or_else(|| Error::index(format!("dimension {dim} out of range for unsqueeze of a {}D tensor", self.ndim())).at_arg(3))?;
+        let d = usize::try_from(dim).ok().filter(|&u| u <= self.ndim()).ok_or_else(|| {
+            Error::index(format!("dimension {dim} out of range for unsqueeze of a {}D tensor", self.ndim())).at_arg(3)
+        })?;
         let stride = if d < self.ndim() {
             self.sizes[d].checked_mul(self.strides[d]).ok_or_else(|| Error::size("stride overflows int64_t"))?
         } else {
@@ -420,7 +438,9 @@ impl<T: Scalar> View<T> {
             let want = sizes[i];
             if i < lead {
                 if want <= 0 {
-                    return Err(Error::size(format!("invalid size {want} for new leading dimension {i} in expand")).at_arg(3));
+                    return Err(
+                        Error::size(format!("invalid size {want} for new leading dimension {i} in expand")).at_arg(3)
+                    );
                 }
                 out_s[i] = want;
                 out_t[i] = 0;
@@ -467,12 +487,18 @@ impl<T: Scalar> View<T> {
     /// position of the first index argument).
     pub fn offset_of(&self, idx: &[i64], first_arg: u32) -> Result<usize> {
         if idx.len() != self.ndim() {
-            return Err(Error::index(format!("tensor must have {} dimension(s) for this access, but has {}", idx.len(), self.ndim())).at_arg(1));
+            return Err(Error::index(format!(
+                "tensor must have {} dimension(s) for this access, but has {}",
+                idx.len(),
+                self.ndim()
+            ))
+            .at_arg(1));
         }
         let mut off = self.offset;
         for (d, (&i, (&s, &t))) in idx.iter().zip(self.sizes.iter().zip(&self.strides)).enumerate() {
             if i < 0 || i >= s {
-                return Err(Error::index(format!("index {i} is out of bounds for dimension {d} with size {s}")).at_arg(first_arg + d as u32));
+                return Err(Error::index(format!("index {i} is out of bounds for dimension {d} with size {s}"))
+                    .at_arg(first_arg + d as u32));
             }
             off += (i * t) as usize;
         }
@@ -498,7 +524,9 @@ impl<T: Scalar> View<T> {
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let Some(p) = self.host_ptr()? else { return Ok(Vec::new()) };
         // SAFETY: every offset of the view lies inside the storage (host_ptr).
-        Ok(Offsets::new(self.offset, &self.sizes, &self.strides, self.numel()).map(|o| unsafe { ptr::read(p.add(o)) }).collect())
+        Ok(Offsets::new(self.offset, &self.sizes, &self.strides, self.numel())
+            .map(|o| unsafe { ptr::read(p.add(o)) })
+            .collect())
     }
 
     /// The range of storage elements this view can touch, `[lo, hi)`, if any.
@@ -539,7 +567,7 @@ pub fn copy<D: Scalar, S: Scalar>(dst: &View<D>, src: &View<S>) -> Result<()> {
     let same_type = std::any::TypeId::of::<D>() == std::any::TypeId::of::<S>();
     let same_storage = same_type
         && match (&dst.storage, &src.storage) {
-            (Some(a), Some(b)) => Rc::as_ptr(a) as usize == Rc::as_ptr(b) as usize,
+            (Some(a), Some(b)) => std::ptr::eq(Rc::as_ptr(a) as *const u8, Rc::as_ptr(b) as *const u8),
             _ => false,
         };
     if same_storage {

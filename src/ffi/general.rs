@@ -99,7 +99,11 @@ pub unsafe extern "C" fn THReportError(code: c_int, arg_number: c_int, msg: *con
         // SAFETY: caller contract.
         unsafe { CStr::from_ptr(msg) }.to_string_lossy().into_owned()
     };
-    let code = if code == THErrorCode::TH_ERR_USER as c_int { THErrorCode::TH_ERR_USER } else { THErrorCode::TH_ERR_INVALID_ARG };
+    let code = if code == THErrorCode::TH_ERR_USER as c_int {
+        THErrorCode::TH_ERR_USER
+    } else {
+        THErrorCode::TH_ERR_INVALID_ARG
+    };
     let mut e = Error::new(code, text);
     if arg_number > 0 {
         e = e.at_arg(arg_number as u32);
@@ -113,7 +117,10 @@ static HEAP_DELTA: AtomicIsize = AtomicIsize::new(0);
 
 /// Sets a function called (then the allocation retried once) when `THAlloc`/`THRealloc` fail.
 #[unsafe(no_mangle)]
-pub extern "C" fn THSetGCHandler(torch_gc_handler_function: Option<unsafe extern "C" fn(data: *mut c_void)>, data: *mut c_void) {
+pub extern "C" fn THSetGCHandler(
+    torch_gc_handler_function: Option<unsafe extern "C" fn(data: *mut c_void)>,
+    data: *mut c_void,
+) {
     *GC_HANDLER.lock().unwrap_or_else(|e| e.into_inner()) = (torch_gc_handler_function, data as usize);
 }
 

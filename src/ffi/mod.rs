@@ -2,6 +2,11 @@
 //! `boundary`: panics are caught, an `Err` becomes the thread's last error plus one handler
 //! call, and the caller gets a sentinel (NULL, 0, or nothing). This module is the only place
 //! raw handle pointers are turned into core objects.
+//!
+//! Safety contract of every exported function: each handle argument is NULL (an error, except
+//! where documented) or a live handle of the declared type on which the caller holds a
+//! reference; each raw buffer argument points to as many elements as the function reads or
+//! writes. Everything else (sizes, indices, dimensions, flags, overflow) is checked.
 
 pub mod allocator;
 pub mod general;
@@ -40,6 +45,7 @@ pub(crate) fn boundary<R>(name: &'static str, sentinel: R, f: impl FnOnce() -> R
 macro_rules! th_fn {
     ($(#[$m:meta])* fn $name:ident($($a:ident : $t:ty),* $(,)?) -> $ret:ty = $sentinel:expr; $body:block) => {
         $(#[$m])*
+        #[allow(clippy::missing_safety_doc)] // one contract for all: see the module docs
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($a: $t),*) -> $ret {
             $crate::ffi::boundary(stringify!($name), $sentinel, move || -> $crate::error::Result<$ret> { $body })
@@ -47,6 +53,7 @@ macro_rules! th_fn {
     };
     ($(#[$m:meta])* fn $name:ident($($a:ident : $t:ty),* $(,)?) $body:block) => {
         $(#[$m])*
+        #[allow(clippy::missing_safety_doc)] // one contract for all: see the module docs
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($a: $t),*) {
             $crate::ffi::boundary(stringify!($name), (), move || -> $crate::error::Result<()> { $body })

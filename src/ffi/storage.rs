@@ -30,7 +30,11 @@ fn storage_flags<T: crate::Scalar>(s: &crate::refcount::Shared<Storage<T>>, set:
 ///
 /// # Safety
 /// `allocator` must be NULL or a valid allocator that outlives the storage.
-unsafe fn with_allocator<T: crate::Scalar>(size: isize, allocator: *mut THAllocator, ctx: *mut c_void) -> Result<crate::refcount::Rc<Storage<T>>> {
+unsafe fn with_allocator<T: crate::Scalar>(
+    size: isize,
+    allocator: *mut THAllocator,
+    ctx: *mut c_void,
+) -> Result<crate::refcount::Rc<Storage<T>>> {
     // SAFETY: caller contract.
     let a = unsafe { Allocator::from_c(allocator, ctx) }.map_err(|e| e.at_arg(2))?;
     if is_map_allocator(allocator) {
@@ -305,7 +309,12 @@ fn write_error(buf: *mut c_char, len: c_int, msg: &str) {
 }
 
 /// Stores `shape` into `output` (resized) or writes the error to the buffer; 0 or -1.
-fn broadcast_result(output: *mut THLongStorage, shape: Result<Vec<i64>>, buf: *mut c_char, len: c_int) -> Result<c_int> {
+fn broadcast_result(
+    output: *mut THLongStorage,
+    shape: Result<Vec<i64>>,
+    buf: *mut c_char,
+    len: c_int,
+) -> Result<c_int> {
     match shape {
         Ok(shape) => {
             // SAFETY: a handle from the caller.

@@ -16,11 +16,16 @@ use crate::tensor::{Tensor, View, broadcast_shapes, copy, size_desc};
 use std::ffi::{c_char, c_int};
 use std::ptr;
 
+/// The only tensor flag: retain/free count references (clear it to make them no-ops).
+pub const TH_TENSOR_REFCOUNTED: c_char = 1;
+
+type Pair<'a, O> = (&'a Shared<O>, &'a Shared<O>);
+
 /// The tensor behind `src`, or `self_` when `src` is NULL (TH's in-place view convention).
 ///
 /// # Safety
 /// Both must be NULL or live handles.
-unsafe fn src_or_self<'a, H: Handle>(self_: *mut H, src: *mut H) -> Result<(&'a Shared<H::Obj>, &'a Shared<H::Obj>)> {
+unsafe fn src_or_self<'a, H: Handle>(self_: *mut H, src: *mut H) -> Result<Pair<'a, H::Obj>> {
     // SAFETY: forwarded contract.
     let s = unsafe { obj(self_, 1)? };
     // SAFETY: forwarded contract.
@@ -41,23 +46,39 @@ unsafe fn opt_storage<H: Handle>(p: *mut H, arg: u32) -> Result<Option<Rc<H::Obj
 ///
 /// # Safety
 /// Both must be NULL or live handles.
-unsafe fn size_stride(size: *const THLongStorage, stride: *const THLongStorage, arg: u32) -> Result<(Vec<i64>, Option<Vec<i64>>)> {
+unsafe fn size_stride(
+    size: *const THLongStorage,
+    stride: *const THLongStorage,
+    arg: u32,
+) -> Result<(Vec<i64>, Option<Vec<i64>>)> {
     // SAFETY: forwarded contract.
     let (sz, st) = unsafe { (long_list(size, arg)?, long_list(stride, arg + 1)?) };
     let sz = sz.unwrap_or_default();
-    if let Some(st) = &st {
-        if st.len() != sz.len() {
-            return Err(Error::size(format!("inconsistent size ({} dims) and stride ({} dims)", sz.len(), st.len())).at_arg(arg + 1));
-        }
+    if let Some(st) = &st
+        && st.len() != sz.len()
+    {
+        return Err(Error::size(format!("inconsistent size ({} dims) and stride ({} dims)", sz.len(), st.len()))
+            .at_arg(arg + 1));
     }
     Ok((sz, st))
 }
 
-fn new_on_storage<T: Scalar>(st: Option<Rc<Storage<T>>>, offset: isize, sizes: &[i64], strides: Option<&[i64]>) -> Result<Rc<Tensor<T>>> {
+fn new_on_storage<T: Scalar>(
+    st: Option<Rc<Storage<T>>>,
+    offset: isize,
+    sizes: &[i64],
+    strides: Option<&[i64]>,
+) -> Result<Rc<Tensor<T>>> {
     Ok(Tensor::new(View::on_storage(st, offset, sizes, strides)?))
 }
 
-fn set_storage<T: Scalar>(t: &Tensor<T>, st: Option<Rc<Storage<T>>>, offset: isize, sizes: &[i64], strides: Option<&[i64]>) -> Result<()> {
+fn set_storage<T: Scalar>(
+    t: &Tensor<T>,
+    st: Option<Rc<Storage<T>>>,
+    offset: isize,
+    sizes: &[i64],
+    strides: Option<&[i64]>,
+) -> Result<()> {
     t.set_view(View::on_storage(st, offset, sizes, strides)?);
     Ok(())
 }
@@ -89,8 +110,15 @@ fn size_of_dim<T: Scalar>(t: &Tensor<T>, dim: c_int, strides: bool) -> Result<i6
 ///
 /// # Safety
 /// `rets` and `ops` must point to `count` live handles each.
-unsafe fn expand_nd<H: Handle<Obj = Tensor<T>>, T: Scalar>(rets: *mut *mut H, ops: *mut *mut H, count: c_int) -> Result<()> {
-    let n = usize::try_from(count).ok().filter(|&n| n > 0).ok_or_else(|| Error::size(format!("count must be positive, got {count}")).at_arg(3))?;
+unsafe fn expand_nd<H: Handle<Obj = Tensor<T>>, T: Scalar>(
+    rets: *mut *mut H,
+    ops: *mut *mut H,
+    count: c_int,
+) -> Result<()> {
+    let n = usize::try_from(count)
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| Error::size(format!("count must be positive, got {count}")).at_arg(3))?;
     if rets.is_null() || ops.is_null() {
         return Err(Error::null(if rets.is_null() { 1 } else { 2 }, "tensor array"));
     }
@@ -184,7 +212,7 @@ macro_rules! tensor_api {
             fn [<TH $R Tensor_setFlag>](self_: *mut [<TH $R Tensor>], flag: c_char) {
                 // SAFETY: a handle from the caller.
                 let t = unsafe { obj(self_, 1)? };
-                if flag & 1 != 0 { t.set_refcounted(true); }
+                if flag & TH_TENSOR_REFCOUNTED != 0 { t.set_refcounted(true); }
                 Ok(())
             }
         }
@@ -193,7 +221,7 @@ macro_rules! tensor_api {
             fn [<TH $R Tensor_clearFlag>](self_: *mut [<TH $R Tensor>], flag: c_char) {
                 // SAFETY: a handle from the caller.
                 let t = unsafe { obj(self_, 1)? };
-                if flag & 1 != 0 { t.set_refcounted(false); }
+                if flag & TH_TENSOR_REFCOUNTED != 0 { t.set_refcounted(false); }
                 Ok(())
             }
         }
