@@ -16,6 +16,5 @@ fn main() {
         for sym in ["_THError", "_THArgCheck", "_THAssertionFailed"] {
             println!("cargo:rustc-cdylib-link-arg=-Wl,--undefined={sym}");
         }
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libth.so.0");
     }
 }

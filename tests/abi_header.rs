@@ -73,9 +73,9 @@ fn declared(header: &str) -> BTreeSet<String> {
 }
 
 fn library() -> PathBuf {
-    // target/<profile>/deps/abi_header-xxxx -> target/<profile>/libth.so
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().join("libth.so")
+    // target/<profile>/deps/abi_header-xxxx -> target/<profile>/deps/libth.so, which `cargo test`
+    // rebuilds (target/<profile>/libth.so is only refreshed by `cargo build`).
+    std::env::current_exe().unwrap().parent().unwrap().join("libth.so")
 }
 
 fn exported(lib: &Path) -> BTreeSet<String> {
