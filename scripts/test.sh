@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test. On a fresh machine (Rust, gcc, python3 only) it first installs what the tests
+# need: valgrind (Debian package). Steps:
+#   1. cargo fmt --check, cargo clippy -D warnings
+#   2. cargo test: Rust unit tests, header staleness + symbol set, C tests + examples + C++ header
+#   3. the C tests and examples again under valgrind (no errors, no definite leaks)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
+command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
+command -v c++ >/dev/null 2>&1 || need_apt+=(g++)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "installing: ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+cargo fmt --check
+cargo clippy --all-targets -- -D warnings
+cargo test
+TH_VALGRIND=1 cargo test --test c_api
+echo "all tests passed"
