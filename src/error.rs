@@ -79,6 +79,12 @@ impl Error {
     pub fn alloc(msg: impl Into<String>) -> Self {
         Self::new(Code::TH_ERR_ALLOC, msg)
     }
+    pub fn internal(msg: impl Into<String>) -> Self {
+        Self::new(Code::TH_ERR_INTERNAL, msg)
+    }
+    pub fn dtype(msg: impl Into<String>) -> Self {
+        Self::new(Code::TH_ERR_DTYPE, msg)
+    }
     pub fn io(msg: impl Into<String>) -> Self {
         Self::new(Code::TH_ERR_IO, msg)
     }

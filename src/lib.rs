@@ -8,11 +8,14 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod allocator;
+pub mod apply;
 pub mod dtype;
 pub mod error;
 pub mod ffi;
 pub mod iter;
 pub mod mapping;
+pub mod ops;
+pub mod parallel;
 pub mod refcount;
 pub mod storage;
 pub mod tensor;

@@ -41,6 +41,11 @@
 
 #define TH_ALLOCATOR_MAPPED_UNLINK 64
 
+/**
+ * Elements below which a loop is not split (splitting costs a few microseconds).
+ */
+#define GRAIN (32 * 1024)
+
 #define TH_STORAGE_REFCOUNTED 1
 
 #define TH_STORAGE_RESIZABLE 2
@@ -241,6 +246,12 @@ typedef struct THBFloat16 {
 } THBFloat16;
 
 /**
+ * The Bool element: one byte, 0 is false and any other value is true (memory handed in from C
+ * or a file may hold any byte, so this is not Rust's `bool`). Writes always store 0 or 1.
+ */
+typedef uint8_t THBool;
+
+/**
  * TH's custom allocator (`THAllocator.h`). The first argument of every callback is the
  * `allocatorContext` stored with the storage.
  */
@@ -249,12 +260,6 @@ typedef struct THAllocator {
   void *(*realloc)(void *ctx, void *ptr, ptrdiff_t size);
   void (*free)(void *ctx, void *ptr);
 } THAllocator;
-
-/**
- * The Bool element: one byte, 0 is false and any other value is true (memory handed in from C
- * or a file may hold any byte, so this is not Rust's `bool`). Writes always store 0 or 1.
- */
-typedef uint8_t THBool;
 
 #ifdef __cplusplus
 extern "C" {
@@ -508,6 +513,3963 @@ struct THBFloat16 TH_float2bfloat16(float a);
  * `THBFloat16` -> float.
  */
 float TH_bfloat162float(struct THBFloat16 a);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THByteTensor_fill(struct THByteTensor *r_, uint8_t value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THByteTensor_zero(struct THByteTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THByteTensor_ltValue(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THByteTensor_ltValueT(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THByteTensor_ltTensor(struct THByteTensor *r_,
+                           struct THByteTensor *ta,
+                           struct THByteTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THByteTensor_ltTensorT(struct THByteTensor *r_,
+                            struct THByteTensor *ta,
+                            struct THByteTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THByteTensor_leValue(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THByteTensor_leValueT(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THByteTensor_leTensor(struct THByteTensor *r_,
+                           struct THByteTensor *ta,
+                           struct THByteTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THByteTensor_leTensorT(struct THByteTensor *r_,
+                            struct THByteTensor *ta,
+                            struct THByteTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THByteTensor_gtValue(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THByteTensor_gtValueT(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THByteTensor_gtTensor(struct THByteTensor *r_,
+                           struct THByteTensor *ta,
+                           struct THByteTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THByteTensor_gtTensorT(struct THByteTensor *r_,
+                            struct THByteTensor *ta,
+                            struct THByteTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THByteTensor_geValue(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THByteTensor_geValueT(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THByteTensor_geTensor(struct THByteTensor *r_,
+                           struct THByteTensor *ta,
+                           struct THByteTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THByteTensor_geTensorT(struct THByteTensor *r_,
+                            struct THByteTensor *ta,
+                            struct THByteTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THByteTensor_neValue(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THByteTensor_neValueT(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THByteTensor_neTensor(struct THByteTensor *r_,
+                           struct THByteTensor *ta,
+                           struct THByteTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THByteTensor_neTensorT(struct THByteTensor *r_,
+                            struct THByteTensor *ta,
+                            struct THByteTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THByteTensor_eqValue(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THByteTensor_eqValueT(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THByteTensor_eqTensor(struct THByteTensor *r_,
+                           struct THByteTensor *ta,
+                           struct THByteTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THByteTensor_eqTensorT(struct THByteTensor *r_,
+                            struct THByteTensor *ta,
+                            struct THByteTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THByteTensor_add(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THByteTensor_sub(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THByteTensor_mul(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THByteTensor_div(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THByteTensor_lshift(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THByteTensor_rshift(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THByteTensor_fmod(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THByteTensor_remainder(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THByteTensor_bitand(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THByteTensor_bitor(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THByteTensor_bitxor(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THByteTensor_cmaxValue(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THByteTensor_cminValue(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THByteTensor_pow(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THByteTensor_cmul(struct THByteTensor *r_, struct THByteTensor *t, struct THByteTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THByteTensor_cdiv(struct THByteTensor *r_, struct THByteTensor *t, struct THByteTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THByteTensor_cpow(struct THByteTensor *r_, struct THByteTensor *t, struct THByteTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THByteTensor_clshift(struct THByteTensor *r_,
+                          struct THByteTensor *t,
+                          struct THByteTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THByteTensor_crshift(struct THByteTensor *r_,
+                          struct THByteTensor *t,
+                          struct THByteTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THByteTensor_cfmod(struct THByteTensor *r_, struct THByteTensor *t, struct THByteTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THByteTensor_cremainder(struct THByteTensor *r_,
+                             struct THByteTensor *t,
+                             struct THByteTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THByteTensor_cbitand(struct THByteTensor *r_,
+                          struct THByteTensor *t,
+                          struct THByteTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THByteTensor_cbitor(struct THByteTensor *r_, struct THByteTensor *t, struct THByteTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THByteTensor_cbitxor(struct THByteTensor *r_,
+                          struct THByteTensor *t,
+                          struct THByteTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THByteTensor_cmax(struct THByteTensor *r_, struct THByteTensor *t, struct THByteTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THByteTensor_cmin(struct THByteTensor *r_, struct THByteTensor *t, struct THByteTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THByteTensor_cadd(struct THByteTensor *r_,
+                       struct THByteTensor *t,
+                       uint8_t value,
+                       struct THByteTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THByteTensor_csub(struct THByteTensor *self_,
+                       struct THByteTensor *src1,
+                       uint8_t value,
+                       struct THByteTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THByteTensor_addcmul(struct THByteTensor *r_,
+                          struct THByteTensor *t,
+                          uint8_t value,
+                          struct THByteTensor *src1,
+                          struct THByteTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THByteTensor_addcdiv(struct THByteTensor *r_,
+                          struct THByteTensor *t,
+                          uint8_t value,
+                          struct THByteTensor *src1,
+                          struct THByteTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THByteTensor_clamp(struct THByteTensor *r_,
+                        struct THByteTensor *t,
+                        uint8_t min_value,
+                        uint8_t max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THByteTensor_neg(struct THByteTensor *self_, struct THByteTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THByteTensor_cinv(struct THByteTensor *self_, struct THByteTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THByteTensor_abs(struct THByteTensor *r_, struct THByteTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THByteTensor_sign(struct THByteTensor *r_, struct THByteTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THByteTensor_tpow(struct THByteTensor *r_, uint8_t value, struct THByteTensor *t);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THCharTensor_fill(struct THCharTensor *r_, int8_t value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THCharTensor_zero(struct THCharTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCharTensor_ltValue(struct THByteTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCharTensor_ltValueT(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCharTensor_ltTensor(struct THByteTensor *r_,
+                           struct THCharTensor *ta,
+                           struct THCharTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCharTensor_ltTensorT(struct THCharTensor *r_,
+                            struct THCharTensor *ta,
+                            struct THCharTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCharTensor_leValue(struct THByteTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THCharTensor_leValueT(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCharTensor_leTensor(struct THByteTensor *r_,
+                           struct THCharTensor *ta,
+                           struct THCharTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCharTensor_leTensorT(struct THCharTensor *r_,
+                            struct THCharTensor *ta,
+                            struct THCharTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCharTensor_gtValue(struct THByteTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCharTensor_gtValueT(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCharTensor_gtTensor(struct THByteTensor *r_,
+                           struct THCharTensor *ta,
+                           struct THCharTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCharTensor_gtTensorT(struct THCharTensor *r_,
+                            struct THCharTensor *ta,
+                            struct THCharTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCharTensor_geValue(struct THByteTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THCharTensor_geValueT(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCharTensor_geTensor(struct THByteTensor *r_,
+                           struct THCharTensor *ta,
+                           struct THCharTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCharTensor_geTensorT(struct THCharTensor *r_,
+                            struct THCharTensor *ta,
+                            struct THCharTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCharTensor_neValue(struct THByteTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THCharTensor_neValueT(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCharTensor_neTensor(struct THByteTensor *r_,
+                           struct THCharTensor *ta,
+                           struct THCharTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCharTensor_neTensorT(struct THCharTensor *r_,
+                            struct THCharTensor *ta,
+                            struct THCharTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCharTensor_eqValue(struct THByteTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THCharTensor_eqValueT(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCharTensor_eqTensor(struct THByteTensor *r_,
+                           struct THCharTensor *ta,
+                           struct THCharTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCharTensor_eqTensorT(struct THCharTensor *r_,
+                            struct THCharTensor *ta,
+                            struct THCharTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THCharTensor_add(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THCharTensor_sub(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THCharTensor_mul(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THCharTensor_div(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THCharTensor_lshift(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THCharTensor_rshift(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THCharTensor_fmod(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THCharTensor_remainder(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THCharTensor_bitand(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THCharTensor_bitor(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THCharTensor_bitxor(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THCharTensor_cmaxValue(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THCharTensor_cminValue(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THCharTensor_pow(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THCharTensor_cmul(struct THCharTensor *r_, struct THCharTensor *t, struct THCharTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THCharTensor_cdiv(struct THCharTensor *r_, struct THCharTensor *t, struct THCharTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THCharTensor_cpow(struct THCharTensor *r_, struct THCharTensor *t, struct THCharTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THCharTensor_clshift(struct THCharTensor *r_,
+                          struct THCharTensor *t,
+                          struct THCharTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THCharTensor_crshift(struct THCharTensor *r_,
+                          struct THCharTensor *t,
+                          struct THCharTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THCharTensor_cfmod(struct THCharTensor *r_, struct THCharTensor *t, struct THCharTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THCharTensor_cremainder(struct THCharTensor *r_,
+                             struct THCharTensor *t,
+                             struct THCharTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THCharTensor_cbitand(struct THCharTensor *r_,
+                          struct THCharTensor *t,
+                          struct THCharTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THCharTensor_cbitor(struct THCharTensor *r_, struct THCharTensor *t, struct THCharTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THCharTensor_cbitxor(struct THCharTensor *r_,
+                          struct THCharTensor *t,
+                          struct THCharTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THCharTensor_cmax(struct THCharTensor *r_, struct THCharTensor *t, struct THCharTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THCharTensor_cmin(struct THCharTensor *r_, struct THCharTensor *t, struct THCharTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THCharTensor_cadd(struct THCharTensor *r_,
+                       struct THCharTensor *t,
+                       int8_t value,
+                       struct THCharTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THCharTensor_csub(struct THCharTensor *self_,
+                       struct THCharTensor *src1,
+                       int8_t value,
+                       struct THCharTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THCharTensor_addcmul(struct THCharTensor *r_,
+                          struct THCharTensor *t,
+                          int8_t value,
+                          struct THCharTensor *src1,
+                          struct THCharTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THCharTensor_addcdiv(struct THCharTensor *r_,
+                          struct THCharTensor *t,
+                          int8_t value,
+                          struct THCharTensor *src1,
+                          struct THCharTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THCharTensor_clamp(struct THCharTensor *r_,
+                        struct THCharTensor *t,
+                        int8_t min_value,
+                        int8_t max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THCharTensor_neg(struct THCharTensor *self_, struct THCharTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THCharTensor_cinv(struct THCharTensor *self_, struct THCharTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THCharTensor_abs(struct THCharTensor *r_, struct THCharTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THCharTensor_sign(struct THCharTensor *r_, struct THCharTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THCharTensor_tpow(struct THCharTensor *r_, int8_t value, struct THCharTensor *t);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THShortTensor_fill(struct THShortTensor *r_, int16_t value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THShortTensor_zero(struct THShortTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THShortTensor_ltValue(struct THByteTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THShortTensor_ltValueT(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THShortTensor_ltTensor(struct THByteTensor *r_,
+                            struct THShortTensor *ta,
+                            struct THShortTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THShortTensor_ltTensorT(struct THShortTensor *r_,
+                             struct THShortTensor *ta,
+                             struct THShortTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THShortTensor_leValue(struct THByteTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THShortTensor_leValueT(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THShortTensor_leTensor(struct THByteTensor *r_,
+                            struct THShortTensor *ta,
+                            struct THShortTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THShortTensor_leTensorT(struct THShortTensor *r_,
+                             struct THShortTensor *ta,
+                             struct THShortTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THShortTensor_gtValue(struct THByteTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THShortTensor_gtValueT(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THShortTensor_gtTensor(struct THByteTensor *r_,
+                            struct THShortTensor *ta,
+                            struct THShortTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THShortTensor_gtTensorT(struct THShortTensor *r_,
+                             struct THShortTensor *ta,
+                             struct THShortTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THShortTensor_geValue(struct THByteTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THShortTensor_geValueT(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THShortTensor_geTensor(struct THByteTensor *r_,
+                            struct THShortTensor *ta,
+                            struct THShortTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THShortTensor_geTensorT(struct THShortTensor *r_,
+                             struct THShortTensor *ta,
+                             struct THShortTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THShortTensor_neValue(struct THByteTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THShortTensor_neValueT(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THShortTensor_neTensor(struct THByteTensor *r_,
+                            struct THShortTensor *ta,
+                            struct THShortTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THShortTensor_neTensorT(struct THShortTensor *r_,
+                             struct THShortTensor *ta,
+                             struct THShortTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THShortTensor_eqValue(struct THByteTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THShortTensor_eqValueT(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THShortTensor_eqTensor(struct THByteTensor *r_,
+                            struct THShortTensor *ta,
+                            struct THShortTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THShortTensor_eqTensorT(struct THShortTensor *r_,
+                             struct THShortTensor *ta,
+                             struct THShortTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THShortTensor_add(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THShortTensor_sub(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THShortTensor_mul(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THShortTensor_div(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THShortTensor_lshift(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THShortTensor_rshift(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THShortTensor_fmod(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THShortTensor_remainder(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THShortTensor_bitand(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THShortTensor_bitor(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THShortTensor_bitxor(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THShortTensor_cmaxValue(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THShortTensor_cminValue(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THShortTensor_pow(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THShortTensor_cmul(struct THShortTensor *r_,
+                        struct THShortTensor *t,
+                        struct THShortTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THShortTensor_cdiv(struct THShortTensor *r_,
+                        struct THShortTensor *t,
+                        struct THShortTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THShortTensor_cpow(struct THShortTensor *r_,
+                        struct THShortTensor *t,
+                        struct THShortTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THShortTensor_clshift(struct THShortTensor *r_,
+                           struct THShortTensor *t,
+                           struct THShortTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THShortTensor_crshift(struct THShortTensor *r_,
+                           struct THShortTensor *t,
+                           struct THShortTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THShortTensor_cfmod(struct THShortTensor *r_,
+                         struct THShortTensor *t,
+                         struct THShortTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THShortTensor_cremainder(struct THShortTensor *r_,
+                              struct THShortTensor *t,
+                              struct THShortTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THShortTensor_cbitand(struct THShortTensor *r_,
+                           struct THShortTensor *t,
+                           struct THShortTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THShortTensor_cbitor(struct THShortTensor *r_,
+                          struct THShortTensor *t,
+                          struct THShortTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THShortTensor_cbitxor(struct THShortTensor *r_,
+                           struct THShortTensor *t,
+                           struct THShortTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THShortTensor_cmax(struct THShortTensor *r_,
+                        struct THShortTensor *t,
+                        struct THShortTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THShortTensor_cmin(struct THShortTensor *r_,
+                        struct THShortTensor *t,
+                        struct THShortTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THShortTensor_cadd(struct THShortTensor *r_,
+                        struct THShortTensor *t,
+                        int16_t value,
+                        struct THShortTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THShortTensor_csub(struct THShortTensor *self_,
+                        struct THShortTensor *src1,
+                        int16_t value,
+                        struct THShortTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THShortTensor_addcmul(struct THShortTensor *r_,
+                           struct THShortTensor *t,
+                           int16_t value,
+                           struct THShortTensor *src1,
+                           struct THShortTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THShortTensor_addcdiv(struct THShortTensor *r_,
+                           struct THShortTensor *t,
+                           int16_t value,
+                           struct THShortTensor *src1,
+                           struct THShortTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THShortTensor_clamp(struct THShortTensor *r_,
+                         struct THShortTensor *t,
+                         int16_t min_value,
+                         int16_t max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THShortTensor_neg(struct THShortTensor *self_, struct THShortTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THShortTensor_cinv(struct THShortTensor *self_, struct THShortTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THShortTensor_abs(struct THShortTensor *r_, struct THShortTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THShortTensor_sign(struct THShortTensor *r_, struct THShortTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THShortTensor_tpow(struct THShortTensor *r_, int16_t value, struct THShortTensor *t);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THIntTensor_fill(struct THIntTensor *r_, int32_t value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THIntTensor_zero(struct THIntTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THIntTensor_ltValue(struct THByteTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THIntTensor_ltValueT(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THIntTensor_ltTensor(struct THByteTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THIntTensor_ltTensorT(struct THIntTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THIntTensor_leValue(struct THByteTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THIntTensor_leValueT(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THIntTensor_leTensor(struct THByteTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THIntTensor_leTensorT(struct THIntTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THIntTensor_gtValue(struct THByteTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THIntTensor_gtValueT(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THIntTensor_gtTensor(struct THByteTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THIntTensor_gtTensorT(struct THIntTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THIntTensor_geValue(struct THByteTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THIntTensor_geValueT(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THIntTensor_geTensor(struct THByteTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THIntTensor_geTensorT(struct THIntTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THIntTensor_neValue(struct THByteTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THIntTensor_neValueT(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THIntTensor_neTensor(struct THByteTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THIntTensor_neTensorT(struct THIntTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THIntTensor_eqValue(struct THByteTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THIntTensor_eqValueT(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THIntTensor_eqTensor(struct THByteTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THIntTensor_eqTensorT(struct THIntTensor *r_, struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THIntTensor_add(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THIntTensor_sub(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THIntTensor_mul(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THIntTensor_div(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THIntTensor_lshift(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THIntTensor_rshift(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THIntTensor_fmod(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THIntTensor_remainder(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THIntTensor_bitand(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THIntTensor_bitor(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THIntTensor_bitxor(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THIntTensor_cmaxValue(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THIntTensor_cminValue(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THIntTensor_pow(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THIntTensor_cmul(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THIntTensor_cdiv(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THIntTensor_cpow(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THIntTensor_clshift(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THIntTensor_crshift(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THIntTensor_cfmod(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THIntTensor_cremainder(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THIntTensor_cbitand(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THIntTensor_cbitor(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THIntTensor_cbitxor(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THIntTensor_cmax(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THIntTensor_cmin(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THIntTensor_cadd(struct THIntTensor *r_,
+                      struct THIntTensor *t,
+                      int32_t value,
+                      struct THIntTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THIntTensor_csub(struct THIntTensor *self_,
+                      struct THIntTensor *src1,
+                      int32_t value,
+                      struct THIntTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THIntTensor_addcmul(struct THIntTensor *r_,
+                         struct THIntTensor *t,
+                         int32_t value,
+                         struct THIntTensor *src1,
+                         struct THIntTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THIntTensor_addcdiv(struct THIntTensor *r_,
+                         struct THIntTensor *t,
+                         int32_t value,
+                         struct THIntTensor *src1,
+                         struct THIntTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THIntTensor_clamp(struct THIntTensor *r_,
+                       struct THIntTensor *t,
+                       int32_t min_value,
+                       int32_t max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THIntTensor_neg(struct THIntTensor *self_, struct THIntTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THIntTensor_cinv(struct THIntTensor *self_, struct THIntTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THIntTensor_abs(struct THIntTensor *r_, struct THIntTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THIntTensor_sign(struct THIntTensor *r_, struct THIntTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THIntTensor_tpow(struct THIntTensor *r_, int32_t value, struct THIntTensor *t);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THLongTensor_fill(struct THLongTensor *r_, int64_t value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THLongTensor_zero(struct THLongTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THLongTensor_ltValue(struct THByteTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THLongTensor_ltValueT(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THLongTensor_ltTensor(struct THByteTensor *r_,
+                           struct THLongTensor *ta,
+                           struct THLongTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THLongTensor_ltTensorT(struct THLongTensor *r_,
+                            struct THLongTensor *ta,
+                            struct THLongTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THLongTensor_leValue(struct THByteTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THLongTensor_leValueT(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THLongTensor_leTensor(struct THByteTensor *r_,
+                           struct THLongTensor *ta,
+                           struct THLongTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THLongTensor_leTensorT(struct THLongTensor *r_,
+                            struct THLongTensor *ta,
+                            struct THLongTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THLongTensor_gtValue(struct THByteTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THLongTensor_gtValueT(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THLongTensor_gtTensor(struct THByteTensor *r_,
+                           struct THLongTensor *ta,
+                           struct THLongTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THLongTensor_gtTensorT(struct THLongTensor *r_,
+                            struct THLongTensor *ta,
+                            struct THLongTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THLongTensor_geValue(struct THByteTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THLongTensor_geValueT(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THLongTensor_geTensor(struct THByteTensor *r_,
+                           struct THLongTensor *ta,
+                           struct THLongTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THLongTensor_geTensorT(struct THLongTensor *r_,
+                            struct THLongTensor *ta,
+                            struct THLongTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THLongTensor_neValue(struct THByteTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THLongTensor_neValueT(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THLongTensor_neTensor(struct THByteTensor *r_,
+                           struct THLongTensor *ta,
+                           struct THLongTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THLongTensor_neTensorT(struct THLongTensor *r_,
+                            struct THLongTensor *ta,
+                            struct THLongTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THLongTensor_eqValue(struct THByteTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THLongTensor_eqValueT(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THLongTensor_eqTensor(struct THByteTensor *r_,
+                           struct THLongTensor *ta,
+                           struct THLongTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THLongTensor_eqTensorT(struct THLongTensor *r_,
+                            struct THLongTensor *ta,
+                            struct THLongTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THLongTensor_add(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THLongTensor_sub(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THLongTensor_mul(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THLongTensor_div(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THLongTensor_lshift(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THLongTensor_rshift(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THLongTensor_fmod(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THLongTensor_remainder(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THLongTensor_bitand(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THLongTensor_bitor(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THLongTensor_bitxor(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THLongTensor_cmaxValue(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THLongTensor_cminValue(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THLongTensor_pow(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THLongTensor_cmul(struct THLongTensor *r_, struct THLongTensor *t, struct THLongTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THLongTensor_cdiv(struct THLongTensor *r_, struct THLongTensor *t, struct THLongTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THLongTensor_cpow(struct THLongTensor *r_, struct THLongTensor *t, struct THLongTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THLongTensor_clshift(struct THLongTensor *r_,
+                          struct THLongTensor *t,
+                          struct THLongTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THLongTensor_crshift(struct THLongTensor *r_,
+                          struct THLongTensor *t,
+                          struct THLongTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THLongTensor_cfmod(struct THLongTensor *r_, struct THLongTensor *t, struct THLongTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THLongTensor_cremainder(struct THLongTensor *r_,
+                             struct THLongTensor *t,
+                             struct THLongTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THLongTensor_cbitand(struct THLongTensor *r_,
+                          struct THLongTensor *t,
+                          struct THLongTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THLongTensor_cbitor(struct THLongTensor *r_, struct THLongTensor *t, struct THLongTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THLongTensor_cbitxor(struct THLongTensor *r_,
+                          struct THLongTensor *t,
+                          struct THLongTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THLongTensor_cmax(struct THLongTensor *r_, struct THLongTensor *t, struct THLongTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THLongTensor_cmin(struct THLongTensor *r_, struct THLongTensor *t, struct THLongTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THLongTensor_cadd(struct THLongTensor *r_,
+                       struct THLongTensor *t,
+                       int64_t value,
+                       struct THLongTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THLongTensor_csub(struct THLongTensor *self_,
+                       struct THLongTensor *src1,
+                       int64_t value,
+                       struct THLongTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THLongTensor_addcmul(struct THLongTensor *r_,
+                          struct THLongTensor *t,
+                          int64_t value,
+                          struct THLongTensor *src1,
+                          struct THLongTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THLongTensor_addcdiv(struct THLongTensor *r_,
+                          struct THLongTensor *t,
+                          int64_t value,
+                          struct THLongTensor *src1,
+                          struct THLongTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THLongTensor_clamp(struct THLongTensor *r_,
+                        struct THLongTensor *t,
+                        int64_t min_value,
+                        int64_t max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THLongTensor_neg(struct THLongTensor *self_, struct THLongTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THLongTensor_cinv(struct THLongTensor *self_, struct THLongTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THLongTensor_abs(struct THLongTensor *r_, struct THLongTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THLongTensor_sign(struct THLongTensor *r_, struct THLongTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THLongTensor_tpow(struct THLongTensor *r_, int64_t value, struct THLongTensor *t);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THFloatTensor_fill(struct THFloatTensor *r_, float value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THFloatTensor_zero(struct THFloatTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THFloatTensor_ltValue(struct THByteTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THFloatTensor_ltValueT(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THFloatTensor_ltTensor(struct THByteTensor *r_,
+                            struct THFloatTensor *ta,
+                            struct THFloatTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THFloatTensor_ltTensorT(struct THFloatTensor *r_,
+                             struct THFloatTensor *ta,
+                             struct THFloatTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THFloatTensor_leValue(struct THByteTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THFloatTensor_leValueT(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THFloatTensor_leTensor(struct THByteTensor *r_,
+                            struct THFloatTensor *ta,
+                            struct THFloatTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THFloatTensor_leTensorT(struct THFloatTensor *r_,
+                             struct THFloatTensor *ta,
+                             struct THFloatTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THFloatTensor_gtValue(struct THByteTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THFloatTensor_gtValueT(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THFloatTensor_gtTensor(struct THByteTensor *r_,
+                            struct THFloatTensor *ta,
+                            struct THFloatTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THFloatTensor_gtTensorT(struct THFloatTensor *r_,
+                             struct THFloatTensor *ta,
+                             struct THFloatTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THFloatTensor_geValue(struct THByteTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THFloatTensor_geValueT(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THFloatTensor_geTensor(struct THByteTensor *r_,
+                            struct THFloatTensor *ta,
+                            struct THFloatTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THFloatTensor_geTensorT(struct THFloatTensor *r_,
+                             struct THFloatTensor *ta,
+                             struct THFloatTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THFloatTensor_neValue(struct THByteTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THFloatTensor_neValueT(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THFloatTensor_neTensor(struct THByteTensor *r_,
+                            struct THFloatTensor *ta,
+                            struct THFloatTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THFloatTensor_neTensorT(struct THFloatTensor *r_,
+                             struct THFloatTensor *ta,
+                             struct THFloatTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THFloatTensor_eqValue(struct THByteTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THFloatTensor_eqValueT(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THFloatTensor_eqTensor(struct THByteTensor *r_,
+                            struct THFloatTensor *ta,
+                            struct THFloatTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THFloatTensor_eqTensorT(struct THFloatTensor *r_,
+                             struct THFloatTensor *ta,
+                             struct THFloatTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THFloatTensor_add(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THFloatTensor_sub(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THFloatTensor_mul(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THFloatTensor_div(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THFloatTensor_lshift(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THFloatTensor_rshift(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THFloatTensor_fmod(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THFloatTensor_remainder(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THFloatTensor_bitand(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THFloatTensor_bitor(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THFloatTensor_bitxor(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THFloatTensor_cmaxValue(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THFloatTensor_cminValue(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THFloatTensor_pow(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THFloatTensor_cmul(struct THFloatTensor *r_,
+                        struct THFloatTensor *t,
+                        struct THFloatTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THFloatTensor_cdiv(struct THFloatTensor *r_,
+                        struct THFloatTensor *t,
+                        struct THFloatTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THFloatTensor_cpow(struct THFloatTensor *r_,
+                        struct THFloatTensor *t,
+                        struct THFloatTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THFloatTensor_clshift(struct THFloatTensor *r_,
+                           struct THFloatTensor *t,
+                           struct THFloatTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THFloatTensor_crshift(struct THFloatTensor *r_,
+                           struct THFloatTensor *t,
+                           struct THFloatTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THFloatTensor_cfmod(struct THFloatTensor *r_,
+                         struct THFloatTensor *t,
+                         struct THFloatTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THFloatTensor_cremainder(struct THFloatTensor *r_,
+                              struct THFloatTensor *t,
+                              struct THFloatTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THFloatTensor_cbitand(struct THFloatTensor *r_,
+                           struct THFloatTensor *t,
+                           struct THFloatTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THFloatTensor_cbitor(struct THFloatTensor *r_,
+                          struct THFloatTensor *t,
+                          struct THFloatTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THFloatTensor_cbitxor(struct THFloatTensor *r_,
+                           struct THFloatTensor *t,
+                           struct THFloatTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THFloatTensor_cmax(struct THFloatTensor *r_,
+                        struct THFloatTensor *t,
+                        struct THFloatTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THFloatTensor_cmin(struct THFloatTensor *r_,
+                        struct THFloatTensor *t,
+                        struct THFloatTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THFloatTensor_cadd(struct THFloatTensor *r_,
+                        struct THFloatTensor *t,
+                        float value,
+                        struct THFloatTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THFloatTensor_csub(struct THFloatTensor *self_,
+                        struct THFloatTensor *src1,
+                        float value,
+                        struct THFloatTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THFloatTensor_addcmul(struct THFloatTensor *r_,
+                           struct THFloatTensor *t,
+                           float value,
+                           struct THFloatTensor *src1,
+                           struct THFloatTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THFloatTensor_addcdiv(struct THFloatTensor *r_,
+                           struct THFloatTensor *t,
+                           float value,
+                           struct THFloatTensor *src1,
+                           struct THFloatTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THFloatTensor_clamp(struct THFloatTensor *r_,
+                         struct THFloatTensor *t,
+                         float min_value,
+                         float max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THFloatTensor_neg(struct THFloatTensor *self_, struct THFloatTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THFloatTensor_cinv(struct THFloatTensor *self_, struct THFloatTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THFloatTensor_abs(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THFloatTensor_sign(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THFloatTensor_tpow(struct THFloatTensor *r_, float value, struct THFloatTensor *t);
+
+/**
+ *`r_ = 1 / (1 + exp(-t))`.
+ */
+void THFloatTensor_sigmoid(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = log(t)`.
+ */
+void THFloatTensor_log(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = log|gamma(t)|`.
+ */
+void THFloatTensor_lgamma(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = log(1 + t)`.
+ */
+void THFloatTensor_log1p(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = exp(t)`.
+ */
+void THFloatTensor_exp(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = cos(t)`.
+ */
+void THFloatTensor_cos(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = acos(t)`.
+ */
+void THFloatTensor_acos(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = cosh(t)`.
+ */
+void THFloatTensor_cosh(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = sin(t)`.
+ */
+void THFloatTensor_sin(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = asin(t)`.
+ */
+void THFloatTensor_asin(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = sinh(t)`.
+ */
+void THFloatTensor_sinh(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = tan(t)`.
+ */
+void THFloatTensor_tan(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = atan(t)`.
+ */
+void THFloatTensor_atan(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = tanh(t)`.
+ */
+void THFloatTensor_tanh(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = sqrt(t)`.
+ */
+void THFloatTensor_sqrt(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = 1 / sqrt(t)`.
+ */
+void THFloatTensor_rsqrt(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = ceil(t)`.
+ */
+void THFloatTensor_ceil(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = floor(t)`.
+ */
+void THFloatTensor_floor(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = round(t)` (halves away from zero).
+ */
+void THFloatTensor_round(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = trunc(t)`.
+ */
+void THFloatTensor_trunc(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ *`r_ = t - trunc(t)`.
+ */
+void THFloatTensor_frac(struct THFloatTensor *r_, struct THFloatTensor *t);
+
+/**
+ * `r_ = atan2(tx, ty)` (C order: `tx` is the "y" argument).
+ */
+void THFloatTensor_atan2(struct THFloatTensor *r_,
+                         struct THFloatTensor *tx,
+                         struct THFloatTensor *ty);
+
+/**
+ * `r_ = a + weight * (b - a)`.
+ */
+void THFloatTensor_lerp(struct THFloatTensor *r_,
+                        struct THFloatTensor *a,
+                        struct THFloatTensor *b,
+                        float weight);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THDoubleTensor_fill(struct THDoubleTensor *r_, double value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THDoubleTensor_zero(struct THDoubleTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THDoubleTensor_ltValue(struct THByteTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THDoubleTensor_ltValueT(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THDoubleTensor_ltTensor(struct THByteTensor *r_,
+                             struct THDoubleTensor *ta,
+                             struct THDoubleTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THDoubleTensor_ltTensorT(struct THDoubleTensor *r_,
+                              struct THDoubleTensor *ta,
+                              struct THDoubleTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THDoubleTensor_leValue(struct THByteTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THDoubleTensor_leValueT(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THDoubleTensor_leTensor(struct THByteTensor *r_,
+                             struct THDoubleTensor *ta,
+                             struct THDoubleTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THDoubleTensor_leTensorT(struct THDoubleTensor *r_,
+                              struct THDoubleTensor *ta,
+                              struct THDoubleTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THDoubleTensor_gtValue(struct THByteTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THDoubleTensor_gtValueT(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THDoubleTensor_gtTensor(struct THByteTensor *r_,
+                             struct THDoubleTensor *ta,
+                             struct THDoubleTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THDoubleTensor_gtTensorT(struct THDoubleTensor *r_,
+                              struct THDoubleTensor *ta,
+                              struct THDoubleTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THDoubleTensor_geValue(struct THByteTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THDoubleTensor_geValueT(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THDoubleTensor_geTensor(struct THByteTensor *r_,
+                             struct THDoubleTensor *ta,
+                             struct THDoubleTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THDoubleTensor_geTensorT(struct THDoubleTensor *r_,
+                              struct THDoubleTensor *ta,
+                              struct THDoubleTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THDoubleTensor_neValue(struct THByteTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THDoubleTensor_neValueT(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THDoubleTensor_neTensor(struct THByteTensor *r_,
+                             struct THDoubleTensor *ta,
+                             struct THDoubleTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THDoubleTensor_neTensorT(struct THDoubleTensor *r_,
+                              struct THDoubleTensor *ta,
+                              struct THDoubleTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THDoubleTensor_eqValue(struct THByteTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THDoubleTensor_eqValueT(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THDoubleTensor_eqTensor(struct THByteTensor *r_,
+                             struct THDoubleTensor *ta,
+                             struct THDoubleTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THDoubleTensor_eqTensorT(struct THDoubleTensor *r_,
+                              struct THDoubleTensor *ta,
+                              struct THDoubleTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THDoubleTensor_add(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THDoubleTensor_sub(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THDoubleTensor_mul(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THDoubleTensor_div(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THDoubleTensor_lshift(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THDoubleTensor_rshift(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THDoubleTensor_fmod(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THDoubleTensor_remainder(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THDoubleTensor_bitand(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THDoubleTensor_bitor(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THDoubleTensor_bitxor(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THDoubleTensor_cmaxValue(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THDoubleTensor_cminValue(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THDoubleTensor_pow(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THDoubleTensor_cmul(struct THDoubleTensor *r_,
+                         struct THDoubleTensor *t,
+                         struct THDoubleTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THDoubleTensor_cdiv(struct THDoubleTensor *r_,
+                         struct THDoubleTensor *t,
+                         struct THDoubleTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THDoubleTensor_cpow(struct THDoubleTensor *r_,
+                         struct THDoubleTensor *t,
+                         struct THDoubleTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THDoubleTensor_clshift(struct THDoubleTensor *r_,
+                            struct THDoubleTensor *t,
+                            struct THDoubleTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THDoubleTensor_crshift(struct THDoubleTensor *r_,
+                            struct THDoubleTensor *t,
+                            struct THDoubleTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THDoubleTensor_cfmod(struct THDoubleTensor *r_,
+                          struct THDoubleTensor *t,
+                          struct THDoubleTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THDoubleTensor_cremainder(struct THDoubleTensor *r_,
+                               struct THDoubleTensor *t,
+                               struct THDoubleTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THDoubleTensor_cbitand(struct THDoubleTensor *r_,
+                            struct THDoubleTensor *t,
+                            struct THDoubleTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THDoubleTensor_cbitor(struct THDoubleTensor *r_,
+                           struct THDoubleTensor *t,
+                           struct THDoubleTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THDoubleTensor_cbitxor(struct THDoubleTensor *r_,
+                            struct THDoubleTensor *t,
+                            struct THDoubleTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THDoubleTensor_cmax(struct THDoubleTensor *r_,
+                         struct THDoubleTensor *t,
+                         struct THDoubleTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THDoubleTensor_cmin(struct THDoubleTensor *r_,
+                         struct THDoubleTensor *t,
+                         struct THDoubleTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THDoubleTensor_cadd(struct THDoubleTensor *r_,
+                         struct THDoubleTensor *t,
+                         double value,
+                         struct THDoubleTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THDoubleTensor_csub(struct THDoubleTensor *self_,
+                         struct THDoubleTensor *src1,
+                         double value,
+                         struct THDoubleTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THDoubleTensor_addcmul(struct THDoubleTensor *r_,
+                            struct THDoubleTensor *t,
+                            double value,
+                            struct THDoubleTensor *src1,
+                            struct THDoubleTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THDoubleTensor_addcdiv(struct THDoubleTensor *r_,
+                            struct THDoubleTensor *t,
+                            double value,
+                            struct THDoubleTensor *src1,
+                            struct THDoubleTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THDoubleTensor_clamp(struct THDoubleTensor *r_,
+                          struct THDoubleTensor *t,
+                          double min_value,
+                          double max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THDoubleTensor_neg(struct THDoubleTensor *self_, struct THDoubleTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THDoubleTensor_cinv(struct THDoubleTensor *self_, struct THDoubleTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THDoubleTensor_abs(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THDoubleTensor_sign(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THDoubleTensor_tpow(struct THDoubleTensor *r_, double value, struct THDoubleTensor *t);
+
+/**
+ *`r_ = 1 / (1 + exp(-t))`.
+ */
+void THDoubleTensor_sigmoid(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = log(t)`.
+ */
+void THDoubleTensor_log(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = log|gamma(t)|`.
+ */
+void THDoubleTensor_lgamma(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = log(1 + t)`.
+ */
+void THDoubleTensor_log1p(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = exp(t)`.
+ */
+void THDoubleTensor_exp(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = cos(t)`.
+ */
+void THDoubleTensor_cos(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = acos(t)`.
+ */
+void THDoubleTensor_acos(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = cosh(t)`.
+ */
+void THDoubleTensor_cosh(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = sin(t)`.
+ */
+void THDoubleTensor_sin(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = asin(t)`.
+ */
+void THDoubleTensor_asin(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = sinh(t)`.
+ */
+void THDoubleTensor_sinh(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = tan(t)`.
+ */
+void THDoubleTensor_tan(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = atan(t)`.
+ */
+void THDoubleTensor_atan(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = tanh(t)`.
+ */
+void THDoubleTensor_tanh(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = sqrt(t)`.
+ */
+void THDoubleTensor_sqrt(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = 1 / sqrt(t)`.
+ */
+void THDoubleTensor_rsqrt(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = ceil(t)`.
+ */
+void THDoubleTensor_ceil(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = floor(t)`.
+ */
+void THDoubleTensor_floor(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = round(t)` (halves away from zero).
+ */
+void THDoubleTensor_round(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = trunc(t)`.
+ */
+void THDoubleTensor_trunc(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ *`r_ = t - trunc(t)`.
+ */
+void THDoubleTensor_frac(struct THDoubleTensor *r_, struct THDoubleTensor *t);
+
+/**
+ * `r_ = atan2(tx, ty)` (C order: `tx` is the "y" argument).
+ */
+void THDoubleTensor_atan2(struct THDoubleTensor *r_,
+                          struct THDoubleTensor *tx,
+                          struct THDoubleTensor *ty);
+
+/**
+ * `r_ = a + weight * (b - a)`.
+ */
+void THDoubleTensor_lerp(struct THDoubleTensor *r_,
+                         struct THDoubleTensor *a,
+                         struct THDoubleTensor *b,
+                         double weight);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THHalfTensor_fill(struct THHalfTensor *r_, struct THHalf value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THHalfTensor_zero(struct THHalfTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THHalfTensor_ltValue(struct THByteTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THHalfTensor_ltValueT(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THHalfTensor_ltTensor(struct THByteTensor *r_,
+                           struct THHalfTensor *ta,
+                           struct THHalfTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THHalfTensor_ltTensorT(struct THHalfTensor *r_,
+                            struct THHalfTensor *ta,
+                            struct THHalfTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THHalfTensor_leValue(struct THByteTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THHalfTensor_leValueT(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THHalfTensor_leTensor(struct THByteTensor *r_,
+                           struct THHalfTensor *ta,
+                           struct THHalfTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THHalfTensor_leTensorT(struct THHalfTensor *r_,
+                            struct THHalfTensor *ta,
+                            struct THHalfTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THHalfTensor_gtValue(struct THByteTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THHalfTensor_gtValueT(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THHalfTensor_gtTensor(struct THByteTensor *r_,
+                           struct THHalfTensor *ta,
+                           struct THHalfTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THHalfTensor_gtTensorT(struct THHalfTensor *r_,
+                            struct THHalfTensor *ta,
+                            struct THHalfTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THHalfTensor_geValue(struct THByteTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THHalfTensor_geValueT(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THHalfTensor_geTensor(struct THByteTensor *r_,
+                           struct THHalfTensor *ta,
+                           struct THHalfTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THHalfTensor_geTensorT(struct THHalfTensor *r_,
+                            struct THHalfTensor *ta,
+                            struct THHalfTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THHalfTensor_neValue(struct THByteTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THHalfTensor_neValueT(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THHalfTensor_neTensor(struct THByteTensor *r_,
+                           struct THHalfTensor *ta,
+                           struct THHalfTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THHalfTensor_neTensorT(struct THHalfTensor *r_,
+                            struct THHalfTensor *ta,
+                            struct THHalfTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THHalfTensor_eqValue(struct THByteTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THHalfTensor_eqValueT(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THHalfTensor_eqTensor(struct THByteTensor *r_,
+                           struct THHalfTensor *ta,
+                           struct THHalfTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THHalfTensor_eqTensorT(struct THHalfTensor *r_,
+                            struct THHalfTensor *ta,
+                            struct THHalfTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THHalfTensor_add(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THHalfTensor_sub(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THHalfTensor_mul(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THHalfTensor_div(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THHalfTensor_lshift(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THHalfTensor_rshift(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THHalfTensor_fmod(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THHalfTensor_remainder(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THHalfTensor_bitand(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THHalfTensor_bitor(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THHalfTensor_bitxor(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THHalfTensor_cmaxValue(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THHalfTensor_cminValue(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THHalfTensor_pow(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THHalfTensor_cmul(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalfTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THHalfTensor_cdiv(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalfTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THHalfTensor_cpow(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalfTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THHalfTensor_clshift(struct THHalfTensor *r_,
+                          struct THHalfTensor *t,
+                          struct THHalfTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THHalfTensor_crshift(struct THHalfTensor *r_,
+                          struct THHalfTensor *t,
+                          struct THHalfTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THHalfTensor_cfmod(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalfTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THHalfTensor_cremainder(struct THHalfTensor *r_,
+                             struct THHalfTensor *t,
+                             struct THHalfTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THHalfTensor_cbitand(struct THHalfTensor *r_,
+                          struct THHalfTensor *t,
+                          struct THHalfTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THHalfTensor_cbitor(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalfTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THHalfTensor_cbitxor(struct THHalfTensor *r_,
+                          struct THHalfTensor *t,
+                          struct THHalfTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THHalfTensor_cmax(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalfTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THHalfTensor_cmin(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalfTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THHalfTensor_cadd(struct THHalfTensor *r_,
+                       struct THHalfTensor *t,
+                       struct THHalf value,
+                       struct THHalfTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THHalfTensor_csub(struct THHalfTensor *self_,
+                       struct THHalfTensor *src1,
+                       struct THHalf value,
+                       struct THHalfTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THHalfTensor_addcmul(struct THHalfTensor *r_,
+                          struct THHalfTensor *t,
+                          struct THHalf value,
+                          struct THHalfTensor *src1,
+                          struct THHalfTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THHalfTensor_addcdiv(struct THHalfTensor *r_,
+                          struct THHalfTensor *t,
+                          struct THHalf value,
+                          struct THHalfTensor *src1,
+                          struct THHalfTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THHalfTensor_clamp(struct THHalfTensor *r_,
+                        struct THHalfTensor *t,
+                        struct THHalf min_value,
+                        struct THHalf max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THHalfTensor_neg(struct THHalfTensor *self_, struct THHalfTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THHalfTensor_cinv(struct THHalfTensor *self_, struct THHalfTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THHalfTensor_abs(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THHalfTensor_sign(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THHalfTensor_tpow(struct THHalfTensor *r_, struct THHalf value, struct THHalfTensor *t);
+
+/**
+ *`r_ = 1 / (1 + exp(-t))`.
+ */
+void THHalfTensor_sigmoid(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = log(t)`.
+ */
+void THHalfTensor_log(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = log|gamma(t)|`.
+ */
+void THHalfTensor_lgamma(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = log(1 + t)`.
+ */
+void THHalfTensor_log1p(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = exp(t)`.
+ */
+void THHalfTensor_exp(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = cos(t)`.
+ */
+void THHalfTensor_cos(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = acos(t)`.
+ */
+void THHalfTensor_acos(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = cosh(t)`.
+ */
+void THHalfTensor_cosh(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = sin(t)`.
+ */
+void THHalfTensor_sin(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = asin(t)`.
+ */
+void THHalfTensor_asin(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = sinh(t)`.
+ */
+void THHalfTensor_sinh(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = tan(t)`.
+ */
+void THHalfTensor_tan(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = atan(t)`.
+ */
+void THHalfTensor_atan(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = tanh(t)`.
+ */
+void THHalfTensor_tanh(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = sqrt(t)`.
+ */
+void THHalfTensor_sqrt(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = 1 / sqrt(t)`.
+ */
+void THHalfTensor_rsqrt(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = ceil(t)`.
+ */
+void THHalfTensor_ceil(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = floor(t)`.
+ */
+void THHalfTensor_floor(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = round(t)` (halves away from zero).
+ */
+void THHalfTensor_round(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = trunc(t)`.
+ */
+void THHalfTensor_trunc(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ *`r_ = t - trunc(t)`.
+ */
+void THHalfTensor_frac(struct THHalfTensor *r_, struct THHalfTensor *t);
+
+/**
+ * `r_ = atan2(tx, ty)` (C order: `tx` is the "y" argument).
+ */
+void THHalfTensor_atan2(struct THHalfTensor *r_, struct THHalfTensor *tx, struct THHalfTensor *ty);
+
+/**
+ * `r_ = a + weight * (b - a)`.
+ */
+void THHalfTensor_lerp(struct THHalfTensor *r_,
+                       struct THHalfTensor *a,
+                       struct THHalfTensor *b,
+                       struct THHalf weight);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THBFloat16Tensor_fill(struct THBFloat16Tensor *r_, struct THBFloat16 value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THBFloat16Tensor_zero(struct THBFloat16Tensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBFloat16Tensor_ltValue(struct THByteTensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THBFloat16Tensor_ltValueT(struct THBFloat16Tensor *r_,
+                               struct THBFloat16Tensor *t,
+                               struct THBFloat16 value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBFloat16Tensor_ltTensor(struct THByteTensor *r_,
+                               struct THBFloat16Tensor *ta,
+                               struct THBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBFloat16Tensor_ltTensorT(struct THBFloat16Tensor *r_,
+                                struct THBFloat16Tensor *ta,
+                                struct THBFloat16Tensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBFloat16Tensor_leValue(struct THByteTensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THBFloat16Tensor_leValueT(struct THBFloat16Tensor *r_,
+                               struct THBFloat16Tensor *t,
+                               struct THBFloat16 value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBFloat16Tensor_leTensor(struct THByteTensor *r_,
+                               struct THBFloat16Tensor *ta,
+                               struct THBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBFloat16Tensor_leTensorT(struct THBFloat16Tensor *r_,
+                                struct THBFloat16Tensor *ta,
+                                struct THBFloat16Tensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBFloat16Tensor_gtValue(struct THByteTensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THBFloat16Tensor_gtValueT(struct THBFloat16Tensor *r_,
+                               struct THBFloat16Tensor *t,
+                               struct THBFloat16 value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBFloat16Tensor_gtTensor(struct THByteTensor *r_,
+                               struct THBFloat16Tensor *ta,
+                               struct THBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBFloat16Tensor_gtTensorT(struct THBFloat16Tensor *r_,
+                                struct THBFloat16Tensor *ta,
+                                struct THBFloat16Tensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBFloat16Tensor_geValue(struct THByteTensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THBFloat16Tensor_geValueT(struct THBFloat16Tensor *r_,
+                               struct THBFloat16Tensor *t,
+                               struct THBFloat16 value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBFloat16Tensor_geTensor(struct THByteTensor *r_,
+                               struct THBFloat16Tensor *ta,
+                               struct THBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBFloat16Tensor_geTensorT(struct THBFloat16Tensor *r_,
+                                struct THBFloat16Tensor *ta,
+                                struct THBFloat16Tensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBFloat16Tensor_neValue(struct THByteTensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THBFloat16Tensor_neValueT(struct THBFloat16Tensor *r_,
+                               struct THBFloat16Tensor *t,
+                               struct THBFloat16 value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBFloat16Tensor_neTensor(struct THByteTensor *r_,
+                               struct THBFloat16Tensor *ta,
+                               struct THBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBFloat16Tensor_neTensorT(struct THBFloat16Tensor *r_,
+                                struct THBFloat16Tensor *ta,
+                                struct THBFloat16Tensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBFloat16Tensor_eqValue(struct THByteTensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THBFloat16Tensor_eqValueT(struct THBFloat16Tensor *r_,
+                               struct THBFloat16Tensor *t,
+                               struct THBFloat16 value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBFloat16Tensor_eqTensor(struct THByteTensor *r_,
+                               struct THBFloat16Tensor *ta,
+                               struct THBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBFloat16Tensor_eqTensorT(struct THBFloat16Tensor *r_,
+                                struct THBFloat16Tensor *ta,
+                                struct THBFloat16Tensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THBFloat16Tensor_add(struct THBFloat16Tensor *r_,
+                          struct THBFloat16Tensor *t,
+                          struct THBFloat16 value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THBFloat16Tensor_sub(struct THBFloat16Tensor *r_,
+                          struct THBFloat16Tensor *t,
+                          struct THBFloat16 value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THBFloat16Tensor_mul(struct THBFloat16Tensor *r_,
+                          struct THBFloat16Tensor *t,
+                          struct THBFloat16 value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THBFloat16Tensor_div(struct THBFloat16Tensor *r_,
+                          struct THBFloat16Tensor *t,
+                          struct THBFloat16 value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THBFloat16Tensor_lshift(struct THBFloat16Tensor *r_,
+                             struct THBFloat16Tensor *t,
+                             struct THBFloat16 value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THBFloat16Tensor_rshift(struct THBFloat16Tensor *r_,
+                             struct THBFloat16Tensor *t,
+                             struct THBFloat16 value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THBFloat16Tensor_fmod(struct THBFloat16Tensor *r_,
+                           struct THBFloat16Tensor *t,
+                           struct THBFloat16 value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THBFloat16Tensor_remainder(struct THBFloat16Tensor *r_,
+                                struct THBFloat16Tensor *t,
+                                struct THBFloat16 value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THBFloat16Tensor_bitand(struct THBFloat16Tensor *r_,
+                             struct THBFloat16Tensor *t,
+                             struct THBFloat16 value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THBFloat16Tensor_bitor(struct THBFloat16Tensor *r_,
+                            struct THBFloat16Tensor *t,
+                            struct THBFloat16 value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THBFloat16Tensor_bitxor(struct THBFloat16Tensor *r_,
+                             struct THBFloat16Tensor *t,
+                             struct THBFloat16 value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THBFloat16Tensor_cmaxValue(struct THBFloat16Tensor *r_,
+                                struct THBFloat16Tensor *t,
+                                struct THBFloat16 value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THBFloat16Tensor_cminValue(struct THBFloat16Tensor *r_,
+                                struct THBFloat16Tensor *t,
+                                struct THBFloat16 value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THBFloat16Tensor_pow(struct THBFloat16Tensor *r_,
+                          struct THBFloat16Tensor *t,
+                          struct THBFloat16 value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THBFloat16Tensor_cmul(struct THBFloat16Tensor *r_,
+                           struct THBFloat16Tensor *t,
+                           struct THBFloat16Tensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THBFloat16Tensor_cdiv(struct THBFloat16Tensor *r_,
+                           struct THBFloat16Tensor *t,
+                           struct THBFloat16Tensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THBFloat16Tensor_cpow(struct THBFloat16Tensor *r_,
+                           struct THBFloat16Tensor *t,
+                           struct THBFloat16Tensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THBFloat16Tensor_clshift(struct THBFloat16Tensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16Tensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THBFloat16Tensor_crshift(struct THBFloat16Tensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16Tensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THBFloat16Tensor_cfmod(struct THBFloat16Tensor *r_,
+                            struct THBFloat16Tensor *t,
+                            struct THBFloat16Tensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THBFloat16Tensor_cremainder(struct THBFloat16Tensor *r_,
+                                 struct THBFloat16Tensor *t,
+                                 struct THBFloat16Tensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THBFloat16Tensor_cbitand(struct THBFloat16Tensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16Tensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THBFloat16Tensor_cbitor(struct THBFloat16Tensor *r_,
+                             struct THBFloat16Tensor *t,
+                             struct THBFloat16Tensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THBFloat16Tensor_cbitxor(struct THBFloat16Tensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16Tensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THBFloat16Tensor_cmax(struct THBFloat16Tensor *r_,
+                           struct THBFloat16Tensor *t,
+                           struct THBFloat16Tensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THBFloat16Tensor_cmin(struct THBFloat16Tensor *r_,
+                           struct THBFloat16Tensor *t,
+                           struct THBFloat16Tensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THBFloat16Tensor_cadd(struct THBFloat16Tensor *r_,
+                           struct THBFloat16Tensor *t,
+                           struct THBFloat16 value,
+                           struct THBFloat16Tensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THBFloat16Tensor_csub(struct THBFloat16Tensor *self_,
+                           struct THBFloat16Tensor *src1,
+                           struct THBFloat16 value,
+                           struct THBFloat16Tensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THBFloat16Tensor_addcmul(struct THBFloat16Tensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16 value,
+                              struct THBFloat16Tensor *src1,
+                              struct THBFloat16Tensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THBFloat16Tensor_addcdiv(struct THBFloat16Tensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16 value,
+                              struct THBFloat16Tensor *src1,
+                              struct THBFloat16Tensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THBFloat16Tensor_clamp(struct THBFloat16Tensor *r_,
+                            struct THBFloat16Tensor *t,
+                            struct THBFloat16 min_value,
+                            struct THBFloat16 max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THBFloat16Tensor_neg(struct THBFloat16Tensor *self_, struct THBFloat16Tensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THBFloat16Tensor_cinv(struct THBFloat16Tensor *self_, struct THBFloat16Tensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THBFloat16Tensor_abs(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THBFloat16Tensor_sign(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THBFloat16Tensor_tpow(struct THBFloat16Tensor *r_,
+                           struct THBFloat16 value,
+                           struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = 1 / (1 + exp(-t))`.
+ */
+void THBFloat16Tensor_sigmoid(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = log(t)`.
+ */
+void THBFloat16Tensor_log(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = log|gamma(t)|`.
+ */
+void THBFloat16Tensor_lgamma(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = log(1 + t)`.
+ */
+void THBFloat16Tensor_log1p(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = exp(t)`.
+ */
+void THBFloat16Tensor_exp(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = cos(t)`.
+ */
+void THBFloat16Tensor_cos(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = acos(t)`.
+ */
+void THBFloat16Tensor_acos(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = cosh(t)`.
+ */
+void THBFloat16Tensor_cosh(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = sin(t)`.
+ */
+void THBFloat16Tensor_sin(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = asin(t)`.
+ */
+void THBFloat16Tensor_asin(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = sinh(t)`.
+ */
+void THBFloat16Tensor_sinh(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = tan(t)`.
+ */
+void THBFloat16Tensor_tan(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = atan(t)`.
+ */
+void THBFloat16Tensor_atan(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = tanh(t)`.
+ */
+void THBFloat16Tensor_tanh(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = sqrt(t)`.
+ */
+void THBFloat16Tensor_sqrt(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = 1 / sqrt(t)`.
+ */
+void THBFloat16Tensor_rsqrt(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = ceil(t)`.
+ */
+void THBFloat16Tensor_ceil(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = floor(t)`.
+ */
+void THBFloat16Tensor_floor(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = round(t)` (halves away from zero).
+ */
+void THBFloat16Tensor_round(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = trunc(t)`.
+ */
+void THBFloat16Tensor_trunc(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ *`r_ = t - trunc(t)`.
+ */
+void THBFloat16Tensor_frac(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t);
+
+/**
+ * `r_ = atan2(tx, ty)` (C order: `tx` is the "y" argument).
+ */
+void THBFloat16Tensor_atan2(struct THBFloat16Tensor *r_,
+                            struct THBFloat16Tensor *tx,
+                            struct THBFloat16Tensor *ty);
+
+/**
+ * `r_ = a + weight * (b - a)`.
+ */
+void THBFloat16Tensor_lerp(struct THBFloat16Tensor *r_,
+                           struct THBFloat16Tensor *a,
+                           struct THBFloat16Tensor *b,
+                           struct THBFloat16 weight);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THBoolTensor_fill(struct THBoolTensor *r_, THBool value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THBoolTensor_zero(struct THBoolTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBoolTensor_ltValue(struct THByteTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THBoolTensor_ltValueT(struct THBoolTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBoolTensor_ltTensor(struct THByteTensor *r_,
+                           struct THBoolTensor *ta,
+                           struct THBoolTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBoolTensor_ltTensorT(struct THBoolTensor *r_,
+                            struct THBoolTensor *ta,
+                            struct THBoolTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBoolTensor_leValue(struct THByteTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THBoolTensor_leValueT(struct THBoolTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBoolTensor_leTensor(struct THByteTensor *r_,
+                           struct THBoolTensor *ta,
+                           struct THBoolTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBoolTensor_leTensorT(struct THBoolTensor *r_,
+                            struct THBoolTensor *ta,
+                            struct THBoolTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBoolTensor_gtValue(struct THByteTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THBoolTensor_gtValueT(struct THBoolTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBoolTensor_gtTensor(struct THByteTensor *r_,
+                           struct THBoolTensor *ta,
+                           struct THBoolTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBoolTensor_gtTensorT(struct THBoolTensor *r_,
+                            struct THBoolTensor *ta,
+                            struct THBoolTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBoolTensor_geValue(struct THByteTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THBoolTensor_geValueT(struct THBoolTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBoolTensor_geTensor(struct THByteTensor *r_,
+                           struct THBoolTensor *ta,
+                           struct THBoolTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBoolTensor_geTensorT(struct THBoolTensor *r_,
+                            struct THBoolTensor *ta,
+                            struct THBoolTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBoolTensor_neValue(struct THByteTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THBoolTensor_neValueT(struct THBoolTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBoolTensor_neTensor(struct THByteTensor *r_,
+                           struct THBoolTensor *ta,
+                           struct THBoolTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBoolTensor_neTensorT(struct THBoolTensor *r_,
+                            struct THBoolTensor *ta,
+                            struct THBoolTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THBoolTensor_eqValue(struct THByteTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THBoolTensor_eqValueT(struct THBoolTensor *r_, struct THBoolTensor *t, THBool value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THBoolTensor_eqTensor(struct THByteTensor *r_,
+                           struct THBoolTensor *ta,
+                           struct THBoolTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THBoolTensor_eqTensorT(struct THBoolTensor *r_,
+                            struct THBoolTensor *ta,
+                            struct THBoolTensor *tb);
 
 /**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.

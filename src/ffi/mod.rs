@@ -10,6 +10,7 @@
 
 pub mod allocator;
 pub mod general;
+pub mod math;
 pub mod storage;
 pub mod tensor;
 

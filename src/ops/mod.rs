@@ -1,0 +1,253 @@
+//! The math core: safe, generic functions over `View`s and `Tensor`s that the C API wraps.
+//!
+//! `map0..map3` run a closure elementwise over same-shaped views through the apply engine;
+//! `pointwise1..3` add TH's conventions on top: broadcasting the inputs (numpy rules, or TH's
+//! old "same element count" pairing when shapes don't broadcast), resizing the output like
+//! `resizeAs`, and computing through a temporary when the output partially overlaps an input.
+
+pub mod arith;
+pub mod kernels;
+pub mod num;
+
+use crate::apply::Plan;
+use crate::dtype::Scalar;
+use crate::error::{Error, Result};
+use crate::tensor::{Tensor, View, broadcast_shapes, fill_strides, size_desc};
+
+fn base<T: Scalar>(v: &View<T>) -> Result<*mut u8> {
+    Ok(match v.host_ptr()? {
+        // SAFETY: offset is inside the storage (host_ptr checked the whole view).
+        Some(p) => unsafe { p.add(v.offset) as *mut u8 },
+        None => std::ptr::null_mut(),
+    })
+}
+
+fn check_same<A: Scalar, B: Scalar>(o: &View<A>, a: &View<B>) -> Result<()> {
+    if o.sizes != a.sizes {
+        return Err(Error::internal(format!(
+            "apply: sizes {} and {} differ",
+            size_desc(&o.sizes),
+            size_desc(&a.sizes)
+        )));
+    }
+    Ok(())
+}
+
+/// True when the output has a dim of size > 1 and stride 0 (it writes one place repeatedly):
+/// such loops run serially so the result is the last write, deterministically.
+fn self_overlapping<T: Scalar>(o: &View<T>) -> bool {
+    o.sizes.iter().zip(&o.strides).any(|(&s, &t)| s > 1 && t == 0)
+}
+
+/// `o[i] = f()` for every element.
+pub fn map0<O: Scalar>(o: &View<O>, f: impl Fn() -> O + Sync) -> Result<()> {
+    if o.numel() == 0 {
+        return Ok(());
+    }
+    let plan = Plan::<1>::new(&o.sizes, [&o.strides]);
+    let b = base(o)?;
+    // SAFETY: the view was checked against its storage; runs write disjoint output elements.
+    unsafe {
+        plan.run([b], [size_of::<O>()], self_overlapping(o), |p, s, n| {
+            kernels::fill_run(n, p[0] as *mut O, s[0], &f);
+        })
+    };
+    Ok(())
+}
+
+/// `o[i] = f(a[i])` for same-shaped views.
+pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, f: impl Fn(A) -> O + Sync) -> Result<()> {
+    check_same(o, a)?;
+    if o.numel() == 0 {
+        return Ok(());
+    }
+    let plan = Plan::<2>::new(&o.sizes, [&o.strides, &a.strides]);
+    let bases = [base(o)?, base(a)?];
+    // SAFETY: both views were checked against their storages; runs write disjoint outputs.
+    unsafe {
+        plan.run(bases, [size_of::<O>(), size_of::<A>()], self_overlapping(o), |p, s, n| {
+            kernels::map1_run(n, p[0] as *mut O, s[0], p[1] as *const A, s[1], &f);
+        })
+    };
+    Ok(())
+}
+
+/// `o[i] = f(a[i], b[i])` for same-shaped views.
+pub fn map2<O: Scalar, A: Scalar, B: Scalar>(
+    o: &View<O>,
+    a: &View<A>,
+    b: &View<B>,
+    f: impl Fn(A, B) -> O + Sync,
+) -> Result<()> {
+    check_same(o, a)?;
+    check_same(o, b)?;
+    if o.numel() == 0 {
+        return Ok(());
+    }
+    let plan = Plan::<3>::new(&o.sizes, [&o.strides, &a.strides, &b.strides]);
+    let bases = [base(o)?, base(a)?, base(b)?];
+    // SAFETY: as in map1.
+    unsafe {
+        plan.run(bases, [size_of::<O>(), size_of::<A>(), size_of::<B>()], self_overlapping(o), |p, s, n| {
+            kernels::map2_run(n, p[0] as *mut O, s[0], p[1] as *const A, s[1], p[2] as *const B, s[2], &f);
+        })
+    };
+    Ok(())
+}
+
+/// `o[i] = f(a[i], b[i], c[i])` for same-shaped views.
+pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
+    o: &View<O>,
+    a: &View<A>,
+    b: &View<B>,
+    c: &View<C>,
+    f: impl Fn(A, B, C) -> O + Sync,
+) -> Result<()> {
+    check_same(o, a)?;
+    check_same(o, b)?;
+    check_same(o, c)?;
+    if o.numel() == 0 {
+        return Ok(());
+    }
+    let plan = Plan::<4>::new(&o.sizes, [&o.strides, &a.strides, &b.strides, &c.strides]);
+    let bases = [base(o)?, base(a)?, base(b)?, base(c)?];
+    let elem = [size_of::<O>(), size_of::<A>(), size_of::<B>(), size_of::<C>()];
+    // SAFETY: as in map1.
+    unsafe {
+        plan.run(bases, elem, self_overlapping(o), |p, s, n| {
+            kernels::map3_run(
+                n,
+                p[0] as *mut O,
+                s[0],
+                p[1] as *const A,
+                s[1],
+                p[2] as *const B,
+                s[2],
+                p[3] as *const C,
+                s[3],
+                &f,
+            );
+        })
+    };
+    Ok(())
+}
+
+/// True when `o` and `a` share a storage, are not the same view, and their element ranges meet:
+/// writing `o` could then change `a` before it is read.
+pub fn partial_overlap<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>) -> bool {
+    let (Some(so), Some(sa)) = (&o.storage, &a.storage) else { return false };
+    let po = crate::refcount::Rc::as_ptr(so) as *const u8;
+    let pa = crate::refcount::Rc::as_ptr(sa) as *const u8;
+    if !std::ptr::eq(po, pa) || o.numel() == 0 || a.numel() == 0 {
+        return false;
+    }
+    if o.offset == a.offset && o.sizes == a.sizes && o.strides == a.strides {
+        return false;
+    }
+    let span = |v: &[i64], s: &[i64], off: usize| {
+        let hi = off as i64 + v.iter().zip(s).map(|(&n, &t)| (n - 1) * t).sum::<i64>();
+        (off as i64, hi)
+    };
+    let (a0, a1) = span(&o.sizes, &o.strides, o.offset);
+    let (b0, b1) = span(&a.sizes, &a.strides, a.offset);
+    a0 <= b1 && b0 <= a1
+}
+
+/// `v` viewed with `shape` when its element count matches (TH's pairing of elements in
+/// row-major order): a reshaped view when contiguous, else a contiguous copy.
+fn reshaped<T: Scalar>(v: &View<T>, shape: &[i64]) -> Result<View<T>> {
+    if v.is_contiguous() {
+        let mut r = v.clone();
+        r.sizes = shape.to_vec();
+        r.strides = fill_strides(shape, None)?;
+        return Ok(r);
+    }
+    let c = View::contiguous(&v.sizes)?;
+    crate::tensor::copy(&c, v)?;
+    reshaped(&c, shape)
+}
+
+/// The common shape of the inputs and each input viewed at it: numpy broadcasting, or, when
+/// the shapes don't broadcast but all element counts are equal, TH's old rule (elements paired
+/// in row-major order, result shaped like the first input).
+pub fn broadcast_all<T: Scalar>(views: &[&View<T>]) -> Result<(Vec<i64>, Vec<View<T>>)> {
+    let mut shape: Vec<i64> = Vec::new();
+    let mut err = None;
+    for v in views {
+        match broadcast_shapes(&shape, &v.sizes) {
+            Ok(s) => shape = s,
+            Err(e) => {
+                err = Some(e);
+                break;
+            }
+        }
+    }
+    if let Some(e) = err {
+        let n = views[0].numel();
+        if views.iter().all(|v| v.numel() == n) {
+            let shape = views[0].sizes.clone();
+            let vs = views.iter().map(|v| reshaped(v, &shape)).collect::<Result<Vec<_>>>()?;
+            return Ok((shape, vs));
+        }
+        return Err(e);
+    }
+    let vs = views
+        .iter()
+        .map(|v| if v.sizes == shape { Ok((*v).clone()) } else { v.expand(&shape) })
+        .collect::<Result<_>>()?;
+    Ok((shape, vs))
+}
+
+/// TH's `resizeAs` for an output: kept (whatever its strides) when it already has `shape`,
+/// else resized to `shape`, contiguous.
+pub fn resize_out<T: Scalar>(r: &Tensor<T>, shape: &[i64]) -> Result<View<T>> {
+    let v = r.with_view(|v| if v.sizes == shape { Ok(v.clone()) } else { v.resize(shape, None) })?;
+    r.set_view(v.clone());
+    Ok(v)
+}
+
+/// Runs `compute(out)` into `r` resized to `shape`; when `r` partially overlaps one of
+/// `inputs`, computes into a temporary and copies it to `r` afterwards.
+fn into_output<O: Scalar>(
+    r: &Tensor<O>,
+    shape: &[i64],
+    overlaps: impl Fn(&View<O>) -> bool,
+    compute: impl FnOnce(&View<O>) -> Result<()>,
+) -> Result<()> {
+    let out = resize_out(r, shape)?;
+    if overlaps(&out) {
+        let tmp = View::contiguous(shape)?;
+        compute(&tmp)?;
+        return crate::tensor::copy(&out, &tmp);
+    }
+    compute(&out)
+}
+
+/// `r = f(a)` elementwise, `r` resized like `a`.
+pub fn pointwise1<O: Scalar, A: Scalar>(r: &Tensor<O>, a: &View<A>, f: impl Fn(A) -> O + Sync) -> Result<()> {
+    let shape = a.sizes.clone();
+    into_output(r, &shape, |o| partial_overlap(o, a), |o| map1(o, a, f))
+}
+
+/// `r = f(a, b)` elementwise with broadcasting, `r` resized to the common shape.
+pub fn pointwise2<O: Scalar, T: Scalar>(
+    r: &Tensor<O>,
+    a: &View<T>,
+    b: &View<T>,
+    f: impl Fn(T, T) -> O + Sync,
+) -> Result<()> {
+    let (shape, vs) = broadcast_all(&[a, b])?;
+    into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map2(o, &vs[0], &vs[1], f))
+}
+
+/// `r = f(a, b, c)` elementwise with broadcasting.
+pub fn pointwise3<O: Scalar, T: Scalar>(
+    r: &Tensor<O>,
+    a: &View<T>,
+    b: &View<T>,
+    c: &View<T>,
+    f: impl Fn(T, T, T) -> O + Sync,
+) -> Result<()> {
+    let (shape, vs) = broadcast_all(&[a, b, c])?;
+    into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map3(o, &vs[0], &vs[1], &vs[2], f))
+}

@@ -1,0 +1,330 @@
+//! Arithmetic over element types, with C's semantics: integers wrap, shift through unsigned,
+//! divide truncating (callers reject a zero divisor first); Half and BFloat16 compute in f32.
+//!
+//! `Num` is implemented for every dtype except Bool; `Float` for Float, Double, Half, BFloat16.
+
+use crate::dtype::Scalar;
+use half::{bf16, f16};
+
+/// Arithmetic on a numeric element type.
+pub trait Num: Scalar + PartialOrd {
+    const IS_FLOAT: bool;
+    fn zero() -> Self;
+    fn one() -> Self;
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    /// Integer types: `o` must not be 0 (callers check).
+    fn div(self, o: Self) -> Self;
+    /// C `fmod` / `%`: sign of the dividend. Integer types: `o != 0`.
+    fn fmod(self, o: Self) -> Self;
+    /// Python-style remainder: sign of the divisor (floats: `x - o*floor(x/o)`, NaN for 0).
+    fn remainder(self, o: Self) -> Self;
+    fn neg(self) -> Self;
+    fn abs(self) -> Self;
+    /// `self << o` (integers, through the unsigned type) or `self * 2^o` (floats).
+    fn shl(self, o: Self) -> Self;
+    /// `self >> o` (integers, logical, through the unsigned type) or `self / 2^o` (floats).
+    fn shr(self, o: Self) -> Self;
+    /// Bitwise ops (integer types; floats never reach them: callers return an error).
+    fn bitand(self, o: Self) -> Self;
+    fn bitor(self, o: Self) -> Self;
+    fn bitxor(self, o: Self) -> Self;
+    /// `pow(self, o)` computed in double (integers) or the float type, cast back.
+    fn pow(self, o: Self) -> Self;
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+    fn is_nan(self) -> bool;
+    /// Sum/product accumulation in TH's `accreal`.
+    fn to_acc(self) -> Self::Acc;
+    fn from_acc(a: Self::Acc) -> Self;
+    fn acc_add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    fn acc_mul(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    fn acc_to_f64(a: Self::Acc) -> f64;
+
+    fn is_zero(self) -> bool {
+        self == Self::zero()
+    }
+    /// max with NaN winning (TH).
+    fn max_nan(self, o: Self) -> Self {
+        if self.is_nan() || o.is_nan() {
+            if self.is_nan() { self } else { o }
+        } else if o > self {
+            o
+        } else {
+            self
+        }
+    }
+    /// min with NaN winning (TH).
+    fn min_nan(self, o: Self) -> Self {
+        if self.is_nan() || o.is_nan() {
+            if self.is_nan() { self } else { o }
+        } else if o < self {
+            o
+        } else {
+            self
+        }
+    }
+    /// -1, 0 or 1 (NaN stays NaN; unsigned: 0 or 1).
+    fn sign(self) -> Self {
+        if self > Self::zero() {
+            Self::one()
+        } else if self < Self::zero() {
+            Self::one().neg()
+        } else {
+            self
+        }
+    }
+}
+
+macro_rules! int_num {
+    ($($T:ty => $U:ty),*) => {$(
+        impl Num for $T {
+            const IS_FLOAT: bool = false;
+            #[inline(always)] fn zero() -> Self { 0 }
+            #[inline(always)] fn one() -> Self { 1 }
+            #[inline(always)] fn add(self, o: Self) -> Self { self.wrapping_add(o) }
+            #[inline(always)] fn sub(self, o: Self) -> Self { self.wrapping_sub(o) }
+            #[inline(always)] fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
+            #[inline(always)] fn div(self, o: Self) -> Self { if o == 0 { 0 } else { self.wrapping_div(o) } }
+            #[inline(always)] fn fmod(self, o: Self) -> Self { if o == 0 { 0 } else { self.wrapping_rem(o) } }
+            #[inline(always)]
+            #[allow(unused_comparisons)] // unsigned types: the sign test is always false
+            fn remainder(self, o: Self) -> Self {
+                if o == 0 { return 0; }
+                let r = self.wrapping_rem(o);
+                if r != 0 && ((r < 0) != (o < 0)) { r.wrapping_add(o) } else { r }
+            }
+            #[inline(always)] fn neg(self) -> Self { self.wrapping_neg() }
+            #[inline(always)] fn abs(self) -> Self { if self < Self::zero() { self.wrapping_neg() } else { self } }
+            #[inline(always)] fn shl(self, o: Self) -> Self { (self as $U).wrapping_shl(o as u32) as $T }
+            #[inline(always)] fn shr(self, o: Self) -> Self { (self as $U).wrapping_shr(o as u32) as $T }
+            #[inline(always)] fn bitand(self, o: Self) -> Self { self & o }
+            #[inline(always)] fn bitor(self, o: Self) -> Self { self | o }
+            #[inline(always)] fn bitxor(self, o: Self) -> Self { self ^ o }
+            #[inline(always)] fn pow(self, o: Self) -> Self { (self as f64).powf(o as f64) as $T }
+            #[inline(always)] fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)] fn from_f64(v: f64) -> Self { v as $T }
+            #[inline(always)] fn is_nan(self) -> bool { false }
+            #[inline(always)] fn to_acc(self) -> i64 { self as i64 }
+            #[inline(always)] fn from_acc(a: i64) -> Self { a as $T }
+            #[inline(always)] fn acc_add(a: i64, b: i64) -> i64 { a.wrapping_add(b) }
+            #[inline(always)] fn acc_mul(a: i64, b: i64) -> i64 { a.wrapping_mul(b) }
+            #[inline(always)] fn acc_to_f64(a: i64) -> f64 { a as f64 }
+        }
+    )*};
+}
+int_num!(u8 => u8, i8 => u8, i16 => u16, i32 => u32, i64 => u64);
+
+macro_rules! float_num {
+    ($($T:ty),*) => {$(
+        impl Num for $T {
+            const IS_FLOAT: bool = true;
+            #[inline(always)] fn zero() -> Self { 0.0 }
+            #[inline(always)] fn one() -> Self { 1.0 }
+            #[inline(always)] fn add(self, o: Self) -> Self { self + o }
+            #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
+            #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
+            #[inline(always)] fn div(self, o: Self) -> Self { self / o }
+            #[inline(always)] fn fmod(self, o: Self) -> Self { self % o }
+            #[inline(always)]
+            fn remainder(self, o: Self) -> Self {
+                if o == 0.0 { <$T>::NAN } else { self - o * (self / o).floor() }
+            }
+            #[inline(always)] fn neg(self) -> Self { -self }
+            #[inline(always)] fn abs(self) -> Self { self.abs() }
+            #[inline(always)] fn shl(self, o: Self) -> Self { self * (2.0 as $T).powf(o) }
+            #[inline(always)] fn shr(self, o: Self) -> Self { self / (2.0 as $T).powf(o) }
+            #[inline(always)] fn bitand(self, _o: Self) -> Self { <$T>::NAN }
+            #[inline(always)] fn bitor(self, _o: Self) -> Self { <$T>::NAN }
+            #[inline(always)] fn bitxor(self, _o: Self) -> Self { <$T>::NAN }
+            #[inline(always)] fn pow(self, o: Self) -> Self { self.powf(o) }
+            #[inline(always)] fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)] fn from_f64(v: f64) -> Self { v as $T }
+            #[inline(always)] fn is_nan(self) -> bool { self.is_nan() }
+            #[inline(always)] fn to_acc(self) -> f64 { self as f64 }
+            #[inline(always)] fn from_acc(a: f64) -> Self { a as $T }
+            #[inline(always)] fn acc_add(a: f64, b: f64) -> f64 { a + b }
+            #[inline(always)] fn acc_mul(a: f64, b: f64) -> f64 { a * b }
+            #[inline(always)] fn acc_to_f64(a: f64) -> f64 { a }
+        }
+    )*};
+}
+float_num!(f32, f64);
+
+macro_rules! half_num {
+    ($($T:ty),*) => {$(
+        impl Num for $T {
+            const IS_FLOAT: bool = true;
+            #[inline(always)] fn zero() -> Self { <$T>::ZERO }
+            #[inline(always)] fn one() -> Self { <$T>::ONE }
+            #[inline(always)] fn add(self, o: Self) -> Self { <$T>::from_f32(self.to_f32() + o.to_f32()) }
+            #[inline(always)] fn sub(self, o: Self) -> Self { <$T>::from_f32(self.to_f32() - o.to_f32()) }
+            #[inline(always)] fn mul(self, o: Self) -> Self { <$T>::from_f32(self.to_f32() * o.to_f32()) }
+            #[inline(always)] fn div(self, o: Self) -> Self { <$T>::from_f32(self.to_f32() / o.to_f32()) }
+            #[inline(always)] fn fmod(self, o: Self) -> Self { <$T>::from_f32(self.to_f32() % o.to_f32()) }
+            #[inline(always)] fn remainder(self, o: Self) -> Self { <$T>::from_f32(self.to_f32().remainder(o.to_f32())) }
+            #[inline(always)] fn neg(self) -> Self { -self }
+            #[inline(always)] fn abs(self) -> Self { <$T>::from_bits(self.to_bits() & 0x7fff) }
+            #[inline(always)] fn shl(self, o: Self) -> Self { <$T>::from_f32(self.to_f32().shl(o.to_f32())) }
+            #[inline(always)] fn shr(self, o: Self) -> Self { <$T>::from_f32(self.to_f32().shr(o.to_f32())) }
+            #[inline(always)] fn bitand(self, _o: Self) -> Self { <$T>::NAN }
+            #[inline(always)] fn bitor(self, _o: Self) -> Self { <$T>::NAN }
+            #[inline(always)] fn bitxor(self, _o: Self) -> Self { <$T>::NAN }
+            #[inline(always)] fn pow(self, o: Self) -> Self { <$T>::from_f32(self.to_f32().powf(o.to_f32())) }
+            #[inline(always)] fn to_f64(self) -> f64 { self.to_f64() }
+            #[inline(always)] fn from_f64(v: f64) -> Self { <$T>::from_f64(v) }
+            #[inline(always)] fn is_nan(self) -> bool { self.is_nan() }
+            #[inline(always)] fn to_acc(self) -> f32 { self.to_f32() }
+            #[inline(always)] fn from_acc(a: f32) -> Self { <$T>::from_f32(a) }
+            #[inline(always)] fn acc_add(a: f32, b: f32) -> f32 { a + b }
+            #[inline(always)] fn acc_mul(a: f32, b: f32) -> f32 { a * b }
+            #[inline(always)] fn acc_to_f64(a: f32) -> f64 { a as f64 }
+        }
+    )*};
+}
+half_num!(f16, bf16);
+
+/// A float type computed natively (f32, f64): the libm-style functions TH's float math uses.
+pub trait Real: Copy + Send + Sync + 'static {
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn ln_1p(self) -> Self;
+    fn lgamma(self) -> Self;
+    fn cos(self) -> Self;
+    fn acos(self) -> Self;
+    fn cosh(self) -> Self;
+    fn sin(self) -> Self;
+    fn asin(self) -> Self;
+    fn sinh(self) -> Self;
+    fn tan(self) -> Self;
+    fn atan(self) -> Self;
+    fn atan2(self, o: Self) -> Self;
+    fn tanh(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn ceil(self) -> Self;
+    fn floor(self) -> Self;
+    fn round(self) -> Self;
+    fn trunc(self) -> Self;
+    fn powf(self, o: Self) -> Self;
+    fn recip(self) -> Self;
+}
+
+macro_rules! real_impl {
+    ($($T:ty, $lgamma:ident);*) => {$(
+        impl Real for $T {
+            #[inline(always)] fn exp(self) -> Self { <$T>::exp(self) }
+            #[inline(always)] fn ln(self) -> Self { <$T>::ln(self) }
+            #[inline(always)] fn ln_1p(self) -> Self { <$T>::ln_1p(self) }
+            #[inline(always)]
+            fn lgamma(self) -> Self {
+                let mut sign = 0;
+                // SAFETY: libm's reentrant lgamma writes the sign through the pointer.
+                unsafe { $lgamma(self, &mut sign) }
+            }
+            #[inline(always)] fn cos(self) -> Self { <$T>::cos(self) }
+            #[inline(always)] fn acos(self) -> Self { <$T>::acos(self) }
+            #[inline(always)] fn cosh(self) -> Self { <$T>::cosh(self) }
+            #[inline(always)] fn sin(self) -> Self { <$T>::sin(self) }
+            #[inline(always)] fn asin(self) -> Self { <$T>::asin(self) }
+            #[inline(always)] fn sinh(self) -> Self { <$T>::sinh(self) }
+            #[inline(always)] fn tan(self) -> Self { <$T>::tan(self) }
+            #[inline(always)] fn atan(self) -> Self { <$T>::atan(self) }
+            #[inline(always)] fn atan2(self, o: Self) -> Self { <$T>::atan2(self, o) }
+            #[inline(always)] fn tanh(self) -> Self { <$T>::tanh(self) }
+            #[inline(always)] fn sqrt(self) -> Self { <$T>::sqrt(self) }
+            #[inline(always)] fn ceil(self) -> Self { <$T>::ceil(self) }
+            #[inline(always)] fn floor(self) -> Self { <$T>::floor(self) }
+            #[inline(always)] fn round(self) -> Self { <$T>::round(self) }
+            #[inline(always)] fn trunc(self) -> Self { <$T>::trunc(self) }
+            #[inline(always)] fn powf(self, o: Self) -> Self { <$T>::powf(self, o) }
+            #[inline(always)] fn recip(self) -> Self { 1.0 / self }
+        }
+    )*};
+}
+// The reentrant lgamma of the C library (POSIX; the plain one writes a global).
+unsafe extern "C" {
+    fn lgammaf_r(x: f32, sign: *mut i32) -> f32;
+    fn lgamma_r(x: f64, sign: *mut i32) -> f64;
+}
+
+real_impl!(f32, lgammaf_r; f64, lgamma_r);
+
+/// A floating-point element type: computes in `Self::R` (f32 for Half/BFloat16).
+pub trait Float: Num {
+    type R: Real + Num;
+    fn to_r(self) -> Self::R;
+    fn from_r(r: Self::R) -> Self;
+}
+
+impl Float for f32 {
+    type R = f32;
+    #[inline(always)]
+    fn to_r(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn from_r(r: f32) -> Self {
+        r
+    }
+}
+impl Float for f64 {
+    type R = f64;
+    #[inline(always)]
+    fn to_r(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn from_r(r: f64) -> Self {
+        r
+    }
+}
+impl Float for f16 {
+    type R = f32;
+    #[inline(always)]
+    fn to_r(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn from_r(r: f32) -> Self {
+        f16::from_f32(r)
+    }
+}
+impl Float for bf16 {
+    type R = f32;
+    #[inline(always)]
+    fn to_r(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn from_r(r: f32) -> Self {
+        bf16::from_f32(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_semantics() {
+        assert_eq!((-7i32).div(2), -3);
+        assert_eq!((-7i32).fmod(2), -1);
+        assert_eq!((-7i32).remainder(2), 1);
+        assert_eq!(7i32.remainder(-2), -1);
+        assert_eq!((-7.5f64).remainder(2.0), 0.5);
+        assert!(1.0f32.remainder(0.0).is_nan());
+        assert_eq!(200u8.add(100), 44);
+        assert_eq!((-1i8).shr(1), 127);
+        assert_eq!(1i16.shl(15), i16::MIN);
+        assert_eq!(3.0f32.shl(2.0), 12.0);
+        assert_eq!(2i64.pow(10), 1024);
+        assert!(f32::NAN.max_nan(1.0).is_nan());
+        assert!(1.0f64.min_nan(f64::NAN).is_nan());
+        assert_eq!((-3i32).sign(), -1);
+        assert_eq!(f16::from_f32(1.5).add(f16::from_f32(2.0)), f16::from_f32(3.5));
+        assert_eq!(f16::from_f32(-2.0).abs(), f16::from_f32(2.0));
+        assert_eq!(2.0f64.lgamma(), 0.0);
+        assert!((0.5f32.lgamma() - 0.572_364_9).abs() < 1e-6);
+    }
+}
