@@ -104,8 +104,11 @@ fn header_compiles_as_cpp() {
     let dir = lib_dir().join("cxx-check");
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("header.cpp");
-    std::fs::write(&src, "#include <TH/TH.h>\nint main() { THFloatTensor *t = THFloatTensor_new(); THFloatTensor_free(t); return 0; }\n")
-        .unwrap();
+    std::fs::write(
+        &src,
+        "#include <TH/TH.h>\nint main() { THFloatTensor *t = THFloatTensor_new(); THFloatTensor_free(t); return 0; }\n",
+    )
+    .unwrap();
     let lib = lib_dir();
     let st = Command::new(compiler(true))
         .args(["-std=c++11", "-Wall", "-Wextra", "-Werror"])
