@@ -10,7 +10,10 @@
 
 pub mod allocator;
 pub mod general;
+pub mod index;
 pub mod math;
+pub mod random;
+pub mod reduce;
 pub mod storage;
 pub mod tensor;
 

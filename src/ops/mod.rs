@@ -7,7 +7,10 @@
 
 pub mod arith;
 pub mod kernels;
+pub mod index;
 pub mod num;
+pub mod random;
+pub mod reduce;
 
 use crate::apply::Plan;
 use crate::dtype::Scalar;

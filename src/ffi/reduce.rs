@@ -1,0 +1,1 @@
+//! (filled in by the reduce work; see issue 3)

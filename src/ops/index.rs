@@ -1,0 +1,1 @@
+//! (filled in by the index work; see issue 3)

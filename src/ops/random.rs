@@ -1,0 +1,1 @@
+//! (filled in by the random work; see issue 3)
