@@ -239,8 +239,10 @@ impl Allocator {
             // SAFETY: distinct blocks, both at least min(old, new) bytes.
             unsafe { ptr::copy_nonoverlapping(p, q, old.min(new)) };
         }
-        // SAFETY: p came from this allocator.
-        unsafe { self.free(p) };
+        if !p.is_null() {
+            // SAFETY: p came from this allocator.
+            unsafe { self.free(p) };
+        }
         Ok(q)
     }
 

@@ -277,7 +277,8 @@ impl<T: Scalar> Storage<T> {
             .at_arg(2));
         }
         let dp = b.ptr as *mut T;
-        if std::any::TypeId::of::<T>() == std::any::TypeId::of::<U>() {
+        // Same dtype: a plain copy (Bool goes through `cast`, which stores 0/1 for any byte).
+        if std::any::TypeId::of::<T>() == std::any::TypeId::of::<U>() && T::DTYPE != crate::dtype::DType::Bool {
             if sn > 0 {
                 // SAFETY: both buffers hold sn elements; `copy` allows them to be the same.
                 unsafe { ptr::copy(sp as *const T, dp, sn) };

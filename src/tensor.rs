@@ -564,8 +564,9 @@ pub fn copy<D: Scalar, S: Scalar>(dst: &View<D>, src: &View<S>) -> Result<()> {
         .at_arg(2));
     }
     let (Some(dp), Some(sp)) = (dst.host_ptr()?, src.host_ptr()?) else { return Ok(()) };
-    let same_type = std::any::TypeId::of::<D>() == std::any::TypeId::of::<S>();
-    let same_storage = same_type
+    // Same dtype copies bytes; Bool goes through `cast` so every stored byte becomes 0 or 1.
+    let same_type = std::any::TypeId::of::<D>() == std::any::TypeId::of::<S>() && D::DTYPE != crate::dtype::DType::Bool;
+    let same_storage = std::any::TypeId::of::<D>() == std::any::TypeId::of::<S>()
         && match (&dst.storage, &src.storage) {
             (Some(a), Some(b)) => std::ptr::eq(Rc::as_ptr(a) as *const u8, Rc::as_ptr(b) as *const u8),
             _ => false,

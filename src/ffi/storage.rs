@@ -210,6 +210,10 @@ macro_rules! storage_api {
                 // SAFETY: handles from the caller.
                 let (a, b) = unsafe { (obj(storage1, 1)?, obj(storage2, 2)?) };
                 a.swap(b);
+                // TH_STORAGE_REFCOUNTED is a flag like the others (kept on the refcount).
+                let (ra, rb) = (a.is_refcounted(), b.is_refcounted());
+                a.set_refcounted(rb);
+                b.set_refcounted(ra);
                 Ok(())
             }
         }
