@@ -149,6 +149,22 @@ macro_rules! float_scalar {
 }
 float_scalar!(f32 => Float, f64; f64 => Double, f64);
 
+/// `x` rounded to f32 with round-to-odd: exact values stay, inexact ones are truncated toward
+/// zero and get their last mantissa bit set. Rounding that result once more to a format with at
+/// most 11 significant bits (f16, bf16) then equals rounding `x` directly (f32 has 24 >= 2*11+2
+/// bits), so f64 -> f16/bf16 is a single correct rounding, as C's cast is.
+pub fn f64_to_f32_round_odd(x: f64) -> f32 {
+    let f = x as f32;
+    if (f as f64) == x || x.is_nan() {
+        return f;
+    }
+    let mut bits = f.to_bits();
+    if (f as f64).abs() > x.abs() {
+        bits -= 1; // one step toward zero (also turns an overflowed inf into f32::MAX)
+    }
+    f32::from_bits(bits | 1)
+}
+
 macro_rules! half_scalar {
     ($($T:ty => $D:ident),*) => {$(
         impl sealed::Sealed for $T {}
@@ -159,7 +175,8 @@ macro_rules! half_scalar {
             fn to_prim(self) -> Prim { Prim::F(self.to_f64()) }
             #[inline]
             fn from_prim(p: Prim) -> Self {
-                match p { Prim::I(v) => <$T>::from_f64(v as f64), Prim::F(v) => <$T>::from_f64(v) }
+                let v = match p { Prim::I(v) => v as f64, Prim::F(v) => v };
+                <$T>::from_f32(f64_to_f32_round_odd(v))
             }
         }
     )*};
@@ -200,6 +217,13 @@ mod tests {
         assert_eq!(0.5f32.cast::<Bool>(), Bool(1));
         assert_eq!(0i8.cast::<Bool>(), Bool(0));
         assert_eq!(16_777_217i64.cast::<f32>(), 16_777_216.0);
+        // one rounding from double (the half crate's own f64 path rounds twice)
+        assert_eq!((1.0 + 2f64.powi(-11) + 2f64.powi(-40)).cast::<f16>().to_bits(), 0x3C01);
+        assert_eq!((1.0 + 2f64.powi(-8) + 2f64.powi(-40)).cast::<bf16>().to_bits(), 0x3F81);
+        assert_eq!((1.0 + 2f64.powi(-11)).cast::<f16>().to_bits(), 0x3C00); // tie: to even
+        assert_eq!(1e300f64.cast::<f16>(), f16::INFINITY);
+        assert_eq!((-1e300f64).cast::<bf16>(), bf16::NEG_INFINITY);
+        assert!(f64::NAN.cast::<f16>().is_nan());
     }
 
     #[test]

@@ -45,6 +45,30 @@ pub enum THErrorCode {
 
 pub use THErrorCode as Code;
 
+impl THErrorCode {
+    /// The code with this value, if any.
+    pub fn from_int(v: c_int) -> Option<Self> {
+        use THErrorCode::*;
+        [
+            TH_OK,
+            TH_ERR_NULL_ARG,
+            TH_ERR_INVALID_ARG,
+            TH_ERR_SIZE,
+            TH_ERR_INDEX,
+            TH_ERR_DTYPE,
+            TH_ERR_ALLOC,
+            TH_ERR_NO_CUDA,
+            TH_ERR_CUDA,
+            TH_ERR_IO,
+            TH_ERR_INTERNAL,
+            TH_ERR_PANIC,
+            TH_ERR_USER,
+        ]
+        .into_iter()
+        .find(|&c| c as c_int == v)
+    }
+}
+
 /// A core error: a code, a message, and (for argument errors) the 1-based position of the
 /// offending argument of the C function, as TH's `THArgCheck` reports it.
 #[derive(Clone, Debug, PartialEq)]

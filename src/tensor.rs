@@ -211,7 +211,16 @@ impl<T: Scalar> View<T> {
         let storage = match storage {
             Some(s) => {
                 if need > s.len() {
-                    s.resize(need)?;
+                    s.resize(need).map_err(|e| Error {
+                        msg: format!(
+                            "size {} at offset {offset} needs {need} elements but the storage has {} ({})",
+                            size_desc(&sizes),
+                            s.len(),
+                            e.msg
+                        ),
+                        arg: None,
+                        ..e
+                    })?;
                 }
                 Some(s)
             }
@@ -325,7 +334,7 @@ impl<T: Scalar> View<T> {
 
     pub fn select(&self, dim: i32, index: i64) -> Result<Self> {
         if self.ndim() <= 1 {
-            return Err(Error::index("cannot select on a vector").at_arg(1));
+            return Err(Error::index("cannot select on a vector").at_arg(2));
         }
         let d = check_dim(dim, self.ndim(), 3)?;
         let n = self.sizes[d];
@@ -350,7 +359,7 @@ impl<T: Scalar> View<T> {
 
     pub fn unfold(&self, dim: i32, size: i64, step: i64) -> Result<Self> {
         if self.ndim() == 0 {
-            return Err(Error::index("cannot unfold an empty tensor").at_arg(1));
+            return Err(Error::index("cannot unfold an empty tensor").at_arg(2));
         }
         let d = check_dim(dim, self.ndim(), 3)?;
         if size <= 0 || size > self.sizes[d] {

@@ -59,6 +59,9 @@ fn run(exe: &Path) -> (bool, String) {
         Command::new(exe)
     };
     cmd.env("TH_TEST_TMPDIR", std::env::temp_dir());
+    // cargo puts target/<profile> (with a possibly stale libth.so from the last `cargo build`)
+    // on LD_LIBRARY_PATH, which outranks the RUNPATH: point it at this run's library.
+    cmd.env("LD_LIBRARY_PATH", lib_dir());
     let out = cmd.output().expect("run the C test");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.success(), text)
@@ -123,5 +126,5 @@ fn header_compiles_as_cpp() {
         .status()
         .expect("run the C++ compiler");
     assert!(st.success(), "the header does not compile as C++");
-    assert!(Command::new(dir.join("header")).status().unwrap().success());
+    assert!(Command::new(dir.join("header")).env("LD_LIBRARY_PATH", lib_dir()).status().unwrap().success());
 }

@@ -6535,7 +6535,7 @@ struct THByteTensor *THByteTensor_newWithStorage(struct THByteStorage *storage,
                                                  struct THLongStorage *stride);
 
 /**
- * 1-d `newWithStorage` (a size <= 0 ends the dimension list, as in TH).
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
  */
 struct THByteTensor *THByteTensor_newWithStorage1d(struct THByteStorage *storage,
                                                    ptrdiff_t storage_offset,
@@ -6585,7 +6585,7 @@ struct THByteTensor *THByteTensor_newWithSize(struct THLongStorage *size,
                                               struct THLongStorage *stride);
 
 /**
- * A new contiguous 1-d tensor (uninitialised; size <= 0 gives an empty tensor).
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
  */
 struct THByteTensor *THByteTensor_newWithSize1d(int64_t size0);
 
@@ -7095,7 +7095,7 @@ struct THCharTensor *THCharTensor_newWithStorage(struct THCharStorage *storage,
                                                  struct THLongStorage *stride);
 
 /**
- * 1-d `newWithStorage` (a size <= 0 ends the dimension list, as in TH).
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
  */
 struct THCharTensor *THCharTensor_newWithStorage1d(struct THCharStorage *storage,
                                                    ptrdiff_t storage_offset,
@@ -7145,7 +7145,7 @@ struct THCharTensor *THCharTensor_newWithSize(struct THLongStorage *size,
                                               struct THLongStorage *stride);
 
 /**
- * A new contiguous 1-d tensor (uninitialised; size <= 0 gives an empty tensor).
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
  */
 struct THCharTensor *THCharTensor_newWithSize1d(int64_t size0);
 
@@ -7655,7 +7655,7 @@ struct THShortTensor *THShortTensor_newWithStorage(struct THShortStorage *storag
                                                    struct THLongStorage *stride);
 
 /**
- * 1-d `newWithStorage` (a size <= 0 ends the dimension list, as in TH).
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
  */
 struct THShortTensor *THShortTensor_newWithStorage1d(struct THShortStorage *storage,
                                                      ptrdiff_t storage_offset,
@@ -7705,7 +7705,7 @@ struct THShortTensor *THShortTensor_newWithSize(struct THLongStorage *size,
                                                 struct THLongStorage *stride);
 
 /**
- * A new contiguous 1-d tensor (uninitialised; size <= 0 gives an empty tensor).
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
  */
 struct THShortTensor *THShortTensor_newWithSize1d(int64_t size0);
 
@@ -8218,7 +8218,7 @@ struct THIntTensor *THIntTensor_newWithStorage(struct THIntStorage *storage,
                                                struct THLongStorage *stride);
 
 /**
- * 1-d `newWithStorage` (a size <= 0 ends the dimension list, as in TH).
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
  */
 struct THIntTensor *THIntTensor_newWithStorage1d(struct THIntStorage *storage,
                                                  ptrdiff_t storage_offset,
@@ -8268,7 +8268,7 @@ struct THIntTensor *THIntTensor_newWithSize(struct THLongStorage *size,
                                             struct THLongStorage *stride);
 
 /**
- * A new contiguous 1-d tensor (uninitialised; size <= 0 gives an empty tensor).
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
  */
 struct THIntTensor *THIntTensor_newWithSize1d(int64_t size0);
 
@@ -8774,7 +8774,7 @@ struct THLongTensor *THLongTensor_newWithStorage(struct THLongStorage *storage,
                                                  struct THLongStorage *stride);
 
 /**
- * 1-d `newWithStorage` (a size <= 0 ends the dimension list, as in TH).
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
  */
 struct THLongTensor *THLongTensor_newWithStorage1d(struct THLongStorage *storage,
                                                    ptrdiff_t storage_offset,
@@ -8824,7 +8824,7 @@ struct THLongTensor *THLongTensor_newWithSize(struct THLongStorage *size,
                                               struct THLongStorage *stride);
 
 /**
- * A new contiguous 1-d tensor (uninitialised; size <= 0 gives an empty tensor).
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
  */
 struct THLongTensor *THLongTensor_newWithSize1d(int64_t size0);
 
@@ -9334,7 +9334,7 @@ struct THFloatTensor *THFloatTensor_newWithStorage(struct THFloatStorage *storag
                                                    struct THLongStorage *stride);
 
 /**
- * 1-d `newWithStorage` (a size <= 0 ends the dimension list, as in TH).
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
  */
 struct THFloatTensor *THFloatTensor_newWithStorage1d(struct THFloatStorage *storage,
                                                      ptrdiff_t storage_offset,
@@ -9384,7 +9384,7 @@ struct THFloatTensor *THFloatTensor_newWithSize(struct THLongStorage *size,
                                                 struct THLongStorage *stride);
 
 /**
- * A new contiguous 1-d tensor (uninitialised; size <= 0 gives an empty tensor).
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
  */
 struct THFloatTensor *THFloatTensor_newWithSize1d(int64_t size0);
 
@@ -9897,7 +9897,7 @@ struct THDoubleTensor *THDoubleTensor_newWithStorage(struct THDoubleStorage *sto
                                                      struct THLongStorage *stride);
 
 /**
- * 1-d `newWithStorage` (a size <= 0 ends the dimension list, as in TH).
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
  */
 struct THDoubleTensor *THDoubleTensor_newWithStorage1d(struct THDoubleStorage *storage,
                                                        ptrdiff_t storage_offset,
@@ -9947,7 +9947,7 @@ struct THDoubleTensor *THDoubleTensor_newWithSize(struct THLongStorage *size,
                                                   struct THLongStorage *stride);
 
 /**
- * A new contiguous 1-d tensor (uninitialised; size <= 0 gives an empty tensor).
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
  */
 struct THDoubleTensor *THDoubleTensor_newWithSize1d(int64_t size0);
 
@@ -10466,7 +10466,7 @@ struct THHalfTensor *THHalfTensor_newWithStorage(struct THHalfStorage *storage,
                                                  struct THLongStorage *stride);
 
 /**
- * 1-d `newWithStorage` (a size <= 0 ends the dimension list, as in TH).
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
  */
 struct THHalfTensor *THHalfTensor_newWithStorage1d(struct THHalfStorage *storage,
                                                    ptrdiff_t storage_offset,
@@ -10516,7 +10516,7 @@ struct THHalfTensor *THHalfTensor_newWithSize(struct THLongStorage *size,
                                               struct THLongStorage *stride);
 
 /**
- * A new contiguous 1-d tensor (uninitialised; size <= 0 gives an empty tensor).
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
  */
 struct THHalfTensor *THHalfTensor_newWithSize1d(int64_t size0);
 
@@ -11029,7 +11029,7 @@ struct THBFloat16Tensor *THBFloat16Tensor_newWithStorage(struct THBFloat16Storag
                                                          struct THLongStorage *stride);
 
 /**
- * 1-d `newWithStorage` (a size <= 0 ends the dimension list, as in TH).
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
  */
 struct THBFloat16Tensor *THBFloat16Tensor_newWithStorage1d(struct THBFloat16Storage *storage,
                                                            ptrdiff_t storage_offset,
@@ -11079,7 +11079,7 @@ struct THBFloat16Tensor *THBFloat16Tensor_newWithSize(struct THLongStorage *size
                                                       struct THLongStorage *stride);
 
 /**
- * A new contiguous 1-d tensor (uninitialised; size <= 0 gives an empty tensor).
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
  */
 struct THBFloat16Tensor *THBFloat16Tensor_newWithSize1d(int64_t size0);
 
@@ -11608,7 +11608,7 @@ struct THBoolTensor *THBoolTensor_newWithStorage(struct THBoolStorage *storage,
                                                  struct THLongStorage *stride);
 
 /**
- * 1-d `newWithStorage` (a size <= 0 ends the dimension list, as in TH).
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
  */
 struct THBoolTensor *THBoolTensor_newWithStorage1d(struct THBoolStorage *storage,
                                                    ptrdiff_t storage_offset,
@@ -11658,7 +11658,7 @@ struct THBoolTensor *THBoolTensor_newWithSize(struct THLongStorage *size,
                                               struct THLongStorage *stride);
 
 /**
- * A new contiguous 1-d tensor (uninitialised; size <= 0 gives an empty tensor).
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
  */
 struct THBoolTensor *THBoolTensor_newWithSize1d(int64_t size0);
 

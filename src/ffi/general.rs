@@ -99,11 +99,7 @@ pub unsafe extern "C" fn THReportError(code: c_int, arg_number: c_int, msg: *con
         // SAFETY: caller contract.
         unsafe { CStr::from_ptr(msg) }.to_string_lossy().into_owned()
     };
-    let code = if code == THErrorCode::TH_ERR_USER as c_int {
-        THErrorCode::TH_ERR_USER
-    } else {
-        THErrorCode::TH_ERR_INVALID_ARG
-    };
+    let code = THErrorCode::from_int(code).filter(|&c| c != THErrorCode::TH_OK).unwrap_or(THErrorCode::TH_ERR_USER);
     let mut e = Error::new(code, text);
     if arg_number > 0 {
         e = e.at_arg(arg_number as u32);

@@ -63,13 +63,24 @@ unsafe fn size_stride(
     Ok((sz, st))
 }
 
+/// View errors carry positions of the in-place form `(self, src, dim, ...)`; the `new*` forms
+/// drop `self`, so every position moves down by one.
+fn shift_arg(e: Error) -> Error {
+    Error { arg: e.arg.map(|a| a.saturating_sub(1).max(1)), ..e }
+}
+
+/// A storage that is too small and not resizable is the storage argument's fault (at `pos`).
+fn blame_storage(e: Error, pos: u32) -> Error {
+    if e.code == crate::error::Code::TH_ERR_INVALID_ARG { e.at_arg(pos) } else { e }
+}
+
 fn new_on_storage<T: Scalar>(
     st: Option<Rc<Storage<T>>>,
     offset: isize,
     sizes: &[i64],
     strides: Option<&[i64]>,
 ) -> Result<Rc<Tensor<T>>> {
-    Ok(Tensor::new(View::on_storage(st, offset, sizes, strides)?))
+    Ok(Tensor::new(View::on_storage(st, offset, sizes, strides).map_err(|e| blame_storage(e, 1))?))
 }
 
 fn set_storage<T: Scalar>(
@@ -79,7 +90,7 @@ fn set_storage<T: Scalar>(
     sizes: &[i64],
     strides: Option<&[i64]>,
 ) -> Result<()> {
-    t.set_view(View::on_storage(st, offset, sizes, strides)?);
+    t.set_view(View::on_storage(st, offset, sizes, strides).map_err(|e| blame_storage(e, 2))?);
     Ok(())
 }
 
@@ -248,7 +259,7 @@ macro_rules! tensor_api {
             }
         }
         th_fn! {
-            /// 1-d `newWithStorage` (a size <= 0 ends the dimension list, as in TH).
+            /// 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
             fn [<TH $R Tensor_newWithStorage1d>](storage: *mut [<TH $R Storage>], storage_offset: isize, size0: i64, stride0: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 // SAFETY: a handle from the caller.
                 let st = unsafe { opt_storage(storage, 1)? };
@@ -288,7 +299,7 @@ macro_rules! tensor_api {
             }
         }
         th_fn! {
-            /// A new contiguous 1-d tensor (uninitialised; size <= 0 gives an empty tensor).
+            /// A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
             fn [<TH $R Tensor_newWithSize1d>](size0: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 Ok(into_handle(new_on_storage::<$T>(None, 0, &[size0], None)?))
             }
@@ -336,7 +347,7 @@ macro_rules! tensor_api {
             /// A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
             fn [<TH $R Tensor_newSelect>](tensor: *mut [<TH $R Tensor>], dimension: c_int, slice_index: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 // SAFETY: a handle from the caller.
-                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.select(dimension, slice_index)).map_err(|e| Error { arg: e.arg.map(|a| a - 1), ..e })?;
+                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.select(dimension, slice_index)).map_err(shift_arg)?;
                 Ok(into_handle(Tensor::new(v)))
             }
         }
@@ -344,7 +355,7 @@ macro_rules! tensor_api {
             /// A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
             fn [<TH $R Tensor_newNarrow>](tensor: *mut [<TH $R Tensor>], dimension: c_int, first_index: i64, size: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 // SAFETY: a handle from the caller.
-                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.narrow(dimension, first_index, size)).map_err(|e| Error { arg: e.arg.map(|a| a - 1), ..e })?;
+                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.narrow(dimension, first_index, size)).map_err(shift_arg)?;
                 Ok(into_handle(Tensor::new(v)))
             }
         }
@@ -352,7 +363,7 @@ macro_rules! tensor_api {
             /// A new view (+1) with two dimensions swapped.
             fn [<TH $R Tensor_newTranspose>](tensor: *mut [<TH $R Tensor>], dimension1: c_int, dimension2: c_int) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 // SAFETY: a handle from the caller.
-                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.transpose(dimension1, dimension2)).map_err(|e| Error { arg: e.arg.map(|a| a - 1), ..e })?;
+                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.transpose(dimension1, dimension2)).map_err(shift_arg)?;
                 Ok(into_handle(Tensor::new(v)))
             }
         }
@@ -360,7 +371,7 @@ macro_rules! tensor_api {
             /// A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
             fn [<TH $R Tensor_newUnfold>](tensor: *mut [<TH $R Tensor>], dimension: c_int, size: i64, step: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 // SAFETY: a handle from the caller.
-                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.unfold(dimension, size, step)).map_err(|e| Error { arg: e.arg.map(|a| a - 1), ..e })?;
+                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.unfold(dimension, size, step)).map_err(shift_arg)?;
                 Ok(into_handle(Tensor::new(v)))
             }
         }

@@ -173,7 +173,7 @@ macro_rules! half_num {
             #[inline(always)] fn bitxor(self, _o: Self) -> Self { <$T>::NAN }
             #[inline(always)] fn pow(self, o: Self) -> Self { <$T>::from_f32(self.to_f32().powf(o.to_f32())) }
             #[inline(always)] fn to_f64(self) -> f64 { self.to_f64() }
-            #[inline(always)] fn from_f64(v: f64) -> Self { <$T>::from_f64(v) }
+            #[inline(always)] fn from_f64(v: f64) -> Self { <$T>::from_f32(crate::dtype::f64_to_f32_round_odd(v)) }
             #[inline(always)] fn is_nan(self) -> bool { self.is_nan() }
             #[inline(always)] fn to_acc(self) -> f32 { self.to_f32() }
             #[inline(always)] fn from_acc(a: f32) -> Self { <$T>::from_f32(a) }
