@@ -139,7 +139,8 @@ th_fn! {
 }
 
 th_fn! {
-    /// `(int)(log(1 - u) / log(p)) + 1`, `0 < p <= 1` (0 on error).
+    /// `(int)(log(1 - u) / log(p)) + 1`, `0 < p < 1`: `P(X = i) = (1-p) p^(i-1)` (torch7's
+    /// convention, mean `1/(1-p)`; 0 on error).
     fn THRandom_geometric(_generator: *mut THGenerator, p: f64) -> c_int = 0; {
         // SAFETY: a handle from the caller.
         unsafe { obj(_generator, 1)? }.geometric(p)
@@ -204,7 +205,8 @@ macro_rules! random_api {
             }
         }
         th_fn! {
-            /// In place: geometric samples (trials until the first success), `0 < p <= 1`.
+            /// In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+            /// convention, mean `1/(1-p)`), `0 < p < 1`.
             fn [<TH $R Tensor_geometric>](self_: *mut [<TH $R Tensor>], _generator: *mut THGenerator, p: f64) {
                 // SAFETY: handles from the caller.
                 let (t, g) = unsafe { (obj(self_, 1)?, obj(_generator, 2)?) };

@@ -66,10 +66,10 @@ fn check_prob(p: f64, arg: u32) -> Result<()> {
 }
 
 fn check_geometric(p: f64, arg: u32) -> Result<()> {
-    if p > 0.0 && p <= 1.0 {
+    if p > 0.0 && p < 1.0 {
         Ok(())
     } else {
-        Err(Error::invalid(format!("geometric probability must be in (0, 1], got {p}")).at_arg(arg))
+        Err(Error::invalid(format!("geometric parameter p must be in (0, 1), got {p}")).at_arg(arg))
     }
 }
 
@@ -190,12 +190,12 @@ impl Mt19937 {
         self.normal(mean, stdv).exp()
     }
 
-    /// `THRandom_geometric` (unchecked) as a double: `trunc(log(1-u) / log(p)) + 1`
-    /// (always 1 for `p == 1`; one draw either way).
+    /// `THRandom_geometric` (unchecked) as a double: `trunc(log(1-u) / log(p)) + 1`, so
+    /// `P(X = i) = (1-p) p^(i-1)` (torch7's convention: `p` is the probability of another trial,
+    /// the mean is `1/(1-p)`).
     #[inline]
     pub fn geometric(&mut self, p: f64) -> f64 {
-        let u = self.unit();
-        if p >= 1.0 { 1.0 } else { ((1.0 - u).ln() / p.ln()).trunc() + 1.0 }
+        ((1.0 - self.unit()).ln() / p.ln()).trunc() + 1.0
     }
 
     /// `THRandom_bernoulli` (unchecked): `u <= p`, except that `p == 0` is never true.
@@ -924,7 +924,7 @@ mod tests {
         assert!(g.normal(0.0, f64::NAN).is_err());
         assert!(g.bernoulli(1.5).is_err());
         assert!(g.geometric(0.0).is_err());
-        assert_eq!(g.geometric(1.0).unwrap(), 1);
+        assert!(g.geometric(1.0).is_err());
         assert!(g.exponential(-1.0).is_err());
         assert!(g.uniform(1.0, 0.0).is_err());
         let before = g.state();
@@ -1002,9 +1002,17 @@ mod tests {
         w.sort();
         assert_eq!(w, [1, 3]);
         assert!(multinomial(&out, &g, &p, 3, false).is_err());
-        let p2 = View::from_slice(&[1.0f32, 1.0, 1.0, 1.0, 0.0, 0.0], &[2, 3]).unwrap();
+        let p2 = View::from_slice(&[1.0f32, 1.0, 1.0, 1.0, 2.0, 3.0], &[2, 3]).unwrap();
         multinomial(&out, &g, &p2, 3, false).unwrap();
         assert_eq!(out.view().sizes, [2, 3]);
+        for row in out.view().to_vec().unwrap().chunks(3) {
+            let mut r = row.to_vec();
+            r.sort();
+            assert_eq!(r, [0, 1, 2]);
+        }
+        let sparse = View::from_slice(&[1.0f32, 1.0, 1.0, 1.0, 0.0, 0.0], &[2, 3]).unwrap();
+        assert!(multinomial(&out, &g, &sparse, 3, false).is_err());
+        assert_eq!(out.view().sizes, [2, 3], "a failed call leaves the output alone");
         let neg = View::from_slice(&[1.0f32, -1.0], &[2]).unwrap();
         assert!(multinomial(&out, &g, &neg, 1, true).is_err());
         let zero = View::from_slice(&[0.0f32, 0.0], &[2]).unwrap();
