@@ -18,15 +18,18 @@ use crate::iter::Offsets;
 use crate::tensor::{Tensor, View, parse_sizes, size_desc};
 use std::sync::{Mutex, MutexGuard};
 
-/// MT19937 state length and shift (`_MERSENNE_STATE_N`, `_MERSENNE_STATE_M`).
-pub const N: usize = 624;
-const M: usize = 397;
+/// MT19937 state length (torch7's `THRandom.h` name).
+pub const _MERSENNE_STATE_N: usize = 624;
+/// MT19937 shift (torch7's `THRandom.h` name).
+pub const _MERSENNE_STATE_M: usize = 397;
+const N: usize = _MERSENNE_STATE_N;
+const M: usize = _MERSENNE_STATE_M;
 const MATRIX_A: u32 = 0x9908_b0df;
 const UMASK: u32 = 0x8000_0000;
 const LMASK: u32 = 0x7fff_ffff;
 
 /// Byte length of the serialised state: `sizeof(THGenerator)` of torch7 on LP64.
-pub const STATE_BYTES: usize = 5048;
+pub(crate) const STATE_BYTES: usize = 5048;
 
 /// torch7's generator state.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,11 +77,7 @@ fn check_geometric(p: f64, arg: u32) -> Result<()> {
 }
 
 fn check_positive(what: &str, v: f64, arg: u32) -> Result<()> {
-    if v > 0.0 {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!("{what} must be strictly positive, got {v}")).at_arg(arg))
-    }
+    if v > 0.0 { Ok(()) } else { Err(Error::invalid(format!("{what} must be strictly positive, got {v}")).at_arg(arg)) }
 }
 
 fn check_range(a: f64, b: f64, arg: u32) -> Result<()> {
@@ -572,12 +571,7 @@ pub fn normal_stddevs<T: Float>(r: &Tensor<T>, g: &Generator, mean: f64, stddevs
 
 /// `normal(0, 1) * stddevs + means`, `means` and `stddevs` broadcast together (or paired in
 /// row-major order when they have equal element counts), `self` resized to their shape.
-pub fn normal_means_stddevs<T: Float>(
-    r: &Tensor<T>,
-    g: &Generator,
-    means: &View<T>,
-    stddevs: &View<T>,
-) -> Result<()> {
+pub fn normal_means_stddevs<T: Float>(r: &Tensor<T>, g: &Generator, means: &View<T>, stddevs: &View<T>) -> Result<()> {
     let (shape, vs) = super::broadcast_all(&[means, stddevs]).map_err(|e| e.at_arg(4))?;
     let ms = vs[0].to_vec()?;
     let ss = vs[1].to_vec()?;
@@ -704,11 +698,9 @@ pub fn multinomial<T: Float>(
         [c] => (1usize, c as usize),
         [d, c] => (d as usize, c as usize),
         _ => {
-            return Err(Error::size(format!(
-                "prob_dist must be 1-D or 2-D, got size {}",
-                size_desc(&prob.sizes)
-            ))
-            .at_arg(3));
+            return Err(
+                Error::size(format!("prob_dist must be 1-D or 2-D, got size {}", size_desc(&prob.sizes))).at_arg(3)
+            );
         }
     };
     if n_sample <= 0 {
