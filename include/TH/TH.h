@@ -42,6 +42,16 @@
 #define TH_ALLOCATOR_MAPPED_UNLINK 64
 
 /**
+ * MT19937 state length (torch7's `THRandom.h` name).
+ */
+#define _MERSENNE_STATE_N 624
+
+/**
+ * MT19937 shift (torch7's `THRandom.h` name).
+ */
+#define _MERSENNE_STATE_M 397
+
+/**
  * Elements below which a loop is not split (splitting costs a few microseconds).
  */
 #define GRAIN (32 * 1024)
@@ -171,6 +181,11 @@ typedef struct THFloatStorage THFloatStorage;
  *Opaque handle to a Float tensor (a refcounted view of a storage).
  */
 typedef struct THFloatTensor THFloatTensor;
+
+/**
+ * Opaque handle to a random generator (torch7's `THGenerator`; C never sees its fields).
+ */
+typedef struct THGenerator THGenerator;
 
 /**
  *Opaque handle to a Half storage (a refcounted buffer).
@@ -4470,6 +4485,1012 @@ void THBoolTensor_eqTensor(struct THByteTensor *r_,
 void THBoolTensor_eqTensorT(struct THBoolTensor *r_,
                             struct THBoolTensor *ta,
                             struct THBoolTensor *tb);
+
+/**
+ * A new generator seeded from `/dev/urandom` (+1; release with `THGenerator_free`).
+ */
+struct THGenerator *THGenerator_new(void);
+
+/**
+ * Copies the whole state of `from` into `self` (seed, position, cached normal); returns
+ * `self` (borrowed, no new reference).
+ */
+struct THGenerator *THGenerator_copy(struct THGenerator *self_, struct THGenerator *from);
+
+/**
+ * Drops a reference; the last one frees the generator (NULL is ignored).
+ *
+ * # Safety
+ * `generator` must be NULL or a live generator the caller owns a reference on.
+ */
+void THGenerator_free(struct THGenerator *generator);
+
+/**
+ * 1 when the generator's state is one torch7 accepts (seeded, position in range), else 0.
+ */
+int THGenerator_isValid(struct THGenerator *_generator);
+
+/**
+ * Reseeds from `/dev/urandom` and returns the seed.
+ */
+uint64_t THRandom_seed(struct THGenerator *_generator);
+
+/**
+ * Reseeds with `the_seed_` (its low 32 bits seed MT19937, as torch7) and clears the cached
+ * normal value.
+ */
+void THRandom_manualSeed(struct THGenerator *_generator, uint64_t the_seed_);
+
+/**
+ * The seed last given to `manualSeed`/`seed`.
+ */
+uint64_t THRandom_initialSeed(struct THGenerator *_generator);
+
+/**
+ * The next tempered 32-bit MT19937 output.
+ */
+uint64_t THRandom_random(struct THGenerator *_generator);
+
+/**
+ * `random() / 2^32 * (b - a) + a`, in `[a, b)` (finite `a <= b`; NaN on error).
+ */
+double THRandom_uniform(struct THGenerator *_generator, double a, double b);
+
+/**
+ * Box-Muller normal (pairs: every other call returns the cached second value); `stdv > 0`.
+ */
+double THRandom_normal(struct THGenerator *_generator, double mean, double stdv);
+
+/**
+ * `-1/lambda * log(1 - u)`; `lambda > 0`.
+ */
+double THRandom_exponential(struct THGenerator *_generator, double lambda);
+
+/**
+ * `median + sigma * tan(pi * (u - 0.5))`; `sigma > 0`.
+ */
+double THRandom_cauchy(struct THGenerator *_generator, double median, double sigma);
+
+/**
+ * `exp(normal(mean, stdv))`; `stdv > 0`.
+ */
+double THRandom_logNormal(struct THGenerator *_generator, double mean, double stdv);
+
+/**
+ * `(int)(log(1 - u) / log(p)) + 1`, `0 < p < 1`: `P(X = i) = (1-p) p^(i-1)` (torch7's
+ * convention, mean `1/(1-p)`; 0 on error).
+ */
+int THRandom_geometric(struct THGenerator *_generator, double p);
+
+/**
+ * 1 with probability `p` (`u <= p`; `p == 0` never), `0 <= p <= 1`.
+ */
+int THRandom_bernoulli(struct THGenerator *_generator, double p);
+
+/**
+ * `self` resized to 5048 bytes: the generator state in torch7's `THGenerator` layout (LP64).
+ */
+void THByteTensor_getRNGState(struct THGenerator *_generator, struct THByteTensor *self_);
+
+/**
+ * Restores a state made by `getRNGState` (5048 elements; rejected unless valid).
+ */
+void THByteTensor_setRNGState(struct THGenerator *_generator, struct THByteTensor *self_);
+
+/**
+ * In place: `random() % m` with m = 256 (Byte), 2^7 (Char), 2^15 (Short), 2^31 (Int),
+ * 2^63 (Long), 2^24+1 (Float), 2^53+1 (Double), 2^11+1 (Half), 2^8+1 (BFloat16).
+ */
+void THByteTensor_random(struct THByteTensor *self_, struct THGenerator *_generator);
+
+/**
+ * In place: integers in `[min, max)`: `random() % (max - min) + min`; `max > min`.
+ */
+void THByteTensor_clampedRandom(struct THByteTensor *self_,
+                                struct THGenerator *_generator,
+                                int64_t min,
+                                int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THByteTensor_cappedRandom(struct THByteTensor *self_,
+                               struct THGenerator *_generator,
+                               int64_t max);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THByteTensor_geometric(struct THByteTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THByteTensor_bernoulli(struct THByteTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (same element count, row-major
+ * pairing; every probability in [0, 1]).
+ */
+void THByteTensor_bernoulli_FloatTensor(struct THByteTensor *self_,
+                                        struct THGenerator *_generator,
+                                        struct THFloatTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with double probabilities.
+ */
+void THByteTensor_bernoulli_DoubleTensor(struct THByteTensor *self_,
+                                         struct THGenerator *_generator,
+                                         struct THDoubleTensor *p);
+
+/**
+ * `r_` resized to 1-D `n`: a random permutation of 0..n-1 (0-based); `n > 0` and
+ * `n - 1` exactly representable in the dtype.
+ */
+void THByteTensor_randperm(struct THByteTensor *r_, struct THGenerator *_generator, int64_t n);
+
+/**
+ * In place: `random() % m` with m = 256 (Byte), 2^7 (Char), 2^15 (Short), 2^31 (Int),
+ * 2^63 (Long), 2^24+1 (Float), 2^53+1 (Double), 2^11+1 (Half), 2^8+1 (BFloat16).
+ */
+void THCharTensor_random(struct THCharTensor *self_, struct THGenerator *_generator);
+
+/**
+ * In place: integers in `[min, max)`: `random() % (max - min) + min`; `max > min`.
+ */
+void THCharTensor_clampedRandom(struct THCharTensor *self_,
+                                struct THGenerator *_generator,
+                                int64_t min,
+                                int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THCharTensor_cappedRandom(struct THCharTensor *self_,
+                               struct THGenerator *_generator,
+                               int64_t max);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THCharTensor_geometric(struct THCharTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THCharTensor_bernoulli(struct THCharTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (same element count, row-major
+ * pairing; every probability in [0, 1]).
+ */
+void THCharTensor_bernoulli_FloatTensor(struct THCharTensor *self_,
+                                        struct THGenerator *_generator,
+                                        struct THFloatTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with double probabilities.
+ */
+void THCharTensor_bernoulli_DoubleTensor(struct THCharTensor *self_,
+                                         struct THGenerator *_generator,
+                                         struct THDoubleTensor *p);
+
+/**
+ * `r_` resized to 1-D `n`: a random permutation of 0..n-1 (0-based); `n > 0` and
+ * `n - 1` exactly representable in the dtype.
+ */
+void THCharTensor_randperm(struct THCharTensor *r_, struct THGenerator *_generator, int64_t n);
+
+/**
+ * In place: `random() % m` with m = 256 (Byte), 2^7 (Char), 2^15 (Short), 2^31 (Int),
+ * 2^63 (Long), 2^24+1 (Float), 2^53+1 (Double), 2^11+1 (Half), 2^8+1 (BFloat16).
+ */
+void THShortTensor_random(struct THShortTensor *self_, struct THGenerator *_generator);
+
+/**
+ * In place: integers in `[min, max)`: `random() % (max - min) + min`; `max > min`.
+ */
+void THShortTensor_clampedRandom(struct THShortTensor *self_,
+                                 struct THGenerator *_generator,
+                                 int64_t min,
+                                 int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THShortTensor_cappedRandom(struct THShortTensor *self_,
+                                struct THGenerator *_generator,
+                                int64_t max);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THShortTensor_geometric(struct THShortTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THShortTensor_bernoulli(struct THShortTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (same element count, row-major
+ * pairing; every probability in [0, 1]).
+ */
+void THShortTensor_bernoulli_FloatTensor(struct THShortTensor *self_,
+                                         struct THGenerator *_generator,
+                                         struct THFloatTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with double probabilities.
+ */
+void THShortTensor_bernoulli_DoubleTensor(struct THShortTensor *self_,
+                                          struct THGenerator *_generator,
+                                          struct THDoubleTensor *p);
+
+/**
+ * `r_` resized to 1-D `n`: a random permutation of 0..n-1 (0-based); `n > 0` and
+ * `n - 1` exactly representable in the dtype.
+ */
+void THShortTensor_randperm(struct THShortTensor *r_, struct THGenerator *_generator, int64_t n);
+
+/**
+ * In place: `random() % m` with m = 256 (Byte), 2^7 (Char), 2^15 (Short), 2^31 (Int),
+ * 2^63 (Long), 2^24+1 (Float), 2^53+1 (Double), 2^11+1 (Half), 2^8+1 (BFloat16).
+ */
+void THIntTensor_random(struct THIntTensor *self_, struct THGenerator *_generator);
+
+/**
+ * In place: integers in `[min, max)`: `random() % (max - min) + min`; `max > min`.
+ */
+void THIntTensor_clampedRandom(struct THIntTensor *self_,
+                               struct THGenerator *_generator,
+                               int64_t min,
+                               int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THIntTensor_cappedRandom(struct THIntTensor *self_,
+                              struct THGenerator *_generator,
+                              int64_t max);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THIntTensor_geometric(struct THIntTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THIntTensor_bernoulli(struct THIntTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (same element count, row-major
+ * pairing; every probability in [0, 1]).
+ */
+void THIntTensor_bernoulli_FloatTensor(struct THIntTensor *self_,
+                                       struct THGenerator *_generator,
+                                       struct THFloatTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with double probabilities.
+ */
+void THIntTensor_bernoulli_DoubleTensor(struct THIntTensor *self_,
+                                        struct THGenerator *_generator,
+                                        struct THDoubleTensor *p);
+
+/**
+ * `r_` resized to 1-D `n`: a random permutation of 0..n-1 (0-based); `n > 0` and
+ * `n - 1` exactly representable in the dtype.
+ */
+void THIntTensor_randperm(struct THIntTensor *r_, struct THGenerator *_generator, int64_t n);
+
+/**
+ * In place: `random() % m` with m = 256 (Byte), 2^7 (Char), 2^15 (Short), 2^31 (Int),
+ * 2^63 (Long), 2^24+1 (Float), 2^53+1 (Double), 2^11+1 (Half), 2^8+1 (BFloat16).
+ */
+void THLongTensor_random(struct THLongTensor *self_, struct THGenerator *_generator);
+
+/**
+ * In place: integers in `[min, max)`: `random() % (max - min) + min`; `max > min`.
+ */
+void THLongTensor_clampedRandom(struct THLongTensor *self_,
+                                struct THGenerator *_generator,
+                                int64_t min,
+                                int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THLongTensor_cappedRandom(struct THLongTensor *self_,
+                               struct THGenerator *_generator,
+                               int64_t max);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THLongTensor_geometric(struct THLongTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THLongTensor_bernoulli(struct THLongTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (same element count, row-major
+ * pairing; every probability in [0, 1]).
+ */
+void THLongTensor_bernoulli_FloatTensor(struct THLongTensor *self_,
+                                        struct THGenerator *_generator,
+                                        struct THFloatTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with double probabilities.
+ */
+void THLongTensor_bernoulli_DoubleTensor(struct THLongTensor *self_,
+                                         struct THGenerator *_generator,
+                                         struct THDoubleTensor *p);
+
+/**
+ * `r_` resized to 1-D `n`: a random permutation of 0..n-1 (0-based); `n > 0` and
+ * `n - 1` exactly representable in the dtype.
+ */
+void THLongTensor_randperm(struct THLongTensor *r_, struct THGenerator *_generator, int64_t n);
+
+/**
+ * In place: `random() % m` with m = 256 (Byte), 2^7 (Char), 2^15 (Short), 2^31 (Int),
+ * 2^63 (Long), 2^24+1 (Float), 2^53+1 (Double), 2^11+1 (Half), 2^8+1 (BFloat16).
+ */
+void THFloatTensor_random(struct THFloatTensor *self_, struct THGenerator *_generator);
+
+/**
+ * In place: integers in `[min, max)`: `random() % (max - min) + min`; `max > min`.
+ */
+void THFloatTensor_clampedRandom(struct THFloatTensor *self_,
+                                 struct THGenerator *_generator,
+                                 int64_t min,
+                                 int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THFloatTensor_cappedRandom(struct THFloatTensor *self_,
+                                struct THGenerator *_generator,
+                                int64_t max);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THFloatTensor_geometric(struct THFloatTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THFloatTensor_bernoulli(struct THFloatTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (same element count, row-major
+ * pairing; every probability in [0, 1]).
+ */
+void THFloatTensor_bernoulli_FloatTensor(struct THFloatTensor *self_,
+                                         struct THGenerator *_generator,
+                                         struct THFloatTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with double probabilities.
+ */
+void THFloatTensor_bernoulli_DoubleTensor(struct THFloatTensor *self_,
+                                          struct THGenerator *_generator,
+                                          struct THDoubleTensor *p);
+
+/**
+ * `r_` resized to 1-D `n`: a random permutation of 0..n-1 (0-based); `n > 0` and
+ * `n - 1` exactly representable in the dtype.
+ */
+void THFloatTensor_randperm(struct THFloatTensor *r_, struct THGenerator *_generator, int64_t n);
+
+/**
+ * In place: uniform in `[a, b)` (finite `a <= b`; values that would round up to `b`
+ * in this dtype become the largest value below `b`).
+ */
+void THFloatTensor_uniform(struct THFloatTensor *self_,
+                           struct THGenerator *_generator,
+                           double a,
+                           double b);
+
+/**
+ * In place: normal(mean, stdv), `stdv > 0`.
+ */
+void THFloatTensor_normal(struct THFloatTensor *self_,
+                          struct THGenerator *_generator,
+                          double mean,
+                          double stdv);
+
+/**
+ * `self` resized like `means`: `normal(0, stddev) + means` (`stddev > 0`; `means` may
+ * be `self`).
+ */
+void THFloatTensor_normal_means(struct THFloatTensor *self_,
+                                struct THGenerator *generator,
+                                struct THFloatTensor *means,
+                                double stddev);
+
+/**
+ * `self` resized like `stddevs`: `normal(0, 1) * stddevs + mean` (each stddev >= 0).
+ */
+void THFloatTensor_normal_stddevs(struct THFloatTensor *self_,
+                                  struct THGenerator *generator,
+                                  double mean,
+                                  struct THFloatTensor *stddevs);
+
+/**
+ * `self` resized to the broadcast shape of `means` and `stddevs`:
+ * `normal(0, 1) * stddevs + means` (each stddev >= 0).
+ */
+void THFloatTensor_normal_means_stddevs(struct THFloatTensor *self_,
+                                        struct THGenerator *generator,
+                                        struct THFloatTensor *means,
+                                        struct THFloatTensor *stddevs);
+
+/**
+ * In place: exponential with rate `lambda > 0`.
+ */
+void THFloatTensor_exponential(struct THFloatTensor *self_,
+                               struct THGenerator *_generator,
+                               double lambda);
+
+/**
+ * In place: Cauchy(median, sigma), `sigma > 0`.
+ */
+void THFloatTensor_cauchy(struct THFloatTensor *self_,
+                          struct THGenerator *_generator,
+                          double median,
+                          double sigma);
+
+/**
+ * In place: `exp(normal(mean, stdv))`, `stdv > 0`.
+ */
+void THFloatTensor_logNormal(struct THFloatTensor *self_,
+                             struct THGenerator *_generator,
+                             double mean,
+                             double stdv);
+
+/**
+ * `self` resized to `(rows, n_sample)` (`(n_sample)` for a 1-D `prob_dist`): 0-based
+ * categories drawn from each row's weights (>= 0, positive sum). Without replacement
+ * `n_sample` may not exceed a row's count of nonzero weights.
+ */
+void THFloatTensor_multinomial(struct THLongTensor *self_,
+                               struct THGenerator *_generator,
+                               struct THFloatTensor *prob_dist,
+                               int n_sample,
+                               int with_replacement);
+
+/**
+ * Alias tables for `prob_dist`'s weights: `J` (0-based alias indices) and `q`
+ * (keep probabilities), both resized to 1-D of `prob_dist`'s element count.
+ */
+void THFloatTensor_multinomialAliasSetup(struct THFloatTensor *prob_dist,
+                                         struct THLongTensor *J,
+                                         struct THFloatTensor *q);
+
+/**
+ * In place: every element of `self` a 0-based category drawn with the alias tables.
+ */
+void THFloatTensor_multinomialAliasDraw(struct THLongTensor *self_,
+                                        struct THGenerator *_generator,
+                                        struct THLongTensor *J,
+                                        struct THFloatTensor *q);
+
+/**
+ * `r_` resized to `size`, uniform in [0, 1).
+ */
+void THFloatTensor_rand(struct THFloatTensor *r_,
+                        struct THGenerator *_generator,
+                        struct THLongStorage *size);
+
+/**
+ * `r_` resized to `size`, standard normal.
+ */
+void THFloatTensor_randn(struct THFloatTensor *r_,
+                         struct THGenerator *_generator,
+                         struct THLongStorage *size);
+
+/**
+ * In place: `random() % m` with m = 256 (Byte), 2^7 (Char), 2^15 (Short), 2^31 (Int),
+ * 2^63 (Long), 2^24+1 (Float), 2^53+1 (Double), 2^11+1 (Half), 2^8+1 (BFloat16).
+ */
+void THDoubleTensor_random(struct THDoubleTensor *self_, struct THGenerator *_generator);
+
+/**
+ * In place: integers in `[min, max)`: `random() % (max - min) + min`; `max > min`.
+ */
+void THDoubleTensor_clampedRandom(struct THDoubleTensor *self_,
+                                  struct THGenerator *_generator,
+                                  int64_t min,
+                                  int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THDoubleTensor_cappedRandom(struct THDoubleTensor *self_,
+                                 struct THGenerator *_generator,
+                                 int64_t max);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THDoubleTensor_geometric(struct THDoubleTensor *self_,
+                              struct THGenerator *_generator,
+                              double p);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THDoubleTensor_bernoulli(struct THDoubleTensor *self_,
+                              struct THGenerator *_generator,
+                              double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (same element count, row-major
+ * pairing; every probability in [0, 1]).
+ */
+void THDoubleTensor_bernoulli_FloatTensor(struct THDoubleTensor *self_,
+                                          struct THGenerator *_generator,
+                                          struct THFloatTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with double probabilities.
+ */
+void THDoubleTensor_bernoulli_DoubleTensor(struct THDoubleTensor *self_,
+                                           struct THGenerator *_generator,
+                                           struct THDoubleTensor *p);
+
+/**
+ * `r_` resized to 1-D `n`: a random permutation of 0..n-1 (0-based); `n > 0` and
+ * `n - 1` exactly representable in the dtype.
+ */
+void THDoubleTensor_randperm(struct THDoubleTensor *r_, struct THGenerator *_generator, int64_t n);
+
+/**
+ * In place: uniform in `[a, b)` (finite `a <= b`; values that would round up to `b`
+ * in this dtype become the largest value below `b`).
+ */
+void THDoubleTensor_uniform(struct THDoubleTensor *self_,
+                            struct THGenerator *_generator,
+                            double a,
+                            double b);
+
+/**
+ * In place: normal(mean, stdv), `stdv > 0`.
+ */
+void THDoubleTensor_normal(struct THDoubleTensor *self_,
+                           struct THGenerator *_generator,
+                           double mean,
+                           double stdv);
+
+/**
+ * `self` resized like `means`: `normal(0, stddev) + means` (`stddev > 0`; `means` may
+ * be `self`).
+ */
+void THDoubleTensor_normal_means(struct THDoubleTensor *self_,
+                                 struct THGenerator *generator,
+                                 struct THDoubleTensor *means,
+                                 double stddev);
+
+/**
+ * `self` resized like `stddevs`: `normal(0, 1) * stddevs + mean` (each stddev >= 0).
+ */
+void THDoubleTensor_normal_stddevs(struct THDoubleTensor *self_,
+                                   struct THGenerator *generator,
+                                   double mean,
+                                   struct THDoubleTensor *stddevs);
+
+/**
+ * `self` resized to the broadcast shape of `means` and `stddevs`:
+ * `normal(0, 1) * stddevs + means` (each stddev >= 0).
+ */
+void THDoubleTensor_normal_means_stddevs(struct THDoubleTensor *self_,
+                                         struct THGenerator *generator,
+                                         struct THDoubleTensor *means,
+                                         struct THDoubleTensor *stddevs);
+
+/**
+ * In place: exponential with rate `lambda > 0`.
+ */
+void THDoubleTensor_exponential(struct THDoubleTensor *self_,
+                                struct THGenerator *_generator,
+                                double lambda);
+
+/**
+ * In place: Cauchy(median, sigma), `sigma > 0`.
+ */
+void THDoubleTensor_cauchy(struct THDoubleTensor *self_,
+                           struct THGenerator *_generator,
+                           double median,
+                           double sigma);
+
+/**
+ * In place: `exp(normal(mean, stdv))`, `stdv > 0`.
+ */
+void THDoubleTensor_logNormal(struct THDoubleTensor *self_,
+                              struct THGenerator *_generator,
+                              double mean,
+                              double stdv);
+
+/**
+ * `self` resized to `(rows, n_sample)` (`(n_sample)` for a 1-D `prob_dist`): 0-based
+ * categories drawn from each row's weights (>= 0, positive sum). Without replacement
+ * `n_sample` may not exceed a row's count of nonzero weights.
+ */
+void THDoubleTensor_multinomial(struct THLongTensor *self_,
+                                struct THGenerator *_generator,
+                                struct THDoubleTensor *prob_dist,
+                                int n_sample,
+                                int with_replacement);
+
+/**
+ * Alias tables for `prob_dist`'s weights: `J` (0-based alias indices) and `q`
+ * (keep probabilities), both resized to 1-D of `prob_dist`'s element count.
+ */
+void THDoubleTensor_multinomialAliasSetup(struct THDoubleTensor *prob_dist,
+                                          struct THLongTensor *J,
+                                          struct THDoubleTensor *q);
+
+/**
+ * In place: every element of `self` a 0-based category drawn with the alias tables.
+ */
+void THDoubleTensor_multinomialAliasDraw(struct THLongTensor *self_,
+                                         struct THGenerator *_generator,
+                                         struct THLongTensor *J,
+                                         struct THDoubleTensor *q);
+
+/**
+ * `r_` resized to `size`, uniform in [0, 1).
+ */
+void THDoubleTensor_rand(struct THDoubleTensor *r_,
+                         struct THGenerator *_generator,
+                         struct THLongStorage *size);
+
+/**
+ * `r_` resized to `size`, standard normal.
+ */
+void THDoubleTensor_randn(struct THDoubleTensor *r_,
+                          struct THGenerator *_generator,
+                          struct THLongStorage *size);
+
+/**
+ * In place: `random() % m` with m = 256 (Byte), 2^7 (Char), 2^15 (Short), 2^31 (Int),
+ * 2^63 (Long), 2^24+1 (Float), 2^53+1 (Double), 2^11+1 (Half), 2^8+1 (BFloat16).
+ */
+void THHalfTensor_random(struct THHalfTensor *self_, struct THGenerator *_generator);
+
+/**
+ * In place: integers in `[min, max)`: `random() % (max - min) + min`; `max > min`.
+ */
+void THHalfTensor_clampedRandom(struct THHalfTensor *self_,
+                                struct THGenerator *_generator,
+                                int64_t min,
+                                int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THHalfTensor_cappedRandom(struct THHalfTensor *self_,
+                               struct THGenerator *_generator,
+                               int64_t max);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THHalfTensor_geometric(struct THHalfTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THHalfTensor_bernoulli(struct THHalfTensor *self_, struct THGenerator *_generator, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (same element count, row-major
+ * pairing; every probability in [0, 1]).
+ */
+void THHalfTensor_bernoulli_FloatTensor(struct THHalfTensor *self_,
+                                        struct THGenerator *_generator,
+                                        struct THFloatTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with double probabilities.
+ */
+void THHalfTensor_bernoulli_DoubleTensor(struct THHalfTensor *self_,
+                                         struct THGenerator *_generator,
+                                         struct THDoubleTensor *p);
+
+/**
+ * `r_` resized to 1-D `n`: a random permutation of 0..n-1 (0-based); `n > 0` and
+ * `n - 1` exactly representable in the dtype.
+ */
+void THHalfTensor_randperm(struct THHalfTensor *r_, struct THGenerator *_generator, int64_t n);
+
+/**
+ * In place: uniform in `[a, b)` (finite `a <= b`; values that would round up to `b`
+ * in this dtype become the largest value below `b`).
+ */
+void THHalfTensor_uniform(struct THHalfTensor *self_,
+                          struct THGenerator *_generator,
+                          double a,
+                          double b);
+
+/**
+ * In place: normal(mean, stdv), `stdv > 0`.
+ */
+void THHalfTensor_normal(struct THHalfTensor *self_,
+                         struct THGenerator *_generator,
+                         double mean,
+                         double stdv);
+
+/**
+ * `self` resized like `means`: `normal(0, stddev) + means` (`stddev > 0`; `means` may
+ * be `self`).
+ */
+void THHalfTensor_normal_means(struct THHalfTensor *self_,
+                               struct THGenerator *generator,
+                               struct THHalfTensor *means,
+                               double stddev);
+
+/**
+ * `self` resized like `stddevs`: `normal(0, 1) * stddevs + mean` (each stddev >= 0).
+ */
+void THHalfTensor_normal_stddevs(struct THHalfTensor *self_,
+                                 struct THGenerator *generator,
+                                 double mean,
+                                 struct THHalfTensor *stddevs);
+
+/**
+ * `self` resized to the broadcast shape of `means` and `stddevs`:
+ * `normal(0, 1) * stddevs + means` (each stddev >= 0).
+ */
+void THHalfTensor_normal_means_stddevs(struct THHalfTensor *self_,
+                                       struct THGenerator *generator,
+                                       struct THHalfTensor *means,
+                                       struct THHalfTensor *stddevs);
+
+/**
+ * In place: exponential with rate `lambda > 0`.
+ */
+void THHalfTensor_exponential(struct THHalfTensor *self_,
+                              struct THGenerator *_generator,
+                              double lambda);
+
+/**
+ * In place: Cauchy(median, sigma), `sigma > 0`.
+ */
+void THHalfTensor_cauchy(struct THHalfTensor *self_,
+                         struct THGenerator *_generator,
+                         double median,
+                         double sigma);
+
+/**
+ * In place: `exp(normal(mean, stdv))`, `stdv > 0`.
+ */
+void THHalfTensor_logNormal(struct THHalfTensor *self_,
+                            struct THGenerator *_generator,
+                            double mean,
+                            double stdv);
+
+/**
+ * `self` resized to `(rows, n_sample)` (`(n_sample)` for a 1-D `prob_dist`): 0-based
+ * categories drawn from each row's weights (>= 0, positive sum). Without replacement
+ * `n_sample` may not exceed a row's count of nonzero weights.
+ */
+void THHalfTensor_multinomial(struct THLongTensor *self_,
+                              struct THGenerator *_generator,
+                              struct THHalfTensor *prob_dist,
+                              int n_sample,
+                              int with_replacement);
+
+/**
+ * Alias tables for `prob_dist`'s weights: `J` (0-based alias indices) and `q`
+ * (keep probabilities), both resized to 1-D of `prob_dist`'s element count.
+ */
+void THHalfTensor_multinomialAliasSetup(struct THHalfTensor *prob_dist,
+                                        struct THLongTensor *J,
+                                        struct THHalfTensor *q);
+
+/**
+ * In place: every element of `self` a 0-based category drawn with the alias tables.
+ */
+void THHalfTensor_multinomialAliasDraw(struct THLongTensor *self_,
+                                       struct THGenerator *_generator,
+                                       struct THLongTensor *J,
+                                       struct THHalfTensor *q);
+
+/**
+ * `r_` resized to `size`, uniform in [0, 1).
+ */
+void THHalfTensor_rand(struct THHalfTensor *r_,
+                       struct THGenerator *_generator,
+                       struct THLongStorage *size);
+
+/**
+ * `r_` resized to `size`, standard normal.
+ */
+void THHalfTensor_randn(struct THHalfTensor *r_,
+                        struct THGenerator *_generator,
+                        struct THLongStorage *size);
+
+/**
+ * In place: `random() % m` with m = 256 (Byte), 2^7 (Char), 2^15 (Short), 2^31 (Int),
+ * 2^63 (Long), 2^24+1 (Float), 2^53+1 (Double), 2^11+1 (Half), 2^8+1 (BFloat16).
+ */
+void THBFloat16Tensor_random(struct THBFloat16Tensor *self_, struct THGenerator *_generator);
+
+/**
+ * In place: integers in `[min, max)`: `random() % (max - min) + min`; `max > min`.
+ */
+void THBFloat16Tensor_clampedRandom(struct THBFloat16Tensor *self_,
+                                    struct THGenerator *_generator,
+                                    int64_t min,
+                                    int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THBFloat16Tensor_cappedRandom(struct THBFloat16Tensor *self_,
+                                   struct THGenerator *_generator,
+                                   int64_t max);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THBFloat16Tensor_geometric(struct THBFloat16Tensor *self_,
+                                struct THGenerator *_generator,
+                                double p);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THBFloat16Tensor_bernoulli(struct THBFloat16Tensor *self_,
+                                struct THGenerator *_generator,
+                                double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (same element count, row-major
+ * pairing; every probability in [0, 1]).
+ */
+void THBFloat16Tensor_bernoulli_FloatTensor(struct THBFloat16Tensor *self_,
+                                            struct THGenerator *_generator,
+                                            struct THFloatTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with double probabilities.
+ */
+void THBFloat16Tensor_bernoulli_DoubleTensor(struct THBFloat16Tensor *self_,
+                                             struct THGenerator *_generator,
+                                             struct THDoubleTensor *p);
+
+/**
+ * `r_` resized to 1-D `n`: a random permutation of 0..n-1 (0-based); `n > 0` and
+ * `n - 1` exactly representable in the dtype.
+ */
+void THBFloat16Tensor_randperm(struct THBFloat16Tensor *r_,
+                               struct THGenerator *_generator,
+                               int64_t n);
+
+/**
+ * In place: uniform in `[a, b)` (finite `a <= b`; values that would round up to `b`
+ * in this dtype become the largest value below `b`).
+ */
+void THBFloat16Tensor_uniform(struct THBFloat16Tensor *self_,
+                              struct THGenerator *_generator,
+                              double a,
+                              double b);
+
+/**
+ * In place: normal(mean, stdv), `stdv > 0`.
+ */
+void THBFloat16Tensor_normal(struct THBFloat16Tensor *self_,
+                             struct THGenerator *_generator,
+                             double mean,
+                             double stdv);
+
+/**
+ * `self` resized like `means`: `normal(0, stddev) + means` (`stddev > 0`; `means` may
+ * be `self`).
+ */
+void THBFloat16Tensor_normal_means(struct THBFloat16Tensor *self_,
+                                   struct THGenerator *generator,
+                                   struct THBFloat16Tensor *means,
+                                   double stddev);
+
+/**
+ * `self` resized like `stddevs`: `normal(0, 1) * stddevs + mean` (each stddev >= 0).
+ */
+void THBFloat16Tensor_normal_stddevs(struct THBFloat16Tensor *self_,
+                                     struct THGenerator *generator,
+                                     double mean,
+                                     struct THBFloat16Tensor *stddevs);
+
+/**
+ * `self` resized to the broadcast shape of `means` and `stddevs`:
+ * `normal(0, 1) * stddevs + means` (each stddev >= 0).
+ */
+void THBFloat16Tensor_normal_means_stddevs(struct THBFloat16Tensor *self_,
+                                           struct THGenerator *generator,
+                                           struct THBFloat16Tensor *means,
+                                           struct THBFloat16Tensor *stddevs);
+
+/**
+ * In place: exponential with rate `lambda > 0`.
+ */
+void THBFloat16Tensor_exponential(struct THBFloat16Tensor *self_,
+                                  struct THGenerator *_generator,
+                                  double lambda);
+
+/**
+ * In place: Cauchy(median, sigma), `sigma > 0`.
+ */
+void THBFloat16Tensor_cauchy(struct THBFloat16Tensor *self_,
+                             struct THGenerator *_generator,
+                             double median,
+                             double sigma);
+
+/**
+ * In place: `exp(normal(mean, stdv))`, `stdv > 0`.
+ */
+void THBFloat16Tensor_logNormal(struct THBFloat16Tensor *self_,
+                                struct THGenerator *_generator,
+                                double mean,
+                                double stdv);
+
+/**
+ * `self` resized to `(rows, n_sample)` (`(n_sample)` for a 1-D `prob_dist`): 0-based
+ * categories drawn from each row's weights (>= 0, positive sum). Without replacement
+ * `n_sample` may not exceed a row's count of nonzero weights.
+ */
+void THBFloat16Tensor_multinomial(struct THLongTensor *self_,
+                                  struct THGenerator *_generator,
+                                  struct THBFloat16Tensor *prob_dist,
+                                  int n_sample,
+                                  int with_replacement);
+
+/**
+ * Alias tables for `prob_dist`'s weights: `J` (0-based alias indices) and `q`
+ * (keep probabilities), both resized to 1-D of `prob_dist`'s element count.
+ */
+void THBFloat16Tensor_multinomialAliasSetup(struct THBFloat16Tensor *prob_dist,
+                                            struct THLongTensor *J,
+                                            struct THBFloat16Tensor *q);
+
+/**
+ * In place: every element of `self` a 0-based category drawn with the alias tables.
+ */
+void THBFloat16Tensor_multinomialAliasDraw(struct THLongTensor *self_,
+                                           struct THGenerator *_generator,
+                                           struct THLongTensor *J,
+                                           struct THBFloat16Tensor *q);
+
+/**
+ * `r_` resized to `size`, uniform in [0, 1).
+ */
+void THBFloat16Tensor_rand(struct THBFloat16Tensor *r_,
+                           struct THGenerator *_generator,
+                           struct THLongStorage *size);
+
+/**
+ * `r_` resized to `size`, standard normal.
+ */
+void THBFloat16Tensor_randn(struct THBFloat16Tensor *r_,
+                            struct THGenerator *_generator,
+                            struct THLongStorage *size);
 
 /**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
