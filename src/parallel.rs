@@ -4,7 +4,7 @@
 use std::sync::{Arc, RwLock};
 
 /// Elements below which a loop is not split (splitting costs a few microseconds).
-pub const GRAIN: usize = 32 * 1024;
+pub(crate) const GRAIN: usize = 32 * 1024;
 
 static POOL: RwLock<Option<(usize, Arc<rayon::ThreadPool>)>> = RwLock::new(None);
 

@@ -51,11 +51,6 @@
  */
 #define _MERSENNE_STATE_M 397
 
-/**
- * Elements below which a loop is not split (splitting costs a few microseconds).
- */
-#define GRAIN (32 * 1024)
-
 #define TH_STORAGE_REFCOUNTED 1
 
 #define TH_STORAGE_RESIZABLE 2
