@@ -192,8 +192,7 @@ pub trait Reducer<T, const N: usize>: Sync {
     ///
     /// # Safety
     /// Each `p[k]` must be valid for `len` elements at stride `s[k]`.
-    unsafe fn fold_run(&self, acc: Self::Acc, p: [*const T; N], s: [isize; N], len: usize, first: usize)
-    -> Self::Acc;
+    unsafe fn fold_run(&self, acc: Self::Acc, p: [*const T; N], s: [isize; N], len: usize, first: usize) -> Self::Acc;
     /// `acc[j] = fold(acc[j], element j)` for the elements at `p[k] + j * s[k]`, which all
     /// have reduced index `ridx`.
     ///
@@ -667,8 +666,13 @@ unsafe fn run_runs<T: Scalar, R: Reducer<T, N>, const N: usize>(
         parallel::for_range(m, work, |a, b| {
             let mut o = Odometer::new(&g.kept, a);
             for mi in a..b {
-                let p0: [usize; N] = std::array::from_fn(|q| addr[q].wrapping_add_signed(o.off[q] * size_of::<T>() as isize));
-                let acc = if nblocks == 1 { fold_range(p0, 0, k) } else { tree((0..nblocks).map(|bi| block(p0, bi)), &comb).unwrap_or(r.identity()) };
+                let p0: [usize; N] =
+                    std::array::from_fn(|q| addr[q].wrapping_add_signed(o.off[q] * size_of::<T>() as isize));
+                let acc = if nblocks == 1 {
+                    fold_range(p0, 0, k)
+                } else {
+                    tree((0..nblocks).map(|bi| block(p0, bi)), &comb).unwrap_or(r.identity())
+                };
                 // SAFETY: mi < m, and this worker alone owns outputs a..b.
                 unsafe { sink.put(mi, acc) };
                 if mi + 1 < b {
@@ -924,16 +928,18 @@ fn nonempty<T: Scalar>(t: &View<T>, what: &str) -> Result<()> {
     Ok(())
 }
 
-fn sum_reducer<T: NumAcc>() -> Assoc<T::Acc, impl Fn(T) -> T::Acc + Sync, fn(T::Acc, T::Acc) -> T::Acc> {
-    Assoc { id: T::zero().to_acc(), g: |x: T| x.to_acc(), c: T::acc_add }
+// The operations are closures (not `fn` pointers) so the kernels see them statically and
+// vectorize.
+fn sum_reducer<T: NumAcc>() -> Assoc<T::Acc, impl Fn(T) -> T::Acc + Sync, impl Fn(T::Acc, T::Acc) -> T::Acc + Sync> {
+    Assoc { id: T::zero().to_acc(), g: |x: T| x.to_acc(), c: |a, b| T::acc_add(a, b) }
 }
 
-fn prod_reducer<T: NumAcc>() -> Assoc<T::Acc, impl Fn(T) -> T::Acc + Sync, fn(T::Acc, T::Acc) -> T::Acc> {
-    Assoc { id: T::one().to_acc(), g: |x: T| x.to_acc(), c: T::acc_mul }
+fn prod_reducer<T: NumAcc>() -> Assoc<T::Acc, impl Fn(T) -> T::Acc + Sync, impl Fn(T::Acc, T::Acc) -> T::Acc + Sync> {
+    Assoc { id: T::one().to_acc(), g: |x: T| x.to_acc(), c: |a, b| T::acc_mul(a, b) }
 }
 
-fn count_reducer<T: Elem>() -> Assoc<i64, impl Fn(T) -> i64 + Sync, fn(i64, i64) -> i64> {
-    Assoc { id: 0i64, g: |x: T| x.nonzero() as i64, c: i64::wrapping_add }
+fn count_reducer<T: Elem>() -> Assoc<i64, impl Fn(T) -> i64 + Sync, impl Fn(i64, i64) -> i64 + Sync> {
+    Assoc { id: 0i64, g: |x: T| x.nonzero() as i64, c: |a: i64, b: i64| a.wrapping_add(b) }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -235,7 +235,8 @@ mod tests {
             assert_eq!(a, v[..n].iter().map(|&x| x as f64).sum::<f64>());
             assert_eq!(b, v.iter().step_by(2).take(n).map(|&x| x as f64).sum::<f64>());
             // SAFETY: as above.
-            let d = unsafe { fold2(n, v.as_ptr(), 1, v.as_ptr(), 2, 0i64, &|a, x, y| a + (x * y) as i64, &|a, b| a + b) };
+            let d =
+                unsafe { fold2(n, v.as_ptr(), 1, v.as_ptr(), 2, 0i64, &|a, x, y| a + (x * y) as i64, &|a, b| a + b) };
             let want: i64 = (0..n).map(|i| (v[i] * v[2 * i]) as i64).sum();
             assert_eq!(d, want);
         }
