@@ -442,8 +442,8 @@ impl<'a, const N: usize> Odometer<'a, N> {
         for (d, dim) in dims.iter().enumerate().rev() {
             idx[d] = r % dim.size;
             r /= dim.size;
-            for k in 0..N {
-                off[k] += idx[d] as isize * dim.st[k];
+            for (o, s) in off.iter_mut().zip(dim.st) {
+                *o += idx[d] as isize * s;
             }
         }
         Odometer { dims, idx, off }
@@ -930,10 +930,12 @@ fn nonempty<T: Scalar>(t: &View<T>, what: &str) -> Result<()> {
 
 // The operations are closures (not `fn` pointers) so the kernels see them statically and
 // vectorize.
+#[allow(clippy::type_complexity)]
 fn sum_reducer<T: NumAcc>() -> Assoc<T::Acc, impl Fn(T) -> T::Acc + Sync, impl Fn(T::Acc, T::Acc) -> T::Acc + Sync> {
     Assoc { id: T::zero().to_acc(), g: |x: T| x.to_acc(), c: |a, b| T::acc_add(a, b) }
 }
 
+#[allow(clippy::type_complexity)]
 fn prod_reducer<T: NumAcc>() -> Assoc<T::Acc, impl Fn(T) -> T::Acc + Sync, impl Fn(T::Acc, T::Acc) -> T::Acc + Sync> {
     Assoc { id: T::one().to_acc(), g: |x: T| x.to_acc(), c: |a, b| T::acc_mul(a, b) }
 }

@@ -74,7 +74,7 @@ unsafe fn fold_body<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
     f: &F,
     c: &C,
 ) -> A {
-    // SAFETY (whole body): caller contract: p is valid for n elements at stride s.
+    // SAFETY: caller contract (for the whole body): p is valid for n elements at stride s.
     unsafe {
         if n < 2 * LANES {
             let mut r = id;
@@ -123,7 +123,7 @@ unsafe fn fold2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(
     f: &F,
     c: &C,
 ) -> A {
-    // SAFETY (whole body): caller contract: p and q are valid for n elements at their strides.
+    // SAFETY: caller contract (for the whole body): p and q are valid for n elements at their strides.
     unsafe {
         if n < 2 * LANES {
             let mut r = id;
@@ -162,7 +162,7 @@ unsafe fn fold2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(
 
 #[inline(always)]
 unsafe fn cols_body<T: Copy, A: Copy, F: Fn(A, T) -> A>(acc: &mut [A], p: *const T, s: isize, f: &F) {
-    // SAFETY (whole body): caller contract: p is valid for acc.len() elements at stride s.
+    // SAFETY: caller contract (for the whole body): p is valid for acc.len() elements at stride s.
     unsafe {
         if s == 1 {
             for (j, a) in acc.iter_mut().enumerate() {
@@ -185,7 +185,7 @@ unsafe fn cols2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A>(
     sq: isize,
     f: &F,
 ) {
-    // SAFETY (whole body): caller contract: p and q are valid for acc.len() elements.
+    // SAFETY: caller contract (for the whole body): p and q are valid for acc.len() elements.
     unsafe {
         if sp == 1 && sq == 1 {
             for (j, a) in acc.iter_mut().enumerate() {
