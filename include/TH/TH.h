@@ -51,6 +51,11 @@
  */
 #define _MERSENNE_STATE_M 397
 
+/**
+ * Independent accumulators in a `fold` (a power of two).
+ */
+#define LANES 32
+
 #define TH_STORAGE_REFCOUNTED 1
 
 #define TH_STORAGE_RESIZABLE 2
@@ -5486,6 +5491,1590 @@ void THBFloat16Tensor_rand(struct THBFloat16Tensor *r_,
 void THBFloat16Tensor_randn(struct THBFloat16Tensor *r_,
                             struct THGenerator *_generator,
                             struct THLongStorage *size);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THByteTensor_numel(struct THByteTensor *t);
+
+/**
+ * 1 when `ta` and `tb` have the same sizes and equal elements, else 0.
+ */
+int THByteTensor_equal(struct THByteTensor *ta, struct THByteTensor *tb);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+uint8_t THByteTensor_maxall(struct THByteTensor *t);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+uint8_t THByteTensor_minall(struct THByteTensor *t);
+
+/**
+ * `values_` = max of `t` along `dimension`, `indices_` = its 0-based position (the
+ * first occurrence; the first NaN wins). Both are resized to `t`'s size with size 1
+ * at `dimension`, which is removed unless `keepdim` (a 1-D `t` gives size 1).
+ */
+void THByteTensor_max(struct THByteTensor *values_,
+                      struct THLongTensor *indices_,
+                      struct THByteTensor *t,
+                      int dimension,
+                      int keepdim);
+
+/**
+ * `values_` = min of `t` along `dimension`, `indices_` = its 0-based position (as `max`).
+ */
+void THByteTensor_min(struct THByteTensor *values_,
+                      struct THLongTensor *indices_,
+                      struct THByteTensor *t,
+                      int dimension,
+                      int keepdim);
+
+/**
+ * `sum(t[i] * src[i])` in `accreal` over elements paired in row-major order (the
+ * element counts must match; the shapes need not).
+ */
+int64_t THByteTensor_dot(struct THByteTensor *t, struct THByteTensor *src);
+
+/**
+ * The lower median of all elements (element (n-1)/2 of the sorted elements); an
+ * empty tensor is an error.
+ */
+uint8_t THByteTensor_medianall(struct THByteTensor *t);
+
+/**
+ * Sum of all elements in `accreal` (0 when empty).
+ */
+int64_t THByteTensor_sumall(struct THByteTensor *t);
+
+/**
+ * Product of all elements in `accreal` (1 when empty).
+ */
+int64_t THByteTensor_prodall(struct THByteTensor *t);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), in `accreal`.
+ */
+int64_t THByteTensor_trace(struct THByteTensor *t);
+
+/**
+ * `values_` = the `k`-th smallest (k is 1-based) along `dimension`, `indices_` its
+ * 0-based position (equal values count in position order; NaN sorts last).
+ */
+void THByteTensor_kthvalue(struct THByteTensor *values_,
+                           struct THLongTensor *indices_,
+                           struct THByteTensor *t,
+                           int64_t k,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `values_` = the most frequent value along `dimension` (ties: the smallest value),
+ * `indices_` = the 0-based position of its last occurrence.
+ */
+void THByteTensor_mode(struct THByteTensor *values_,
+                       struct THLongTensor *indices_,
+                       struct THByteTensor *t,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `values_` = the lower median along `dimension` (`kthvalue` with k = (n-1)/2 + 1).
+ */
+void THByteTensor_median(struct THByteTensor *values_,
+                         struct THLongTensor *indices_,
+                         struct THByteTensor *t,
+                         int dimension,
+                         int keepdim);
+
+/**
+ * `r_` = sum of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THByteTensor_sum(struct THByteTensor *r_, struct THByteTensor *t, int dimension, int keepdim);
+
+/**
+ * `r_` = product of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THByteTensor_prod(struct THByteTensor *r_, struct THByteTensor *t, int dimension, int keepdim);
+
+/**
+ * `r_` = cumulative sum of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THByteTensor_cumsum(struct THByteTensor *r_, struct THByteTensor *t, int dimension);
+
+/**
+ * `r_` = cumulative product of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THByteTensor_cumprod(struct THByteTensor *r_, struct THByteTensor *t, int dimension);
+
+/**
+ * `r` = `t` summed down to `shape` (undoes numpy broadcasting: `t`'s extra leading
+ * dims and the dims where `shape` has size 1 are summed, in `accreal`); `r` gets
+ * `shape`. An error unless `t`'s shape broadcasts from `shape`.
+ */
+void THByteTensor_sumTo(struct THByteTensor *r,
+                        struct THByteTensor *t,
+                        struct THLongStorage *shape);
+
+/**
+ * 1 when every element is non-zero; an empty tensor is an error.
+ */
+int THByteTensor_logicalall(struct THByteTensor *self_);
+
+/**
+ * 1 when some element is non-zero (0 when empty).
+ */
+int THByteTensor_logicalany(struct THByteTensor *self_);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCharTensor_numel(struct THCharTensor *t);
+
+/**
+ * 1 when `ta` and `tb` have the same sizes and equal elements, else 0.
+ */
+int THCharTensor_equal(struct THCharTensor *ta, struct THCharTensor *tb);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+int8_t THCharTensor_maxall(struct THCharTensor *t);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+int8_t THCharTensor_minall(struct THCharTensor *t);
+
+/**
+ * `values_` = max of `t` along `dimension`, `indices_` = its 0-based position (the
+ * first occurrence; the first NaN wins). Both are resized to `t`'s size with size 1
+ * at `dimension`, which is removed unless `keepdim` (a 1-D `t` gives size 1).
+ */
+void THCharTensor_max(struct THCharTensor *values_,
+                      struct THLongTensor *indices_,
+                      struct THCharTensor *t,
+                      int dimension,
+                      int keepdim);
+
+/**
+ * `values_` = min of `t` along `dimension`, `indices_` = its 0-based position (as `max`).
+ */
+void THCharTensor_min(struct THCharTensor *values_,
+                      struct THLongTensor *indices_,
+                      struct THCharTensor *t,
+                      int dimension,
+                      int keepdim);
+
+/**
+ * `sum(t[i] * src[i])` in `accreal` over elements paired in row-major order (the
+ * element counts must match; the shapes need not).
+ */
+int64_t THCharTensor_dot(struct THCharTensor *t, struct THCharTensor *src);
+
+/**
+ * The lower median of all elements (element (n-1)/2 of the sorted elements); an
+ * empty tensor is an error.
+ */
+int8_t THCharTensor_medianall(struct THCharTensor *t);
+
+/**
+ * Sum of all elements in `accreal` (0 when empty).
+ */
+int64_t THCharTensor_sumall(struct THCharTensor *t);
+
+/**
+ * Product of all elements in `accreal` (1 when empty).
+ */
+int64_t THCharTensor_prodall(struct THCharTensor *t);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), in `accreal`.
+ */
+int64_t THCharTensor_trace(struct THCharTensor *t);
+
+/**
+ * `values_` = the `k`-th smallest (k is 1-based) along `dimension`, `indices_` its
+ * 0-based position (equal values count in position order; NaN sorts last).
+ */
+void THCharTensor_kthvalue(struct THCharTensor *values_,
+                           struct THLongTensor *indices_,
+                           struct THCharTensor *t,
+                           int64_t k,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `values_` = the most frequent value along `dimension` (ties: the smallest value),
+ * `indices_` = the 0-based position of its last occurrence.
+ */
+void THCharTensor_mode(struct THCharTensor *values_,
+                       struct THLongTensor *indices_,
+                       struct THCharTensor *t,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `values_` = the lower median along `dimension` (`kthvalue` with k = (n-1)/2 + 1).
+ */
+void THCharTensor_median(struct THCharTensor *values_,
+                         struct THLongTensor *indices_,
+                         struct THCharTensor *t,
+                         int dimension,
+                         int keepdim);
+
+/**
+ * `r_` = sum of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THCharTensor_sum(struct THCharTensor *r_, struct THCharTensor *t, int dimension, int keepdim);
+
+/**
+ * `r_` = product of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THCharTensor_prod(struct THCharTensor *r_, struct THCharTensor *t, int dimension, int keepdim);
+
+/**
+ * `r_` = cumulative sum of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THCharTensor_cumsum(struct THCharTensor *r_, struct THCharTensor *t, int dimension);
+
+/**
+ * `r_` = cumulative product of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THCharTensor_cumprod(struct THCharTensor *r_, struct THCharTensor *t, int dimension);
+
+/**
+ * `r` = `t` summed down to `shape` (undoes numpy broadcasting: `t`'s extra leading
+ * dims and the dims where `shape` has size 1 are summed, in `accreal`); `r` gets
+ * `shape`. An error unless `t`'s shape broadcasts from `shape`.
+ */
+void THCharTensor_sumTo(struct THCharTensor *r,
+                        struct THCharTensor *t,
+                        struct THLongStorage *shape);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THShortTensor_numel(struct THShortTensor *t);
+
+/**
+ * 1 when `ta` and `tb` have the same sizes and equal elements, else 0.
+ */
+int THShortTensor_equal(struct THShortTensor *ta, struct THShortTensor *tb);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+int16_t THShortTensor_maxall(struct THShortTensor *t);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+int16_t THShortTensor_minall(struct THShortTensor *t);
+
+/**
+ * `values_` = max of `t` along `dimension`, `indices_` = its 0-based position (the
+ * first occurrence; the first NaN wins). Both are resized to `t`'s size with size 1
+ * at `dimension`, which is removed unless `keepdim` (a 1-D `t` gives size 1).
+ */
+void THShortTensor_max(struct THShortTensor *values_,
+                       struct THLongTensor *indices_,
+                       struct THShortTensor *t,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `values_` = min of `t` along `dimension`, `indices_` = its 0-based position (as `max`).
+ */
+void THShortTensor_min(struct THShortTensor *values_,
+                       struct THLongTensor *indices_,
+                       struct THShortTensor *t,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `sum(t[i] * src[i])` in `accreal` over elements paired in row-major order (the
+ * element counts must match; the shapes need not).
+ */
+int64_t THShortTensor_dot(struct THShortTensor *t, struct THShortTensor *src);
+
+/**
+ * The lower median of all elements (element (n-1)/2 of the sorted elements); an
+ * empty tensor is an error.
+ */
+int16_t THShortTensor_medianall(struct THShortTensor *t);
+
+/**
+ * Sum of all elements in `accreal` (0 when empty).
+ */
+int64_t THShortTensor_sumall(struct THShortTensor *t);
+
+/**
+ * Product of all elements in `accreal` (1 when empty).
+ */
+int64_t THShortTensor_prodall(struct THShortTensor *t);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), in `accreal`.
+ */
+int64_t THShortTensor_trace(struct THShortTensor *t);
+
+/**
+ * `values_` = the `k`-th smallest (k is 1-based) along `dimension`, `indices_` its
+ * 0-based position (equal values count in position order; NaN sorts last).
+ */
+void THShortTensor_kthvalue(struct THShortTensor *values_,
+                            struct THLongTensor *indices_,
+                            struct THShortTensor *t,
+                            int64_t k,
+                            int dimension,
+                            int keepdim);
+
+/**
+ * `values_` = the most frequent value along `dimension` (ties: the smallest value),
+ * `indices_` = the 0-based position of its last occurrence.
+ */
+void THShortTensor_mode(struct THShortTensor *values_,
+                        struct THLongTensor *indices_,
+                        struct THShortTensor *t,
+                        int dimension,
+                        int keepdim);
+
+/**
+ * `values_` = the lower median along `dimension` (`kthvalue` with k = (n-1)/2 + 1).
+ */
+void THShortTensor_median(struct THShortTensor *values_,
+                          struct THLongTensor *indices_,
+                          struct THShortTensor *t,
+                          int dimension,
+                          int keepdim);
+
+/**
+ * `r_` = sum of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THShortTensor_sum(struct THShortTensor *r_,
+                       struct THShortTensor *t,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `r_` = product of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THShortTensor_prod(struct THShortTensor *r_,
+                        struct THShortTensor *t,
+                        int dimension,
+                        int keepdim);
+
+/**
+ * `r_` = cumulative sum of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THShortTensor_cumsum(struct THShortTensor *r_, struct THShortTensor *t, int dimension);
+
+/**
+ * `r_` = cumulative product of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THShortTensor_cumprod(struct THShortTensor *r_, struct THShortTensor *t, int dimension);
+
+/**
+ * `r` = `t` summed down to `shape` (undoes numpy broadcasting: `t`'s extra leading
+ * dims and the dims where `shape` has size 1 are summed, in `accreal`); `r` gets
+ * `shape`. An error unless `t`'s shape broadcasts from `shape`.
+ */
+void THShortTensor_sumTo(struct THShortTensor *r,
+                         struct THShortTensor *t,
+                         struct THLongStorage *shape);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THIntTensor_numel(struct THIntTensor *t);
+
+/**
+ * 1 when `ta` and `tb` have the same sizes and equal elements, else 0.
+ */
+int THIntTensor_equal(struct THIntTensor *ta, struct THIntTensor *tb);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+int32_t THIntTensor_maxall(struct THIntTensor *t);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+int32_t THIntTensor_minall(struct THIntTensor *t);
+
+/**
+ * `values_` = max of `t` along `dimension`, `indices_` = its 0-based position (the
+ * first occurrence; the first NaN wins). Both are resized to `t`'s size with size 1
+ * at `dimension`, which is removed unless `keepdim` (a 1-D `t` gives size 1).
+ */
+void THIntTensor_max(struct THIntTensor *values_,
+                     struct THLongTensor *indices_,
+                     struct THIntTensor *t,
+                     int dimension,
+                     int keepdim);
+
+/**
+ * `values_` = min of `t` along `dimension`, `indices_` = its 0-based position (as `max`).
+ */
+void THIntTensor_min(struct THIntTensor *values_,
+                     struct THLongTensor *indices_,
+                     struct THIntTensor *t,
+                     int dimension,
+                     int keepdim);
+
+/**
+ * `sum(t[i] * src[i])` in `accreal` over elements paired in row-major order (the
+ * element counts must match; the shapes need not).
+ */
+int64_t THIntTensor_dot(struct THIntTensor *t, struct THIntTensor *src);
+
+/**
+ * The lower median of all elements (element (n-1)/2 of the sorted elements); an
+ * empty tensor is an error.
+ */
+int32_t THIntTensor_medianall(struct THIntTensor *t);
+
+/**
+ * Sum of all elements in `accreal` (0 when empty).
+ */
+int64_t THIntTensor_sumall(struct THIntTensor *t);
+
+/**
+ * Product of all elements in `accreal` (1 when empty).
+ */
+int64_t THIntTensor_prodall(struct THIntTensor *t);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), in `accreal`.
+ */
+int64_t THIntTensor_trace(struct THIntTensor *t);
+
+/**
+ * `values_` = the `k`-th smallest (k is 1-based) along `dimension`, `indices_` its
+ * 0-based position (equal values count in position order; NaN sorts last).
+ */
+void THIntTensor_kthvalue(struct THIntTensor *values_,
+                          struct THLongTensor *indices_,
+                          struct THIntTensor *t,
+                          int64_t k,
+                          int dimension,
+                          int keepdim);
+
+/**
+ * `values_` = the most frequent value along `dimension` (ties: the smallest value),
+ * `indices_` = the 0-based position of its last occurrence.
+ */
+void THIntTensor_mode(struct THIntTensor *values_,
+                      struct THLongTensor *indices_,
+                      struct THIntTensor *t,
+                      int dimension,
+                      int keepdim);
+
+/**
+ * `values_` = the lower median along `dimension` (`kthvalue` with k = (n-1)/2 + 1).
+ */
+void THIntTensor_median(struct THIntTensor *values_,
+                        struct THLongTensor *indices_,
+                        struct THIntTensor *t,
+                        int dimension,
+                        int keepdim);
+
+/**
+ * `r_` = sum of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THIntTensor_sum(struct THIntTensor *r_, struct THIntTensor *t, int dimension, int keepdim);
+
+/**
+ * `r_` = product of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THIntTensor_prod(struct THIntTensor *r_, struct THIntTensor *t, int dimension, int keepdim);
+
+/**
+ * `r_` = cumulative sum of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THIntTensor_cumsum(struct THIntTensor *r_, struct THIntTensor *t, int dimension);
+
+/**
+ * `r_` = cumulative product of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THIntTensor_cumprod(struct THIntTensor *r_, struct THIntTensor *t, int dimension);
+
+/**
+ * `r` = `t` summed down to `shape` (undoes numpy broadcasting: `t`'s extra leading
+ * dims and the dims where `shape` has size 1 are summed, in `accreal`); `r` gets
+ * `shape`. An error unless `t`'s shape broadcasts from `shape`.
+ */
+void THIntTensor_sumTo(struct THIntTensor *r, struct THIntTensor *t, struct THLongStorage *shape);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THLongTensor_numel(struct THLongTensor *t);
+
+/**
+ * 1 when `ta` and `tb` have the same sizes and equal elements, else 0.
+ */
+int THLongTensor_equal(struct THLongTensor *ta, struct THLongTensor *tb);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+int64_t THLongTensor_maxall(struct THLongTensor *t);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+int64_t THLongTensor_minall(struct THLongTensor *t);
+
+/**
+ * `values_` = max of `t` along `dimension`, `indices_` = its 0-based position (the
+ * first occurrence; the first NaN wins). Both are resized to `t`'s size with size 1
+ * at `dimension`, which is removed unless `keepdim` (a 1-D `t` gives size 1).
+ */
+void THLongTensor_max(struct THLongTensor *values_,
+                      struct THLongTensor *indices_,
+                      struct THLongTensor *t,
+                      int dimension,
+                      int keepdim);
+
+/**
+ * `values_` = min of `t` along `dimension`, `indices_` = its 0-based position (as `max`).
+ */
+void THLongTensor_min(struct THLongTensor *values_,
+                      struct THLongTensor *indices_,
+                      struct THLongTensor *t,
+                      int dimension,
+                      int keepdim);
+
+/**
+ * `sum(t[i] * src[i])` in `accreal` over elements paired in row-major order (the
+ * element counts must match; the shapes need not).
+ */
+int64_t THLongTensor_dot(struct THLongTensor *t, struct THLongTensor *src);
+
+/**
+ * The lower median of all elements (element (n-1)/2 of the sorted elements); an
+ * empty tensor is an error.
+ */
+int64_t THLongTensor_medianall(struct THLongTensor *t);
+
+/**
+ * Sum of all elements in `accreal` (0 when empty).
+ */
+int64_t THLongTensor_sumall(struct THLongTensor *t);
+
+/**
+ * Product of all elements in `accreal` (1 when empty).
+ */
+int64_t THLongTensor_prodall(struct THLongTensor *t);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), in `accreal`.
+ */
+int64_t THLongTensor_trace(struct THLongTensor *t);
+
+/**
+ * `values_` = the `k`-th smallest (k is 1-based) along `dimension`, `indices_` its
+ * 0-based position (equal values count in position order; NaN sorts last).
+ */
+void THLongTensor_kthvalue(struct THLongTensor *values_,
+                           struct THLongTensor *indices_,
+                           struct THLongTensor *t,
+                           int64_t k,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `values_` = the most frequent value along `dimension` (ties: the smallest value),
+ * `indices_` = the 0-based position of its last occurrence.
+ */
+void THLongTensor_mode(struct THLongTensor *values_,
+                       struct THLongTensor *indices_,
+                       struct THLongTensor *t,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `values_` = the lower median along `dimension` (`kthvalue` with k = (n-1)/2 + 1).
+ */
+void THLongTensor_median(struct THLongTensor *values_,
+                         struct THLongTensor *indices_,
+                         struct THLongTensor *t,
+                         int dimension,
+                         int keepdim);
+
+/**
+ * `r_` = sum of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THLongTensor_sum(struct THLongTensor *r_, struct THLongTensor *t, int dimension, int keepdim);
+
+/**
+ * `r_` = product of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THLongTensor_prod(struct THLongTensor *r_, struct THLongTensor *t, int dimension, int keepdim);
+
+/**
+ * `r_` = cumulative sum of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THLongTensor_cumsum(struct THLongTensor *r_, struct THLongTensor *t, int dimension);
+
+/**
+ * `r_` = cumulative product of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THLongTensor_cumprod(struct THLongTensor *r_, struct THLongTensor *t, int dimension);
+
+/**
+ * `r` = `t` summed down to `shape` (undoes numpy broadcasting: `t`'s extra leading
+ * dims and the dims where `shape` has size 1 are summed, in `accreal`); `r` gets
+ * `shape`. An error unless `t`'s shape broadcasts from `shape`.
+ */
+void THLongTensor_sumTo(struct THLongTensor *r,
+                        struct THLongTensor *t,
+                        struct THLongStorage *shape);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THFloatTensor_numel(struct THFloatTensor *t);
+
+/**
+ * 1 when `ta` and `tb` have the same sizes and equal elements, else 0.
+ */
+int THFloatTensor_equal(struct THFloatTensor *ta, struct THFloatTensor *tb);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+float THFloatTensor_maxall(struct THFloatTensor *t);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+float THFloatTensor_minall(struct THFloatTensor *t);
+
+/**
+ * `values_` = max of `t` along `dimension`, `indices_` = its 0-based position (the
+ * first occurrence; the first NaN wins). Both are resized to `t`'s size with size 1
+ * at `dimension`, which is removed unless `keepdim` (a 1-D `t` gives size 1).
+ */
+void THFloatTensor_max(struct THFloatTensor *values_,
+                       struct THLongTensor *indices_,
+                       struct THFloatTensor *t,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `values_` = min of `t` along `dimension`, `indices_` = its 0-based position (as `max`).
+ */
+void THFloatTensor_min(struct THFloatTensor *values_,
+                       struct THLongTensor *indices_,
+                       struct THFloatTensor *t,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `sum(t[i] * src[i])` in `accreal` over elements paired in row-major order (the
+ * element counts must match; the shapes need not).
+ */
+double THFloatTensor_dot(struct THFloatTensor *t, struct THFloatTensor *src);
+
+/**
+ * The lower median of all elements (element (n-1)/2 of the sorted elements); an
+ * empty tensor is an error.
+ */
+float THFloatTensor_medianall(struct THFloatTensor *t);
+
+/**
+ * Sum of all elements in `accreal` (0 when empty).
+ */
+double THFloatTensor_sumall(struct THFloatTensor *t);
+
+/**
+ * Product of all elements in `accreal` (1 when empty).
+ */
+double THFloatTensor_prodall(struct THFloatTensor *t);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), in `accreal`.
+ */
+double THFloatTensor_trace(struct THFloatTensor *t);
+
+/**
+ * `values_` = the `k`-th smallest (k is 1-based) along `dimension`, `indices_` its
+ * 0-based position (equal values count in position order; NaN sorts last).
+ */
+void THFloatTensor_kthvalue(struct THFloatTensor *values_,
+                            struct THLongTensor *indices_,
+                            struct THFloatTensor *t,
+                            int64_t k,
+                            int dimension,
+                            int keepdim);
+
+/**
+ * `values_` = the most frequent value along `dimension` (ties: the smallest value),
+ * `indices_` = the 0-based position of its last occurrence.
+ */
+void THFloatTensor_mode(struct THFloatTensor *values_,
+                        struct THLongTensor *indices_,
+                        struct THFloatTensor *t,
+                        int dimension,
+                        int keepdim);
+
+/**
+ * `values_` = the lower median along `dimension` (`kthvalue` with k = (n-1)/2 + 1).
+ */
+void THFloatTensor_median(struct THFloatTensor *values_,
+                          struct THLongTensor *indices_,
+                          struct THFloatTensor *t,
+                          int dimension,
+                          int keepdim);
+
+/**
+ * `r_` = sum of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THFloatTensor_sum(struct THFloatTensor *r_,
+                       struct THFloatTensor *t,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `r_` = product of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THFloatTensor_prod(struct THFloatTensor *r_,
+                        struct THFloatTensor *t,
+                        int dimension,
+                        int keepdim);
+
+/**
+ * `r_` = cumulative sum of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THFloatTensor_cumsum(struct THFloatTensor *r_, struct THFloatTensor *t, int dimension);
+
+/**
+ * `r_` = cumulative product of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THFloatTensor_cumprod(struct THFloatTensor *r_, struct THFloatTensor *t, int dimension);
+
+/**
+ * `r` = `t` summed down to `shape` (undoes numpy broadcasting: `t`'s extra leading
+ * dims and the dims where `shape` has size 1 are summed, in `accreal`); `r` gets
+ * `shape`. An error unless `t`'s shape broadcasts from `shape`.
+ */
+void THFloatTensor_sumTo(struct THFloatTensor *r,
+                         struct THFloatTensor *t,
+                         struct THLongStorage *shape);
+
+/**
+ * Mean of all elements in `accreal`; an empty tensor is an error.
+ */
+double THFloatTensor_meanall(struct THFloatTensor *self_);
+
+/**
+ * Variance of all elements (divided by n when `biased`, else n-1).
+ */
+double THFloatTensor_varall(struct THFloatTensor *self_, int biased);
+
+/**
+ * Standard deviation of all elements (`sqrt(varall)`).
+ */
+double THFloatTensor_stdall(struct THFloatTensor *self_, int biased);
+
+/**
+ * The `value`-norm of all elements: `(sum |x|^p)^(1/p)`; p == 0 counts the non-zero
+ * elements, p == inf is max |x|, p == -inf min |x|.
+ */
+double THFloatTensor_normall(struct THFloatTensor *t, float value);
+
+/**
+ * The `value`-norm of `a - b` (elements paired in row-major order).
+ */
+double THFloatTensor_dist(struct THFloatTensor *a, struct THFloatTensor *b, float value);
+
+/**
+ * `r_` = mean of `t` along `dimension`.
+ */
+void THFloatTensor_mean(struct THFloatTensor *r_,
+                        struct THFloatTensor *t,
+                        int dimension,
+                        int keepdim);
+
+/**
+ * `r_` = standard deviation of `t` along `dimension` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THFloatTensor_std(struct THFloatTensor *r_,
+                       struct THFloatTensor *t,
+                       int dimension,
+                       int biased,
+                       int keepdim);
+
+/**
+ * `r_` = variance of `t` along `dimension` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THFloatTensor_var(struct THFloatTensor *r_,
+                       struct THFloatTensor *t,
+                       int dimension,
+                       int biased,
+                       int keepdim);
+
+/**
+ * `r_` = `value`-norm of `t` along `dimension` (p == 0 counts non-zeros).
+ */
+void THFloatTensor_norm(struct THFloatTensor *r_,
+                        struct THFloatTensor *t,
+                        float value,
+                        int dimension,
+                        int keepdim);
+
+/**
+ * `r_` = `t` with each slice along `dimension` whose `value`-norm exceeds `maxnorm`
+ * scaled by `maxnorm / (norm + 1e-7)`; `t` needs 2+ dims, `value` > 0.
+ */
+void THFloatTensor_renorm(struct THFloatTensor *r_,
+                          struct THFloatTensor *t,
+                          float value,
+                          int dimension,
+                          float maxnorm);
+
+/**
+ * `hist` (resized to `nbins`) = histogram of `tensor` over `[minvalue, maxvalue]`
+ * (equal bounds: the data's min and max); values outside are ignored.
+ */
+void THFloatTensor_histc(struct THFloatTensor *hist,
+                         struct THFloatTensor *tensor,
+                         int64_t nbins,
+                         float minvalue,
+                         float maxvalue);
+
+/**
+ * Row-wise `histc` of a 2-D `tensor`: `hist` resized to rows x `nbins`.
+ */
+void THFloatTensor_bhistc(struct THFloatTensor *hist,
+                          struct THFloatTensor *tensor,
+                          int64_t nbins,
+                          float minvalue,
+                          float maxvalue);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THDoubleTensor_numel(struct THDoubleTensor *t);
+
+/**
+ * 1 when `ta` and `tb` have the same sizes and equal elements, else 0.
+ */
+int THDoubleTensor_equal(struct THDoubleTensor *ta, struct THDoubleTensor *tb);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+double THDoubleTensor_maxall(struct THDoubleTensor *t);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+double THDoubleTensor_minall(struct THDoubleTensor *t);
+
+/**
+ * `values_` = max of `t` along `dimension`, `indices_` = its 0-based position (the
+ * first occurrence; the first NaN wins). Both are resized to `t`'s size with size 1
+ * at `dimension`, which is removed unless `keepdim` (a 1-D `t` gives size 1).
+ */
+void THDoubleTensor_max(struct THDoubleTensor *values_,
+                        struct THLongTensor *indices_,
+                        struct THDoubleTensor *t,
+                        int dimension,
+                        int keepdim);
+
+/**
+ * `values_` = min of `t` along `dimension`, `indices_` = its 0-based position (as `max`).
+ */
+void THDoubleTensor_min(struct THDoubleTensor *values_,
+                        struct THLongTensor *indices_,
+                        struct THDoubleTensor *t,
+                        int dimension,
+                        int keepdim);
+
+/**
+ * `sum(t[i] * src[i])` in `accreal` over elements paired in row-major order (the
+ * element counts must match; the shapes need not).
+ */
+double THDoubleTensor_dot(struct THDoubleTensor *t, struct THDoubleTensor *src);
+
+/**
+ * The lower median of all elements (element (n-1)/2 of the sorted elements); an
+ * empty tensor is an error.
+ */
+double THDoubleTensor_medianall(struct THDoubleTensor *t);
+
+/**
+ * Sum of all elements in `accreal` (0 when empty).
+ */
+double THDoubleTensor_sumall(struct THDoubleTensor *t);
+
+/**
+ * Product of all elements in `accreal` (1 when empty).
+ */
+double THDoubleTensor_prodall(struct THDoubleTensor *t);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), in `accreal`.
+ */
+double THDoubleTensor_trace(struct THDoubleTensor *t);
+
+/**
+ * `values_` = the `k`-th smallest (k is 1-based) along `dimension`, `indices_` its
+ * 0-based position (equal values count in position order; NaN sorts last).
+ */
+void THDoubleTensor_kthvalue(struct THDoubleTensor *values_,
+                             struct THLongTensor *indices_,
+                             struct THDoubleTensor *t,
+                             int64_t k,
+                             int dimension,
+                             int keepdim);
+
+/**
+ * `values_` = the most frequent value along `dimension` (ties: the smallest value),
+ * `indices_` = the 0-based position of its last occurrence.
+ */
+void THDoubleTensor_mode(struct THDoubleTensor *values_,
+                         struct THLongTensor *indices_,
+                         struct THDoubleTensor *t,
+                         int dimension,
+                         int keepdim);
+
+/**
+ * `values_` = the lower median along `dimension` (`kthvalue` with k = (n-1)/2 + 1).
+ */
+void THDoubleTensor_median(struct THDoubleTensor *values_,
+                           struct THLongTensor *indices_,
+                           struct THDoubleTensor *t,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `r_` = sum of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THDoubleTensor_sum(struct THDoubleTensor *r_,
+                        struct THDoubleTensor *t,
+                        int dimension,
+                        int keepdim);
+
+/**
+ * `r_` = product of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THDoubleTensor_prod(struct THDoubleTensor *r_,
+                         struct THDoubleTensor *t,
+                         int dimension,
+                         int keepdim);
+
+/**
+ * `r_` = cumulative sum of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THDoubleTensor_cumsum(struct THDoubleTensor *r_, struct THDoubleTensor *t, int dimension);
+
+/**
+ * `r_` = cumulative product of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THDoubleTensor_cumprod(struct THDoubleTensor *r_, struct THDoubleTensor *t, int dimension);
+
+/**
+ * `r` = `t` summed down to `shape` (undoes numpy broadcasting: `t`'s extra leading
+ * dims and the dims where `shape` has size 1 are summed, in `accreal`); `r` gets
+ * `shape`. An error unless `t`'s shape broadcasts from `shape`.
+ */
+void THDoubleTensor_sumTo(struct THDoubleTensor *r,
+                          struct THDoubleTensor *t,
+                          struct THLongStorage *shape);
+
+/**
+ * Mean of all elements in `accreal`; an empty tensor is an error.
+ */
+double THDoubleTensor_meanall(struct THDoubleTensor *self_);
+
+/**
+ * Variance of all elements (divided by n when `biased`, else n-1).
+ */
+double THDoubleTensor_varall(struct THDoubleTensor *self_, int biased);
+
+/**
+ * Standard deviation of all elements (`sqrt(varall)`).
+ */
+double THDoubleTensor_stdall(struct THDoubleTensor *self_, int biased);
+
+/**
+ * The `value`-norm of all elements: `(sum |x|^p)^(1/p)`; p == 0 counts the non-zero
+ * elements, p == inf is max |x|, p == -inf min |x|.
+ */
+double THDoubleTensor_normall(struct THDoubleTensor *t, double value);
+
+/**
+ * The `value`-norm of `a - b` (elements paired in row-major order).
+ */
+double THDoubleTensor_dist(struct THDoubleTensor *a, struct THDoubleTensor *b, double value);
+
+/**
+ * `r_` = mean of `t` along `dimension`.
+ */
+void THDoubleTensor_mean(struct THDoubleTensor *r_,
+                         struct THDoubleTensor *t,
+                         int dimension,
+                         int keepdim);
+
+/**
+ * `r_` = standard deviation of `t` along `dimension` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THDoubleTensor_std(struct THDoubleTensor *r_,
+                        struct THDoubleTensor *t,
+                        int dimension,
+                        int biased,
+                        int keepdim);
+
+/**
+ * `r_` = variance of `t` along `dimension` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THDoubleTensor_var(struct THDoubleTensor *r_,
+                        struct THDoubleTensor *t,
+                        int dimension,
+                        int biased,
+                        int keepdim);
+
+/**
+ * `r_` = `value`-norm of `t` along `dimension` (p == 0 counts non-zeros).
+ */
+void THDoubleTensor_norm(struct THDoubleTensor *r_,
+                         struct THDoubleTensor *t,
+                         double value,
+                         int dimension,
+                         int keepdim);
+
+/**
+ * `r_` = `t` with each slice along `dimension` whose `value`-norm exceeds `maxnorm`
+ * scaled by `maxnorm / (norm + 1e-7)`; `t` needs 2+ dims, `value` > 0.
+ */
+void THDoubleTensor_renorm(struct THDoubleTensor *r_,
+                           struct THDoubleTensor *t,
+                           double value,
+                           int dimension,
+                           double maxnorm);
+
+/**
+ * `hist` (resized to `nbins`) = histogram of `tensor` over `[minvalue, maxvalue]`
+ * (equal bounds: the data's min and max); values outside are ignored.
+ */
+void THDoubleTensor_histc(struct THDoubleTensor *hist,
+                          struct THDoubleTensor *tensor,
+                          int64_t nbins,
+                          double minvalue,
+                          double maxvalue);
+
+/**
+ * Row-wise `histc` of a 2-D `tensor`: `hist` resized to rows x `nbins`.
+ */
+void THDoubleTensor_bhistc(struct THDoubleTensor *hist,
+                           struct THDoubleTensor *tensor,
+                           int64_t nbins,
+                           double minvalue,
+                           double maxvalue);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THHalfTensor_numel(struct THHalfTensor *t);
+
+/**
+ * 1 when `ta` and `tb` have the same sizes and equal elements, else 0.
+ */
+int THHalfTensor_equal(struct THHalfTensor *ta, struct THHalfTensor *tb);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+struct THHalf THHalfTensor_maxall(struct THHalfTensor *t);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+struct THHalf THHalfTensor_minall(struct THHalfTensor *t);
+
+/**
+ * `values_` = max of `t` along `dimension`, `indices_` = its 0-based position (the
+ * first occurrence; the first NaN wins). Both are resized to `t`'s size with size 1
+ * at `dimension`, which is removed unless `keepdim` (a 1-D `t` gives size 1).
+ */
+void THHalfTensor_max(struct THHalfTensor *values_,
+                      struct THLongTensor *indices_,
+                      struct THHalfTensor *t,
+                      int dimension,
+                      int keepdim);
+
+/**
+ * `values_` = min of `t` along `dimension`, `indices_` = its 0-based position (as `max`).
+ */
+void THHalfTensor_min(struct THHalfTensor *values_,
+                      struct THLongTensor *indices_,
+                      struct THHalfTensor *t,
+                      int dimension,
+                      int keepdim);
+
+/**
+ * `sum(t[i] * src[i])` in `accreal` over elements paired in row-major order (the
+ * element counts must match; the shapes need not).
+ */
+float THHalfTensor_dot(struct THHalfTensor *t, struct THHalfTensor *src);
+
+/**
+ * The lower median of all elements (element (n-1)/2 of the sorted elements); an
+ * empty tensor is an error.
+ */
+struct THHalf THHalfTensor_medianall(struct THHalfTensor *t);
+
+/**
+ * Sum of all elements in `accreal` (0 when empty).
+ */
+float THHalfTensor_sumall(struct THHalfTensor *t);
+
+/**
+ * Product of all elements in `accreal` (1 when empty).
+ */
+float THHalfTensor_prodall(struct THHalfTensor *t);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), in `accreal`.
+ */
+float THHalfTensor_trace(struct THHalfTensor *t);
+
+/**
+ * `values_` = the `k`-th smallest (k is 1-based) along `dimension`, `indices_` its
+ * 0-based position (equal values count in position order; NaN sorts last).
+ */
+void THHalfTensor_kthvalue(struct THHalfTensor *values_,
+                           struct THLongTensor *indices_,
+                           struct THHalfTensor *t,
+                           int64_t k,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `values_` = the most frequent value along `dimension` (ties: the smallest value),
+ * `indices_` = the 0-based position of its last occurrence.
+ */
+void THHalfTensor_mode(struct THHalfTensor *values_,
+                       struct THLongTensor *indices_,
+                       struct THHalfTensor *t,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `values_` = the lower median along `dimension` (`kthvalue` with k = (n-1)/2 + 1).
+ */
+void THHalfTensor_median(struct THHalfTensor *values_,
+                         struct THLongTensor *indices_,
+                         struct THHalfTensor *t,
+                         int dimension,
+                         int keepdim);
+
+/**
+ * `r_` = sum of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THHalfTensor_sum(struct THHalfTensor *r_, struct THHalfTensor *t, int dimension, int keepdim);
+
+/**
+ * `r_` = product of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THHalfTensor_prod(struct THHalfTensor *r_, struct THHalfTensor *t, int dimension, int keepdim);
+
+/**
+ * `r_` = cumulative sum of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THHalfTensor_cumsum(struct THHalfTensor *r_, struct THHalfTensor *t, int dimension);
+
+/**
+ * `r_` = cumulative product of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THHalfTensor_cumprod(struct THHalfTensor *r_, struct THHalfTensor *t, int dimension);
+
+/**
+ * `r` = `t` summed down to `shape` (undoes numpy broadcasting: `t`'s extra leading
+ * dims and the dims where `shape` has size 1 are summed, in `accreal`); `r` gets
+ * `shape`. An error unless `t`'s shape broadcasts from `shape`.
+ */
+void THHalfTensor_sumTo(struct THHalfTensor *r,
+                        struct THHalfTensor *t,
+                        struct THLongStorage *shape);
+
+/**
+ * Mean of all elements in `accreal`; an empty tensor is an error.
+ */
+float THHalfTensor_meanall(struct THHalfTensor *self_);
+
+/**
+ * Variance of all elements (divided by n when `biased`, else n-1).
+ */
+float THHalfTensor_varall(struct THHalfTensor *self_, int biased);
+
+/**
+ * Standard deviation of all elements (`sqrt(varall)`).
+ */
+float THHalfTensor_stdall(struct THHalfTensor *self_, int biased);
+
+/**
+ * The `value`-norm of all elements: `(sum |x|^p)^(1/p)`; p == 0 counts the non-zero
+ * elements, p == inf is max |x|, p == -inf min |x|.
+ */
+float THHalfTensor_normall(struct THHalfTensor *t, struct THHalf value);
+
+/**
+ * The `value`-norm of `a - b` (elements paired in row-major order).
+ */
+float THHalfTensor_dist(struct THHalfTensor *a, struct THHalfTensor *b, struct THHalf value);
+
+/**
+ * `r_` = mean of `t` along `dimension`.
+ */
+void THHalfTensor_mean(struct THHalfTensor *r_, struct THHalfTensor *t, int dimension, int keepdim);
+
+/**
+ * `r_` = standard deviation of `t` along `dimension` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THHalfTensor_std(struct THHalfTensor *r_,
+                      struct THHalfTensor *t,
+                      int dimension,
+                      int biased,
+                      int keepdim);
+
+/**
+ * `r_` = variance of `t` along `dimension` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THHalfTensor_var(struct THHalfTensor *r_,
+                      struct THHalfTensor *t,
+                      int dimension,
+                      int biased,
+                      int keepdim);
+
+/**
+ * `r_` = `value`-norm of `t` along `dimension` (p == 0 counts non-zeros).
+ */
+void THHalfTensor_norm(struct THHalfTensor *r_,
+                       struct THHalfTensor *t,
+                       struct THHalf value,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `r_` = `t` with each slice along `dimension` whose `value`-norm exceeds `maxnorm`
+ * scaled by `maxnorm / (norm + 1e-7)`; `t` needs 2+ dims, `value` > 0.
+ */
+void THHalfTensor_renorm(struct THHalfTensor *r_,
+                         struct THHalfTensor *t,
+                         struct THHalf value,
+                         int dimension,
+                         struct THHalf maxnorm);
+
+/**
+ * `hist` (resized to `nbins`) = histogram of `tensor` over `[minvalue, maxvalue]`
+ * (equal bounds: the data's min and max); values outside are ignored.
+ */
+void THHalfTensor_histc(struct THHalfTensor *hist,
+                        struct THHalfTensor *tensor,
+                        int64_t nbins,
+                        struct THHalf minvalue,
+                        struct THHalf maxvalue);
+
+/**
+ * Row-wise `histc` of a 2-D `tensor`: `hist` resized to rows x `nbins`.
+ */
+void THHalfTensor_bhistc(struct THHalfTensor *hist,
+                         struct THHalfTensor *tensor,
+                         int64_t nbins,
+                         struct THHalf minvalue,
+                         struct THHalf maxvalue);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THBFloat16Tensor_numel(struct THBFloat16Tensor *t);
+
+/**
+ * 1 when `ta` and `tb` have the same sizes and equal elements, else 0.
+ */
+int THBFloat16Tensor_equal(struct THBFloat16Tensor *ta, struct THBFloat16Tensor *tb);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+struct THBFloat16 THBFloat16Tensor_maxall(struct THBFloat16Tensor *t);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+struct THBFloat16 THBFloat16Tensor_minall(struct THBFloat16Tensor *t);
+
+/**
+ * `values_` = max of `t` along `dimension`, `indices_` = its 0-based position (the
+ * first occurrence; the first NaN wins). Both are resized to `t`'s size with size 1
+ * at `dimension`, which is removed unless `keepdim` (a 1-D `t` gives size 1).
+ */
+void THBFloat16Tensor_max(struct THBFloat16Tensor *values_,
+                          struct THLongTensor *indices_,
+                          struct THBFloat16Tensor *t,
+                          int dimension,
+                          int keepdim);
+
+/**
+ * `values_` = min of `t` along `dimension`, `indices_` = its 0-based position (as `max`).
+ */
+void THBFloat16Tensor_min(struct THBFloat16Tensor *values_,
+                          struct THLongTensor *indices_,
+                          struct THBFloat16Tensor *t,
+                          int dimension,
+                          int keepdim);
+
+/**
+ * `sum(t[i] * src[i])` in `accreal` over elements paired in row-major order (the
+ * element counts must match; the shapes need not).
+ */
+float THBFloat16Tensor_dot(struct THBFloat16Tensor *t, struct THBFloat16Tensor *src);
+
+/**
+ * The lower median of all elements (element (n-1)/2 of the sorted elements); an
+ * empty tensor is an error.
+ */
+struct THBFloat16 THBFloat16Tensor_medianall(struct THBFloat16Tensor *t);
+
+/**
+ * Sum of all elements in `accreal` (0 when empty).
+ */
+float THBFloat16Tensor_sumall(struct THBFloat16Tensor *t);
+
+/**
+ * Product of all elements in `accreal` (1 when empty).
+ */
+float THBFloat16Tensor_prodall(struct THBFloat16Tensor *t);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), in `accreal`.
+ */
+float THBFloat16Tensor_trace(struct THBFloat16Tensor *t);
+
+/**
+ * `values_` = the `k`-th smallest (k is 1-based) along `dimension`, `indices_` its
+ * 0-based position (equal values count in position order; NaN sorts last).
+ */
+void THBFloat16Tensor_kthvalue(struct THBFloat16Tensor *values_,
+                               struct THLongTensor *indices_,
+                               struct THBFloat16Tensor *t,
+                               int64_t k,
+                               int dimension,
+                               int keepdim);
+
+/**
+ * `values_` = the most frequent value along `dimension` (ties: the smallest value),
+ * `indices_` = the 0-based position of its last occurrence.
+ */
+void THBFloat16Tensor_mode(struct THBFloat16Tensor *values_,
+                           struct THLongTensor *indices_,
+                           struct THBFloat16Tensor *t,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `values_` = the lower median along `dimension` (`kthvalue` with k = (n-1)/2 + 1).
+ */
+void THBFloat16Tensor_median(struct THBFloat16Tensor *values_,
+                             struct THLongTensor *indices_,
+                             struct THBFloat16Tensor *t,
+                             int dimension,
+                             int keepdim);
+
+/**
+ * `r_` = sum of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THBFloat16Tensor_sum(struct THBFloat16Tensor *r_,
+                          struct THBFloat16Tensor *t,
+                          int dimension,
+                          int keepdim);
+
+/**
+ * `r_` = product of `t` along `dimension` (accumulated in `accreal`).
+ */
+void THBFloat16Tensor_prod(struct THBFloat16Tensor *r_,
+                           struct THBFloat16Tensor *t,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `r_` = cumulative sum of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THBFloat16Tensor_cumsum(struct THBFloat16Tensor *r_,
+                             struct THBFloat16Tensor *t,
+                             int dimension);
+
+/**
+ * `r_` = cumulative product of `t` along `dimension` (in `accreal`), resized like `t`.
+ */
+void THBFloat16Tensor_cumprod(struct THBFloat16Tensor *r_,
+                              struct THBFloat16Tensor *t,
+                              int dimension);
+
+/**
+ * `r` = `t` summed down to `shape` (undoes numpy broadcasting: `t`'s extra leading
+ * dims and the dims where `shape` has size 1 are summed, in `accreal`); `r` gets
+ * `shape`. An error unless `t`'s shape broadcasts from `shape`.
+ */
+void THBFloat16Tensor_sumTo(struct THBFloat16Tensor *r,
+                            struct THBFloat16Tensor *t,
+                            struct THLongStorage *shape);
+
+/**
+ * Mean of all elements in `accreal`; an empty tensor is an error.
+ */
+float THBFloat16Tensor_meanall(struct THBFloat16Tensor *self_);
+
+/**
+ * Variance of all elements (divided by n when `biased`, else n-1).
+ */
+float THBFloat16Tensor_varall(struct THBFloat16Tensor *self_, int biased);
+
+/**
+ * Standard deviation of all elements (`sqrt(varall)`).
+ */
+float THBFloat16Tensor_stdall(struct THBFloat16Tensor *self_, int biased);
+
+/**
+ * The `value`-norm of all elements: `(sum |x|^p)^(1/p)`; p == 0 counts the non-zero
+ * elements, p == inf is max |x|, p == -inf min |x|.
+ */
+float THBFloat16Tensor_normall(struct THBFloat16Tensor *t, struct THBFloat16 value);
+
+/**
+ * The `value`-norm of `a - b` (elements paired in row-major order).
+ */
+float THBFloat16Tensor_dist(struct THBFloat16Tensor *a,
+                            struct THBFloat16Tensor *b,
+                            struct THBFloat16 value);
+
+/**
+ * `r_` = mean of `t` along `dimension`.
+ */
+void THBFloat16Tensor_mean(struct THBFloat16Tensor *r_,
+                           struct THBFloat16Tensor *t,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `r_` = standard deviation of `t` along `dimension` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THBFloat16Tensor_std(struct THBFloat16Tensor *r_,
+                          struct THBFloat16Tensor *t,
+                          int dimension,
+                          int biased,
+                          int keepdim);
+
+/**
+ * `r_` = variance of `t` along `dimension` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THBFloat16Tensor_var(struct THBFloat16Tensor *r_,
+                          struct THBFloat16Tensor *t,
+                          int dimension,
+                          int biased,
+                          int keepdim);
+
+/**
+ * `r_` = `value`-norm of `t` along `dimension` (p == 0 counts non-zeros).
+ */
+void THBFloat16Tensor_norm(struct THBFloat16Tensor *r_,
+                           struct THBFloat16Tensor *t,
+                           struct THBFloat16 value,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `r_` = `t` with each slice along `dimension` whose `value`-norm exceeds `maxnorm`
+ * scaled by `maxnorm / (norm + 1e-7)`; `t` needs 2+ dims, `value` > 0.
+ */
+void THBFloat16Tensor_renorm(struct THBFloat16Tensor *r_,
+                             struct THBFloat16Tensor *t,
+                             struct THBFloat16 value,
+                             int dimension,
+                             struct THBFloat16 maxnorm);
+
+/**
+ * `hist` (resized to `nbins`) = histogram of `tensor` over `[minvalue, maxvalue]`
+ * (equal bounds: the data's min and max); values outside are ignored.
+ */
+void THBFloat16Tensor_histc(struct THBFloat16Tensor *hist,
+                            struct THBFloat16Tensor *tensor,
+                            int64_t nbins,
+                            struct THBFloat16 minvalue,
+                            struct THBFloat16 maxvalue);
+
+/**
+ * Row-wise `histc` of a 2-D `tensor`: `hist` resized to rows x `nbins`.
+ */
+void THBFloat16Tensor_bhistc(struct THBFloat16Tensor *hist,
+                             struct THBFloat16Tensor *tensor,
+                             int64_t nbins,
+                             struct THBFloat16 minvalue,
+                             struct THBFloat16 maxvalue);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THBoolTensor_numel(struct THBoolTensor *t);
+
+/**
+ * 1 when `ta` and `tb` have the same sizes and equal elements, else 0.
+ */
+int THBoolTensor_equal(struct THBoolTensor *ta, struct THBoolTensor *tb);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+THBool THBoolTensor_maxall(struct THBoolTensor *t);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+THBool THBoolTensor_minall(struct THBoolTensor *t);
+
+/**
+ * `values_` = max of `t` along `dimension`, `indices_` = its 0-based position (the
+ * first occurrence; the first NaN wins). Both are resized to `t`'s size with size 1
+ * at `dimension`, which is removed unless `keepdim` (a 1-D `t` gives size 1).
+ */
+void THBoolTensor_max(struct THBoolTensor *values_,
+                      struct THLongTensor *indices_,
+                      struct THBoolTensor *t,
+                      int dimension,
+                      int keepdim);
+
+/**
+ * `values_` = min of `t` along `dimension`, `indices_` = its 0-based position (as `max`).
+ */
+void THBoolTensor_min(struct THBoolTensor *values_,
+                      struct THLongTensor *indices_,
+                      struct THBoolTensor *t,
+                      int dimension,
+                      int keepdim);
+
+/**
+ * Number of true elements.
+ */
+int64_t THBoolTensor_sumall(struct THBoolTensor *t);
+
+/**
+ * 1 when every element is non-zero; an empty tensor is an error.
+ */
+int THBoolTensor_logicalall(struct THBoolTensor *self_);
+
+/**
+ * 1 when some element is non-zero (0 when empty).
+ */
+int THBoolTensor_logicalany(struct THBoolTensor *self_);
 
 /**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.

@@ -11,6 +11,7 @@ pub mod kernels;
 pub mod num;
 pub mod random;
 pub mod reduce;
+pub mod reduce_kernels;
 
 use crate::apply::Plan;
 use crate::dtype::Scalar;

@@ -1,0 +1,252 @@
+//! Inner loops of the reductions (`ops::reduce`), multiversioned like `ops::kernels`: each body
+//! is written once, generically, and compiled plain, with AVX2+FMA and with AVX-512; the
+//! instruction set `kernels::isa()` chose is used.
+//!
+//! Two shapes of loop:
+//! - `fold*`: folds one run of elements into a single accumulator. The run is spread over
+//!   `LANES` independent accumulators (element `i` goes to lane `i % LANES`), which are then
+//!   combined pairwise, so the loop has no serial dependency and LLVM vectorizes it (for sums
+//!   this is also a blocked summation: each lane adds `len / LANES` values).
+//! - `cols*`: the column-wise (vertical) step: `acc[j] = f(acc[j], x[j])` for a row of `x`.
+
+use super::kernels::{Isa, isa};
+
+/// Independent accumulators in a `fold` (a power of two).
+pub const LANES: usize = 32;
+
+/// Defines `pub unsafe fn $name` dispatching to AVX-512 / AVX2 / plain copies of `$body`.
+macro_rules! multiversion {
+    ($(#[$m:meta])* fn $name:ident<$($g:ident $(: $b:path)?),*>($($a:ident : $t:ty),*) $(-> $r:ty)? => $body:ident) => {
+        $(#[$m])*
+        ///
+        /// # Safety
+        /// The pointers must be valid for `n` elements at the given strides.
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn $name<$($g $(: $b)?),*>($($a: $t),*) $(-> $r)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn v512<$($g $(: $b)?),*>($($a: $t),*) $(-> $r)? {
+                    // SAFETY: forwarded contract; the CPU has AVX-512 (checked by isa()).
+                    unsafe { $body($($a),*) }
+                }
+                #[target_feature(enable = "avx2,fma")]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn v256<$($g $(: $b)?),*>($($a: $t),*) $(-> $r)? {
+                    // SAFETY: forwarded contract; the CPU has AVX2+FMA (checked by isa()).
+                    unsafe { $body($($a),*) }
+                }
+                match isa() {
+                    // SAFETY: forwarded contract; isa() only reports features the CPU has.
+                    Isa::Avx512 => return unsafe { v512($($a),*) },
+                    // SAFETY: as above.
+                    Isa::Avx2 => return unsafe { v256($($a),*) },
+                    Isa::Scalar => {}
+                }
+            }
+            // SAFETY: forwarded contract.
+            unsafe { $body($($a),*) }
+        }
+    };
+}
+
+/// Combines the lanes pairwise (lane k with lane k + w/2, halving w) into lane 0.
+#[inline(always)]
+fn combine_lanes<A: Copy, C: Fn(A, A) -> A>(mut acc: [A; LANES], c: &C) -> A {
+    let mut w = LANES;
+    while w > 1 {
+        w /= 2;
+        for k in 0..w {
+            acc[k] = c(acc[k], acc[k + w]);
+        }
+    }
+    acc[0]
+}
+
+#[inline(always)]
+unsafe fn fold_body<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
+    n: usize,
+    p: *const T,
+    s: isize,
+    id: A,
+    f: &F,
+    c: &C,
+) -> A {
+    // SAFETY: caller contract (for the whole body): p is valid for n elements at stride s.
+    unsafe {
+        if n < 2 * LANES {
+            let mut r = id;
+            for i in 0..n as isize {
+                r = f(r, p.offset(i * s).read());
+            }
+            return r;
+        }
+        let mut acc = [id; LANES];
+        let mut i = 0usize;
+        if s == 1 {
+            while i + LANES <= n {
+                let q = p.add(i);
+                for (k, a) in acc.iter_mut().enumerate() {
+                    *a = f(*a, q.add(k).read());
+                }
+                i += LANES;
+            }
+        } else {
+            while i + LANES <= n {
+                let q = p.offset(i as isize * s);
+                for (k, a) in acc.iter_mut().enumerate() {
+                    *a = f(*a, q.offset(k as isize * s).read());
+                }
+                i += LANES;
+            }
+        }
+        let mut r = combine_lanes(acc, c);
+        while i < n {
+            r = f(r, p.offset(i as isize * s).read());
+            i += 1;
+        }
+        r
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn fold2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(
+    n: usize,
+    p: *const T,
+    sp: isize,
+    q: *const T,
+    sq: isize,
+    id: A,
+    f: &F,
+    c: &C,
+) -> A {
+    // SAFETY: caller contract (for the whole body): p and q are valid for n elements at their strides.
+    unsafe {
+        if n < 2 * LANES {
+            let mut r = id;
+            for i in 0..n as isize {
+                r = f(r, p.offset(i * sp).read(), q.offset(i * sq).read());
+            }
+            return r;
+        }
+        let mut acc = [id; LANES];
+        let mut i = 0usize;
+        if sp == 1 && sq == 1 {
+            while i + LANES <= n {
+                let (a0, b0) = (p.add(i), q.add(i));
+                for (k, a) in acc.iter_mut().enumerate() {
+                    *a = f(*a, a0.add(k).read(), b0.add(k).read());
+                }
+                i += LANES;
+            }
+        } else {
+            while i + LANES <= n {
+                let (a0, b0) = (p.offset(i as isize * sp), q.offset(i as isize * sq));
+                for (k, a) in acc.iter_mut().enumerate() {
+                    *a = f(*a, a0.offset(k as isize * sp).read(), b0.offset(k as isize * sq).read());
+                }
+                i += LANES;
+            }
+        }
+        let mut r = combine_lanes(acc, c);
+        while i < n {
+            r = f(r, p.offset(i as isize * sp).read(), q.offset(i as isize * sq).read());
+            i += 1;
+        }
+        r
+    }
+}
+
+#[inline(always)]
+unsafe fn cols_body<T: Copy, A: Copy, F: Fn(A, T) -> A>(acc: &mut [A], p: *const T, s: isize, f: &F) {
+    // SAFETY: caller contract (for the whole body): p is valid for acc.len() elements at stride s.
+    unsafe {
+        if s == 1 {
+            for (j, a) in acc.iter_mut().enumerate() {
+                *a = f(*a, p.add(j).read());
+            }
+        } else {
+            for (j, a) in acc.iter_mut().enumerate() {
+                *a = f(*a, p.offset(j as isize * s).read());
+            }
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn cols2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A>(
+    acc: &mut [A],
+    p: *const T,
+    sp: isize,
+    q: *const T,
+    sq: isize,
+    f: &F,
+) {
+    // SAFETY: caller contract (for the whole body): p and q are valid for acc.len() elements.
+    unsafe {
+        if sp == 1 && sq == 1 {
+            for (j, a) in acc.iter_mut().enumerate() {
+                *a = f(*a, p.add(j).read(), q.add(j).read());
+            }
+        } else {
+            for (j, a) in acc.iter_mut().enumerate() {
+                *a = f(*a, p.offset(j as isize * sp).read(), q.offset(j as isize * sq).read());
+            }
+        }
+    }
+}
+
+multiversion! {
+    /// Folds `n` elements at `p` (stride `s`) starting from `id` in `LANES` lanes; `f` adds one
+    /// element to an accumulator, `c` combines two accumulators (associative, `id` neutral).
+    fn fold<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(n: usize, p: *const T, s: isize, id: A, f: &F, c: &C) -> A => fold_body
+}
+multiversion! {
+    /// `fold` over pairs of elements of two operands.
+    fn fold2<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(n: usize, p: *const T, sp: isize, q: *const T, sq: isize, id: A, f: &F, c: &C) -> A => fold2_body
+}
+multiversion! {
+    /// `acc[j] = f(acc[j], p[j * s])` for every `j < acc.len()`.
+    fn cols<T: Copy, A: Copy, F: Fn(A, T) -> A>(acc: &mut [A], p: *const T, s: isize, f: &F) => cols_body
+}
+multiversion! {
+    /// `acc[j] = f(acc[j], p[j * sp], q[j * sq])`.
+    fn cols2<T: Copy, A: Copy, F: Fn(A, T, T) -> A>(acc: &mut [A], p: *const T, sp: isize, q: *const T, sq: isize, f: &F) => cols2_body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fold_matches_naive() {
+        for n in [0usize, 1, 5, 63, 64, 65, 1000] {
+            let v: Vec<f32> = (0..2 * n).map(|i| (i % 7) as f32 - 3.0).collect();
+            // SAFETY: v holds 2n elements: n at stride 1 and n at stride 2 fit.
+            let (a, b) = unsafe {
+                (
+                    fold(n, v.as_ptr(), 1, 0f64, &|a, x| a + x as f64, &|a, b| a + b),
+                    fold(n, v.as_ptr(), 2, 0f64, &|a, x| a + x as f64, &|a, b| a + b),
+                )
+            };
+            assert_eq!(a, v[..n].iter().map(|&x| x as f64).sum::<f64>());
+            assert_eq!(b, v.iter().step_by(2).take(n).map(|&x| x as f64).sum::<f64>());
+            // SAFETY: as above.
+            let d =
+                unsafe { fold2(n, v.as_ptr(), 1, v.as_ptr(), 2, 0i64, &|a, x, y| a + (x * y) as i64, &|a, b| a + b) };
+            let want: i64 = (0..n).map(|i| (v[i] * v[2 * i]) as i64).sum();
+            assert_eq!(d, want);
+        }
+        let v = [1u8, 2, 3, 4, 5, 6];
+        let mut acc = [10i64; 3];
+        // SAFETY: 3 elements at stride 2 lie inside v.
+        unsafe { cols(&mut acc, v.as_ptr(), 2, &|a, x| a + x as i64) };
+        assert_eq!(acc, [11, 13, 15]);
+        // SAFETY: 3 elements at stride 1 (and 2) lie inside v.
+        unsafe { cols2(&mut acc, v.as_ptr(), 1, v.as_ptr(), 2, &|a, x, y| a + (x * y) as i64) };
+        assert_eq!(acc, [12, 19, 30]);
+    }
+}
