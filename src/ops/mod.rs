@@ -6,8 +6,8 @@
 //! `resizeAs`, and computing through a temporary when the output partially overlaps an input.
 
 pub mod arith;
-pub mod kernels;
 pub mod index;
+pub mod kernels;
 pub mod num;
 pub mod random;
 pub mod reduce;
