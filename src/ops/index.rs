@@ -1374,13 +1374,13 @@ mod tests {
         assert_eq!(ri.view().to_vec().unwrap(), vec![4, 5, 2, 7, 0, 3, 1, 6]);
         sort(&rt, &ri, &v, 0, true).unwrap();
         assert_eq!(ri.view().to_vec().unwrap(), vec![1, 6, 0, 3, 2, 7, 4, 5]);
-        topk(&rt, &ri, &v, 3, 0, true, true).unwrap();
+        topk(&rt, &ri, &v, 3, 0, true).unwrap();
         assert_eq!(ri.view().to_vec().unwrap(), vec![1, 6, 0]);
-        topk(&rt, &ri, &v, 3, 0, false, false).unwrap();
+        topk(&rt, &ri, &v, 3, 0, false).unwrap();
         assert_eq!(ri.view().to_vec().unwrap(), vec![4, 5, 2]);
         assert_eq!(rt.view().sizes, vec![3]);
-        assert!(topk(&rt, &ri, &v, 9, 0, false, false).is_err());
-        topk(&rt, &ri, &v, 0, 0, false, false).unwrap();
+        assert!(topk(&rt, &ri, &v, 9, 0, false).is_err());
+        topk(&rt, &ri, &v, 0, 0, false).unwrap();
         assert_eq!(rt.view().ndim(), 0);
         // random 3-D sorts along each dim against a naive stable sort
         let mut rng = Rng(77);
@@ -1393,7 +1393,7 @@ mod tests {
             let (vt, it) = (tensor(View::<f64>::empty()), tensor(View::<i64>::empty()));
             sort(&vt, &it, &t, d as i32, desc).unwrap();
             let (kv, ki) = (tensor(View::<f64>::empty()), tensor(View::<i64>::empty()));
-            topk(&kv, &ki, &t, k, d as i32, desc, true).unwrap();
+            topk(&kv, &ki, &t, k, d as i32, desc).unwrap();
             let mut sshape = shape.clone();
             sshape[d] = 1;
             for p in positions(&sshape) {
