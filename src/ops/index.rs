@@ -743,7 +743,7 @@ macro_rules! float_range_acc {
             fn count(xmin: $F, xmax: $F, step: $F, inclusive: bool) -> Option<u64> {
                 let q = ((xmax - xmin) / step) as f64;
                 let n = if inclusive { q.floor() + 1.0 } else { q.ceil() };
-                if !(n >= 0.0 && n < 9.0e15) {
+                if !(0.0..9.0e15).contains(&n) {
                     return None;
                 }
                 Some(n as u64)
