@@ -28,6 +28,7 @@ use crate::apply::Plan;
 use crate::dtype::{Bool, Prim, Scalar};
 use crate::error::{Error, Result};
 use crate::iter::Offsets;
+use crate::parallel;
 use crate::refcount::Rc;
 use crate::tensor::{Tensor, View, broadcast_shapes, copy, numel, parse_sizes, size_desc};
 use std::cmp::Ordering;
@@ -895,28 +896,27 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
     }
     // Each slice is read whole before it is written, so `rt` may be `t` itself.
     let t = if (may_overlap(&vo, t) && !same_view(&vo, t)) || may_overlap(&io, t) { dense(t)? } else { t.clone() };
-    let sshape = without(&t.sizes, d);
     let (vd, id, td) = (vo.strides[d] as isize, io.strides[d] as isize, t.strides[d] as isize);
-    let plan = Plan::<3>::new(&sshape, [&without(&vo.strides, d), &without(&io.strides, d), &without(&t.strides, d)]);
-    let bases = [base_ptr(&vo)?, base_ptr(&io)?, base_ptr(&t)?];
-    let elem = [size_of::<T>(), size_of::<i64>(), size_of::<T>()];
+    // Slice starts (storage offsets), one per position of the shape without dim d.
+    let (so, si, st) = (slice_starts(&vo, d), slice_starts(&io, d), slice_starts(&t, d));
+    let (Some(pv), Some(pi), Some(pt)) = (vo.host_ptr()?, io.host_ptr()?, t.host_ptr()?) else {
+        return Err(Error::internal("sort: a non-empty tensor without data"));
+    };
+    let (pv, pi, pt) = (pv as usize, pi as usize, pt as usize);
     let serial = self_overlapping(&vo) || self_overlapping(&io);
-    // SAFETY: the views were checked against their storages (base_ptr); slice positions come
-    // from their shared shape without dim d, and along d we touch `len` elements of t and `k`
-    // of each output (their sizes there). Different slices write disjoint output elements
-    // unless an output overlaps itself (then serial); the outputs share no memory with each
-    // other and only share memory with t when vo is t's own view, read whole before writing.
-    unsafe {
-        plan.run(bases, elem, serial, |p, s, n| {
-            let mut buf: Vec<(T, i64)> = Vec::with_capacity(len);
-            for j in 0..n as isize {
-                let (o, oi, a) = (
-                    (p[0] as *mut T).offset(j * s[0]),
-                    (p[1] as *mut i64).offset(j * s[1]),
-                    (p[2] as *const T).offset(j * s[2]),
-                );
+    let work = if serial { 0 } else { so.len().saturating_mul(len.max(2)) };
+    parallel::for_range(so.len(), work, |a, b| {
+        let mut buf: Vec<(T, i64)> = Vec::with_capacity(len);
+        for j in a..b {
+            // SAFETY: host_ptr checked every view against its storage; a slice start plus
+            // q * stride(d) for q < len (t) or q < k (outputs) is an element of that view.
+            // Different slices write disjoint output elements unless an output overlaps itself
+            // (then this runs on one thread); the outputs share no memory with each other and
+            // share memory with t only when vo is t's own view, whose slice is read whole first.
+            unsafe {
+                let (o, oi, x) = ((pv as *mut T).add(so[j]), (pi as *mut i64).add(si[j]), (pt as *const T).add(st[j]));
                 buf.clear();
-                buf.extend((0..len).map(|q| (a.offset(q as isize * td).read(), q as i64)));
+                buf.extend((0..len).map(|q| (x.offset(q as isize * td).read(), q as i64)));
                 match pick {
                     Pick::Sort { descending: false } => buf.sort_by(|x, y| x.0.key_cmp(&y.0)),
                     Pick::Sort { descending: true } => buf.sort_by(|x, y| y.0.key_cmp(&x.0)),
@@ -937,9 +937,16 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
                     oi.offset(q as isize * id).write(i);
                 }
             }
-        })
-    };
+        }
+    });
     Ok(())
+}
+
+/// Storage offsets of the slice starts of `v` along `d` (row-major over the other dims).
+fn slice_starts<T: Scalar>(v: &View<T>, d: usize) -> Vec<usize> {
+    let (sz, st) = (without(&v.sizes, d), without(&v.strides, d));
+    let n = sz.iter().product::<i64>() as usize;
+    Offsets::new(v.offset, &sz, &st, n).collect()
 }
 
 /// `rt` = `t` sorted along `dim` (stable; NaN last, first when descending), `ri` = the 0-based

@@ -529,3 +529,39 @@ def test_float_only_and_numeric_only_symbols(lib):
     for real in ALL:
         lib.dll[f"TH{real}Tensor_maskedSelectBool"]
         lib.dll[f"TH{real}Tensor_catArray"]
+
+
+def test_big_tensors_parallel_paths(lib, rng):
+    """Above the parallel grain (32K elements): both index engines split work across threads."""
+    a = rng.standard_normal((3000, 40)).astype(np.float32)
+    idx = rng.integers(0, 3000, size=2500)
+    r = lib.new("Float")
+    lib.call("THFloatTensor_indexSelect", None, r, th(lib, a, "Float"), C.c_int(0), long_t(lib, idx))
+    assert_same("Float", r.numpy(), a[idx])
+    lib.call("THFloatTensor_indexSelect", None, r, th(lib, a.T, "Float"), C.c_int(1), long_t(lib, idx))
+    assert_same("Float", r.numpy(), a.T[:, idx])
+    g = rng.integers(0, 40, size=(3000, 40))
+    lib.call("THFloatTensor_gather", None, r, th(lib, a, "Float"), C.c_int(1), long_t(lib, g))
+    assert_same("Float", r.numpy(), np.take_along_axis(a, g, axis=1))
+    # scatterAdd / indexAdd with many repeats: integer sums are exact whatever the split
+    b = rng.integers(-50, 50, size=(400, 300)).astype(np.int64)
+    si = rng.integers(0, 300, size=(400, 300))
+    t = th(lib, np.zeros((400, 300), np.int64), "Long")
+    lib.call("THLongTensor_scatterAdd", None, t, C.c_int(1), long_t(lib, si), th(lib, b, "Long"))
+    want = np.zeros((400, 300), np.int64)
+    np.add.at(want, full_index(si, 1, 2), b)
+    assert_same("Long", t.numpy(), want)
+    ii = rng.integers(0, 50, size=400)
+    t = th(lib, np.zeros((50, 300), np.int64), "Long")
+    lib.call("THLongTensor_indexAdd", None, t, C.c_int(0), long_t(lib, ii), th(lib, b, "Long"))
+    want = np.zeros((50, 300), np.int64)
+    np.add.at(want, ii, b)
+    assert_same("Long", t.numpy(), want)
+    m = rng.integers(0, 2, size=(3000, 40)).astype(np.uint8)
+    t = th(lib, a, "Float")
+    lib.call("THFloatTensor_maskedFill", None, t, th(lib, m, "Byte"), C.c_float(-7))
+    assert_same("Float", t.numpy(), np.where(m.astype(bool), np.float32(-7), a))
+    rt, ri = lib.new("Float"), lib.new("Long")
+    lib.call("THFloatTensor_topk", None, rt, ri, th(lib, a.T, "Float"), C.c_int64(5), C.c_int(1), C.c_int(1), C.c_int(1))
+    order = np.argsort(-a.T, axis=1, kind="stable")[:, :5]
+    assert_same("Long", ri.numpy(), order)
