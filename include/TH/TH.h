@@ -530,6 +530,2328 @@ struct THBFloat16 TH_float2bfloat16(float a);
 float TH_bfloat162float(struct THBFloat16 a);
 
 /**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a 0/1 Byte mask broadcast to `tensor`, or with as many elements).
+ */
+void THByteTensor_maskedFill(struct THByteTensor *tensor,
+                             struct THByteTensor *mask,
+                             uint8_t value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a 0/1 Byte mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THByteTensor_maskedCopy(struct THByteTensor *tensor,
+                             struct THByteTensor *mask,
+                             struct THByteTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a 0/1 Byte mask; `src` and `mask` broadcast together).
+ */
+void THByteTensor_maskedSelect(struct THByteTensor *tensor,
+                               struct THByteTensor *src,
+                               struct THByteTensor *mask);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a Bool mask broadcast to `tensor`, or with as many elements).
+ */
+void THByteTensor_maskedFillBool(struct THByteTensor *tensor,
+                                 struct THBoolTensor *mask,
+                                 uint8_t value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a Bool mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THByteTensor_maskedCopyBool(struct THByteTensor *tensor,
+                                 struct THBoolTensor *mask,
+                                 struct THByteTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a Bool mask; `src` and `mask` broadcast together).
+ */
+void THByteTensor_maskedSelectBool(struct THByteTensor *tensor,
+                                   struct THByteTensor *src,
+                                   struct THBoolTensor *mask);
+
+/**
+ * `subscript` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `tensor` in row-major order (empty when there are none).
+ */
+void THByteTensor_nonzero(struct THLongTensor *subscript, struct THByteTensor *tensor);
+
+/**
+ * `tensor` = `src` with `index` (1-D, 0-based) selecting entries along `dim`;
+ * `tensor` is resized to `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THByteTensor_indexSelect(struct THByteTensor *tensor,
+                              struct THByteTensor *src,
+                              int dim,
+                              struct THLongTensor *index);
+
+/**
+ * `tensor.select(dim, index[i]) = src.select(dim, i)` (in place; `src` has `tensor`'s
+ * sizes except `size[dim] = nElement(index)`; repeated indices: the last wins).
+ */
+void THByteTensor_indexCopy(struct THByteTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            struct THByteTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THByteTensor_indexFill(struct THByteTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            uint8_t val);
+
+/**
+ * `tensor[p] = src[p with coordinate dim replaced by index[p]]`; `index` has `src`'s
+ * rank and sizes except along `dim`; `tensor` is resized like `index`.
+ */
+void THByteTensor_gather(struct THByteTensor *tensor,
+                         struct THByteTensor *src,
+                         int dim,
+                         struct THLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; `index`
+ * has `tensor`'s sizes except along `dim`; repeated indices: the last wins).
+ */
+void THByteTensor_scatter(struct THByteTensor *tensor,
+                          int dim,
+                          struct THLongTensor *index,
+                          struct THByteTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = val` (in place).
+ */
+void THByteTensor_scatterFill(struct THByteTensor *tensor,
+                              int dim,
+                              struct THLongTensor *index,
+                              uint8_t val);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THByteTensor_zeros(struct THByteTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THByteTensor_zerosLike(struct THByteTensor *r_, struct THByteTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THByteTensor_ones(struct THByteTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THByteTensor_onesLike(struct THByteTensor *r_, struct THByteTensor *input);
+
+/**
+ * `t` 1-D: `r_` = the square matrix with `t` on diagonal `k` (zeros elsewhere);
+ * `t` 2-D: `r_` = diagonal `k` of `t`, 1-D (empty when `k` is past the matrix).
+ */
+void THByteTensor_diag(struct THByteTensor *r_, struct THByteTensor *t, int k);
+
+/**
+ * `r_` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THByteTensor_eye(struct THByteTensor *r_, int64_t n, int64_t m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded), computed in accreal;
+ * `xmin == xmax` gives an empty tensor. `r_` keeps its shape when it already has as
+ * many elements.
+ */
+void THByteTensor_arange(struct THByteTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included), computed in accreal;
+ * `n = floor((xmax-xmin)/step) + 1`. `r_` keeps its shape when it already has `n`
+ * elements.
+ */
+void THByteTensor_range(struct THByteTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order
+ * (element counts must match).
+ */
+void THByteTensor_reshape(struct THByteTensor *r_,
+                          struct THByteTensor *t,
+                          struct THLongStorage *size);
+
+/**
+ * `rt_` = `t` sorted along `dimension` (stable; ascending, or descending when
+ * `descendingOrder` is nonzero; NaN sorts as the largest value), `ri_` = the 0-based
+ * source positions.
+ */
+void THByteTensor_sort(struct THByteTensor *rt_,
+                       struct THLongTensor *ri_,
+                       struct THByteTensor *t,
+                       int dimension,
+                       int descending_order);
+
+/**
+ * The `k` largest (`dir != 0`) or smallest (`dir == 0`) elements along `dim`, into
+ * `rt_` and their 0-based positions into `ri_` (`size[dim] = k`). Always in sorted
+ * order (descending for the largest) whatever `sorted` says; ties by position.
+ */
+void THByteTensor_topk(struct THByteTensor *rt_,
+                       struct THLongTensor *ri_,
+                       struct THByteTensor *t,
+                       int64_t k,
+                       int dim,
+                       int dir,
+                       int sorted);
+
+/**
+ * `r_` = the matrix `t` with the elements above diagonal `k` zeroed (keeps `c <= r + k`).
+ */
+void THByteTensor_tril(struct THByteTensor *r_, struct THByteTensor *t, int64_t k);
+
+/**
+ * `r_` = the matrix `t` with the elements below diagonal `k` zeroed (keeps `c >= r + k`).
+ */
+void THByteTensor_triu(struct THByteTensor *r_, struct THByteTensor *t, int64_t k);
+
+/**
+ * `r_` = `ta` and `tb` joined along `dimension` (`catArray` of the two).
+ */
+void THByteTensor_cat(struct THByteTensor *r_,
+                      struct THByteTensor *ta,
+                      struct THByteTensor *tb,
+                      int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last). Empty
+ * inputs are skipped; missing trailing dims count as size 1; all other sizes must match.
+ */
+void THByteTensor_catArray(struct THByteTensor *result,
+                           struct THByteTensor **inputs,
+                           int num_inputs,
+                           int dimension);
+
+/**
+ * `tensor.select(dim, index[i]) += src.select(dim, i)` (in place; repeated indices accumulate).
+ */
+void THByteTensor_indexAdd(struct THByteTensor *tensor,
+                           int dim,
+                           struct THLongTensor *index,
+                           struct THByteTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate).
+ */
+void THByteTensor_scatterAdd(struct THByteTensor *tensor,
+                             int dim,
+                             struct THLongTensor *index,
+                             struct THByteTensor *src);
+
+/**
+ * `r_` = the cross product of `a` and `b` (broadcast together) along `dimension`
+ * (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THByteTensor_cross(struct THByteTensor *r_,
+                        struct THByteTensor *a,
+                        struct THByteTensor *b,
+                        int dimension);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a 0/1 Byte mask broadcast to `tensor`, or with as many elements).
+ */
+void THCharTensor_maskedFill(struct THCharTensor *tensor,
+                             struct THByteTensor *mask,
+                             int8_t value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a 0/1 Byte mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THCharTensor_maskedCopy(struct THCharTensor *tensor,
+                             struct THByteTensor *mask,
+                             struct THCharTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a 0/1 Byte mask; `src` and `mask` broadcast together).
+ */
+void THCharTensor_maskedSelect(struct THCharTensor *tensor,
+                               struct THCharTensor *src,
+                               struct THByteTensor *mask);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a Bool mask broadcast to `tensor`, or with as many elements).
+ */
+void THCharTensor_maskedFillBool(struct THCharTensor *tensor,
+                                 struct THBoolTensor *mask,
+                                 int8_t value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a Bool mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THCharTensor_maskedCopyBool(struct THCharTensor *tensor,
+                                 struct THBoolTensor *mask,
+                                 struct THCharTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a Bool mask; `src` and `mask` broadcast together).
+ */
+void THCharTensor_maskedSelectBool(struct THCharTensor *tensor,
+                                   struct THCharTensor *src,
+                                   struct THBoolTensor *mask);
+
+/**
+ * `subscript` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `tensor` in row-major order (empty when there are none).
+ */
+void THCharTensor_nonzero(struct THLongTensor *subscript, struct THCharTensor *tensor);
+
+/**
+ * `tensor` = `src` with `index` (1-D, 0-based) selecting entries along `dim`;
+ * `tensor` is resized to `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCharTensor_indexSelect(struct THCharTensor *tensor,
+                              struct THCharTensor *src,
+                              int dim,
+                              struct THLongTensor *index);
+
+/**
+ * `tensor.select(dim, index[i]) = src.select(dim, i)` (in place; `src` has `tensor`'s
+ * sizes except `size[dim] = nElement(index)`; repeated indices: the last wins).
+ */
+void THCharTensor_indexCopy(struct THCharTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            struct THCharTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCharTensor_indexFill(struct THCharTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            int8_t val);
+
+/**
+ * `tensor[p] = src[p with coordinate dim replaced by index[p]]`; `index` has `src`'s
+ * rank and sizes except along `dim`; `tensor` is resized like `index`.
+ */
+void THCharTensor_gather(struct THCharTensor *tensor,
+                         struct THCharTensor *src,
+                         int dim,
+                         struct THLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; `index`
+ * has `tensor`'s sizes except along `dim`; repeated indices: the last wins).
+ */
+void THCharTensor_scatter(struct THCharTensor *tensor,
+                          int dim,
+                          struct THLongTensor *index,
+                          struct THCharTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = val` (in place).
+ */
+void THCharTensor_scatterFill(struct THCharTensor *tensor,
+                              int dim,
+                              struct THLongTensor *index,
+                              int8_t val);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THCharTensor_zeros(struct THCharTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THCharTensor_zerosLike(struct THCharTensor *r_, struct THCharTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THCharTensor_ones(struct THCharTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THCharTensor_onesLike(struct THCharTensor *r_, struct THCharTensor *input);
+
+/**
+ * `t` 1-D: `r_` = the square matrix with `t` on diagonal `k` (zeros elsewhere);
+ * `t` 2-D: `r_` = diagonal `k` of `t`, 1-D (empty when `k` is past the matrix).
+ */
+void THCharTensor_diag(struct THCharTensor *r_, struct THCharTensor *t, int k);
+
+/**
+ * `r_` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THCharTensor_eye(struct THCharTensor *r_, int64_t n, int64_t m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded), computed in accreal;
+ * `xmin == xmax` gives an empty tensor. `r_` keeps its shape when it already has as
+ * many elements.
+ */
+void THCharTensor_arange(struct THCharTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included), computed in accreal;
+ * `n = floor((xmax-xmin)/step) + 1`. `r_` keeps its shape when it already has `n`
+ * elements.
+ */
+void THCharTensor_range(struct THCharTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order
+ * (element counts must match).
+ */
+void THCharTensor_reshape(struct THCharTensor *r_,
+                          struct THCharTensor *t,
+                          struct THLongStorage *size);
+
+/**
+ * `rt_` = `t` sorted along `dimension` (stable; ascending, or descending when
+ * `descendingOrder` is nonzero; NaN sorts as the largest value), `ri_` = the 0-based
+ * source positions.
+ */
+void THCharTensor_sort(struct THCharTensor *rt_,
+                       struct THLongTensor *ri_,
+                       struct THCharTensor *t,
+                       int dimension,
+                       int descending_order);
+
+/**
+ * The `k` largest (`dir != 0`) or smallest (`dir == 0`) elements along `dim`, into
+ * `rt_` and their 0-based positions into `ri_` (`size[dim] = k`). Always in sorted
+ * order (descending for the largest) whatever `sorted` says; ties by position.
+ */
+void THCharTensor_topk(struct THCharTensor *rt_,
+                       struct THLongTensor *ri_,
+                       struct THCharTensor *t,
+                       int64_t k,
+                       int dim,
+                       int dir,
+                       int sorted);
+
+/**
+ * `r_` = the matrix `t` with the elements above diagonal `k` zeroed (keeps `c <= r + k`).
+ */
+void THCharTensor_tril(struct THCharTensor *r_, struct THCharTensor *t, int64_t k);
+
+/**
+ * `r_` = the matrix `t` with the elements below diagonal `k` zeroed (keeps `c >= r + k`).
+ */
+void THCharTensor_triu(struct THCharTensor *r_, struct THCharTensor *t, int64_t k);
+
+/**
+ * `r_` = `ta` and `tb` joined along `dimension` (`catArray` of the two).
+ */
+void THCharTensor_cat(struct THCharTensor *r_,
+                      struct THCharTensor *ta,
+                      struct THCharTensor *tb,
+                      int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last). Empty
+ * inputs are skipped; missing trailing dims count as size 1; all other sizes must match.
+ */
+void THCharTensor_catArray(struct THCharTensor *result,
+                           struct THCharTensor **inputs,
+                           int num_inputs,
+                           int dimension);
+
+/**
+ * `tensor.select(dim, index[i]) += src.select(dim, i)` (in place; repeated indices accumulate).
+ */
+void THCharTensor_indexAdd(struct THCharTensor *tensor,
+                           int dim,
+                           struct THLongTensor *index,
+                           struct THCharTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate).
+ */
+void THCharTensor_scatterAdd(struct THCharTensor *tensor,
+                             int dim,
+                             struct THLongTensor *index,
+                             struct THCharTensor *src);
+
+/**
+ * `r_` = the cross product of `a` and `b` (broadcast together) along `dimension`
+ * (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THCharTensor_cross(struct THCharTensor *r_,
+                        struct THCharTensor *a,
+                        struct THCharTensor *b,
+                        int dimension);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a 0/1 Byte mask broadcast to `tensor`, or with as many elements).
+ */
+void THShortTensor_maskedFill(struct THShortTensor *tensor,
+                              struct THByteTensor *mask,
+                              int16_t value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a 0/1 Byte mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THShortTensor_maskedCopy(struct THShortTensor *tensor,
+                              struct THByteTensor *mask,
+                              struct THShortTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a 0/1 Byte mask; `src` and `mask` broadcast together).
+ */
+void THShortTensor_maskedSelect(struct THShortTensor *tensor,
+                                struct THShortTensor *src,
+                                struct THByteTensor *mask);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a Bool mask broadcast to `tensor`, or with as many elements).
+ */
+void THShortTensor_maskedFillBool(struct THShortTensor *tensor,
+                                  struct THBoolTensor *mask,
+                                  int16_t value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a Bool mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THShortTensor_maskedCopyBool(struct THShortTensor *tensor,
+                                  struct THBoolTensor *mask,
+                                  struct THShortTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a Bool mask; `src` and `mask` broadcast together).
+ */
+void THShortTensor_maskedSelectBool(struct THShortTensor *tensor,
+                                    struct THShortTensor *src,
+                                    struct THBoolTensor *mask);
+
+/**
+ * `subscript` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `tensor` in row-major order (empty when there are none).
+ */
+void THShortTensor_nonzero(struct THLongTensor *subscript, struct THShortTensor *tensor);
+
+/**
+ * `tensor` = `src` with `index` (1-D, 0-based) selecting entries along `dim`;
+ * `tensor` is resized to `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THShortTensor_indexSelect(struct THShortTensor *tensor,
+                               struct THShortTensor *src,
+                               int dim,
+                               struct THLongTensor *index);
+
+/**
+ * `tensor.select(dim, index[i]) = src.select(dim, i)` (in place; `src` has `tensor`'s
+ * sizes except `size[dim] = nElement(index)`; repeated indices: the last wins).
+ */
+void THShortTensor_indexCopy(struct THShortTensor *tensor,
+                             int dim,
+                             struct THLongTensor *index,
+                             struct THShortTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THShortTensor_indexFill(struct THShortTensor *tensor,
+                             int dim,
+                             struct THLongTensor *index,
+                             int16_t val);
+
+/**
+ * `tensor[p] = src[p with coordinate dim replaced by index[p]]`; `index` has `src`'s
+ * rank and sizes except along `dim`; `tensor` is resized like `index`.
+ */
+void THShortTensor_gather(struct THShortTensor *tensor,
+                          struct THShortTensor *src,
+                          int dim,
+                          struct THLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; `index`
+ * has `tensor`'s sizes except along `dim`; repeated indices: the last wins).
+ */
+void THShortTensor_scatter(struct THShortTensor *tensor,
+                           int dim,
+                           struct THLongTensor *index,
+                           struct THShortTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = val` (in place).
+ */
+void THShortTensor_scatterFill(struct THShortTensor *tensor,
+                               int dim,
+                               struct THLongTensor *index,
+                               int16_t val);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THShortTensor_zeros(struct THShortTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THShortTensor_zerosLike(struct THShortTensor *r_, struct THShortTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THShortTensor_ones(struct THShortTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THShortTensor_onesLike(struct THShortTensor *r_, struct THShortTensor *input);
+
+/**
+ * `t` 1-D: `r_` = the square matrix with `t` on diagonal `k` (zeros elsewhere);
+ * `t` 2-D: `r_` = diagonal `k` of `t`, 1-D (empty when `k` is past the matrix).
+ */
+void THShortTensor_diag(struct THShortTensor *r_, struct THShortTensor *t, int k);
+
+/**
+ * `r_` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THShortTensor_eye(struct THShortTensor *r_, int64_t n, int64_t m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded), computed in accreal;
+ * `xmin == xmax` gives an empty tensor. `r_` keeps its shape when it already has as
+ * many elements.
+ */
+void THShortTensor_arange(struct THShortTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included), computed in accreal;
+ * `n = floor((xmax-xmin)/step) + 1`. `r_` keeps its shape when it already has `n`
+ * elements.
+ */
+void THShortTensor_range(struct THShortTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order
+ * (element counts must match).
+ */
+void THShortTensor_reshape(struct THShortTensor *r_,
+                           struct THShortTensor *t,
+                           struct THLongStorage *size);
+
+/**
+ * `rt_` = `t` sorted along `dimension` (stable; ascending, or descending when
+ * `descendingOrder` is nonzero; NaN sorts as the largest value), `ri_` = the 0-based
+ * source positions.
+ */
+void THShortTensor_sort(struct THShortTensor *rt_,
+                        struct THLongTensor *ri_,
+                        struct THShortTensor *t,
+                        int dimension,
+                        int descending_order);
+
+/**
+ * The `k` largest (`dir != 0`) or smallest (`dir == 0`) elements along `dim`, into
+ * `rt_` and their 0-based positions into `ri_` (`size[dim] = k`). Always in sorted
+ * order (descending for the largest) whatever `sorted` says; ties by position.
+ */
+void THShortTensor_topk(struct THShortTensor *rt_,
+                        struct THLongTensor *ri_,
+                        struct THShortTensor *t,
+                        int64_t k,
+                        int dim,
+                        int dir,
+                        int sorted);
+
+/**
+ * `r_` = the matrix `t` with the elements above diagonal `k` zeroed (keeps `c <= r + k`).
+ */
+void THShortTensor_tril(struct THShortTensor *r_, struct THShortTensor *t, int64_t k);
+
+/**
+ * `r_` = the matrix `t` with the elements below diagonal `k` zeroed (keeps `c >= r + k`).
+ */
+void THShortTensor_triu(struct THShortTensor *r_, struct THShortTensor *t, int64_t k);
+
+/**
+ * `r_` = `ta` and `tb` joined along `dimension` (`catArray` of the two).
+ */
+void THShortTensor_cat(struct THShortTensor *r_,
+                       struct THShortTensor *ta,
+                       struct THShortTensor *tb,
+                       int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last). Empty
+ * inputs are skipped; missing trailing dims count as size 1; all other sizes must match.
+ */
+void THShortTensor_catArray(struct THShortTensor *result,
+                            struct THShortTensor **inputs,
+                            int num_inputs,
+                            int dimension);
+
+/**
+ * `tensor.select(dim, index[i]) += src.select(dim, i)` (in place; repeated indices accumulate).
+ */
+void THShortTensor_indexAdd(struct THShortTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            struct THShortTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate).
+ */
+void THShortTensor_scatterAdd(struct THShortTensor *tensor,
+                              int dim,
+                              struct THLongTensor *index,
+                              struct THShortTensor *src);
+
+/**
+ * `r_` = the cross product of `a` and `b` (broadcast together) along `dimension`
+ * (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THShortTensor_cross(struct THShortTensor *r_,
+                         struct THShortTensor *a,
+                         struct THShortTensor *b,
+                         int dimension);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a 0/1 Byte mask broadcast to `tensor`, or with as many elements).
+ */
+void THIntTensor_maskedFill(struct THIntTensor *tensor,
+                            struct THByteTensor *mask,
+                            int32_t value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a 0/1 Byte mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THIntTensor_maskedCopy(struct THIntTensor *tensor,
+                            struct THByteTensor *mask,
+                            struct THIntTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a 0/1 Byte mask; `src` and `mask` broadcast together).
+ */
+void THIntTensor_maskedSelect(struct THIntTensor *tensor,
+                              struct THIntTensor *src,
+                              struct THByteTensor *mask);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a Bool mask broadcast to `tensor`, or with as many elements).
+ */
+void THIntTensor_maskedFillBool(struct THIntTensor *tensor,
+                                struct THBoolTensor *mask,
+                                int32_t value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a Bool mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THIntTensor_maskedCopyBool(struct THIntTensor *tensor,
+                                struct THBoolTensor *mask,
+                                struct THIntTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a Bool mask; `src` and `mask` broadcast together).
+ */
+void THIntTensor_maskedSelectBool(struct THIntTensor *tensor,
+                                  struct THIntTensor *src,
+                                  struct THBoolTensor *mask);
+
+/**
+ * `subscript` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `tensor` in row-major order (empty when there are none).
+ */
+void THIntTensor_nonzero(struct THLongTensor *subscript, struct THIntTensor *tensor);
+
+/**
+ * `tensor` = `src` with `index` (1-D, 0-based) selecting entries along `dim`;
+ * `tensor` is resized to `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THIntTensor_indexSelect(struct THIntTensor *tensor,
+                             struct THIntTensor *src,
+                             int dim,
+                             struct THLongTensor *index);
+
+/**
+ * `tensor.select(dim, index[i]) = src.select(dim, i)` (in place; `src` has `tensor`'s
+ * sizes except `size[dim] = nElement(index)`; repeated indices: the last wins).
+ */
+void THIntTensor_indexCopy(struct THIntTensor *tensor,
+                           int dim,
+                           struct THLongTensor *index,
+                           struct THIntTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THIntTensor_indexFill(struct THIntTensor *tensor,
+                           int dim,
+                           struct THLongTensor *index,
+                           int32_t val);
+
+/**
+ * `tensor[p] = src[p with coordinate dim replaced by index[p]]`; `index` has `src`'s
+ * rank and sizes except along `dim`; `tensor` is resized like `index`.
+ */
+void THIntTensor_gather(struct THIntTensor *tensor,
+                        struct THIntTensor *src,
+                        int dim,
+                        struct THLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; `index`
+ * has `tensor`'s sizes except along `dim`; repeated indices: the last wins).
+ */
+void THIntTensor_scatter(struct THIntTensor *tensor,
+                         int dim,
+                         struct THLongTensor *index,
+                         struct THIntTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = val` (in place).
+ */
+void THIntTensor_scatterFill(struct THIntTensor *tensor,
+                             int dim,
+                             struct THLongTensor *index,
+                             int32_t val);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THIntTensor_zeros(struct THIntTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THIntTensor_zerosLike(struct THIntTensor *r_, struct THIntTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THIntTensor_ones(struct THIntTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THIntTensor_onesLike(struct THIntTensor *r_, struct THIntTensor *input);
+
+/**
+ * `t` 1-D: `r_` = the square matrix with `t` on diagonal `k` (zeros elsewhere);
+ * `t` 2-D: `r_` = diagonal `k` of `t`, 1-D (empty when `k` is past the matrix).
+ */
+void THIntTensor_diag(struct THIntTensor *r_, struct THIntTensor *t, int k);
+
+/**
+ * `r_` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THIntTensor_eye(struct THIntTensor *r_, int64_t n, int64_t m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded), computed in accreal;
+ * `xmin == xmax` gives an empty tensor. `r_` keeps its shape when it already has as
+ * many elements.
+ */
+void THIntTensor_arange(struct THIntTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included), computed in accreal;
+ * `n = floor((xmax-xmin)/step) + 1`. `r_` keeps its shape when it already has `n`
+ * elements.
+ */
+void THIntTensor_range(struct THIntTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order
+ * (element counts must match).
+ */
+void THIntTensor_reshape(struct THIntTensor *r_, struct THIntTensor *t, struct THLongStorage *size);
+
+/**
+ * `rt_` = `t` sorted along `dimension` (stable; ascending, or descending when
+ * `descendingOrder` is nonzero; NaN sorts as the largest value), `ri_` = the 0-based
+ * source positions.
+ */
+void THIntTensor_sort(struct THIntTensor *rt_,
+                      struct THLongTensor *ri_,
+                      struct THIntTensor *t,
+                      int dimension,
+                      int descending_order);
+
+/**
+ * The `k` largest (`dir != 0`) or smallest (`dir == 0`) elements along `dim`, into
+ * `rt_` and their 0-based positions into `ri_` (`size[dim] = k`). Always in sorted
+ * order (descending for the largest) whatever `sorted` says; ties by position.
+ */
+void THIntTensor_topk(struct THIntTensor *rt_,
+                      struct THLongTensor *ri_,
+                      struct THIntTensor *t,
+                      int64_t k,
+                      int dim,
+                      int dir,
+                      int sorted);
+
+/**
+ * `r_` = the matrix `t` with the elements above diagonal `k` zeroed (keeps `c <= r + k`).
+ */
+void THIntTensor_tril(struct THIntTensor *r_, struct THIntTensor *t, int64_t k);
+
+/**
+ * `r_` = the matrix `t` with the elements below diagonal `k` zeroed (keeps `c >= r + k`).
+ */
+void THIntTensor_triu(struct THIntTensor *r_, struct THIntTensor *t, int64_t k);
+
+/**
+ * `r_` = `ta` and `tb` joined along `dimension` (`catArray` of the two).
+ */
+void THIntTensor_cat(struct THIntTensor *r_,
+                     struct THIntTensor *ta,
+                     struct THIntTensor *tb,
+                     int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last). Empty
+ * inputs are skipped; missing trailing dims count as size 1; all other sizes must match.
+ */
+void THIntTensor_catArray(struct THIntTensor *result,
+                          struct THIntTensor **inputs,
+                          int num_inputs,
+                          int dimension);
+
+/**
+ * `tensor.select(dim, index[i]) += src.select(dim, i)` (in place; repeated indices accumulate).
+ */
+void THIntTensor_indexAdd(struct THIntTensor *tensor,
+                          int dim,
+                          struct THLongTensor *index,
+                          struct THIntTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate).
+ */
+void THIntTensor_scatterAdd(struct THIntTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            struct THIntTensor *src);
+
+/**
+ * `r_` = the cross product of `a` and `b` (broadcast together) along `dimension`
+ * (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THIntTensor_cross(struct THIntTensor *r_,
+                       struct THIntTensor *a,
+                       struct THIntTensor *b,
+                       int dimension);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a 0/1 Byte mask broadcast to `tensor`, or with as many elements).
+ */
+void THLongTensor_maskedFill(struct THLongTensor *tensor,
+                             struct THByteTensor *mask,
+                             int64_t value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a 0/1 Byte mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THLongTensor_maskedCopy(struct THLongTensor *tensor,
+                             struct THByteTensor *mask,
+                             struct THLongTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a 0/1 Byte mask; `src` and `mask` broadcast together).
+ */
+void THLongTensor_maskedSelect(struct THLongTensor *tensor,
+                               struct THLongTensor *src,
+                               struct THByteTensor *mask);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a Bool mask broadcast to `tensor`, or with as many elements).
+ */
+void THLongTensor_maskedFillBool(struct THLongTensor *tensor,
+                                 struct THBoolTensor *mask,
+                                 int64_t value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a Bool mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THLongTensor_maskedCopyBool(struct THLongTensor *tensor,
+                                 struct THBoolTensor *mask,
+                                 struct THLongTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a Bool mask; `src` and `mask` broadcast together).
+ */
+void THLongTensor_maskedSelectBool(struct THLongTensor *tensor,
+                                   struct THLongTensor *src,
+                                   struct THBoolTensor *mask);
+
+/**
+ * `subscript` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `tensor` in row-major order (empty when there are none).
+ */
+void THLongTensor_nonzero(struct THLongTensor *subscript, struct THLongTensor *tensor);
+
+/**
+ * `tensor` = `src` with `index` (1-D, 0-based) selecting entries along `dim`;
+ * `tensor` is resized to `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THLongTensor_indexSelect(struct THLongTensor *tensor,
+                              struct THLongTensor *src,
+                              int dim,
+                              struct THLongTensor *index);
+
+/**
+ * `tensor.select(dim, index[i]) = src.select(dim, i)` (in place; `src` has `tensor`'s
+ * sizes except `size[dim] = nElement(index)`; repeated indices: the last wins).
+ */
+void THLongTensor_indexCopy(struct THLongTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            struct THLongTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THLongTensor_indexFill(struct THLongTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            int64_t val);
+
+/**
+ * `tensor[p] = src[p with coordinate dim replaced by index[p]]`; `index` has `src`'s
+ * rank and sizes except along `dim`; `tensor` is resized like `index`.
+ */
+void THLongTensor_gather(struct THLongTensor *tensor,
+                         struct THLongTensor *src,
+                         int dim,
+                         struct THLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; `index`
+ * has `tensor`'s sizes except along `dim`; repeated indices: the last wins).
+ */
+void THLongTensor_scatter(struct THLongTensor *tensor,
+                          int dim,
+                          struct THLongTensor *index,
+                          struct THLongTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = val` (in place).
+ */
+void THLongTensor_scatterFill(struct THLongTensor *tensor,
+                              int dim,
+                              struct THLongTensor *index,
+                              int64_t val);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THLongTensor_zeros(struct THLongTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THLongTensor_zerosLike(struct THLongTensor *r_, struct THLongTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THLongTensor_ones(struct THLongTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THLongTensor_onesLike(struct THLongTensor *r_, struct THLongTensor *input);
+
+/**
+ * `t` 1-D: `r_` = the square matrix with `t` on diagonal `k` (zeros elsewhere);
+ * `t` 2-D: `r_` = diagonal `k` of `t`, 1-D (empty when `k` is past the matrix).
+ */
+void THLongTensor_diag(struct THLongTensor *r_, struct THLongTensor *t, int k);
+
+/**
+ * `r_` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THLongTensor_eye(struct THLongTensor *r_, int64_t n, int64_t m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded), computed in accreal;
+ * `xmin == xmax` gives an empty tensor. `r_` keeps its shape when it already has as
+ * many elements.
+ */
+void THLongTensor_arange(struct THLongTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included), computed in accreal;
+ * `n = floor((xmax-xmin)/step) + 1`. `r_` keeps its shape when it already has `n`
+ * elements.
+ */
+void THLongTensor_range(struct THLongTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order
+ * (element counts must match).
+ */
+void THLongTensor_reshape(struct THLongTensor *r_,
+                          struct THLongTensor *t,
+                          struct THLongStorage *size);
+
+/**
+ * `rt_` = `t` sorted along `dimension` (stable; ascending, or descending when
+ * `descendingOrder` is nonzero; NaN sorts as the largest value), `ri_` = the 0-based
+ * source positions.
+ */
+void THLongTensor_sort(struct THLongTensor *rt_,
+                       struct THLongTensor *ri_,
+                       struct THLongTensor *t,
+                       int dimension,
+                       int descending_order);
+
+/**
+ * The `k` largest (`dir != 0`) or smallest (`dir == 0`) elements along `dim`, into
+ * `rt_` and their 0-based positions into `ri_` (`size[dim] = k`). Always in sorted
+ * order (descending for the largest) whatever `sorted` says; ties by position.
+ */
+void THLongTensor_topk(struct THLongTensor *rt_,
+                       struct THLongTensor *ri_,
+                       struct THLongTensor *t,
+                       int64_t k,
+                       int dim,
+                       int dir,
+                       int sorted);
+
+/**
+ * `r_` = the matrix `t` with the elements above diagonal `k` zeroed (keeps `c <= r + k`).
+ */
+void THLongTensor_tril(struct THLongTensor *r_, struct THLongTensor *t, int64_t k);
+
+/**
+ * `r_` = the matrix `t` with the elements below diagonal `k` zeroed (keeps `c >= r + k`).
+ */
+void THLongTensor_triu(struct THLongTensor *r_, struct THLongTensor *t, int64_t k);
+
+/**
+ * `r_` = `ta` and `tb` joined along `dimension` (`catArray` of the two).
+ */
+void THLongTensor_cat(struct THLongTensor *r_,
+                      struct THLongTensor *ta,
+                      struct THLongTensor *tb,
+                      int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last). Empty
+ * inputs are skipped; missing trailing dims count as size 1; all other sizes must match.
+ */
+void THLongTensor_catArray(struct THLongTensor *result,
+                           struct THLongTensor **inputs,
+                           int num_inputs,
+                           int dimension);
+
+/**
+ * `tensor.select(dim, index[i]) += src.select(dim, i)` (in place; repeated indices accumulate).
+ */
+void THLongTensor_indexAdd(struct THLongTensor *tensor,
+                           int dim,
+                           struct THLongTensor *index,
+                           struct THLongTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate).
+ */
+void THLongTensor_scatterAdd(struct THLongTensor *tensor,
+                             int dim,
+                             struct THLongTensor *index,
+                             struct THLongTensor *src);
+
+/**
+ * `r_` = the cross product of `a` and `b` (broadcast together) along `dimension`
+ * (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THLongTensor_cross(struct THLongTensor *r_,
+                        struct THLongTensor *a,
+                        struct THLongTensor *b,
+                        int dimension);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a 0/1 Byte mask broadcast to `tensor`, or with as many elements).
+ */
+void THFloatTensor_maskedFill(struct THFloatTensor *tensor,
+                              struct THByteTensor *mask,
+                              float value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a 0/1 Byte mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THFloatTensor_maskedCopy(struct THFloatTensor *tensor,
+                              struct THByteTensor *mask,
+                              struct THFloatTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a 0/1 Byte mask; `src` and `mask` broadcast together).
+ */
+void THFloatTensor_maskedSelect(struct THFloatTensor *tensor,
+                                struct THFloatTensor *src,
+                                struct THByteTensor *mask);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a Bool mask broadcast to `tensor`, or with as many elements).
+ */
+void THFloatTensor_maskedFillBool(struct THFloatTensor *tensor,
+                                  struct THBoolTensor *mask,
+                                  float value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a Bool mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THFloatTensor_maskedCopyBool(struct THFloatTensor *tensor,
+                                  struct THBoolTensor *mask,
+                                  struct THFloatTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a Bool mask; `src` and `mask` broadcast together).
+ */
+void THFloatTensor_maskedSelectBool(struct THFloatTensor *tensor,
+                                    struct THFloatTensor *src,
+                                    struct THBoolTensor *mask);
+
+/**
+ * `subscript` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `tensor` in row-major order (empty when there are none).
+ */
+void THFloatTensor_nonzero(struct THLongTensor *subscript, struct THFloatTensor *tensor);
+
+/**
+ * `tensor` = `src` with `index` (1-D, 0-based) selecting entries along `dim`;
+ * `tensor` is resized to `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THFloatTensor_indexSelect(struct THFloatTensor *tensor,
+                               struct THFloatTensor *src,
+                               int dim,
+                               struct THLongTensor *index);
+
+/**
+ * `tensor.select(dim, index[i]) = src.select(dim, i)` (in place; `src` has `tensor`'s
+ * sizes except `size[dim] = nElement(index)`; repeated indices: the last wins).
+ */
+void THFloatTensor_indexCopy(struct THFloatTensor *tensor,
+                             int dim,
+                             struct THLongTensor *index,
+                             struct THFloatTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THFloatTensor_indexFill(struct THFloatTensor *tensor,
+                             int dim,
+                             struct THLongTensor *index,
+                             float val);
+
+/**
+ * `tensor[p] = src[p with coordinate dim replaced by index[p]]`; `index` has `src`'s
+ * rank and sizes except along `dim`; `tensor` is resized like `index`.
+ */
+void THFloatTensor_gather(struct THFloatTensor *tensor,
+                          struct THFloatTensor *src,
+                          int dim,
+                          struct THLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; `index`
+ * has `tensor`'s sizes except along `dim`; repeated indices: the last wins).
+ */
+void THFloatTensor_scatter(struct THFloatTensor *tensor,
+                           int dim,
+                           struct THLongTensor *index,
+                           struct THFloatTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = val` (in place).
+ */
+void THFloatTensor_scatterFill(struct THFloatTensor *tensor,
+                               int dim,
+                               struct THLongTensor *index,
+                               float val);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THFloatTensor_zeros(struct THFloatTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THFloatTensor_zerosLike(struct THFloatTensor *r_, struct THFloatTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THFloatTensor_ones(struct THFloatTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THFloatTensor_onesLike(struct THFloatTensor *r_, struct THFloatTensor *input);
+
+/**
+ * `t` 1-D: `r_` = the square matrix with `t` on diagonal `k` (zeros elsewhere);
+ * `t` 2-D: `r_` = diagonal `k` of `t`, 1-D (empty when `k` is past the matrix).
+ */
+void THFloatTensor_diag(struct THFloatTensor *r_, struct THFloatTensor *t, int k);
+
+/**
+ * `r_` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THFloatTensor_eye(struct THFloatTensor *r_, int64_t n, int64_t m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded), computed in accreal;
+ * `xmin == xmax` gives an empty tensor. `r_` keeps its shape when it already has as
+ * many elements.
+ */
+void THFloatTensor_arange(struct THFloatTensor *r_, double xmin, double xmax, double step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included), computed in accreal;
+ * `n = floor((xmax-xmin)/step) + 1`. `r_` keeps its shape when it already has `n`
+ * elements.
+ */
+void THFloatTensor_range(struct THFloatTensor *r_, double xmin, double xmax, double step);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order
+ * (element counts must match).
+ */
+void THFloatTensor_reshape(struct THFloatTensor *r_,
+                           struct THFloatTensor *t,
+                           struct THLongStorage *size);
+
+/**
+ * `rt_` = `t` sorted along `dimension` (stable; ascending, or descending when
+ * `descendingOrder` is nonzero; NaN sorts as the largest value), `ri_` = the 0-based
+ * source positions.
+ */
+void THFloatTensor_sort(struct THFloatTensor *rt_,
+                        struct THLongTensor *ri_,
+                        struct THFloatTensor *t,
+                        int dimension,
+                        int descending_order);
+
+/**
+ * The `k` largest (`dir != 0`) or smallest (`dir == 0`) elements along `dim`, into
+ * `rt_` and their 0-based positions into `ri_` (`size[dim] = k`). Always in sorted
+ * order (descending for the largest) whatever `sorted` says; ties by position.
+ */
+void THFloatTensor_topk(struct THFloatTensor *rt_,
+                        struct THLongTensor *ri_,
+                        struct THFloatTensor *t,
+                        int64_t k,
+                        int dim,
+                        int dir,
+                        int sorted);
+
+/**
+ * `r_` = the matrix `t` with the elements above diagonal `k` zeroed (keeps `c <= r + k`).
+ */
+void THFloatTensor_tril(struct THFloatTensor *r_, struct THFloatTensor *t, int64_t k);
+
+/**
+ * `r_` = the matrix `t` with the elements below diagonal `k` zeroed (keeps `c >= r + k`).
+ */
+void THFloatTensor_triu(struct THFloatTensor *r_, struct THFloatTensor *t, int64_t k);
+
+/**
+ * `r_` = `ta` and `tb` joined along `dimension` (`catArray` of the two).
+ */
+void THFloatTensor_cat(struct THFloatTensor *r_,
+                       struct THFloatTensor *ta,
+                       struct THFloatTensor *tb,
+                       int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last). Empty
+ * inputs are skipped; missing trailing dims count as size 1; all other sizes must match.
+ */
+void THFloatTensor_catArray(struct THFloatTensor *result,
+                            struct THFloatTensor **inputs,
+                            int num_inputs,
+                            int dimension);
+
+/**
+ * `tensor.select(dim, index[i]) += src.select(dim, i)` (in place; repeated indices accumulate).
+ */
+void THFloatTensor_indexAdd(struct THFloatTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            struct THFloatTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate).
+ */
+void THFloatTensor_scatterAdd(struct THFloatTensor *tensor,
+                              int dim,
+                              struct THLongTensor *index,
+                              struct THFloatTensor *src);
+
+/**
+ * `r_` = the cross product of `a` and `b` (broadcast together) along `dimension`
+ * (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THFloatTensor_cross(struct THFloatTensor *r_,
+                         struct THFloatTensor *a,
+                         struct THFloatTensor *b,
+                         int dimension);
+
+/**
+ * `r_` = `n` points from `a` to `b` inclusive (`n > 1`, or `n == 1` with `a == b`);
+ * resized to 1-D only when its element count differs.
+ */
+void THFloatTensor_linspace(struct THFloatTensor *r_, float a, float b, int64_t n);
+
+/**
+ * `r_` = `10^x` for `n` points `x` from `a` to `b` inclusive (as `linspace`).
+ */
+void THFloatTensor_logspace(struct THFloatTensor *r_, float a, float b, int64_t n);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a 0/1 Byte mask broadcast to `tensor`, or with as many elements).
+ */
+void THDoubleTensor_maskedFill(struct THDoubleTensor *tensor,
+                               struct THByteTensor *mask,
+                               double value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a 0/1 Byte mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THDoubleTensor_maskedCopy(struct THDoubleTensor *tensor,
+                               struct THByteTensor *mask,
+                               struct THDoubleTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a 0/1 Byte mask; `src` and `mask` broadcast together).
+ */
+void THDoubleTensor_maskedSelect(struct THDoubleTensor *tensor,
+                                 struct THDoubleTensor *src,
+                                 struct THByteTensor *mask);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a Bool mask broadcast to `tensor`, or with as many elements).
+ */
+void THDoubleTensor_maskedFillBool(struct THDoubleTensor *tensor,
+                                   struct THBoolTensor *mask,
+                                   double value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a Bool mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THDoubleTensor_maskedCopyBool(struct THDoubleTensor *tensor,
+                                   struct THBoolTensor *mask,
+                                   struct THDoubleTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a Bool mask; `src` and `mask` broadcast together).
+ */
+void THDoubleTensor_maskedSelectBool(struct THDoubleTensor *tensor,
+                                     struct THDoubleTensor *src,
+                                     struct THBoolTensor *mask);
+
+/**
+ * `subscript` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `tensor` in row-major order (empty when there are none).
+ */
+void THDoubleTensor_nonzero(struct THLongTensor *subscript, struct THDoubleTensor *tensor);
+
+/**
+ * `tensor` = `src` with `index` (1-D, 0-based) selecting entries along `dim`;
+ * `tensor` is resized to `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THDoubleTensor_indexSelect(struct THDoubleTensor *tensor,
+                                struct THDoubleTensor *src,
+                                int dim,
+                                struct THLongTensor *index);
+
+/**
+ * `tensor.select(dim, index[i]) = src.select(dim, i)` (in place; `src` has `tensor`'s
+ * sizes except `size[dim] = nElement(index)`; repeated indices: the last wins).
+ */
+void THDoubleTensor_indexCopy(struct THDoubleTensor *tensor,
+                              int dim,
+                              struct THLongTensor *index,
+                              struct THDoubleTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THDoubleTensor_indexFill(struct THDoubleTensor *tensor,
+                              int dim,
+                              struct THLongTensor *index,
+                              double val);
+
+/**
+ * `tensor[p] = src[p with coordinate dim replaced by index[p]]`; `index` has `src`'s
+ * rank and sizes except along `dim`; `tensor` is resized like `index`.
+ */
+void THDoubleTensor_gather(struct THDoubleTensor *tensor,
+                           struct THDoubleTensor *src,
+                           int dim,
+                           struct THLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; `index`
+ * has `tensor`'s sizes except along `dim`; repeated indices: the last wins).
+ */
+void THDoubleTensor_scatter(struct THDoubleTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            struct THDoubleTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = val` (in place).
+ */
+void THDoubleTensor_scatterFill(struct THDoubleTensor *tensor,
+                                int dim,
+                                struct THLongTensor *index,
+                                double val);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THDoubleTensor_zeros(struct THDoubleTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THDoubleTensor_zerosLike(struct THDoubleTensor *r_, struct THDoubleTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THDoubleTensor_ones(struct THDoubleTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THDoubleTensor_onesLike(struct THDoubleTensor *r_, struct THDoubleTensor *input);
+
+/**
+ * `t` 1-D: `r_` = the square matrix with `t` on diagonal `k` (zeros elsewhere);
+ * `t` 2-D: `r_` = diagonal `k` of `t`, 1-D (empty when `k` is past the matrix).
+ */
+void THDoubleTensor_diag(struct THDoubleTensor *r_, struct THDoubleTensor *t, int k);
+
+/**
+ * `r_` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THDoubleTensor_eye(struct THDoubleTensor *r_, int64_t n, int64_t m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded), computed in accreal;
+ * `xmin == xmax` gives an empty tensor. `r_` keeps its shape when it already has as
+ * many elements.
+ */
+void THDoubleTensor_arange(struct THDoubleTensor *r_, double xmin, double xmax, double step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included), computed in accreal;
+ * `n = floor((xmax-xmin)/step) + 1`. `r_` keeps its shape when it already has `n`
+ * elements.
+ */
+void THDoubleTensor_range(struct THDoubleTensor *r_, double xmin, double xmax, double step);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order
+ * (element counts must match).
+ */
+void THDoubleTensor_reshape(struct THDoubleTensor *r_,
+                            struct THDoubleTensor *t,
+                            struct THLongStorage *size);
+
+/**
+ * `rt_` = `t` sorted along `dimension` (stable; ascending, or descending when
+ * `descendingOrder` is nonzero; NaN sorts as the largest value), `ri_` = the 0-based
+ * source positions.
+ */
+void THDoubleTensor_sort(struct THDoubleTensor *rt_,
+                         struct THLongTensor *ri_,
+                         struct THDoubleTensor *t,
+                         int dimension,
+                         int descending_order);
+
+/**
+ * The `k` largest (`dir != 0`) or smallest (`dir == 0`) elements along `dim`, into
+ * `rt_` and their 0-based positions into `ri_` (`size[dim] = k`). Always in sorted
+ * order (descending for the largest) whatever `sorted` says; ties by position.
+ */
+void THDoubleTensor_topk(struct THDoubleTensor *rt_,
+                         struct THLongTensor *ri_,
+                         struct THDoubleTensor *t,
+                         int64_t k,
+                         int dim,
+                         int dir,
+                         int sorted);
+
+/**
+ * `r_` = the matrix `t` with the elements above diagonal `k` zeroed (keeps `c <= r + k`).
+ */
+void THDoubleTensor_tril(struct THDoubleTensor *r_, struct THDoubleTensor *t, int64_t k);
+
+/**
+ * `r_` = the matrix `t` with the elements below diagonal `k` zeroed (keeps `c >= r + k`).
+ */
+void THDoubleTensor_triu(struct THDoubleTensor *r_, struct THDoubleTensor *t, int64_t k);
+
+/**
+ * `r_` = `ta` and `tb` joined along `dimension` (`catArray` of the two).
+ */
+void THDoubleTensor_cat(struct THDoubleTensor *r_,
+                        struct THDoubleTensor *ta,
+                        struct THDoubleTensor *tb,
+                        int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last). Empty
+ * inputs are skipped; missing trailing dims count as size 1; all other sizes must match.
+ */
+void THDoubleTensor_catArray(struct THDoubleTensor *result,
+                             struct THDoubleTensor **inputs,
+                             int num_inputs,
+                             int dimension);
+
+/**
+ * `tensor.select(dim, index[i]) += src.select(dim, i)` (in place; repeated indices accumulate).
+ */
+void THDoubleTensor_indexAdd(struct THDoubleTensor *tensor,
+                             int dim,
+                             struct THLongTensor *index,
+                             struct THDoubleTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate).
+ */
+void THDoubleTensor_scatterAdd(struct THDoubleTensor *tensor,
+                               int dim,
+                               struct THLongTensor *index,
+                               struct THDoubleTensor *src);
+
+/**
+ * `r_` = the cross product of `a` and `b` (broadcast together) along `dimension`
+ * (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THDoubleTensor_cross(struct THDoubleTensor *r_,
+                          struct THDoubleTensor *a,
+                          struct THDoubleTensor *b,
+                          int dimension);
+
+/**
+ * `r_` = `n` points from `a` to `b` inclusive (`n > 1`, or `n == 1` with `a == b`);
+ * resized to 1-D only when its element count differs.
+ */
+void THDoubleTensor_linspace(struct THDoubleTensor *r_, double a, double b, int64_t n);
+
+/**
+ * `r_` = `10^x` for `n` points `x` from `a` to `b` inclusive (as `linspace`).
+ */
+void THDoubleTensor_logspace(struct THDoubleTensor *r_, double a, double b, int64_t n);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a 0/1 Byte mask broadcast to `tensor`, or with as many elements).
+ */
+void THHalfTensor_maskedFill(struct THHalfTensor *tensor,
+                             struct THByteTensor *mask,
+                             struct THHalf value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a 0/1 Byte mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THHalfTensor_maskedCopy(struct THHalfTensor *tensor,
+                             struct THByteTensor *mask,
+                             struct THHalfTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a 0/1 Byte mask; `src` and `mask` broadcast together).
+ */
+void THHalfTensor_maskedSelect(struct THHalfTensor *tensor,
+                               struct THHalfTensor *src,
+                               struct THByteTensor *mask);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a Bool mask broadcast to `tensor`, or with as many elements).
+ */
+void THHalfTensor_maskedFillBool(struct THHalfTensor *tensor,
+                                 struct THBoolTensor *mask,
+                                 struct THHalf value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a Bool mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THHalfTensor_maskedCopyBool(struct THHalfTensor *tensor,
+                                 struct THBoolTensor *mask,
+                                 struct THHalfTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a Bool mask; `src` and `mask` broadcast together).
+ */
+void THHalfTensor_maskedSelectBool(struct THHalfTensor *tensor,
+                                   struct THHalfTensor *src,
+                                   struct THBoolTensor *mask);
+
+/**
+ * `subscript` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `tensor` in row-major order (empty when there are none).
+ */
+void THHalfTensor_nonzero(struct THLongTensor *subscript, struct THHalfTensor *tensor);
+
+/**
+ * `tensor` = `src` with `index` (1-D, 0-based) selecting entries along `dim`;
+ * `tensor` is resized to `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THHalfTensor_indexSelect(struct THHalfTensor *tensor,
+                              struct THHalfTensor *src,
+                              int dim,
+                              struct THLongTensor *index);
+
+/**
+ * `tensor.select(dim, index[i]) = src.select(dim, i)` (in place; `src` has `tensor`'s
+ * sizes except `size[dim] = nElement(index)`; repeated indices: the last wins).
+ */
+void THHalfTensor_indexCopy(struct THHalfTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            struct THHalfTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THHalfTensor_indexFill(struct THHalfTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            struct THHalf val);
+
+/**
+ * `tensor[p] = src[p with coordinate dim replaced by index[p]]`; `index` has `src`'s
+ * rank and sizes except along `dim`; `tensor` is resized like `index`.
+ */
+void THHalfTensor_gather(struct THHalfTensor *tensor,
+                         struct THHalfTensor *src,
+                         int dim,
+                         struct THLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; `index`
+ * has `tensor`'s sizes except along `dim`; repeated indices: the last wins).
+ */
+void THHalfTensor_scatter(struct THHalfTensor *tensor,
+                          int dim,
+                          struct THLongTensor *index,
+                          struct THHalfTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = val` (in place).
+ */
+void THHalfTensor_scatterFill(struct THHalfTensor *tensor,
+                              int dim,
+                              struct THLongTensor *index,
+                              struct THHalf val);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THHalfTensor_zeros(struct THHalfTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THHalfTensor_zerosLike(struct THHalfTensor *r_, struct THHalfTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THHalfTensor_ones(struct THHalfTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THHalfTensor_onesLike(struct THHalfTensor *r_, struct THHalfTensor *input);
+
+/**
+ * `t` 1-D: `r_` = the square matrix with `t` on diagonal `k` (zeros elsewhere);
+ * `t` 2-D: `r_` = diagonal `k` of `t`, 1-D (empty when `k` is past the matrix).
+ */
+void THHalfTensor_diag(struct THHalfTensor *r_, struct THHalfTensor *t, int k);
+
+/**
+ * `r_` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THHalfTensor_eye(struct THHalfTensor *r_, int64_t n, int64_t m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded), computed in accreal;
+ * `xmin == xmax` gives an empty tensor. `r_` keeps its shape when it already has as
+ * many elements.
+ */
+void THHalfTensor_arange(struct THHalfTensor *r_, float xmin, float xmax, float step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included), computed in accreal;
+ * `n = floor((xmax-xmin)/step) + 1`. `r_` keeps its shape when it already has `n`
+ * elements.
+ */
+void THHalfTensor_range(struct THHalfTensor *r_, float xmin, float xmax, float step);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order
+ * (element counts must match).
+ */
+void THHalfTensor_reshape(struct THHalfTensor *r_,
+                          struct THHalfTensor *t,
+                          struct THLongStorage *size);
+
+/**
+ * `rt_` = `t` sorted along `dimension` (stable; ascending, or descending when
+ * `descendingOrder` is nonzero; NaN sorts as the largest value), `ri_` = the 0-based
+ * source positions.
+ */
+void THHalfTensor_sort(struct THHalfTensor *rt_,
+                       struct THLongTensor *ri_,
+                       struct THHalfTensor *t,
+                       int dimension,
+                       int descending_order);
+
+/**
+ * The `k` largest (`dir != 0`) or smallest (`dir == 0`) elements along `dim`, into
+ * `rt_` and their 0-based positions into `ri_` (`size[dim] = k`). Always in sorted
+ * order (descending for the largest) whatever `sorted` says; ties by position.
+ */
+void THHalfTensor_topk(struct THHalfTensor *rt_,
+                       struct THLongTensor *ri_,
+                       struct THHalfTensor *t,
+                       int64_t k,
+                       int dim,
+                       int dir,
+                       int sorted);
+
+/**
+ * `r_` = the matrix `t` with the elements above diagonal `k` zeroed (keeps `c <= r + k`).
+ */
+void THHalfTensor_tril(struct THHalfTensor *r_, struct THHalfTensor *t, int64_t k);
+
+/**
+ * `r_` = the matrix `t` with the elements below diagonal `k` zeroed (keeps `c >= r + k`).
+ */
+void THHalfTensor_triu(struct THHalfTensor *r_, struct THHalfTensor *t, int64_t k);
+
+/**
+ * `r_` = `ta` and `tb` joined along `dimension` (`catArray` of the two).
+ */
+void THHalfTensor_cat(struct THHalfTensor *r_,
+                      struct THHalfTensor *ta,
+                      struct THHalfTensor *tb,
+                      int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last). Empty
+ * inputs are skipped; missing trailing dims count as size 1; all other sizes must match.
+ */
+void THHalfTensor_catArray(struct THHalfTensor *result,
+                           struct THHalfTensor **inputs,
+                           int num_inputs,
+                           int dimension);
+
+/**
+ * `tensor.select(dim, index[i]) += src.select(dim, i)` (in place; repeated indices accumulate).
+ */
+void THHalfTensor_indexAdd(struct THHalfTensor *tensor,
+                           int dim,
+                           struct THLongTensor *index,
+                           struct THHalfTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate).
+ */
+void THHalfTensor_scatterAdd(struct THHalfTensor *tensor,
+                             int dim,
+                             struct THLongTensor *index,
+                             struct THHalfTensor *src);
+
+/**
+ * `r_` = the cross product of `a` and `b` (broadcast together) along `dimension`
+ * (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THHalfTensor_cross(struct THHalfTensor *r_,
+                        struct THHalfTensor *a,
+                        struct THHalfTensor *b,
+                        int dimension);
+
+/**
+ * `r_` = `n` points from `a` to `b` inclusive (`n > 1`, or `n == 1` with `a == b`);
+ * resized to 1-D only when its element count differs.
+ */
+void THHalfTensor_linspace(struct THHalfTensor *r_, struct THHalf a, struct THHalf b, int64_t n);
+
+/**
+ * `r_` = `10^x` for `n` points `x` from `a` to `b` inclusive (as `linspace`).
+ */
+void THHalfTensor_logspace(struct THHalfTensor *r_, struct THHalf a, struct THHalf b, int64_t n);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a 0/1 Byte mask broadcast to `tensor`, or with as many elements).
+ */
+void THBFloat16Tensor_maskedFill(struct THBFloat16Tensor *tensor,
+                                 struct THByteTensor *mask,
+                                 struct THBFloat16 value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a 0/1 Byte mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THBFloat16Tensor_maskedCopy(struct THBFloat16Tensor *tensor,
+                                 struct THByteTensor *mask,
+                                 struct THBFloat16Tensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a 0/1 Byte mask; `src` and `mask` broadcast together).
+ */
+void THBFloat16Tensor_maskedSelect(struct THBFloat16Tensor *tensor,
+                                   struct THBFloat16Tensor *src,
+                                   struct THByteTensor *mask);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a Bool mask broadcast to `tensor`, or with as many elements).
+ */
+void THBFloat16Tensor_maskedFillBool(struct THBFloat16Tensor *tensor,
+                                     struct THBoolTensor *mask,
+                                     struct THBFloat16 value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a Bool mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THBFloat16Tensor_maskedCopyBool(struct THBFloat16Tensor *tensor,
+                                     struct THBoolTensor *mask,
+                                     struct THBFloat16Tensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a Bool mask; `src` and `mask` broadcast together).
+ */
+void THBFloat16Tensor_maskedSelectBool(struct THBFloat16Tensor *tensor,
+                                       struct THBFloat16Tensor *src,
+                                       struct THBoolTensor *mask);
+
+/**
+ * `subscript` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `tensor` in row-major order (empty when there are none).
+ */
+void THBFloat16Tensor_nonzero(struct THLongTensor *subscript, struct THBFloat16Tensor *tensor);
+
+/**
+ * `tensor` = `src` with `index` (1-D, 0-based) selecting entries along `dim`;
+ * `tensor` is resized to `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THBFloat16Tensor_indexSelect(struct THBFloat16Tensor *tensor,
+                                  struct THBFloat16Tensor *src,
+                                  int dim,
+                                  struct THLongTensor *index);
+
+/**
+ * `tensor.select(dim, index[i]) = src.select(dim, i)` (in place; `src` has `tensor`'s
+ * sizes except `size[dim] = nElement(index)`; repeated indices: the last wins).
+ */
+void THBFloat16Tensor_indexCopy(struct THBFloat16Tensor *tensor,
+                                int dim,
+                                struct THLongTensor *index,
+                                struct THBFloat16Tensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THBFloat16Tensor_indexFill(struct THBFloat16Tensor *tensor,
+                                int dim,
+                                struct THLongTensor *index,
+                                struct THBFloat16 val);
+
+/**
+ * `tensor[p] = src[p with coordinate dim replaced by index[p]]`; `index` has `src`'s
+ * rank and sizes except along `dim`; `tensor` is resized like `index`.
+ */
+void THBFloat16Tensor_gather(struct THBFloat16Tensor *tensor,
+                             struct THBFloat16Tensor *src,
+                             int dim,
+                             struct THLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; `index`
+ * has `tensor`'s sizes except along `dim`; repeated indices: the last wins).
+ */
+void THBFloat16Tensor_scatter(struct THBFloat16Tensor *tensor,
+                              int dim,
+                              struct THLongTensor *index,
+                              struct THBFloat16Tensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = val` (in place).
+ */
+void THBFloat16Tensor_scatterFill(struct THBFloat16Tensor *tensor,
+                                  int dim,
+                                  struct THLongTensor *index,
+                                  struct THBFloat16 val);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THBFloat16Tensor_zeros(struct THBFloat16Tensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THBFloat16Tensor_zerosLike(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THBFloat16Tensor_ones(struct THBFloat16Tensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THBFloat16Tensor_onesLike(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *input);
+
+/**
+ * `t` 1-D: `r_` = the square matrix with `t` on diagonal `k` (zeros elsewhere);
+ * `t` 2-D: `r_` = diagonal `k` of `t`, 1-D (empty when `k` is past the matrix).
+ */
+void THBFloat16Tensor_diag(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t, int k);
+
+/**
+ * `r_` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THBFloat16Tensor_eye(struct THBFloat16Tensor *r_, int64_t n, int64_t m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded), computed in accreal;
+ * `xmin == xmax` gives an empty tensor. `r_` keeps its shape when it already has as
+ * many elements.
+ */
+void THBFloat16Tensor_arange(struct THBFloat16Tensor *r_, float xmin, float xmax, float step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included), computed in accreal;
+ * `n = floor((xmax-xmin)/step) + 1`. `r_` keeps its shape when it already has `n`
+ * elements.
+ */
+void THBFloat16Tensor_range(struct THBFloat16Tensor *r_, float xmin, float xmax, float step);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order
+ * (element counts must match).
+ */
+void THBFloat16Tensor_reshape(struct THBFloat16Tensor *r_,
+                              struct THBFloat16Tensor *t,
+                              struct THLongStorage *size);
+
+/**
+ * `rt_` = `t` sorted along `dimension` (stable; ascending, or descending when
+ * `descendingOrder` is nonzero; NaN sorts as the largest value), `ri_` = the 0-based
+ * source positions.
+ */
+void THBFloat16Tensor_sort(struct THBFloat16Tensor *rt_,
+                           struct THLongTensor *ri_,
+                           struct THBFloat16Tensor *t,
+                           int dimension,
+                           int descending_order);
+
+/**
+ * The `k` largest (`dir != 0`) or smallest (`dir == 0`) elements along `dim`, into
+ * `rt_` and their 0-based positions into `ri_` (`size[dim] = k`). Always in sorted
+ * order (descending for the largest) whatever `sorted` says; ties by position.
+ */
+void THBFloat16Tensor_topk(struct THBFloat16Tensor *rt_,
+                           struct THLongTensor *ri_,
+                           struct THBFloat16Tensor *t,
+                           int64_t k,
+                           int dim,
+                           int dir,
+                           int sorted);
+
+/**
+ * `r_` = the matrix `t` with the elements above diagonal `k` zeroed (keeps `c <= r + k`).
+ */
+void THBFloat16Tensor_tril(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t, int64_t k);
+
+/**
+ * `r_` = the matrix `t` with the elements below diagonal `k` zeroed (keeps `c >= r + k`).
+ */
+void THBFloat16Tensor_triu(struct THBFloat16Tensor *r_, struct THBFloat16Tensor *t, int64_t k);
+
+/**
+ * `r_` = `ta` and `tb` joined along `dimension` (`catArray` of the two).
+ */
+void THBFloat16Tensor_cat(struct THBFloat16Tensor *r_,
+                          struct THBFloat16Tensor *ta,
+                          struct THBFloat16Tensor *tb,
+                          int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last). Empty
+ * inputs are skipped; missing trailing dims count as size 1; all other sizes must match.
+ */
+void THBFloat16Tensor_catArray(struct THBFloat16Tensor *result,
+                               struct THBFloat16Tensor **inputs,
+                               int num_inputs,
+                               int dimension);
+
+/**
+ * `tensor.select(dim, index[i]) += src.select(dim, i)` (in place; repeated indices accumulate).
+ */
+void THBFloat16Tensor_indexAdd(struct THBFloat16Tensor *tensor,
+                               int dim,
+                               struct THLongTensor *index,
+                               struct THBFloat16Tensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate).
+ */
+void THBFloat16Tensor_scatterAdd(struct THBFloat16Tensor *tensor,
+                                 int dim,
+                                 struct THLongTensor *index,
+                                 struct THBFloat16Tensor *src);
+
+/**
+ * `r_` = the cross product of `a` and `b` (broadcast together) along `dimension`
+ * (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THBFloat16Tensor_cross(struct THBFloat16Tensor *r_,
+                            struct THBFloat16Tensor *a,
+                            struct THBFloat16Tensor *b,
+                            int dimension);
+
+/**
+ * `r_` = `n` points from `a` to `b` inclusive (`n > 1`, or `n == 1` with `a == b`);
+ * resized to 1-D only when its element count differs.
+ */
+void THBFloat16Tensor_linspace(struct THBFloat16Tensor *r_,
+                               struct THBFloat16 a,
+                               struct THBFloat16 b,
+                               int64_t n);
+
+/**
+ * `r_` = `10^x` for `n` points `x` from `a` to `b` inclusive (as `linspace`).
+ */
+void THBFloat16Tensor_logspace(struct THBFloat16Tensor *r_,
+                               struct THBFloat16 a,
+                               struct THBFloat16 b,
+                               int64_t n);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a 0/1 Byte mask broadcast to `tensor`, or with as many elements).
+ */
+void THBoolTensor_maskedFill(struct THBoolTensor *tensor,
+                             struct THByteTensor *mask,
+                             THBool value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a 0/1 Byte mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THBoolTensor_maskedCopy(struct THBoolTensor *tensor,
+                             struct THByteTensor *mask,
+                             struct THBoolTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a 0/1 Byte mask; `src` and `mask` broadcast together).
+ */
+void THBoolTensor_maskedSelect(struct THBoolTensor *tensor,
+                               struct THBoolTensor *src,
+                               struct THByteTensor *mask);
+
+/**
+ *Sets `tensor[i] = value` where `mask[i]` is set (in place; a Bool mask broadcast to `tensor`, or with as many elements).
+ */
+void THBoolTensor_maskedFillBool(struct THBoolTensor *tensor,
+                                 struct THBoolTensor *mask,
+                                 THBool value);
+
+/**
+ *Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major order (in place; a Bool mask). `src` needs at least as many elements as the mask has set values.
+ */
+void THBoolTensor_maskedCopyBool(struct THBoolTensor *tensor,
+                                 struct THBoolTensor *mask,
+                                 struct THBoolTensor *src);
+
+/**
+ *`tensor` = the elements of `src` where `mask` is set, 1-D in row-major order (a Bool mask; `src` and `mask` broadcast together).
+ */
+void THBoolTensor_maskedSelectBool(struct THBoolTensor *tensor,
+                                   struct THBoolTensor *src,
+                                   struct THBoolTensor *mask);
+
+/**
+ * `subscript` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `tensor` in row-major order (empty when there are none).
+ */
+void THBoolTensor_nonzero(struct THLongTensor *subscript, struct THBoolTensor *tensor);
+
+/**
+ * `tensor` = `src` with `index` (1-D, 0-based) selecting entries along `dim`;
+ * `tensor` is resized to `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THBoolTensor_indexSelect(struct THBoolTensor *tensor,
+                              struct THBoolTensor *src,
+                              int dim,
+                              struct THLongTensor *index);
+
+/**
+ * `tensor.select(dim, index[i]) = src.select(dim, i)` (in place; `src` has `tensor`'s
+ * sizes except `size[dim] = nElement(index)`; repeated indices: the last wins).
+ */
+void THBoolTensor_indexCopy(struct THBoolTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            struct THBoolTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THBoolTensor_indexFill(struct THBoolTensor *tensor,
+                            int dim,
+                            struct THLongTensor *index,
+                            THBool val);
+
+/**
+ * `tensor[p] = src[p with coordinate dim replaced by index[p]]`; `index` has `src`'s
+ * rank and sizes except along `dim`; `tensor` is resized like `index`.
+ */
+void THBoolTensor_gather(struct THBoolTensor *tensor,
+                         struct THBoolTensor *src,
+                         int dim,
+                         struct THLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; `index`
+ * has `tensor`'s sizes except along `dim`; repeated indices: the last wins).
+ */
+void THBoolTensor_scatter(struct THBoolTensor *tensor,
+                          int dim,
+                          struct THLongTensor *index,
+                          struct THBoolTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = val` (in place).
+ */
+void THBoolTensor_scatterFill(struct THBoolTensor *tensor,
+                              int dim,
+                              struct THLongTensor *index,
+                              THBool val);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THBoolTensor_zeros(struct THBoolTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THBoolTensor_zerosLike(struct THBoolTensor *r_, struct THBoolTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THBoolTensor_ones(struct THBoolTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THBoolTensor_onesLike(struct THBoolTensor *r_, struct THBoolTensor *input);
+
+/**
+ * `t` 1-D: `r_` = the square matrix with `t` on diagonal `k` (zeros elsewhere);
+ * `t` 2-D: `r_` = diagonal `k` of `t`, 1-D (empty when `k` is past the matrix).
+ */
+void THBoolTensor_diag(struct THBoolTensor *r_, struct THBoolTensor *t, int k);
+
+/**
+ * `r_` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THBoolTensor_eye(struct THBoolTensor *r_, int64_t n, int64_t m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded), computed in accreal;
+ * `xmin == xmax` gives an empty tensor. `r_` keeps its shape when it already has as
+ * many elements.
+ */
+void THBoolTensor_arange(struct THBoolTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included), computed in accreal;
+ * `n = floor((xmax-xmin)/step) + 1`. `r_` keeps its shape when it already has `n`
+ * elements.
+ */
+void THBoolTensor_range(struct THBoolTensor *r_, int64_t xmin, int64_t xmax, int64_t step);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order
+ * (element counts must match).
+ */
+void THBoolTensor_reshape(struct THBoolTensor *r_,
+                          struct THBoolTensor *t,
+                          struct THLongStorage *size);
+
+/**
+ * `rt_` = `t` sorted along `dimension` (stable; ascending, or descending when
+ * `descendingOrder` is nonzero; NaN sorts as the largest value), `ri_` = the 0-based
+ * source positions.
+ */
+void THBoolTensor_sort(struct THBoolTensor *rt_,
+                       struct THLongTensor *ri_,
+                       struct THBoolTensor *t,
+                       int dimension,
+                       int descending_order);
+
+/**
+ * The `k` largest (`dir != 0`) or smallest (`dir == 0`) elements along `dim`, into
+ * `rt_` and their 0-based positions into `ri_` (`size[dim] = k`). Always in sorted
+ * order (descending for the largest) whatever `sorted` says; ties by position.
+ */
+void THBoolTensor_topk(struct THBoolTensor *rt_,
+                       struct THLongTensor *ri_,
+                       struct THBoolTensor *t,
+                       int64_t k,
+                       int dim,
+                       int dir,
+                       int sorted);
+
+/**
+ * `r_` = the matrix `t` with the elements above diagonal `k` zeroed (keeps `c <= r + k`).
+ */
+void THBoolTensor_tril(struct THBoolTensor *r_, struct THBoolTensor *t, int64_t k);
+
+/**
+ * `r_` = the matrix `t` with the elements below diagonal `k` zeroed (keeps `c >= r + k`).
+ */
+void THBoolTensor_triu(struct THBoolTensor *r_, struct THBoolTensor *t, int64_t k);
+
+/**
+ * `r_` = `ta` and `tb` joined along `dimension` (`catArray` of the two).
+ */
+void THBoolTensor_cat(struct THBoolTensor *r_,
+                      struct THBoolTensor *ta,
+                      struct THBoolTensor *tb,
+                      int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last). Empty
+ * inputs are skipped; missing trailing dims count as size 1; all other sizes must match.
+ */
+void THBoolTensor_catArray(struct THBoolTensor *result,
+                           struct THBoolTensor **inputs,
+                           int num_inputs,
+                           int dimension);
+
+/**
  * Sets every element of `r_` to `value` (in place, no resize).
  */
 void THByteTensor_fill(struct THByteTensor *r_, uint8_t value);
