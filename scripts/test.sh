@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test. On a fresh machine (Rust, gcc, python3 only) it first installs what the tests
 # need: valgrind (Debian package) and a local venv (.venv) with numpy and pytest. Steps:
-#   1. if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, pytest" 2>/dev/null; then
-  python3 -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check "numpy==2.4.6" "pytest>=8"
-fi
-
-cargo fmt --check, cargo clippy -D warnings
+#   1. cargo fmt --check, cargo clippy -D warnings
 #   2. cargo test: Rust unit tests, header staleness + symbol set, C tests + examples + C++ header
 #   3. the C tests and examples again under valgrind (no errors, no definite leaks)
 #   4. the numpy differential suite (tests/python) against target/debug/libth.so
