@@ -1,0 +1,67 @@
+/* Per-call cost of small libth operations called from C: the median over batches of the time
+ * per call, in nanoseconds. Prints one JSON object. Usage: percall [calls_per_batch=200000] */
+#define _POSIX_C_SOURCE 199309L
+#include <TH/TH.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+#define BATCHES 15
+
+/* Median ns per call of `stmt` over BATCHES batches of `calls` calls. */
+#define TIME_NS(out, calls, stmt)                                   \
+    do {                                                            \
+        double t_[BATCHES];                                         \
+        for (long w_ = 0; w_ < (calls) / 10; w_++) { stmt; }        \
+        for (int b_ = 0; b_ < BATCHES; b_++) {                      \
+            double t0_ = now();                                     \
+            for (long i_ = 0; i_ < (calls); i_++) { stmt; }         \
+            t_[b_] = (now() - t0_) / (double)(calls) * 1e9;         \
+        }                                                           \
+        qsort(t_, BATCHES, sizeof(double), cmp_double);             \
+        (out) = t_[BATCHES / 2];                                    \
+    } while (0)
+
+int main(int argc, char **argv) {
+    long calls = argc > 1 ? atol(argv[1]) : 200000;
+    THFloatTensor *a = THFloatTensor_newWithSize1d(16);
+    THFloatTensor *b = THFloatTensor_newWithSize1d(16);
+    THFloatTensor *r = THFloatTensor_newWithSize1d(16);
+    THFloatTensor *a2 = THFloatTensor_newWithSize2d(4, 4);
+    THFloatTensor *b2 = THFloatTensor_newWithSize2d(4, 4);
+    THFloatTensor *r2 = THFloatTensor_newWithSize2d(4, 4);
+    for (int i = 0; i < 16; i++) {
+        THFloatTensor_set1d(a, i, (float)i);
+        THFloatTensor_set1d(b, i, 0.5f);
+        THFloatTensor_set2d(a2, i / 4, i % 4, (float)i);
+        THFloatTensor_set2d(b2, i / 4, i % 4, 0.5f);
+    }
+    double cadd, cmul, add, cadd2d, exp16, ndim;
+    TIME_NS(cadd, calls, THFloatTensor_cadd(r, a, 1.0f, b));
+    TIME_NS(cmul, calls, THFloatTensor_cmul(r, a, b));
+    TIME_NS(add, calls, THFloatTensor_add(r, a, 1.0f));
+    TIME_NS(cadd2d, calls, THFloatTensor_cadd(r2, a2, 1.0f, b2));
+    TIME_NS(exp16, calls, THFloatTensor_exp(r, b));
+    TIME_NS(ndim, calls, (void)THFloatTensor_nDimension(r));
+    if (THGetLastErrorCode() != 0) {
+        fprintf(stderr, "error: %s\n", THGetLastError());
+        return 1;
+    }
+    if (THFloatTensor_get1d(r, 3) < 1.0f) return 1;
+    printf("{\"cadd16\": %.1f, \"cmul16\": %.1f, \"add16\": %.1f, \"cadd4x4\": %.1f, \"exp16\": %.1f, \"nDimension\": %.1f}\n",
+           cadd, cmul, add, cadd2d, exp16, ndim);
+    THFloatTensor_free(a); THFloatTensor_free(b); THFloatTensor_free(r);
+    THFloatTensor_free(a2); THFloatTensor_free(b2); THFloatTensor_free(r2);
+    return 0;
+}
