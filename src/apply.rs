@@ -7,6 +7,14 @@
 //! `parallel::GRAIN` elements is split across the private rayon pool: by rows of the outer dims,
 //! or by pieces of the inner run when there is only one dim. The typed kernels in
 //! `ops::kernels` then pick a contiguous (vectorized) or strided inner loop per run.
+//!
+//! When an input's unit-stride dim is not the output's inner dim (a transposed operand), the
+//! plan walks tiles instead (`TILE` x `TILE` over those two dims): each such input's tile is
+//! first copied ("packed") into a small contiguous buffer, reading it along its own unit-stride
+//! dim, then the inner runs of the tile go to the kernel with that operand contiguous. Both the
+//! output and the transposed input are then read and written a few cache lines at a time, so
+//! power-of-two strides no longer thrash the cache sets. Runs may be visited in any order
+//! (unless `serial`).
 
 use crate::parallel;
 
@@ -16,7 +24,19 @@ pub struct Plan<const N: usize> {
     sizes: Vec<usize>,
     /// Per dim, the stride of each operand in elements.
     strides: Vec<[isize; N]>,
+    /// Issue `store_fence()` on each thread after its share (the kernels stream their stores).
+    fence: bool,
+    /// Whether the tiled walk may be used (tests turn it off to compare).
+    tiling: bool,
 }
+
+/// Tile edge (elements) of the tiled walk.
+const TILE: usize = 64;
+/// Smallest extent of both tiled dims, and element count, for the tiled walk to pay off.
+const TILE_MIN_DIM: usize = 8;
+const TILE_MIN_NUMEL: usize = 2048;
+/// Largest stride (elements) along which an operand is packed.
+const MAX_PACK_STRIDE: isize = 8;
 
 impl<const N: usize> Plan<N> {
     /// `shape` is the output shape; `strides[k]` the strides of operand k for it.
@@ -51,7 +71,48 @@ impl<const N: usize> Plan<N> {
             sizes.push(1);
             strides.push([0; N]);
         }
-        Plan { sizes, strides }
+        Plan { sizes, strides, fence: false, tiling: true }
+    }
+
+    /// Makes every thread that ran part of the plan issue `kernels::store_fence()` after its
+    /// share (needed when the kernel used non-temporal stores).
+    pub fn set_fence(&mut self, on: bool) {
+        self.fence = on;
+    }
+
+    /// Allows or forbids the tiled walk (on by default).
+    pub fn set_tiling(&mut self, on: bool) {
+        self.tiling = on;
+    }
+
+    /// For the tiled walk: the dim `d` (not the inner one) along which some input has its
+    /// smallest stride (at most `MAX_PACK_STRIDE`) while it has a larger one along the inner
+    /// dim, and which inputs get packed (those with such a small stride along `d`).
+    fn tiling(&self) -> Option<(usize, [bool; N])> {
+        let nd = self.sizes.len();
+        if !self.tiling || nd < 2 || self.sizes[nd - 1] < TILE_MIN_DIM || self.numel() < TILE_MIN_NUMEL {
+            return None;
+        }
+        let inner = &self.strides[nd - 1];
+        // Operand k is better read along d: a small positive stride there, a larger one inside.
+        let wants = |k: usize, d: usize| {
+            let s = self.strides[d][k];
+            s > 0 && s <= MAX_PACK_STRIDE && inner[k].unsigned_abs() > s as usize
+        };
+        for k in 1..N {
+            let best = (0..nd - 1).filter(|&d| self.strides[d][k] > 0).min_by_key(|&d| self.strides[d][k]);
+            if let Some(d) = best
+                && wants(k, d)
+                && self.sizes[d] >= TILE_MIN_DIM
+            {
+                let mut packed = [false; N];
+                for (j, p) in packed.iter_mut().enumerate().skip(1) {
+                    *p = wants(j, d);
+                }
+                return Some((d, packed));
+            }
+        }
+        None
     }
 
     pub fn numel(&self) -> usize {
@@ -80,6 +141,12 @@ impl<const N: usize> Plan<N> {
         let total = rows * inner;
         let addr = bases.map(|p| p as usize);
         let work = if serial { 0 } else { total };
+        let fence = self.fence;
+        if !serial && let Some((d, packed)) = self.tiling() {
+            // SAFETY: forwarded contract.
+            unsafe { self.run_tiled(bases, elem, d, packed, f) };
+            return;
+        }
         if rows == 1 {
             // One run: split it into pieces.
             parallel::for_range(inner, work, |a, b| {
@@ -88,6 +155,9 @@ impl<const N: usize> Plan<N> {
                     p[k] = (addr[k] as *mut u8).wrapping_offset(a as isize * ist[k] * elem[k] as isize);
                 }
                 f(p, ist, b - a);
+                if fence {
+                    crate::ops::kernels::store_fence();
+                }
             });
             return;
         }
@@ -123,50 +193,122 @@ impl<const N: usize> Plan<N> {
                     idx[d] = 0;
                 }
             }
+            if fence {
+                crate::ops::kernels::store_fence();
+            }
+        });
+    }
+
+    /// The tiled walk (see the module docs): dims `d` (where the `packed` inputs are
+    /// contiguous) and the inner dim are cut into `TILE` x `TILE` tiles; every other dim and the
+    /// tile rows along `d` are the units split across threads.
+    ///
+    /// # Safety
+    /// As for `run`.
+    unsafe fn run_tiled<F>(&self, bases: [*mut u8; N], elem: [usize; N], d: usize, packed: [bool; N], f: F)
+    where
+        F: Fn([*mut u8; N], [isize; N], usize) + Sync,
+    {
+        let nd = self.sizes.len();
+        let (ni, nd_) = (self.sizes[nd - 1], self.sizes[d]);
+        let ist = self.strides[nd - 1];
+        let dst = self.strides[d];
+        let others: Vec<usize> = (0..nd - 1).filter(|&e| e != d).collect();
+        let blocks = nd_.div_ceil(TILE);
+        let units = others.iter().map(|&e| self.sizes[e]).product::<usize>() * blocks;
+        let addr = bases.map(|p| p as usize);
+        let fence = self.fence;
+        parallel::for_range(units, self.numel(), |u0, u1| {
+            // Packed tiles: TILE rows (along d) of TILE elements (along the inner dim); u64
+            // words keep them aligned for every element type.
+            let mut bufs: [Vec<u64>; N] = std::array::from_fn(|k| {
+                if packed[k] { vec![0u64; (TILE * TILE * elem[k]).div_ceil(8)] } else { Vec::new() }
+            });
+            for u in u0..u1 {
+                let (mut r, blk) = (u / blocks, u % blocks);
+                let a0 = blk * TILE;
+                let la = TILE.min(nd_ - a0);
+                let mut off = [0isize; N];
+                for &e in others.iter().rev() {
+                    let i = (r % self.sizes[e]) as isize;
+                    r /= self.sizes[e];
+                    for k in 0..N {
+                        off[k] += i * self.strides[e][k];
+                    }
+                }
+                for k in 0..N {
+                    off[k] += a0 as isize * dst[k];
+                }
+                let mut o0 = 0;
+                while o0 < ni {
+                    let lo = TILE.min(ni - o0);
+                    for k in 0..N {
+                        if packed[k] {
+                            let src = (addr[k] as *const u8)
+                                .wrapping_offset((off[k] + o0 as isize * ist[k]) * elem[k] as isize);
+                            // SAFETY: the tile's elements of operand k are inside the plan's
+                            // reach (caller contract); the buffer holds TILE * TILE elements.
+                            unsafe { pack(elem[k], src, ist[k], dst[k], la, lo, bufs[k].as_mut_ptr() as *mut u8) };
+                        }
+                    }
+                    for a in 0..la {
+                        let mut p = [std::ptr::null_mut::<u8>(); N];
+                        let mut st = ist;
+                        for k in 0..N {
+                            if packed[k] {
+                                p[k] = (bufs[k].as_mut_ptr() as *mut u8).wrapping_add(a * TILE * elem[k]);
+                                st[k] = 1;
+                            } else {
+                                let e = off[k] + a as isize * dst[k] + o0 as isize * ist[k];
+                                p[k] = (addr[k] as *mut u8).wrapping_offset(e * elem[k] as isize);
+                            }
+                        }
+                        f(p, st, lo);
+                    }
+                    o0 += TILE;
+                }
+            }
+            if fence {
+                crate::ops::kernels::store_fence();
+            }
         });
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::Mutex;
-
-    #[test]
-    fn plan_merges_and_orders() {
-        let p = Plan::<2>::new(&[4, 5, 6], [&[30, 6, 1], &[30, 6, 1]]);
-        assert_eq!(p.sizes, vec![120]);
-        // transposed output: iterate in output memory order
-        let p = Plan::<2>::new(&[3, 4], [&[1, 3], &[4, 1]]);
-        assert_eq!(p.sizes, vec![4, 3]);
-        assert_eq!(p.strides, vec![[3, 1], [1, 4]]);
-        // broadcast operand keeps stride 0
-        let p = Plan::<2>::new(&[2, 3], [&[3, 1], &[0, 1]]);
-        assert_eq!(p.sizes, vec![2, 3]);
-        let p = Plan::<1>::new(&[1, 1], [&[1, 1]]);
-        assert_eq!((p.sizes.clone(), p.numel()), (vec![1], 1));
+/// `dst[a * TILE + o] = src[o * so + a * sa]` for `a < la`, `o < lo`, elements of `size` bytes:
+/// the source is read along its small stride `sa`.
+///
+/// # Safety
+/// `src` valid at those offsets; `dst` valid for `TILE * TILE` elements, aligned for them.
+unsafe fn pack(size: usize, src: *const u8, so: isize, sa: isize, la: usize, lo: usize, dst: *mut u8) {
+    #[inline(always)]
+    unsafe fn typed<T: Copy>(src: *const T, so: isize, sa: isize, la: usize, lo: usize, dst: *mut T) {
+        for o in 0..lo {
+            let row = src.wrapping_offset(o as isize * so);
+            for a in 0..la {
+                // SAFETY: caller contract.
+                unsafe { dst.add(a * TILE + o).write(row.wrapping_offset(a as isize * sa).read_unaligned()) };
+            }
+        }
     }
-
-    #[test]
-    fn run_visits_every_element_once() {
-        for &(shape, st) in &[
-            (&[3i64, 70_000][..], &[70_000i64, 1][..]),
-            (&[200_000][..], &[1][..]),
-            (&[7, 9, 11][..], &[1, 7, 63][..]),
-        ] {
-            let n: i64 = shape.iter().product();
-            let hits = Mutex::new(vec![0u32; n as usize]);
-            let p = Plan::<1>::new(shape, [st]);
-            // SAFETY: the kernel only records offsets, never dereferences.
-            unsafe {
-                p.run([std::ptr::null_mut()], [1], false, |ptr, s, len| {
-                    let mut h = hits.lock().unwrap();
-                    for i in 0..len {
-                        h[ptr[0] as usize + i * s[0] as usize] += 1;
+    // SAFETY: forwarded contract; each arm reads and writes whole elements of `size` bytes.
+    unsafe {
+        match size {
+            1 => typed(src, so, sa, la, lo, dst),
+            2 => typed(src as *const u16, so, sa, la, lo, dst as *mut u16),
+            4 => typed(src as *const u32, so, sa, la, lo, dst as *mut u32),
+            8 => typed(src as *const u64, so, sa, la, lo, dst as *mut u64),
+            _ => {
+                for o in 0..lo {
+                    for a in 0..la {
+                        std::ptr::copy_nonoverlapping(
+                            src.wrapping_offset((o as isize * so + a as isize * sa) * size as isize),
+                            dst.add((a * TILE + o) * size),
+                            size,
+                        );
                     }
-                })
-            };
-            assert!(hits.into_inner().unwrap().iter().all(|&c| c == 1));
+                }
+            }
         }
     }
 }

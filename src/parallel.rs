@@ -1,10 +1,14 @@
 //! The library's private rayon pool, sized by `THSetNumThreads` / `TH_NUM_THREADS` / the core
 //! count, and the grain size below which loops stay on the calling thread.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// Elements below which a loop is not split (splitting costs a few microseconds).
 pub const GRAIN: usize = 32 * 1024;
+
+/// Pieces per thread a split loop is cut into (load balancing on a shared machine).
+const PIECES_PER_THREAD: usize = 4;
 
 static POOL: RwLock<Option<(usize, Arc<rayon::ThreadPool>)>> = RwLock::new(None);
 
@@ -32,8 +36,11 @@ pub fn pool() -> Option<Arc<rayon::ThreadPool>> {
     Some(p)
 }
 
-/// Runs `f(start, end)` over `[0, n)`, split into about one chunk per thread when `work`
-/// (elements touched) is at least `GRAIN`; otherwise in one call on this thread.
+/// Runs `f(start, end)` over `[0, n)`. When `work` (elements touched) is at least `GRAIN` and
+/// the pool has several threads, the range is cut into pieces (a few per thread, each at least
+/// half a grain of work) that the calling thread and the pool's workers take in turn, so the
+/// caller starts at once and a thread slowed down by other processes on its core takes fewer
+/// pieces; otherwise `f(0, n)` runs on this thread.
 pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
     if n == 0 {
         return;
@@ -43,12 +50,22 @@ pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
         f(0, n);
         return;
     };
-    let chunks = pool.current_num_threads().min(n);
-    pool.scope(|s| {
-        for c in 0..chunks {
-            let (a, b) = (n * c / chunks, n * (c + 1) / chunks);
-            let f = &f;
-            s.spawn(move |_| f(a, b));
+    let threads = pool.current_num_threads();
+    let pieces = (threads * PIECES_PER_THREAD).min(work / (GRAIN / 2)).clamp(threads, n.max(threads)).min(n);
+    let next = AtomicUsize::new(0);
+    let take = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= pieces {
+                break;
+            }
+            f(n * i / pieces, n * (i + 1) / pieces);
         }
+    };
+    pool.in_place_scope(|s| {
+        for _ in 1..threads.min(pieces) {
+            s.spawn(|_| take());
+        }
+        take();
     });
 }
