@@ -9,7 +9,7 @@
 //! `ops::kernels` then pick a contiguous (vectorized) or strided inner loop per run.
 //!
 //! When an input's unit-stride dim is not the output's inner dim (a transposed operand), the
-//! plan walks tiles instead (`TILE` x `TILE` over those two dims): each such input's tile is
+//! plan walks tiles instead (`TILE_D` x `TILE_I` over those two dims): each such input's tile is
 //! first copied ("packed") into a small contiguous buffer, reading it along its own unit-stride
 //! dim, then the inner runs of the tile go to the kernel with that operand contiguous. Both the
 //! output and the transposed input are then read and written a few cache lines at a time, so
@@ -30,8 +30,10 @@ pub struct Plan<const N: usize> {
     tiling: bool,
 }
 
-/// Tile edge (elements) of the tiled walk.
-const TILE: usize = 64;
+/// Tile of the tiled walk: elements along the inner dim (one kernel run) and along the packed
+/// operands' dim (packed rows read per source line).
+const TILE_I: usize = 128;
+const TILE_D: usize = 64;
 /// Smallest extent of both tiled dims, and element count, for the tiled walk to pay off.
 const TILE_MIN_DIM: usize = 8;
 const TILE_MIN_NUMEL: usize = 2048;
@@ -200,7 +202,7 @@ impl<const N: usize> Plan<N> {
     }
 
     /// The tiled walk (see the module docs): dims `d` (where the `packed` inputs are
-    /// contiguous) and the inner dim are cut into `TILE` x `TILE` tiles; every other dim and the
+    /// contiguous) and the inner dim are cut into `TILE_D` x `TILE_I` tiles; every other dim and the
     /// tile rows along `d` are the units split across threads.
     ///
     /// # Safety
@@ -214,20 +216,20 @@ impl<const N: usize> Plan<N> {
         let ist = self.strides[nd - 1];
         let dst = self.strides[d];
         let others: Vec<usize> = (0..nd - 1).filter(|&e| e != d).collect();
-        let blocks = nd_.div_ceil(TILE);
+        let blocks = nd_.div_ceil(TILE_D);
         let units = others.iter().map(|&e| self.sizes[e]).product::<usize>() * blocks;
         let addr = bases.map(|p| p as usize);
         let fence = self.fence;
         parallel::for_range(units, self.numel(), |u0, u1| {
-            // Packed tiles: TILE rows (along d) of TILE elements (along the inner dim); u64
+            // Packed tiles: TILE_D rows (along d) of TILE_I elements (along the inner dim); u64
             // words keep them aligned for every element type.
             let mut bufs: [Vec<u64>; N] = std::array::from_fn(|k| {
-                if packed[k] { vec![0u64; (TILE * TILE * elem[k]).div_ceil(8)] } else { Vec::new() }
+                if packed[k] { vec![0u64; (TILE_D * TILE_I * elem[k]).div_ceil(8)] } else { Vec::new() }
             });
             for u in u0..u1 {
                 let (mut r, blk) = (u / blocks, u % blocks);
-                let a0 = blk * TILE;
-                let la = TILE.min(nd_ - a0);
+                let a0 = blk * TILE_D;
+                let la = TILE_D.min(nd_ - a0);
                 let mut off = [0isize; N];
                 for &e in others.iter().rev() {
                     let i = (r % self.sizes[e]) as isize;
@@ -241,13 +243,13 @@ impl<const N: usize> Plan<N> {
                 }
                 let mut o0 = 0;
                 while o0 < ni {
-                    let lo = TILE.min(ni - o0);
+                    let lo = TILE_I.min(ni - o0);
                     for k in 0..N {
                         if packed[k] {
                             let src = (addr[k] as *const u8)
                                 .wrapping_offset((off[k] + o0 as isize * ist[k]) * elem[k] as isize);
                             // SAFETY: the tile's elements of operand k are inside the plan's
-                            // reach (caller contract); the buffer holds TILE * TILE elements.
+                            // reach (caller contract); the buffer holds TILE_D * TILE_I elements.
                             unsafe { pack(elem[k], src, ist[k], dst[k], la, lo, bufs[k].as_mut_ptr() as *mut u8) };
                         }
                     }
@@ -256,7 +258,7 @@ impl<const N: usize> Plan<N> {
                         let mut st = ist;
                         for k in 0..N {
                             if packed[k] {
-                                p[k] = (bufs[k].as_mut_ptr() as *mut u8).wrapping_add(a * TILE * elem[k]);
+                                p[k] = (bufs[k].as_mut_ptr() as *mut u8).wrapping_add(a * TILE_I * elem[k]);
                                 st[k] = 1;
                             } else {
                                 let e = off[k] + a as isize * dst[k] + o0 as isize * ist[k];
@@ -265,7 +267,7 @@ impl<const N: usize> Plan<N> {
                         }
                         f(p, st, lo);
                     }
-                    o0 += TILE;
+                    o0 += TILE_I;
                 }
             }
             if fence {
@@ -275,11 +277,11 @@ impl<const N: usize> Plan<N> {
     }
 }
 
-/// `dst[a * TILE + o] = src[o * so + a * sa]` for `a < la`, `o < lo`, elements of `size` bytes:
+/// `dst[a * TILE_I + o] = src[o * so + a * sa]` for `a < la`, `o < lo`, elements of `size` bytes:
 /// the source is read along its small stride `sa`.
 ///
 /// # Safety
-/// `src` valid at those offsets; `dst` valid for `TILE * TILE` elements, aligned for them.
+/// `src` valid at those offsets; `dst` valid for `TILE_D * TILE_I` elements, aligned for them.
 unsafe fn pack(size: usize, src: *const u8, so: isize, sa: isize, la: usize, lo: usize, dst: *mut u8) {
     #[inline(always)]
     unsafe fn typed<T: Copy>(src: *const T, so: isize, sa: isize, la: usize, lo: usize, dst: *mut T) {
@@ -287,7 +289,7 @@ unsafe fn pack(size: usize, src: *const u8, so: isize, sa: isize, la: usize, lo:
             let row = src.wrapping_offset(o as isize * so);
             for a in 0..la {
                 // SAFETY: caller contract.
-                unsafe { dst.add(a * TILE + o).write(row.wrapping_offset(a as isize * sa).read_unaligned()) };
+                unsafe { dst.add(a * TILE_I + o).write(row.wrapping_offset(a as isize * sa).read_unaligned()) };
             }
         }
     }
@@ -303,12 +305,126 @@ unsafe fn pack(size: usize, src: *const u8, so: isize, sa: isize, la: usize, lo:
                     for a in 0..la {
                         std::ptr::copy_nonoverlapping(
                             src.wrapping_offset((o as isize * so + a as isize * sa) * size as isize),
-                            dst.add((a * TILE + o) * size),
+                            dst.add((a * TILE_I + o) * size),
                             size,
                         );
                     }
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn plan_merges_and_orders() {
+        let p = Plan::<2>::new(&[4, 5, 6], [&[30, 6, 1], &[30, 6, 1]]);
+        assert_eq!(p.sizes, vec![120]);
+        // transposed output: iterate in output memory order
+        let p = Plan::<2>::new(&[3, 4], [&[1, 3], &[4, 1]]);
+        assert_eq!(p.sizes, vec![4, 3]);
+        assert_eq!(p.strides, vec![[3, 1], [1, 4]]);
+        // broadcast operand keeps stride 0
+        let p = Plan::<2>::new(&[2, 3], [&[3, 1], &[0, 1]]);
+        assert_eq!(p.sizes, vec![2, 3]);
+        let p = Plan::<1>::new(&[1, 1], [&[1, 1]]);
+        assert_eq!((p.sizes.clone(), p.numel()), (vec![1], 1));
+    }
+
+    #[test]
+    fn run_visits_every_element_once() {
+        for &(shape, st) in &[
+            (&[3i64, 70_000][..], &[70_000i64, 1][..]),
+            (&[200_000][..], &[1][..]),
+            (&[7, 9, 11][..], &[1, 7, 63][..]),
+        ] {
+            let n: i64 = shape.iter().product();
+            let hits = Mutex::new(vec![0u32; n as usize]);
+            let p = Plan::<1>::new(shape, [st]);
+            // SAFETY: the kernel only records offsets, never dereferences.
+            unsafe {
+                p.run([std::ptr::null_mut()], [1], false, |ptr, s, len| {
+                    let mut h = hits.lock().unwrap();
+                    for i in 0..len {
+                        h[ptr[0] as usize + i * s[0] as usize] += 1;
+                    }
+                })
+            };
+            assert!(hits.into_inner().unwrap().iter().all(|&c| c == 1));
+        }
+    }
+
+    /// `o = a + 1000 * b` through the plan (tiled or not) for views given by strides over
+    /// separate buffers; returns the output buffer.
+    fn add_through_plan(shape: &[i64], st: [&[i64]; 3], lens: [usize; 3], tiled: bool) -> Vec<f64> {
+        let mut o = vec![f64::NAN; lens[0]];
+        let a: Vec<f64> = (0..lens[1]).map(|i| i as f64).collect();
+        let b: Vec<f64> = (0..lens[2]).map(|i| (i % 977) as f64).collect();
+        let mut p = Plan::<3>::new(shape, st);
+        p.set_tiling(tiled);
+        assert_eq!(p.tiling().is_some(), tiled);
+        let bases = [o.as_mut_ptr() as *mut u8, a.as_ptr() as *mut u8, b.as_ptr() as *mut u8];
+        // SAFETY: every offset the plan reaches is inside the buffers (lens cover the spans).
+        unsafe {
+            p.run(bases, [8, 8, 8], false, |p, s, n| {
+                for i in 0..n as isize {
+                    let x = (p[1] as *const f64).offset(i * s[1]).read();
+                    let y = (p[2] as *const f64).offset(i * s[2]).read();
+                    (p[0] as *mut f64).offset(i * s[0]).write(x + 1000.0 * y);
+                }
+            })
+        };
+        o
+    }
+
+    #[test]
+    fn tiled_walk_matches_plain_walk() {
+        // (shape, output strides, a strides, b strides)
+        let cases: Vec<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)> = vec![
+            // A.T + B, sizes not multiples of the tile
+            (vec![70, 131], vec![131, 1], vec![1, 70], vec![131, 1]),
+            (vec![200, 300], vec![300, 1], vec![1, 200], vec![300, 1]),
+            // both inputs transposed
+            (vec![100, 65], vec![65, 1], vec![1, 100], vec![1, 100]),
+            // output transposed, inputs contiguous
+            (vec![90, 77], vec![1, 90], vec![77, 1], vec![77, 1]),
+            // batch of transposed matrices, plus a broadcast row
+            (vec![3, 40, 129], vec![40 * 129, 129, 1], vec![40 * 129, 1, 40], vec![0, 0, 1]),
+            // transposed in the outer pair, a middle dim in between
+            (vec![33, 5, 70], vec![350, 70, 1], vec![1, 33 * 70, 33], vec![350, 70, 1]),
+            // strided (every other element) transposed input
+            (vec![64, 64], vec![64, 1], vec![2, 256], vec![64, 1]),
+        ];
+        for (shape, so, sa, sb) in cases {
+            let span = |st: &[i64]| 1 + shape.iter().zip(st).map(|(&n, &s)| (n - 1) * s).sum::<i64>() as usize;
+            let lens = [span(&so), span(&sa), span(&sb)];
+            let p = Plan::<3>::new(&shape, [&so, &sa, &sb]);
+            assert!(p.tiling().is_some(), "{shape:?} should tile");
+            let tiled = add_through_plan(&shape, [&so, &sa, &sb], lens, true);
+            let plain = add_through_plan(&shape, [&so, &sa, &sb], lens, false);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&tiled), bits(&plain), "{shape:?}");
+            // and against direct indexing
+            let n: i64 = shape.iter().product();
+            for lin in 0..n {
+                let (mut r, mut oo, mut ao, mut bo) = (lin, 0, 0, 0);
+                for d in (0..shape.len()).rev() {
+                    let i = r % shape[d];
+                    r /= shape[d];
+                    oo += i * so[d];
+                    ao += i * sa[d];
+                    bo += i * sb[d];
+                }
+                assert_eq!(tiled[oo as usize], ao as f64 + 1000.0 * ((bo % 977) as f64));
+            }
+        }
+        // small or non-transposed shapes keep the plain walk
+        assert!(Plan::<2>::new(&[5, 5], [&[5, 1], &[1, 5]]).tiling().is_none());
+        assert!(Plan::<2>::new(&[100, 100], [&[100, 1], &[100, 1]]).tiling().is_none());
+        assert!(Plan::<2>::new(&[100, 100], [&[100, 1], &[0, 1]]).tiling().is_none());
     }
 }

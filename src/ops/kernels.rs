@@ -173,34 +173,42 @@ const CHUNK: usize = 4096;
 #[repr(C, align(64))]
 struct ChunkBuf([std::mem::MaybeUninit<u8>; CHUNK]);
 
-/// `o[i] = g(i)` for `i < n`, `o` contiguous; with `nt`, 64-byte aligned whole chunks are
-/// computed into an L1 buffer and streamed out (head and tail use ordinary stores).
+/// Smallest contiguous output (bytes) worth streaming.
+const MIN_STREAM: usize = 256;
+
+/// `o[i] = g(i)` for `i < n`, `o` contiguous; with `nt`, the 64-byte aligned middle is computed
+/// chunk by chunk into an L1 buffer and streamed out (head and tail use ordinary stores).
 #[inline(always)]
 unsafe fn write_contig<S: Streamer, O: Copy>(n: usize, o: *mut O, nt: bool, g: impl Fn(usize) -> O) {
     let sz = size_of::<O>();
     // SAFETY (whole body): caller contract: o is valid for n elements; g(i) reads only inputs
     // valid at i < n. The buffer holds CHUNK / sz elements of O, 64-byte aligned.
     unsafe {
-        if !nt || sz == 0 || n * sz < 2 * CHUNK || (o as usize) % sz != 0 || CHUNK % sz != 0 {
+        if !nt || sz == 0 || n * sz < MIN_STREAM || (o as usize) % sz != 0 || 64 % sz != 0 {
             for i in 0..n {
                 o.add(i).write(g(i));
             }
             return;
         }
-        let head = ((64 - (o as usize) % 64) % 64) / sz;
+        let head = (((64 - (o as usize) % 64) % 64) / sz).min(n);
         for i in 0..head {
             o.add(i).write(g(i));
         }
-        let per = CHUNK / sz;
+        let (per, line) = (CHUNK / sz, 64 / sz);
         let mut buf = ChunkBuf([std::mem::MaybeUninit::uninit(); CHUNK]);
         let b = buf.0.as_mut_ptr() as *mut O;
         let mut i = head;
-        while i + per <= n {
-            for j in 0..per {
+        loop {
+            // whole lines only
+            let len = per.min(n - i) / line * line;
+            if len == 0 {
+                break;
+            }
+            for j in 0..len {
                 b.add(j).write(g(i + j));
             }
-            S::stream(o.add(i) as *mut u8, b as *const u8, CHUNK);
-            i += per;
+            S::stream(o.add(i) as *mut u8, b as *const u8, len * sz);
+            i += len;
         }
         for j in i..n {
             o.add(j).write(g(j));

@@ -259,45 +259,62 @@ struct Flat {
     sizes: [i64; FLAT_DIMS],
 }
 
-impl Flat {
-    fn of<T: Scalar>(v: &View<T>) -> Option<Flat> {
-        let nd = v.sizes.len();
-        if nd == 0 || nd > FLAT_DIMS || !v.is_contiguous() {
-            return None;
+/// The element count of `v` when it is contiguous.
+fn contiguous_numel<T: Scalar>(v: &View<T>) -> Option<usize> {
+    let mut expect = 1i64;
+    for d in (0..v.sizes.len()).rev() {
+        let s = v.sizes[d];
+        if s != 1 {
+            if v.strides[d] != expect {
+                return None;
+            }
+            expect *= s; // cannot overflow: a view's element count fits i64 (View invariant 3)
         }
-        let ptr = base(v).ok()?;
-        if ptr.is_null() {
-            return None;
-        }
-        let n = v.numel();
-        let mut sizes = [0i64; FLAT_DIMS];
-        sizes[..nd].copy_from_slice(&v.sizes);
-        Some(Flat { ptr, n, bytes: n * size_of::<T>(), nd, sizes })
     }
-
-    fn same_shape(&self, o: &Flat) -> bool {
-        self.nd == o.nd && self.sizes[..self.nd] == o.sizes[..o.nd]
-    }
-
-    /// Safe to read while `out` is written elementwise: the same memory (same element size,
-    /// so every element is read before it is overwritten) or memory apart.
-    fn independent_of(&self, out: &Flat) -> bool {
-        let (a, b) = (self.ptr as usize, out.ptr as usize);
-        (a == b && self.bytes == out.bytes) || a + self.bytes <= b || b + out.bytes <= a
-    }
+    Some(expect as usize)
 }
 
-/// The fast path of `pointwise*`: the output already has the inputs' shape and every operand
-/// is contiguous with no partial overlap. Returns the operands' first elements, or None.
-fn flat_operands<O: Scalar, const K: usize>(r: &Tensor<O>, inputs: [Option<Flat>; K]) -> Option<(Flat, [Flat; K])> {
-    let out = r.with_view(Flat::of)?;
-    for f in &inputs {
-        let f = f.as_ref()?;
-        if !f.same_shape(&out) || !f.independent_of(&out) {
+/// The address of `v`'s first element when its `n` contiguous elements are in host memory.
+fn host_base<T: Scalar>(v: &View<T>, n: usize) -> Option<*mut u8> {
+    let (p, len) = v.storage.as_ref()?.host_parts()?;
+    if p.is_null() || v.offset.checked_add(n)? > len {
+        return None;
+    }
+    // SAFETY: offset + n <= len, so the offset stays inside the allocation.
+    Some(unsafe { p.add(v.offset) } as *mut u8)
+}
+
+/// The output of the fast path: `r`'s view when contiguous, non-empty and in host memory.
+fn flat_out<O: Scalar>(r: &Tensor<O>) -> Option<Flat> {
+    r.with_view(|v| {
+        let nd = v.sizes.len();
+        if nd == 0 || nd > FLAT_DIMS {
             return None;
         }
-    }
-    Some((out, inputs.map(|f| f.expect("checked above"))))
+        let n = contiguous_numel(v)?;
+        let ptr = host_base(v, n)?;
+        let mut sizes = [0i64; FLAT_DIMS];
+        for (d, s) in sizes.iter_mut().zip(&v.sizes) {
+            *d = *s;
+        }
+        Some(Flat { ptr, n, bytes: n * size_of::<O>(), nd, sizes })
+    })
+}
+
+/// An input of the fast path: contiguous, in host memory, shaped like `out`, and either the
+/// same memory as `out` (same element size, so every element is read before it is
+/// overwritten) or apart from it.
+fn flat_in<T: Scalar>(x: &impl Operand<T>, out: &Flat) -> Option<*mut u8> {
+    x.with(|v| {
+        if v.sizes.len() != out.nd || v.sizes.iter().zip(&out.sizes).any(|(a, b)| a != b) {
+            return None;
+        }
+        let n = contiguous_numel(v)?;
+        let ptr = host_base(v, n)?;
+        let (a, b, bytes) = (ptr as usize, out.ptr as usize, n * size_of::<T>());
+        let independent = (a == b && bytes == out.bytes) || a + bytes <= b || b + out.bytes <= a;
+        independent.then_some(ptr)
+    })
 }
 
 /// TH's `resizeAs` for an output: kept (whatever its strides) when it already has `shape`,
@@ -330,12 +347,15 @@ fn into_output<O: Scalar>(
 
 /// `r = f(a)` elementwise, `r` resized like `a`.
 pub fn pointwise1<O: Scalar, A: Scalar>(r: &Tensor<O>, a: &impl Operand<A>, f: impl Fn(A) -> O + Sync) -> Result<()> {
-    if let Some((o, [a])) = flat_operands(r, [a.with(Flat::of)]) {
+    if let Some(o) = flat_out(r)
+        && let Some(pa) = flat_in(a, &o)
+    {
         let nt = streams(o.n, size_of::<O>() + size_of::<A>());
-        let (po, pa) = (o.ptr as usize, a.ptr as usize);
+        let (po, pa) = (o.ptr as usize, pa as usize);
         parallel::for_range(o.n, o.n, |s, e| {
             // SAFETY: both operands are contiguous host memory of o.n elements (checked against
-            // their storages by Flat::of), not partially overlapping; pieces are disjoint.
+            // their storages by flat_out / flat_in), not partially overlapping; pieces are
+            // disjoint.
             unsafe {
                 kernels::map1_run(e - s, (po as *mut O).add(s), 1, (pa as *const A).add(s), 1, nt, &f);
             }
@@ -357,9 +377,12 @@ pub fn pointwise2<O: Scalar, T: Scalar>(
     b: &impl Operand<T>,
     f: impl Fn(T, T) -> O + Sync,
 ) -> Result<()> {
-    if let Some((o, [a, b])) = flat_operands(r, [a.with(Flat::of), b.with(Flat::of)]) {
+    if let Some(o) = flat_out(r)
+        && let Some(pa) = flat_in(a, &o)
+        && let Some(pb) = flat_in(b, &o)
+    {
         let nt = streams(o.n, size_of::<O>() + 2 * size_of::<T>());
-        let (po, pa, pb) = (o.ptr as usize, a.ptr as usize, b.ptr as usize);
+        let (po, pa, pb) = (o.ptr as usize, pa as usize, pb as usize);
         parallel::for_range(o.n, o.n, |s, e| {
             // SAFETY: as in pointwise1.
             unsafe {
