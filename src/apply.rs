@@ -234,12 +234,12 @@ impl<const N: usize> Plan<N> {
                 for &e in others.iter().rev() {
                     let i = (r % self.sizes[e]) as isize;
                     r /= self.sizes[e];
-                    for k in 0..N {
-                        off[k] += i * self.strides[e][k];
+                    for (x, st) in off.iter_mut().zip(&self.strides[e]) {
+                        *x += i * st;
                     }
                 }
-                for k in 0..N {
-                    off[k] += a0 as isize * dst[k];
+                for (x, st) in off.iter_mut().zip(&dst) {
+                    *x += a0 as isize * st;
                 }
                 let mut o0 = 0;
                 while o0 < ni {
@@ -384,7 +384,8 @@ mod tests {
     #[test]
     fn tiled_walk_matches_plain_walk() {
         // (shape, output strides, a strides, b strides)
-        let cases: Vec<(Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>)> = vec![
+        type Case = (Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>);
+        let cases: Vec<Case> = vec![
             // A.T + B, sizes not multiples of the tile
             (vec![70, 131], vec![131, 1], vec![1, 70], vec![131, 1]),
             (vec![200, 300], vec![300, 1], vec![1, 200], vec![300, 1]),

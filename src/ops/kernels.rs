@@ -181,10 +181,10 @@ const MIN_STREAM: usize = 256;
 #[inline(always)]
 unsafe fn write_contig<S: Streamer, O: Copy>(n: usize, o: *mut O, nt: bool, g: impl Fn(usize) -> O) {
     let sz = size_of::<O>();
-    // SAFETY (whole body): caller contract: o is valid for n elements; g(i) reads only inputs
+    // SAFETY: (whole body) caller contract: o is valid for n elements; g(i) reads only inputs
     // valid at i < n. The buffer holds CHUNK / sz elements of O, 64-byte aligned.
     unsafe {
-        if !nt || sz == 0 || n * sz < MIN_STREAM || (o as usize) % sz != 0 || 64 % sz != 0 {
+        if !nt || sz == 0 || n * sz < MIN_STREAM || !(o as usize).is_multiple_of(sz) || !64usize.is_multiple_of(sz) {
             for i in 0..n {
                 o.add(i).write(g(i));
             }

@@ -26,10 +26,10 @@ pub trait VMath: Copy {
 }
 
 // ln 2 split for exact n*LN2_HI (n has at most 8 bits for f32, 11 for f64).
-const LN2_HI_F32: f32 = 0.693_115_234_375; // 0x3f317000
-const LN2_LO_F32: f32 = 3.194_618_3e-5; // ln2 - LN2_HI_F32
-const LN2_HI_F64: f64 = 0.693_147_180_369_123_8; // 0x3fe62e42fee00000
-const LN2_LO_F64: f64 = 1.908_214_929_270_587_7e-10; // ln2 - LN2_HI_F64
+const LN2_HI_F32: f32 = f32::from_bits(0x3f31_7000); // 0.693115234375
+const LN2_LO_F32: f32 = f32::from_bits(0x3805_fdf4); // ln2 - LN2_HI_F32 = 3.1946183e-5
+const LN2_HI_F64: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000); // 0.6931471803691238
+const LN2_LO_F64: f64 = f64::from_bits(0x3dea_39ef_3579_3c76); // ln2 - LN2_HI_F64 = 1.9082149292705877e-10
 
 /// `(n, r)` with x = n ln2 + r: n = round(x / ln2) as an integer, from the bits of the
 /// magic-number rounding (exact for |x / ln2| < 2^22).
@@ -105,13 +105,7 @@ fn expm1_poly_f64(r: f64) -> f64 {
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
     // Past these bounds the result is inf / 0 anyway; NaN fails both tests and stays NaN.
-    let xc = if x > 89.0 {
-        89.0
-    } else if x < -104.0 {
-        -104.0
-    } else {
-        x
-    };
+    let xc = x.clamp(-104.0, 89.0);
     let (n, _, r) = reduce_f32(xc);
     let p = 1.0 + expm1_poly_f32(r);
     let h = n >> 1;
@@ -120,13 +114,7 @@ pub fn exp_f32(x: f32) -> f32 {
 
 #[inline(always)]
 pub fn exp_f64(x: f64) -> f64 {
-    let xc = if x > 710.0 {
-        710.0
-    } else if x < -746.0 {
-        -746.0
-    } else {
-        x
-    };
+    let xc = x.clamp(-746.0, 710.0);
     let (n, _, r) = reduce_f64(xc);
     let p = 1.0 + expm1_poly_f64(r);
     let h = n >> 1;
@@ -190,7 +178,7 @@ pub fn ln_f32(x: f32) -> f32 {
     // Specials: ln 0 = -inf, ln x<0 = NaN (and NaN stays NaN), ln inf = inf.
     if x == 0.0 {
         f32::NEG_INFINITY
-    } else if !(x >= 0.0) {
+    } else if x < 0.0 || x.is_nan() {
         f32::NAN
     } else if x == f32::INFINITY {
         x
@@ -234,7 +222,7 @@ pub fn ln_f64(x: f64) -> f64 {
     let y = kf * LN2_HI_F64 + (lnm + kf * LN2_LO_F64);
     if x == 0.0 {
         f64::NEG_INFINITY
-    } else if !(x >= 0.0) {
+    } else if x < 0.0 || x.is_nan() {
         f64::NAN
     } else if x == f64::INFINITY {
         x
