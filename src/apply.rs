@@ -95,6 +95,11 @@ impl<const N: usize> Plan<N> {
         if !self.tiling || nd < 2 || self.sizes[nd - 1] < TILE_MIN_DIM || self.numel() < TILE_MIN_NUMEL {
             return None;
         }
+        // Only outputs that write each element once (no zero stride): a kernel that folds a
+        // run into one output element (a reduction) keeps its whole runs.
+        if self.strides.iter().any(|s| s[0] == 0) {
+            return None;
+        }
         let inner = &self.strides[nd - 1];
         // Operand k is better read along d: a small positive stride there, a larger one inside.
         let wants = |k: usize, d: usize| {
@@ -129,6 +134,9 @@ impl<const N: usize> Plan<N> {
     /// Calls `f(pointers, inner strides, len)` for every inner run, in parallel when large.
     /// `bases[k]` points at element 0 of operand k and `elem[k]` is its element size in bytes.
     /// When `serial` is set the runs go in order on this thread (an output that overlaps itself).
+    /// Otherwise runs come in any order and may be pieces of an inner run (split across
+    /// threads, or cut by the tiled walk, whose runs can also point into packed copies of
+    /// inputs), so `f` must be elementwise.
     ///
     /// # Safety
     /// Every element the plan reaches from each base must be valid for the kernel's accesses,
@@ -427,5 +435,7 @@ mod tests {
         assert!(Plan::<2>::new(&[5, 5], [&[5, 1], &[1, 5]]).tiling().is_none());
         assert!(Plan::<2>::new(&[100, 100], [&[100, 1], &[100, 1]]).tiling().is_none());
         assert!(Plan::<2>::new(&[100, 100], [&[100, 1], &[0, 1]]).tiling().is_none());
+        // a reduction-like output (stride 0 along the transposed input's long dim) is not tiled
+        assert!(Plan::<2>::new(&[100, 100], [&[0, 1], &[100, 1]]).tiling().is_none());
     }
 }
