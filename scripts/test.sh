@@ -4,7 +4,8 @@
 #   1. cargo fmt --check, cargo clippy -D warnings
 #   2. cargo test: Rust unit tests, header staleness + symbol set, C tests + examples + C++ header
 #   3. the C tests and examples again under valgrind (no errors, no definite leaks)
-#   4. the numpy differential suite (tests/python) against target/debug/libth.so
+#   4. the numpy differential suite (tests/python) against target/debug/libth.so, then again
+#      (and the kernel unit tests) with TH_CPU_CAPABILITY=scalar and =avx2
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,4 +31,9 @@ cargo test
 TH_VALGRIND=1 cargo test --test c_api
 cargo build
 TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q tests/python
+# every kernel copy: the plain one and AVX2 besides the best the CPU has (AVX-512 where present)
+TH_CPU_CAPABILITY=scalar cargo test -q --lib ops::
+for cap in scalar avx2; do
+  TH_CPU_CAPABILITY=$cap TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q tests/python
+done
 echo "all tests passed"

@@ -7,6 +7,14 @@
 //! `parallel::GRAIN` elements is split across the private rayon pool: by rows of the outer dims,
 //! or by pieces of the inner run when there is only one dim. The typed kernels in
 //! `ops::kernels` then pick a contiguous (vectorized) or strided inner loop per run.
+//!
+//! When an input's unit-stride dim is not the output's inner dim (a transposed operand), the
+//! plan walks tiles instead (`TILE_D` x `TILE_I` over those two dims): each such input's tile is
+//! first copied ("packed") into a small contiguous buffer, reading it along its own unit-stride
+//! dim, then the inner runs of the tile go to the kernel with that operand contiguous. Both the
+//! output and the transposed input are then read and written a few cache lines at a time, so
+//! power-of-two strides no longer thrash the cache sets. Runs may be visited in any order
+//! (unless `serial`).
 
 use crate::parallel;
 
@@ -16,7 +24,21 @@ pub struct Plan<const N: usize> {
     sizes: Vec<usize>,
     /// Per dim, the stride of each operand in elements.
     strides: Vec<[isize; N]>,
+    /// Issue `store_fence()` on each thread after its share (the kernels stream their stores).
+    fence: bool,
+    /// Whether the tiled walk may be used (tests turn it off to compare).
+    tiling: bool,
 }
+
+/// Tile of the tiled walk: elements along the inner dim (one kernel run) and along the packed
+/// operands' dim (packed rows read per source line).
+const TILE_I: usize = 128;
+const TILE_D: usize = 64;
+/// Smallest extent of both tiled dims, and element count, for the tiled walk to pay off.
+const TILE_MIN_DIM: usize = 8;
+const TILE_MIN_NUMEL: usize = 2048;
+/// Largest stride (elements) along which an operand is packed.
+const MAX_PACK_STRIDE: isize = 8;
 
 impl<const N: usize> Plan<N> {
     /// `shape` is the output shape; `strides[k]` the strides of operand k for it.
@@ -51,7 +73,53 @@ impl<const N: usize> Plan<N> {
             sizes.push(1);
             strides.push([0; N]);
         }
-        Plan { sizes, strides }
+        Plan { sizes, strides, fence: false, tiling: true }
+    }
+
+    /// Makes every thread that ran part of the plan issue `kernels::store_fence()` after its
+    /// share (needed when the kernel used non-temporal stores).
+    pub fn set_fence(&mut self, on: bool) {
+        self.fence = on;
+    }
+
+    /// Allows or forbids the tiled walk (on by default).
+    pub fn set_tiling(&mut self, on: bool) {
+        self.tiling = on;
+    }
+
+    /// For the tiled walk: the dim `d` (not the inner one) along which some input has its
+    /// smallest stride (at most `MAX_PACK_STRIDE`) while it has a larger one along the inner
+    /// dim, and which inputs get packed (those with such a small stride along `d`).
+    fn tiling(&self) -> Option<(usize, [bool; N])> {
+        let nd = self.sizes.len();
+        if !self.tiling || nd < 2 || self.sizes[nd - 1] < TILE_MIN_DIM || self.numel() < TILE_MIN_NUMEL {
+            return None;
+        }
+        // Only outputs that write each element once (no zero stride): a kernel that folds a
+        // run into one output element (a reduction) keeps its whole runs.
+        if self.strides.iter().any(|s| s[0] == 0) {
+            return None;
+        }
+        let inner = &self.strides[nd - 1];
+        // Operand k is better read along d: a small positive stride there, a larger one inside.
+        let wants = |k: usize, d: usize| {
+            let s = self.strides[d][k];
+            s > 0 && s <= MAX_PACK_STRIDE && inner[k].unsigned_abs() > s as usize
+        };
+        for k in 1..N {
+            let best = (0..nd - 1).filter(|&d| self.strides[d][k] > 0).min_by_key(|&d| self.strides[d][k]);
+            if let Some(d) = best
+                && wants(k, d)
+                && self.sizes[d] >= TILE_MIN_DIM
+            {
+                let mut packed = [false; N];
+                for (j, p) in packed.iter_mut().enumerate().skip(1) {
+                    *p = wants(j, d);
+                }
+                return Some((d, packed));
+            }
+        }
+        None
     }
 
     pub fn numel(&self) -> usize {
@@ -66,6 +134,9 @@ impl<const N: usize> Plan<N> {
     /// Calls `f(pointers, inner strides, len)` for every inner run, in parallel when large.
     /// `bases[k]` points at element 0 of operand k and `elem[k]` is its element size in bytes.
     /// When `serial` is set the runs go in order on this thread (an output that overlaps itself).
+    /// Otherwise runs come in any order and may be pieces of an inner run (split across
+    /// threads, or cut by the tiled walk, whose runs can also point into packed copies of
+    /// inputs), so `f` must be elementwise.
     ///
     /// # Safety
     /// Every element the plan reaches from each base must be valid for the kernel's accesses,
@@ -80,6 +151,12 @@ impl<const N: usize> Plan<N> {
         let total = rows * inner;
         let addr = bases.map(|p| p as usize);
         let work = if serial { 0 } else { total };
+        let fence = self.fence;
+        if !serial && let Some((d, packed)) = self.tiling() {
+            // SAFETY: forwarded contract.
+            unsafe { self.run_tiled(bases, elem, d, packed, f) };
+            return;
+        }
         if rows == 1 {
             // One run: split it into pieces.
             parallel::for_range(inner, work, |a, b| {
@@ -88,6 +165,9 @@ impl<const N: usize> Plan<N> {
                     p[k] = (addr[k] as *mut u8).wrapping_offset(a as isize * ist[k] * elem[k] as isize);
                 }
                 f(p, ist, b - a);
+                if fence {
+                    crate::ops::kernels::store_fence();
+                }
             });
             return;
         }
@@ -123,7 +203,123 @@ impl<const N: usize> Plan<N> {
                     idx[d] = 0;
                 }
             }
+            if fence {
+                crate::ops::kernels::store_fence();
+            }
         });
+    }
+
+    /// The tiled walk (see the module docs): dims `d` (where the `packed` inputs are
+    /// contiguous) and the inner dim are cut into `TILE_D` x `TILE_I` tiles; every other dim and the
+    /// tile rows along `d` are the units split across threads.
+    ///
+    /// # Safety
+    /// As for `run`.
+    unsafe fn run_tiled<F>(&self, bases: [*mut u8; N], elem: [usize; N], d: usize, packed: [bool; N], f: F)
+    where
+        F: Fn([*mut u8; N], [isize; N], usize) + Sync,
+    {
+        let nd = self.sizes.len();
+        let (ni, nd_) = (self.sizes[nd - 1], self.sizes[d]);
+        let ist = self.strides[nd - 1];
+        let dst = self.strides[d];
+        let others: Vec<usize> = (0..nd - 1).filter(|&e| e != d).collect();
+        let blocks = nd_.div_ceil(TILE_D);
+        let units = others.iter().map(|&e| self.sizes[e]).product::<usize>() * blocks;
+        let addr = bases.map(|p| p as usize);
+        let fence = self.fence;
+        parallel::for_range(units, self.numel(), |u0, u1| {
+            // Packed tiles: TILE_D rows (along d) of TILE_I elements (along the inner dim); u64
+            // words keep them aligned for every element type.
+            let mut bufs: [Vec<u64>; N] = std::array::from_fn(|k| {
+                if packed[k] { vec![0u64; (TILE_D * TILE_I * elem[k]).div_ceil(8)] } else { Vec::new() }
+            });
+            for u in u0..u1 {
+                let (mut r, blk) = (u / blocks, u % blocks);
+                let a0 = blk * TILE_D;
+                let la = TILE_D.min(nd_ - a0);
+                let mut off = [0isize; N];
+                for &e in others.iter().rev() {
+                    let i = (r % self.sizes[e]) as isize;
+                    r /= self.sizes[e];
+                    for (x, st) in off.iter_mut().zip(&self.strides[e]) {
+                        *x += i * st;
+                    }
+                }
+                for (x, st) in off.iter_mut().zip(&dst) {
+                    *x += a0 as isize * st;
+                }
+                let mut o0 = 0;
+                while o0 < ni {
+                    let lo = TILE_I.min(ni - o0);
+                    for k in 0..N {
+                        if packed[k] {
+                            let src = (addr[k] as *const u8)
+                                .wrapping_offset((off[k] + o0 as isize * ist[k]) * elem[k] as isize);
+                            // SAFETY: the tile's elements of operand k are inside the plan's
+                            // reach (caller contract); the buffer holds TILE_D * TILE_I elements.
+                            unsafe { pack(elem[k], src, ist[k], dst[k], la, lo, bufs[k].as_mut_ptr() as *mut u8) };
+                        }
+                    }
+                    for a in 0..la {
+                        let mut p = [std::ptr::null_mut::<u8>(); N];
+                        let mut st = ist;
+                        for k in 0..N {
+                            if packed[k] {
+                                p[k] = (bufs[k].as_mut_ptr() as *mut u8).wrapping_add(a * TILE_I * elem[k]);
+                                st[k] = 1;
+                            } else {
+                                let e = off[k] + a as isize * dst[k] + o0 as isize * ist[k];
+                                p[k] = (addr[k] as *mut u8).wrapping_offset(e * elem[k] as isize);
+                            }
+                        }
+                        f(p, st, lo);
+                    }
+                    o0 += TILE_I;
+                }
+            }
+            if fence {
+                crate::ops::kernels::store_fence();
+            }
+        });
+    }
+}
+
+/// `dst[a * TILE_I + o] = src[o * so + a * sa]` for `a < la`, `o < lo`, elements of `size` bytes:
+/// the source is read along its small stride `sa`.
+///
+/// # Safety
+/// `src` valid at those offsets; `dst` valid for `TILE_D * TILE_I` elements, aligned for them.
+unsafe fn pack(size: usize, src: *const u8, so: isize, sa: isize, la: usize, lo: usize, dst: *mut u8) {
+    #[inline(always)]
+    unsafe fn typed<T: Copy>(src: *const T, so: isize, sa: isize, la: usize, lo: usize, dst: *mut T) {
+        for o in 0..lo {
+            let row = src.wrapping_offset(o as isize * so);
+            for a in 0..la {
+                // SAFETY: caller contract.
+                unsafe { dst.add(a * TILE_I + o).write(row.wrapping_offset(a as isize * sa).read_unaligned()) };
+            }
+        }
+    }
+    // SAFETY: forwarded contract; each arm reads and writes whole elements of `size` bytes.
+    unsafe {
+        match size {
+            1 => typed(src, so, sa, la, lo, dst),
+            2 => typed(src as *const u16, so, sa, la, lo, dst as *mut u16),
+            4 => typed(src as *const u32, so, sa, la, lo, dst as *mut u32),
+            8 => typed(src as *const u64, so, sa, la, lo, dst as *mut u64),
+            _ => {
+                for o in 0..lo {
+                    for a in 0..la {
+                        std::ptr::copy_nonoverlapping(
+                            src.wrapping_offset((o as isize * so + a as isize * sa) * size as isize),
+                            dst.add((a * TILE_I + o) * size),
+                            size,
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -168,5 +364,78 @@ mod tests {
             };
             assert!(hits.into_inner().unwrap().iter().all(|&c| c == 1));
         }
+    }
+
+    /// `o = a + 1000 * b` through the plan (tiled or not) for views given by strides over
+    /// separate buffers; returns the output buffer.
+    fn add_through_plan(shape: &[i64], st: [&[i64]; 3], lens: [usize; 3], tiled: bool) -> Vec<f64> {
+        let mut o = vec![f64::NAN; lens[0]];
+        let a: Vec<f64> = (0..lens[1]).map(|i| i as f64).collect();
+        let b: Vec<f64> = (0..lens[2]).map(|i| (i % 977) as f64).collect();
+        let mut p = Plan::<3>::new(shape, st);
+        p.set_tiling(tiled);
+        assert_eq!(p.tiling().is_some(), tiled);
+        let bases = [o.as_mut_ptr() as *mut u8, a.as_ptr() as *mut u8, b.as_ptr() as *mut u8];
+        // SAFETY: every offset the plan reaches is inside the buffers (lens cover the spans).
+        unsafe {
+            p.run(bases, [8, 8, 8], false, |p, s, n| {
+                for i in 0..n as isize {
+                    let x = (p[1] as *const f64).offset(i * s[1]).read();
+                    let y = (p[2] as *const f64).offset(i * s[2]).read();
+                    (p[0] as *mut f64).offset(i * s[0]).write(x + 1000.0 * y);
+                }
+            })
+        };
+        o
+    }
+
+    #[test]
+    fn tiled_walk_matches_plain_walk() {
+        // (shape, output strides, a strides, b strides)
+        type Case = (Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>);
+        let cases: Vec<Case> = vec![
+            // A.T + B, sizes not multiples of the tile
+            (vec![70, 131], vec![131, 1], vec![1, 70], vec![131, 1]),
+            (vec![200, 300], vec![300, 1], vec![1, 200], vec![300, 1]),
+            // both inputs transposed
+            (vec![100, 65], vec![65, 1], vec![1, 100], vec![1, 100]),
+            // output transposed, inputs contiguous
+            (vec![90, 77], vec![1, 90], vec![77, 1], vec![77, 1]),
+            // batch of transposed matrices, plus a broadcast row
+            (vec![3, 40, 129], vec![40 * 129, 129, 1], vec![40 * 129, 1, 40], vec![0, 0, 1]),
+            // transposed in the outer pair, a middle dim in between
+            (vec![33, 5, 70], vec![350, 70, 1], vec![1, 33 * 70, 33], vec![350, 70, 1]),
+            // strided (every other element) transposed input
+            (vec![64, 64], vec![64, 1], vec![2, 256], vec![64, 1]),
+        ];
+        for (shape, so, sa, sb) in cases {
+            let span = |st: &[i64]| 1 + shape.iter().zip(st).map(|(&n, &s)| (n - 1) * s).sum::<i64>() as usize;
+            let lens = [span(&so), span(&sa), span(&sb)];
+            let p = Plan::<3>::new(&shape, [&so, &sa, &sb]);
+            assert!(p.tiling().is_some(), "{shape:?} should tile");
+            let tiled = add_through_plan(&shape, [&so, &sa, &sb], lens, true);
+            let plain = add_through_plan(&shape, [&so, &sa, &sb], lens, false);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&tiled), bits(&plain), "{shape:?}");
+            // and against direct indexing
+            let n: i64 = shape.iter().product();
+            for lin in 0..n {
+                let (mut r, mut oo, mut ao, mut bo) = (lin, 0, 0, 0);
+                for d in (0..shape.len()).rev() {
+                    let i = r % shape[d];
+                    r /= shape[d];
+                    oo += i * so[d];
+                    ao += i * sa[d];
+                    bo += i * sb[d];
+                }
+                assert_eq!(tiled[oo as usize], ao as f64 + 1000.0 * ((bo % 977) as f64));
+            }
+        }
+        // small or non-transposed shapes keep the plain walk
+        assert!(Plan::<2>::new(&[5, 5], [&[5, 1], &[1, 5]]).tiling().is_none());
+        assert!(Plan::<2>::new(&[100, 100], [&[100, 1], &[100, 1]]).tiling().is_none());
+        assert!(Plan::<2>::new(&[100, 100], [&[100, 1], &[0, 1]]).tiling().is_none());
+        // a reduction-like output (stride 0 along the transposed input's long dim) is not tiled
+        assert!(Plan::<2>::new(&[100, 100], [&[0, 1], &[100, 1]]).tiling().is_none());
     }
 }

@@ -1,10 +1,15 @@
 //! The library's private rayon pool, sized by `THSetNumThreads` / `TH_NUM_THREADS` / the core
 //! count, and the grain size below which loops stay on the calling thread.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// Elements below which a loop is not split (splitting costs a few microseconds).
 pub(crate) const GRAIN: usize = 32 * 1024;
+
+/// Pieces per thread a split loop is cut into (load balancing on a shared machine).
+const PIECES_PER_THREAD: usize = 4;
 
 static POOL: RwLock<Option<(usize, Arc<rayon::ThreadPool>)>> = RwLock::new(None);
 
@@ -32,8 +37,12 @@ pub fn pool() -> Option<Arc<rayon::ThreadPool>> {
     Some(p)
 }
 
-/// Runs `f(start, end)` over `[0, n)`, split into about one chunk per thread when `work`
-/// (elements touched) is at least `GRAIN`; otherwise in one call on this thread.
+/// Runs `f(start, end)` over `[0, n)`. When `work` (elements touched) is at least `GRAIN` and
+/// the pool has several threads, the range is cut into pieces (a few per thread, each at least
+/// half a grain of work) that the calling thread and the pool's workers claim in turn: the
+/// caller starts at once, and it never waits for a worker that has not started (on a machine
+/// shared with other processes a worker may not get a core for a while); it only waits for
+/// pieces already claimed. Otherwise `f(0, n)` runs on this thread.
 pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
     if n == 0 {
         return;
@@ -43,12 +52,89 @@ pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
         f(0, n);
         return;
     };
-    let chunks = pool.current_num_threads().min(n);
-    pool.scope(|s| {
-        for c in 0..chunks {
-            let (a, b) = (n * c / chunks, n * (c + 1) / chunks);
-            let f = &f;
-            s.spawn(move |_| f(a, b));
-        }
+    let threads = pool.current_num_threads();
+    let pieces = (threads * PIECES_PER_THREAD).min(work / (GRAIN / 2)).max(threads).min(n);
+    let f: &(dyn Fn(usize, usize) + Sync) = &f;
+    // SAFETY: the 'static lifetime is a lie told only to `Job`: a worker calls `f` only for a
+    // piece it claimed (index < pieces), and this function does not return before every
+    // claimed piece has finished (`done == pieces` below); later claims fail and never touch `f`.
+    let f: &'static (dyn Fn(usize, usize) + Sync) = unsafe { std::mem::transmute(f) };
+    let job = Arc::new(Job {
+        next: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+        panicked: AtomicBool::new(false),
+        pieces,
+        n,
+        f: f as *const (dyn Fn(usize, usize) + Sync),
     });
+    for _ in 1..threads.min(pieces) {
+        let job = job.clone();
+        pool.spawn(move || job.work());
+    }
+    job.work();
+    let mut spins = 0u32;
+    while job.done.load(Ordering::Acquire) < pieces {
+        if spins < 1 << 12 {
+            std::hint::spin_loop();
+            spins += 1;
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    if job.panicked.load(Ordering::Relaxed) {
+        panic!("a parallel piece panicked");
+    }
+}
+
+/// A split loop shared by the caller and the workers (see `for_range`).
+struct Job {
+    next: AtomicUsize,
+    done: AtomicUsize,
+    panicked: AtomicBool,
+    pieces: usize,
+    n: usize,
+    f: *const (dyn Fn(usize, usize) + Sync),
+}
+
+// SAFETY: `f` points to a `Sync` closure that is only called while `for_range` waits for it.
+unsafe impl Send for Job {}
+// SAFETY: as above; the counters are atomics.
+unsafe impl Sync for Job {}
+
+impl Job {
+    fn work(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            if i >= self.pieces {
+                return;
+            }
+            let (a, b) = (self.n * i / self.pieces, self.n * (i + 1) / self.pieces);
+            // SAFETY: piece i was claimed, so for_range is still waiting and `f` is alive.
+            let f = unsafe { &*self.f };
+            if catch_unwind(AssertUnwindSafe(|| f(a, b))).is_err() {
+                self.panicked.store(true, Ordering::Relaxed);
+            }
+            self.done.fetch_add(1, Ordering::Release);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn for_range_covers_the_range_once() {
+        for &(n, work) in &[(1usize, 1usize << 20), (7, 1 << 20), (1000, 1 << 20), (100_000, 100_000), (10, 10)] {
+            let seen = Mutex::new(vec![0u32; n]);
+            for_range(n, work, |a, b| {
+                let mut s = seen.lock().unwrap();
+                for i in a..b {
+                    s[i] += 1;
+                }
+            });
+            assert!(seen.into_inner().unwrap().iter().all(|&c| c == 1), "n {n}");
+        }
+    }
 }

@@ -164,6 +164,13 @@ impl<T: Scalar> Storage<T> {
         self.read().alloc.device()
     }
 
+    /// Pointer and length read together under one lock, when the storage is host memory
+    /// (the pointwise fast path; `View::host_ptr` gives the reason when it is not).
+    pub fn host_parts(&self) -> Option<(*mut T, usize)> {
+        let b = self.read();
+        (b.alloc.device() == Device::Cpu).then_some((b.ptr as *mut T, b.len))
+    }
+
     pub fn flags(&self) -> u8 {
         self.read().flags
     }

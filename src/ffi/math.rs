@@ -6,16 +6,16 @@
 use super::*;
 use crate::ops::arith::{self, BinaryOp, Cmp, ScalarOp, Unary};
 
-/// The view of a borrowed tensor argument.
+/// A borrowed tensor argument (read in place by the pointwise functions: `ops::Operand`).
 ///
 /// # Safety
 /// `p` must be NULL or a live handle.
-unsafe fn view<H: Handle<Obj = crate::tensor::Tensor<T>>, T: crate::Scalar>(
+unsafe fn view<'a, H: Handle<Obj = crate::tensor::Tensor<T>>, T: crate::Scalar>(
     p: *mut H,
     arg: u32,
-) -> crate::Result<crate::tensor::View<T>> {
+) -> crate::Result<&'a crate::tensor::Tensor<T>> {
     // SAFETY: forwarded contract.
-    Ok(unsafe { obj(p, arg)? }.view())
+    Ok(unsafe { obj(p, arg)? })
 }
 
 macro_rules! scalar_fns {

@@ -4,10 +4,11 @@
 //! `r` aliasing an input exactly, and runs through `ops::pointwise*` and the apply engine.
 
 use super::num::{Float, Num, Real};
-use super::{map0, pointwise1, pointwise2, pointwise3};
+use super::vmath::VMath;
+use super::{Operand, map0, pointwise1, pointwise2, pointwise3};
 use crate::dtype::Scalar;
 use crate::error::{Error, Result};
-use crate::tensor::{Tensor, View};
+use crate::tensor::Tensor;
 
 /// `r` filled with `v` in place (no resize).
 pub fn fill<T: Scalar>(r: &Tensor<T>, v: T) -> Result<()> {
@@ -22,11 +23,11 @@ fn int_divisor<T: Num>(v: T) -> Result<()> {
 }
 
 /// Integer ops with a tensor divisor: any zero in it is an error (checked before writing).
-fn int_divisors<T: Num>(src: &View<T>) -> Result<()> {
+fn int_divisors<T: Num>(src: &impl Operand<T>) -> Result<()> {
     if T::IS_FLOAT {
         return Ok(());
     }
-    if src.to_vec()?.iter().any(|x| x.is_zero()) {
+    if src.with(|v| v.to_vec())?.iter().any(|x| x.is_zero()) {
         return Err(Error::invalid("integer division by zero").at_arg(3));
     }
     Ok(())
@@ -75,7 +76,7 @@ pub enum BinaryOp {
     Min,
 }
 
-pub fn scalar_op<T: Num>(r: &Tensor<T>, t: &View<T>, op: ScalarOp, v: T) -> Result<()> {
+pub fn scalar_op<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, op: ScalarOp, v: T) -> Result<()> {
     use ScalarOp::*;
     match op {
         Add => pointwise1(r, t, move |x: T| x.add(v)),
@@ -113,7 +114,7 @@ pub fn scalar_op<T: Num>(r: &Tensor<T>, t: &View<T>, op: ScalarOp, v: T) -> Resu
     }
 }
 
-pub fn binary_op<T: Num>(r: &Tensor<T>, t: &View<T>, op: BinaryOp, src: &View<T>) -> Result<()> {
+pub fn binary_op<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, op: BinaryOp, src: &impl Operand<T>) -> Result<()> {
     use BinaryOp::*;
     match op {
         Mul => pointwise2(r, t, src, |a: T, b: T| a.mul(b)),
@@ -150,7 +151,7 @@ pub fn binary_op<T: Num>(r: &Tensor<T>, t: &View<T>, op: BinaryOp, src: &View<T>
 }
 
 /// `r = t + value * src` (TH's `cadd`; `csub` passes `-value`).
-pub fn cadd<T: Num>(r: &Tensor<T>, t: &View<T>, value: T, src: &View<T>) -> Result<()> {
+pub fn cadd<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, value: T, src: &impl Operand<T>) -> Result<()> {
     if value == T::one() {
         pointwise2(r, t, src, |a: T, b: T| a.add(b))
     } else {
@@ -159,7 +160,7 @@ pub fn cadd<T: Num>(r: &Tensor<T>, t: &View<T>, value: T, src: &View<T>) -> Resu
 }
 
 /// `r = t - value * src`.
-pub fn csub<T: Num>(r: &Tensor<T>, t: &View<T>, value: T, src: &View<T>) -> Result<()> {
+pub fn csub<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, value: T, src: &impl Operand<T>) -> Result<()> {
     if value == T::one() {
         pointwise2(r, t, src, |a: T, b: T| a.sub(b))
     } else {
@@ -168,38 +169,50 @@ pub fn csub<T: Num>(r: &Tensor<T>, t: &View<T>, value: T, src: &View<T>) -> Resu
 }
 
 /// `r = t + value * s1 * s2`.
-pub fn addcmul<T: Num>(r: &Tensor<T>, t: &View<T>, value: T, s1: &View<T>, s2: &View<T>) -> Result<()> {
+pub fn addcmul<T: Num>(
+    r: &Tensor<T>,
+    t: &impl Operand<T>,
+    value: T,
+    s1: &impl Operand<T>,
+    s2: &impl Operand<T>,
+) -> Result<()> {
     pointwise3(r, t, s1, s2, move |a: T, b: T, c: T| a.add(value.mul(b).mul(c)))
 }
 
 /// `r = t + value * s1 / s2`.
-pub fn addcdiv<T: Num>(r: &Tensor<T>, t: &View<T>, value: T, s1: &View<T>, s2: &View<T>) -> Result<()> {
+pub fn addcdiv<T: Num>(
+    r: &Tensor<T>,
+    t: &impl Operand<T>,
+    value: T,
+    s1: &impl Operand<T>,
+    s2: &impl Operand<T>,
+) -> Result<()> {
     int_divisors(s2)?;
     pointwise3(r, t, s1, s2, move |a: T, b: T, c: T| a.add(value.mul(b).div(c)))
 }
 
 /// `r = min(max(t, lo), hi)`.
-pub fn clamp<T: Num>(r: &Tensor<T>, t: &View<T>, lo: T, hi: T) -> Result<()> {
+pub fn clamp<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, lo: T, hi: T) -> Result<()> {
     pointwise1(r, t, move |x: T| {
         let y = if x < lo { lo } else { x };
         if y > hi { hi } else { y }
     })
 }
 
-pub fn neg<T: Num>(r: &Tensor<T>, t: &View<T>) -> Result<()> {
+pub fn neg<T: Num>(r: &Tensor<T>, t: &impl Operand<T>) -> Result<()> {
     pointwise1(r, t, |x: T| x.neg())
 }
 
-pub fn abs<T: Num>(r: &Tensor<T>, t: &View<T>) -> Result<()> {
+pub fn abs<T: Num>(r: &Tensor<T>, t: &impl Operand<T>) -> Result<()> {
     pointwise1(r, t, |x: T| x.abs())
 }
 
-pub fn sign<T: Num>(r: &Tensor<T>, t: &View<T>) -> Result<()> {
+pub fn sign<T: Num>(r: &Tensor<T>, t: &impl Operand<T>) -> Result<()> {
     pointwise1(r, t, |x: T| x.sign())
 }
 
 /// `r = 1 / t` (integer types: division by zero is an error; 1/x truncates).
-pub fn cinv<T: Num>(r: &Tensor<T>, t: &View<T>) -> Result<()> {
+pub fn cinv<T: Num>(r: &Tensor<T>, t: &impl Operand<T>) -> Result<()> {
     int_divisors(t)?;
     pointwise1(r, t, |x: T| T::one().div(x))
 }
@@ -230,7 +243,7 @@ impl Cmp {
 }
 
 /// `r = (t op value) ? 1 : 0` into any output dtype `O` (Byte for TH's `*Value`, T for `*ValueT`).
-pub fn cmp_value<O: Scalar, T: Scalar + PartialOrd>(r: &Tensor<O>, t: &View<T>, op: Cmp, v: T) -> Result<()> {
+pub fn cmp_value<O: Scalar, T: Scalar + PartialOrd>(r: &Tensor<O>, t: &impl Operand<T>, op: Cmp, v: T) -> Result<()> {
     let (one, zero) = (O::from_prim(crate::dtype::Prim::I(1)), O::from_prim(crate::dtype::Prim::I(0)));
     match op {
         Cmp::Lt => pointwise1(r, t, move |x: T| if x < v { one } else { zero }),
@@ -243,7 +256,12 @@ pub fn cmp_value<O: Scalar, T: Scalar + PartialOrd>(r: &Tensor<O>, t: &View<T>, 
 }
 
 /// `r = (a op b) ? 1 : 0` with broadcasting.
-pub fn cmp_tensor<O: Scalar, T: Scalar + PartialOrd>(r: &Tensor<O>, a: &View<T>, op: Cmp, b: &View<T>) -> Result<()> {
+pub fn cmp_tensor<O: Scalar, T: Scalar + PartialOrd>(
+    r: &Tensor<O>,
+    a: &impl Operand<T>,
+    op: Cmp,
+    b: &impl Operand<T>,
+) -> Result<()> {
     let (one, zero) = (O::from_prim(crate::dtype::Prim::I(1)), O::from_prim(crate::dtype::Prim::I(0)));
     match op {
         Cmp::Lt => pointwise2(r, a, b, move |x: T, y: T| if x < y { one } else { zero }),
@@ -290,14 +308,14 @@ macro_rules! unary_dispatch {
     };
 }
 
-pub fn unary<T: Float>(r: &Tensor<T>, t: &View<T>, op: Unary) -> Result<()> {
+pub fn unary<T: Float>(r: &Tensor<T>, t: &impl Operand<T>, op: Unary) -> Result<()> {
     let one = <T::R as Num>::one();
     unary_dispatch!(op, r, t, T;
-        Sigmoid => |x| one.div(one.add(x.neg().exp())),
-        Log => |x| x.ln(),
+        Sigmoid => |x| x.vsigmoid(),
+        Log => |x| x.vln(),
         Lgamma => |x| x.lgamma(),
         Log1p => |x| x.ln_1p(),
-        Exp => |x| x.exp(),
+        Exp => |x| x.vexp(),
         Cos => |x| x.cos(),
         Acos => |x| x.acos(),
         Cosh => |x| x.cosh(),
@@ -306,7 +324,7 @@ pub fn unary<T: Float>(r: &Tensor<T>, t: &View<T>, op: Unary) -> Result<()> {
         Sinh => |x| x.sinh(),
         Tan => |x| x.tan(),
         Atan => |x| x.atan(),
-        Tanh => |x| x.tanh(),
+        Tanh => |x| x.vtanh(),
         Sqrt => |x| x.sqrt(),
         Rsqrt => |x| one.div(x.sqrt()),
         Ceil => |x| x.ceil(),
@@ -319,17 +337,17 @@ pub fn unary<T: Float>(r: &Tensor<T>, t: &View<T>, op: Unary) -> Result<()> {
 }
 
 /// `r = atan2(a, b)` (C order: `a` is the "y" argument).
-pub fn atan2<T: Float>(r: &Tensor<T>, a: &View<T>, b: &View<T>) -> Result<()> {
+pub fn atan2<T: Float>(r: &Tensor<T>, a: &impl Operand<T>, b: &impl Operand<T>) -> Result<()> {
     pointwise2(r, a, b, |x: T, y: T| T::from_r(x.to_r().atan2(y.to_r())))
 }
 
 /// `r = value ^ t`.
-pub fn tpow<T: Num>(r: &Tensor<T>, value: T, t: &View<T>) -> Result<()> {
+pub fn tpow<T: Num>(r: &Tensor<T>, value: T, t: &impl Operand<T>) -> Result<()> {
     pointwise1(r, t, move |x: T| value.pow(x))
 }
 
 /// `r = a + weight * (b - a)`.
-pub fn lerp<T: Float>(r: &Tensor<T>, a: &View<T>, b: &View<T>, weight: T) -> Result<()> {
+pub fn lerp<T: Float>(r: &Tensor<T>, a: &impl Operand<T>, b: &impl Operand<T>, weight: T) -> Result<()> {
     let w = weight.to_r();
     pointwise2(r, a, b, move |x: T, y: T| {
         let (x, y) = (x.to_r(), y.to_r());

@@ -5,6 +5,12 @@
 //! `isa()` picks the best the CPU has, once (`TH_CPU_CAPABILITY=scalar|avx2|avx512` forces one,
 //! for tests and benchmarks). Bodies take a contiguous fast path (all strides 1), a
 //! broadcast-scalar path (an input stride 0) and a strided path; LLVM vectorizes the first two.
+//!
+//! Contiguous outputs can be written with non-temporal (streaming) stores (`nt`): the values are
+//! computed into a 4 KiB buffer in L1, then copied out with `movnt` stores, 64-byte aligned,
+//! so outputs far larger than the last-level cache skip the read-for-ownership and don't evict
+//! the inputs. The copy is per instruction set (`Streamer`: SSE2 / AVX2 / AVX-512 stores; plain
+//! copies off x86-64). The caller issues `store_fence()` once per thread after such stores.
 
 use std::sync::OnceLock;
 
@@ -64,12 +70,12 @@ macro_rules! multiversion {
                 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
                 unsafe fn v512<$($g $(: $b)?),*>($($a: $t),*) $(where $($wc)*)? {
                     // SAFETY: forwarded contract; the CPU has AVX-512 (checked by isa()).
-                    unsafe { $body($($a),*) }
+                    unsafe { $body::<Avx512Stream, $($g),*>($($a),*) }
                 }
                 #[target_feature(enable = "avx2,fma")]
                 unsafe fn v256<$($g $(: $b)?),*>($($a: $t),*) $(where $($wc)*)? {
                     // SAFETY: forwarded contract; the CPU has AVX2+FMA (checked by isa()).
-                    unsafe { $body($($a),*) }
+                    unsafe { $body::<Avx2Stream, $($g),*>($($a),*) }
                 }
                 match isa() {
                     // SAFETY: forwarded contract; isa() only reports features the CPU has.
@@ -80,19 +86,142 @@ macro_rules! multiversion {
                 }
             }
             // SAFETY: forwarded contract.
-            unsafe { $body($($a),*) }
+            unsafe { $body::<BaseStream, $($g),*>($($a),*) }
         }
     };
 }
 
+/// Copies whole 64-byte blocks with streaming stores: `dst` 64-byte aligned, `src` 64-byte
+/// aligned, `bytes` a multiple of 64.
+pub trait Streamer {
+    /// # Safety
+    /// Both ranges valid for `bytes` bytes, aligned as above, not overlapping.
+    unsafe fn stream(dst: *mut u8, src: *const u8, bytes: usize);
+}
+
+/// The baseline copy: SSE2 `movntdq` on x86-64 (every x86-64 CPU has it), plain copies elsewhere.
+pub struct BaseStream;
+/// 32-byte `vmovntdq` (used by the AVX2 kernels).
+pub struct Avx2Stream;
+/// 64-byte `vmovntdq` (used by the AVX-512 kernels).
+pub struct Avx512Stream;
+
+impl Streamer for BaseStream {
+    #[inline(always)]
+    unsafe fn stream(dst: *mut u8, src: *const u8, bytes: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_stream_si128};
+            let mut k = 0;
+            while k < bytes {
+                // SAFETY: caller contract (both 64-byte aligned, k a multiple of 16 < bytes);
+                // SSE2 is part of x86-64.
+                unsafe { _mm_stream_si128(dst.add(k) as *mut __m128i, _mm_load_si128(src.add(k) as *const __m128i)) };
+                k += 16;
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        // SAFETY: caller contract.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src, dst, bytes)
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Streamer for Avx2Stream {
+    #[inline(always)]
+    unsafe fn stream(dst: *mut u8, src: *const u8, bytes: usize) {
+        use std::arch::x86_64::{__m256i, _mm256_load_si256, _mm256_stream_si256};
+        let mut k = 0;
+        while k < bytes {
+            // SAFETY: caller contract; only reached from the AVX2 kernel copies (isa() checked).
+            unsafe { _mm256_stream_si256(dst.add(k) as *mut __m256i, _mm256_load_si256(src.add(k) as *const __m256i)) };
+            k += 32;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Streamer for Avx512Stream {
+    #[inline(always)]
+    unsafe fn stream(dst: *mut u8, src: *const u8, bytes: usize) {
+        use std::arch::x86_64::{__m512i, _mm512_load_si512, _mm512_stream_si512};
+        let mut k = 0;
+        while k < bytes {
+            // SAFETY: caller contract; only reached from the AVX-512 kernel copies (isa() checked).
+            unsafe { _mm512_stream_si512(dst.add(k) as *mut __m512i, _mm512_load_si512(src.add(k) as *const __m512i)) };
+            k += 64;
+        }
+    }
+}
+
+/// Orders this thread's streaming stores before its later stores (`sfence`); call once after a
+/// batch of `nt` kernel calls, before the results are handed to another thread.
+#[inline]
+pub fn store_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence has no preconditions (SSE is part of x86-64).
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+/// Bytes computed per streaming chunk (an L1-resident buffer).
+const CHUNK: usize = 4096;
+
+#[repr(C, align(64))]
+struct ChunkBuf([std::mem::MaybeUninit<u8>; CHUNK]);
+
+/// Smallest contiguous output (bytes) worth streaming.
+const MIN_STREAM: usize = 256;
+
+/// `o[i] = g(i)` for `i < n`, `o` contiguous; with `nt`, the 64-byte aligned middle is computed
+/// chunk by chunk into an L1 buffer and streamed out (head and tail use ordinary stores).
 #[inline(always)]
-unsafe fn fill_body<O: Copy, F: Fn() -> O>(n: usize, o: *mut O, so: isize, f: &F) {
+unsafe fn write_contig<S: Streamer, O: Copy>(n: usize, o: *mut O, nt: bool, g: impl Fn(usize) -> O) {
+    let sz = size_of::<O>();
+    // SAFETY: (whole body) caller contract: o is valid for n elements; g(i) reads only inputs
+    // valid at i < n. The buffer holds CHUNK / sz elements of O, 64-byte aligned.
+    unsafe {
+        if !nt || sz == 0 || n * sz < MIN_STREAM || !(o as usize).is_multiple_of(sz) || !64usize.is_multiple_of(sz) {
+            for i in 0..n {
+                o.add(i).write(g(i));
+            }
+            return;
+        }
+        let head = (((64 - (o as usize) % 64) % 64) / sz).min(n);
+        for i in 0..head {
+            o.add(i).write(g(i));
+        }
+        let (per, line) = (CHUNK / sz, 64 / sz);
+        let mut buf = ChunkBuf([std::mem::MaybeUninit::uninit(); CHUNK]);
+        let b = buf.0.as_mut_ptr() as *mut O;
+        let mut i = head;
+        loop {
+            // whole lines only
+            let len = per.min(n - i) / line * line;
+            if len == 0 {
+                break;
+            }
+            for j in 0..len {
+                b.add(j).write(g(i + j));
+            }
+            S::stream(o.add(i) as *mut u8, b as *const u8, len * sz);
+            i += len;
+        }
+        for j in i..n {
+            o.add(j).write(g(j));
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn fill_body<S: Streamer, O: Copy, F: Fn() -> O>(n: usize, o: *mut O, so: isize, nt: bool, f: &F) {
     // SAFETY: caller contract: o is valid for n elements at stride so.
     unsafe {
         if so == 1 {
-            for i in 0..n {
-                o.add(i).write(f());
-            }
+            write_contig::<S, O>(n, o, nt, |_| f());
         } else {
             for i in 0..n as isize {
                 o.offset(i * so).write(f());
@@ -102,13 +231,20 @@ unsafe fn fill_body<O: Copy, F: Fn() -> O>(n: usize, o: *mut O, so: isize, f: &F
 }
 
 #[inline(always)]
-unsafe fn map1_body<O: Copy, A: Copy, F: Fn(A) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, f: &F) {
+#[allow(clippy::too_many_arguments)]
+unsafe fn map1_body<S: Streamer, O: Copy, A: Copy, F: Fn(A) -> O>(
+    n: usize,
+    o: *mut O,
+    so: isize,
+    a: *const A,
+    sa: isize,
+    nt: bool,
+    f: &F,
+) {
     // SAFETY: caller contract: both pointers valid for n elements at their strides.
     unsafe {
         if so == 1 && sa == 1 {
-            for i in 0..n {
-                o.add(i).write(f(a.add(i).read()));
-            }
+            write_contig::<S, O>(n, o, nt, |i| f(a.add(i).read()));
         } else {
             for i in 0..n as isize {
                 o.offset(i * so).write(f(a.offset(i * sa).read()));
@@ -119,7 +255,7 @@ unsafe fn map1_body<O: Copy, A: Copy, F: Fn(A) -> O>(n: usize, o: *mut O, so: is
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn map2_body<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(
+unsafe fn map2_body<S: Streamer, O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(
     n: usize,
     o: *mut O,
     so: isize,
@@ -127,24 +263,19 @@ unsafe fn map2_body<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(
     sa: isize,
     b: *const B,
     sb: isize,
+    nt: bool,
     f: &F,
 ) {
     // SAFETY: caller contract: all pointers valid for n elements at their strides.
     unsafe {
         if so == 1 && sa == 1 && sb == 1 {
-            for i in 0..n {
-                o.add(i).write(f(a.add(i).read(), b.add(i).read()));
-            }
+            write_contig::<S, O>(n, o, nt, |i| f(a.add(i).read(), b.add(i).read()));
         } else if so == 1 && sa == 1 && sb == 0 {
             let bv = b.read();
-            for i in 0..n {
-                o.add(i).write(f(a.add(i).read(), bv));
-            }
+            write_contig::<S, O>(n, o, nt, |i| f(a.add(i).read(), bv));
         } else if so == 1 && sa == 0 && sb == 1 {
             let av = a.read();
-            for i in 0..n {
-                o.add(i).write(f(av, b.add(i).read()));
-            }
+            write_contig::<S, O>(n, o, nt, |i| f(av, b.add(i).read()));
         } else {
             for i in 0..n as isize {
                 o.offset(i * so).write(f(a.offset(i * sa).read(), b.offset(i * sb).read()));
@@ -155,7 +286,7 @@ unsafe fn map2_body<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn map3_body<O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(
+unsafe fn map3_body<S: Streamer, O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(
     n: usize,
     o: *mut O,
     so: isize,
@@ -165,14 +296,13 @@ unsafe fn map3_body<O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(
     sb: isize,
     c: *const C,
     sc: isize,
+    nt: bool,
     f: &F,
 ) {
     // SAFETY: caller contract: all pointers valid for n elements at their strides.
     unsafe {
         if so == 1 && sa == 1 && sb == 1 && sc == 1 {
-            for i in 0..n {
-                o.add(i).write(f(a.add(i).read(), b.add(i).read(), c.add(i).read()));
-            }
+            write_contig::<S, O>(n, o, nt, |i| f(a.add(i).read(), b.add(i).read(), c.add(i).read()));
         } else {
             for i in 0..n as isize {
                 o.offset(i * so).write(f(a.offset(i * sa).read(), b.offset(i * sb).read(), c.offset(i * sc).read()));
@@ -182,20 +312,73 @@ unsafe fn map3_body<O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(
 }
 
 multiversion! {
-    /// `o[i] = f()`.
-    fn fill_run<O: Copy, F: Fn() -> O>(n: usize, o: *mut O, so: isize, f: &F) => fill_body
+    /// `o[i] = f()`; `nt`: stream a contiguous output (see the module docs).
+    fn fill_run<O: Copy, F: Fn() -> O>(n: usize, o: *mut O, so: isize, nt: bool, f: &F) => fill_body
 }
 multiversion! {
     /// `o[i] = f(a[i])`.
-    fn map1_run<O: Copy, A: Copy, F: Fn(A) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, f: &F) => map1_body
+    #[allow(clippy::too_many_arguments)]
+    fn map1_run<O: Copy, A: Copy, F: Fn(A) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, nt: bool, f: &F) => map1_body
 }
 multiversion! {
     /// `o[i] = f(a[i], b[i])`.
     #[allow(clippy::too_many_arguments)]
-    fn map2_run<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, b: *const B, sb: isize, f: &F) => map2_body
+    fn map2_run<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, b: *const B, sb: isize, nt: bool, f: &F) => map2_body
 }
 multiversion! {
     /// `o[i] = f(a[i], b[i], c[i])`.
     #[allow(clippy::too_many_arguments)]
-    fn map3_run<O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, b: *const B, sb: isize, c: *const C, sc: isize, f: &F) => map3_body
+    fn map3_run<O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, b: *const B, sb: isize, c: *const C, sc: isize, nt: bool, f: &F) => map3_body
+}
+
+/// Bytes an elementwise op must touch (all operands) before its contiguous output is streamed:
+/// `TH_STREAM_BYTES` when set, else the last-level cache size as Linux's sysfs reports it for
+/// cpu0 (32 MiB when unknown). (`sysconf(_SC_LEVEL3_CACHE_SIZE)` is not used: in VMs it can
+/// report the whole package's cache, 8x too much on the project's machine.)
+pub fn stream_threshold() -> usize {
+    static T: OnceLock<usize> = OnceLock::new();
+    *T.get_or_init(|| {
+        if let Some(v) = std::env::var("TH_STREAM_BYTES").ok().and_then(|s| s.trim().parse().ok()) {
+            return v;
+        }
+        let sysfs = |level: &str| -> Option<usize> {
+            let s = std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/{level}/size")).ok()?;
+            let s = s.trim();
+            let (num, mult) = match s.as_bytes().last()? {
+                b'K' => (&s[..s.len() - 1], 1 << 10),
+                b'M' => (&s[..s.len() - 1], 1 << 20),
+                _ => (s, 1),
+            };
+            num.parse::<usize>().ok().map(|n| n * mult)
+        };
+        sysfs("index3").filter(|&b| b >= 1 << 20).unwrap_or(32 << 20)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streaming_writes_match_plain_writes() {
+        // Every alignment of the output and lengths around the chunk size.
+        let src: Vec<f32> = (0..40_000).map(|i| i as f32 * 0.5).collect();
+        for off in 0..17 {
+            for &n in &[0usize, 1, 15, 2047, 2048, 2049, 4096, 10_000, 39_000] {
+                let mut a = vec![-1.0f32; n + 40];
+                let mut b = vec![-1.0f32; n + 40];
+                // SAFETY: both outputs hold off + n elements; src holds n.
+                unsafe {
+                    map1_run(n, a.as_mut_ptr().add(off), 1, src.as_ptr(), 1, true, &|x: f32| x + 1.0);
+                    map1_run(n, b.as_mut_ptr().add(off), 1, src.as_ptr(), 1, false, &|x: f32| x + 1.0);
+                    let mut c = vec![0u8; n + 70];
+                    fill_run(n, c.as_mut_ptr().add(off), 1, true, &|| 7u8);
+                    assert!(c[off..off + n].iter().all(|&x| x == 7) && c[..off].iter().all(|&x| x == 0));
+                    assert!(c[off + n..].iter().all(|&x| x == 0));
+                }
+                store_fence();
+                assert_eq!(a, b, "off {off} n {n}");
+            }
+        }
+    }
 }

@@ -12,10 +12,12 @@ pub mod num;
 pub mod random;
 pub mod reduce;
 pub mod reduce_kernels;
+pub mod vmath;
 
 use crate::apply::Plan;
 use crate::dtype::Scalar;
 use crate::error::{Error, Result};
+use crate::parallel;
 use crate::tensor::{Tensor, View, broadcast_shapes, fill_strides, size_desc};
 
 fn base<T: Scalar>(v: &View<T>) -> Result<*mut u8> {
@@ -48,12 +50,14 @@ pub fn map0<O: Scalar>(o: &View<O>, f: impl Fn() -> O + Sync) -> Result<()> {
     if o.numel() == 0 {
         return Ok(());
     }
-    let plan = Plan::<1>::new(&o.sizes, [&o.strides]);
+    let mut plan = Plan::<1>::new(&o.sizes, [&o.strides]);
+    let nt = streams(o.numel(), size_of::<O>());
+    plan.set_fence(nt);
     let b = base(o)?;
     // SAFETY: the view was checked against its storage; runs write disjoint output elements.
     unsafe {
         plan.run([b], [size_of::<O>()], self_overlapping(o), |p, s, n| {
-            kernels::fill_run(n, p[0] as *mut O, s[0], &f);
+            kernels::fill_run(n, p[0] as *mut O, s[0], nt, &f);
         })
     };
     Ok(())
@@ -65,12 +69,14 @@ pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, f: impl Fn(A) -> O +
     if o.numel() == 0 {
         return Ok(());
     }
-    let plan = Plan::<2>::new(&o.sizes, [&o.strides, &a.strides]);
+    let mut plan = Plan::<2>::new(&o.sizes, [&o.strides, &a.strides]);
+    let nt = streams(o.numel(), size_of::<O>() + size_of::<A>());
+    plan.set_fence(nt);
     let bases = [base(o)?, base(a)?];
     // SAFETY: both views were checked against their storages; runs write disjoint outputs.
     unsafe {
         plan.run(bases, [size_of::<O>(), size_of::<A>()], self_overlapping(o), |p, s, n| {
-            kernels::map1_run(n, p[0] as *mut O, s[0], p[1] as *const A, s[1], &f);
+            kernels::map1_run(n, p[0] as *mut O, s[0], p[1] as *const A, s[1], nt, &f);
         })
     };
     Ok(())
@@ -88,12 +94,14 @@ pub fn map2<O: Scalar, A: Scalar, B: Scalar>(
     if o.numel() == 0 {
         return Ok(());
     }
-    let plan = Plan::<3>::new(&o.sizes, [&o.strides, &a.strides, &b.strides]);
+    let mut plan = Plan::<3>::new(&o.sizes, [&o.strides, &a.strides, &b.strides]);
+    let nt = streams(o.numel(), size_of::<O>() + size_of::<A>() + size_of::<B>());
+    plan.set_fence(nt);
     let bases = [base(o)?, base(a)?, base(b)?];
     // SAFETY: as in map1.
     unsafe {
         plan.run(bases, [size_of::<O>(), size_of::<A>(), size_of::<B>()], self_overlapping(o), |p, s, n| {
-            kernels::map2_run(n, p[0] as *mut O, s[0], p[1] as *const A, s[1], p[2] as *const B, s[2], &f);
+            kernels::map2_run(n, p[0] as *mut O, s[0], p[1] as *const A, s[1], p[2] as *const B, s[2], nt, &f);
         })
     };
     Ok(())
@@ -113,9 +121,11 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     if o.numel() == 0 {
         return Ok(());
     }
-    let plan = Plan::<4>::new(&o.sizes, [&o.strides, &a.strides, &b.strides, &c.strides]);
-    let bases = [base(o)?, base(a)?, base(b)?, base(c)?];
+    let mut plan = Plan::<4>::new(&o.sizes, [&o.strides, &a.strides, &b.strides, &c.strides]);
     let elem = [size_of::<O>(), size_of::<A>(), size_of::<B>(), size_of::<C>()];
+    let nt = streams(o.numel(), elem.iter().sum());
+    plan.set_fence(nt);
+    let bases = [base(o)?, base(a)?, base(b)?, base(c)?];
     // SAFETY: as in map1.
     unsafe {
         plan.run(bases, elem, self_overlapping(o), |p, s, n| {
@@ -129,6 +139,7 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
                 s[2],
                 p[3] as *const C,
                 s[3],
+                nt,
                 &f,
             );
         })
@@ -202,11 +213,119 @@ pub fn broadcast_all<T: Scalar>(views: &[&View<T>]) -> Result<(Vec<i64>, Vec<Vie
     Ok((shape, vs))
 }
 
+/// Whether an elementwise op over `n` elements touching `bytes_per_elem` bytes each (all
+/// operands) streams its contiguous output past the caches: when it is larger than the
+/// last-level cache, the output would not be read back from there anyway.
+fn streams(n: usize, bytes_per_elem: usize) -> bool {
+    n.saturating_mul(bytes_per_elem) >= kernels::stream_threshold()
+}
+
+/// An input of the pointwise functions: a `View`, or a `Tensor` whose view is read in place
+/// (the fast path for contiguous operands clones nothing).
+pub trait Operand<T: Scalar> {
+    fn with<R>(&self, f: impl FnOnce(&View<T>) -> R) -> R;
+    /// A snapshot of the view.
+    fn snapshot(&self) -> View<T> {
+        self.with(|v| v.clone())
+    }
+}
+
+impl<T: Scalar> Operand<T> for View<T> {
+    fn with<R>(&self, f: impl FnOnce(&View<T>) -> R) -> R {
+        f(self)
+    }
+}
+
+impl<T: Scalar, X: Operand<T>> Operand<T> for &X {
+    fn with<R>(&self, f: impl FnOnce(&View<T>) -> R) -> R {
+        (**self).with(f)
+    }
+}
+
+impl<T: Scalar> Operand<T> for Tensor<T> {
+    fn with<R>(&self, f: impl FnOnce(&View<T>) -> R) -> R {
+        self.with_view(f)
+    }
+}
+
+/// Dims a `Flat` records (more go the general way).
+const FLAT_DIMS: usize = 8;
+
+/// A contiguous, non-empty host operand: its first element, element count and shape.
+struct Flat {
+    ptr: *mut u8,
+    n: usize,
+    bytes: usize,
+    nd: usize,
+    sizes: [i64; FLAT_DIMS],
+}
+
+/// The element count of `v` when it is contiguous.
+fn contiguous_numel<T: Scalar>(v: &View<T>) -> Option<usize> {
+    let mut expect = 1i64;
+    for d in (0..v.sizes.len()).rev() {
+        let s = v.sizes[d];
+        if s != 1 {
+            if v.strides[d] != expect {
+                return None;
+            }
+            expect *= s; // cannot overflow: a view's element count fits i64 (View invariant 3)
+        }
+    }
+    Some(expect as usize)
+}
+
+/// The address of `v`'s first element when its `n` contiguous elements are in host memory.
+fn host_base<T: Scalar>(v: &View<T>, n: usize) -> Option<*mut u8> {
+    let (p, len) = v.storage.as_ref()?.host_parts()?;
+    if p.is_null() || v.offset.checked_add(n)? > len {
+        return None;
+    }
+    // SAFETY: offset + n <= len, so the offset stays inside the allocation.
+    Some(unsafe { p.add(v.offset) } as *mut u8)
+}
+
+/// The output of the fast path: `r`'s view when contiguous, non-empty and in host memory.
+fn flat_out<O: Scalar>(r: &Tensor<O>) -> Option<Flat> {
+    r.with_view(|v| {
+        let nd = v.sizes.len();
+        if nd == 0 || nd > FLAT_DIMS {
+            return None;
+        }
+        let n = contiguous_numel(v)?;
+        let ptr = host_base(v, n)?;
+        let mut sizes = [0i64; FLAT_DIMS];
+        for (d, s) in sizes.iter_mut().zip(&v.sizes) {
+            *d = *s;
+        }
+        Some(Flat { ptr, n, bytes: n * size_of::<O>(), nd, sizes })
+    })
+}
+
+/// An input of the fast path: contiguous, in host memory, shaped like `out`, and either the
+/// same memory as `out` (same element size, so every element is read before it is
+/// overwritten) or apart from it.
+fn flat_in<T: Scalar>(x: &impl Operand<T>, out: &Flat) -> Option<*mut u8> {
+    x.with(|v| {
+        if v.sizes.len() != out.nd || v.sizes.iter().zip(&out.sizes).any(|(a, b)| a != b) {
+            return None;
+        }
+        let n = contiguous_numel(v)?;
+        let ptr = host_base(v, n)?;
+        let (a, b, bytes) = (ptr as usize, out.ptr as usize, n * size_of::<T>());
+        let independent = (a == b && bytes == out.bytes) || a + bytes <= b || b + out.bytes <= a;
+        independent.then_some(ptr)
+    })
+}
+
 /// TH's `resizeAs` for an output: kept (whatever its strides) when it already has `shape`,
 /// else resized to `shape`, contiguous.
 pub fn resize_out<T: Scalar>(r: &Tensor<T>, shape: &[i64]) -> Result<View<T>> {
-    let v = r.with_view(|v| if v.sizes == shape { Ok(v.clone()) } else { v.resize(shape, None) })?;
-    r.set_view(v.clone());
+    let (v, same) =
+        r.with_view(|v| if v.sizes == shape { Ok((v.clone(), true)) } else { Ok((v.resize(shape, None)?, false)) })?;
+    if !same {
+        r.set_view(v.clone());
+    }
     Ok(v)
 }
 
@@ -228,30 +347,69 @@ fn into_output<O: Scalar>(
 }
 
 /// `r = f(a)` elementwise, `r` resized like `a`.
-pub fn pointwise1<O: Scalar, A: Scalar>(r: &Tensor<O>, a: &View<A>, f: impl Fn(A) -> O + Sync) -> Result<()> {
+pub fn pointwise1<O: Scalar, A: Scalar>(r: &Tensor<O>, a: &impl Operand<A>, f: impl Fn(A) -> O + Sync) -> Result<()> {
+    if let Some(o) = flat_out(r)
+        && let Some(pa) = flat_in(a, &o)
+    {
+        let nt = streams(o.n, size_of::<O>() + size_of::<A>());
+        let (po, pa) = (o.ptr as usize, pa as usize);
+        parallel::for_range(o.n, o.n, |s, e| {
+            // SAFETY: both operands are contiguous host memory of o.n elements (checked against
+            // their storages by flat_out / flat_in), not partially overlapping; pieces are
+            // disjoint.
+            unsafe {
+                kernels::map1_run(e - s, (po as *mut O).add(s), 1, (pa as *const A).add(s), 1, nt, &f);
+            }
+            if nt {
+                kernels::store_fence();
+            }
+        });
+        return Ok(());
+    }
+    let a = a.snapshot();
     let shape = a.sizes.clone();
-    into_output(r, &shape, |o| partial_overlap(o, a), |o| map1(o, a, f))
+    into_output(r, &shape, |o| partial_overlap(o, &a), |o| map1(o, &a, f))
 }
 
 /// `r = f(a, b)` elementwise with broadcasting, `r` resized to the common shape.
 pub fn pointwise2<O: Scalar, T: Scalar>(
     r: &Tensor<O>,
-    a: &View<T>,
-    b: &View<T>,
+    a: &impl Operand<T>,
+    b: &impl Operand<T>,
     f: impl Fn(T, T) -> O + Sync,
 ) -> Result<()> {
-    let (shape, vs) = broadcast_all(&[a, b])?;
+    if let Some(o) = flat_out(r)
+        && let Some(pa) = flat_in(a, &o)
+        && let Some(pb) = flat_in(b, &o)
+    {
+        let nt = streams(o.n, size_of::<O>() + 2 * size_of::<T>());
+        let (po, pa, pb) = (o.ptr as usize, pa as usize, pb as usize);
+        parallel::for_range(o.n, o.n, |s, e| {
+            // SAFETY: as in pointwise1.
+            unsafe {
+                let (a, b) = ((pa as *const T).add(s), (pb as *const T).add(s));
+                kernels::map2_run(e - s, (po as *mut O).add(s), 1, a, 1, b, 1, nt, &f);
+            }
+            if nt {
+                kernels::store_fence();
+            }
+        });
+        return Ok(());
+    }
+    let (a, b) = (a.snapshot(), b.snapshot());
+    let (shape, vs) = broadcast_all(&[&a, &b])?;
     into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map2(o, &vs[0], &vs[1], f))
 }
 
 /// `r = f(a, b, c)` elementwise with broadcasting.
 pub fn pointwise3<O: Scalar, T: Scalar>(
     r: &Tensor<O>,
-    a: &View<T>,
-    b: &View<T>,
-    c: &View<T>,
+    a: &impl Operand<T>,
+    b: &impl Operand<T>,
+    c: &impl Operand<T>,
     f: impl Fn(T, T, T) -> O + Sync,
 ) -> Result<()> {
-    let (shape, vs) = broadcast_all(&[a, b, c])?;
+    let (a, b, c) = (a.snapshot(), b.snapshot(), c.snapshot());
+    let (shape, vs) = broadcast_all(&[&a, &b, &c])?;
     into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map3(o, &vs[0], &vs[1], &vs[2], f))
 }

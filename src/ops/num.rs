@@ -252,7 +252,7 @@ real_impl!(f32, lgammaf_r; f64, lgamma_r);
 
 /// A floating-point element type: computes in `Self::R` (f32 for Half/BFloat16).
 pub trait Float: Num {
-    type R: Real + Num;
+    type R: Real + Num + super::vmath::VMath;
     fn to_r(self) -> Self::R;
     fn from_r(r: Self::R) -> Self;
 }
