@@ -165,16 +165,18 @@ fn total<T: Elem>(a: T, b: T) -> Ordering {
     }
 }
 
-/// max with the first NaN winning.
+/// max with NaN propagating (written as two selects, so folds of it vectorize).
 #[inline(always)]
 fn nan_max<T: Elem>(a: T, b: T) -> T {
-    if a.nan() || (!b.nan() && !a.less(b)) { a } else { b }
+    let m = if a.less(b) { b } else { a };
+    if b.nan() { b } else { m }
 }
 
-/// min with the first NaN winning.
+/// min with NaN propagating.
 #[inline(always)]
 fn nan_min<T: Elem>(a: T, b: T) -> T {
-    if a.nan() || (!b.nan() && !b.less(a)) { a } else { b }
+    let m = if b.less(a) { b } else { a };
+    if b.nan() { b } else { m }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,23 +300,29 @@ impl<T: Elem> Reducer<T, 1> for ArgBest<T> {
     fn identity(&self) -> (T, i64) {
         (T::default(), -1)
     }
+    /// Two vectorized passes over the run: its extreme value (NaN if any), then the position
+    /// of the first element equal to it (the first NaN).
     unsafe fn fold_run(&self, acc: (T, i64), p: [*const T; 1], s: [isize; 1], len: usize, first: usize) -> (T, i64) {
-        let (mut v, mut at) = acc;
-        if at >= 0 && v.nan() {
+        if len == 0 || (acc.1 >= 0 && acc.0.nan()) {
             return acc;
         }
-        for i in 0..len {
-            // SAFETY: forwarded contract: i < len.
-            let x = unsafe { p[0].offset(i as isize * s[0]).read() };
-            if at < 0 || self.better(x, v) {
-                v = x;
-                at = (first + i) as i64;
-                if x.nan() {
-                    break;
-                }
+        let (p, s) = (p[0], s[0]);
+        // SAFETY: forwarded contract.
+        let ext = unsafe {
+            if self.max {
+                rk::fold(len, p, s, T::lowest(), &nan_max::<T>, &nan_max::<T>)
+            } else {
+                rk::fold(len, p, s, T::highest(), &nan_min::<T>, &nan_min::<T>)
             }
+        };
+        // SAFETY: as above.
+        let pos = unsafe {
+            if ext.nan() { rk::find(len, p, s, &|x: T| x.nan()) } else { rk::find(len, p, s, &|x: T| x.same(ext)) }
         }
-        (v, at)
+        .unwrap_or(0);
+        // SAFETY: pos < len.
+        let v = unsafe { p.offset(pos as isize * s).read() };
+        self.combine(acc, (v, (first + pos) as i64))
     }
     unsafe fn fold_cols(&self, acc: &mut [(T, i64)], p: [*const T; 1], s: [isize; 1], ridx: usize) {
         for (j, a) in acc.iter_mut().enumerate() {
@@ -597,6 +605,24 @@ fn threads() -> usize {
     crate::ffi::general::num_threads().max(1)
 }
 
+/// Runs `f(start, end)` over `[0, n)`: in one call when `work` (elements touched) is below
+/// `parallel::GRAIN`, else in several chunks per thread on the library's pool, so a worker
+/// that gets descheduled on a busy machine has its chunks taken by the others. (Which thread
+/// runs a chunk never changes a result: see the module docs.)
+fn par_for(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
+    use rayon::prelude::*;
+    if n == 0 {
+        return;
+    }
+    let pool = if work >= parallel::GRAIN && n > 1 { parallel::pool() } else { None };
+    let Some(pool) = pool else {
+        f(0, n);
+        return;
+    };
+    let chunks = (pool.current_num_threads() * 4).min(n);
+    pool.install(|| (0..chunks).into_par_iter().for_each(|c| f(n * c / chunks, n * (c + 1) / chunks)));
+}
+
 /// Runs `r` over the geometry: one accumulator per output, in output (row-major) order.
 ///
 /// # Safety
@@ -663,7 +689,7 @@ unsafe fn run_runs<T: Scalar, R: Reducer<T, N>, const N: usize>(
     let block = |p0, b: usize| fold_range(p0, b * BLOCK, (b * BLOCK + BLOCK).min(k));
     let work = m.saturating_mul(k);
     if m >= 4 * threads() || nblocks == 1 || work < parallel::GRAIN {
-        parallel::for_range(m, work, |a, b| {
+        par_for(m, work, |a, b| {
             let mut o = Odometer::new(&g.kept, a);
             for mi in a..b {
                 let p0: [usize; N] =
@@ -688,7 +714,7 @@ unsafe fn run_runs<T: Scalar, R: Reducer<T, N>, const N: usize>(
         let p0: [usize; N] = std::array::from_fn(|q| addr[q].wrapping_add_signed(o.off[q] * size_of::<T>() as isize));
         let mut parts = vec![r.identity(); nblocks];
         let ps = Sink(parts.as_mut_ptr());
-        parallel::for_range(nblocks, k, |a, b| {
+        par_for(nblocks, k, |a, b| {
             for bi in a..b {
                 // SAFETY: bi < nblocks, and this worker alone owns blocks a..b.
                 unsafe { ps.put(bi, block(p0, bi)) };
@@ -773,7 +799,7 @@ unsafe fn run_columns<T: Scalar, R: Reducer<T, N>, const N: usize>(
     };
     let work = m.saturating_mul(k);
     if items >= 2 * threads() || nblocks == 1 || work < parallel::GRAIN {
-        parallel::for_range(items, work, |a, b| {
+        par_for(items, work, |a, b| {
             for it in a..b {
                 let (p0, ob, wl) = item(it);
                 let acc = if nblocks == 1 {
@@ -790,7 +816,7 @@ unsafe fn run_columns<T: Scalar, R: Reducer<T, N>, const N: usize>(
         let (p0, ob, wl) = item(it);
         let mut parts: Vec<Vec<R::Acc>> = vec![Vec::new(); nblocks];
         let ps = Sink(parts.as_mut_ptr());
-        parallel::for_range(nblocks, k * wl, |a, b| {
+        par_for(nblocks, k * wl, |a, b| {
             for bi in a..b {
                 // SAFETY: bi < nblocks, and this worker alone owns blocks a..b.
                 unsafe { ps.put(bi, block(p0, wl, bi)) };
@@ -1190,7 +1216,7 @@ fn per_slice<T: Elem, X: Copy + Default + Send>(
     let addr = p.wrapping_add(t.offset) as usize;
     let step = g.red[0].st[0];
     let sink = Sink(out.as_mut_ptr());
-    parallel::for_range(m, m.saturating_mul(k), |a, b| {
+    par_for(m, m.saturating_mul(k), |a, b| {
         let mut buf = Vec::with_capacity(k);
         let mut o = Odometer::new(&g.kept, a);
         for mi in a..b {
@@ -1303,7 +1329,7 @@ fn scan<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, prod: bool) -> Result<(
     let m = n / k;
     let sink = Sink(out.as_mut_ptr());
     let id = if prod { T::one().to_acc() } else { T::zero().to_acc() };
-    parallel::for_range(m, n, |a, b| {
+    par_for(m, n, |a, b| {
         let mut o = Odometer::new(&lines, a);
         for mi in a..b {
             let q = (addr as *const T).wrapping_offset(o.off[0]);
