@@ -46,8 +46,11 @@ use std::marker::PhantomData;
 const BLOCK: usize = 4096;
 /// Reduced indices per block in the column-wise loop.
 const ROW_BLOCK: usize = 128;
-/// Bytes of accumulators for one column tile (a third of L1).
-const TILE_BYTES: usize = 16 * 1024;
+/// Bytes of accumulators for one column tile (about a quarter of L2: long contiguous row
+/// segments stream well, and the accumulators stay in cache).
+const TILE_BYTES: usize = 128 * 1024;
+/// Lines scanned together by the tiled cumsum/cumprod.
+const SCAN_TILE: usize = 512;
 
 // ---------------------------------------------------------------------------------------------
 // Element traits
@@ -750,7 +753,7 @@ unsafe fn run_columns<T: Scalar, R: Reducer<T, N>, const N: usize>(
         g.kept.iter().zip(&ostr).enumerate().filter(|(d, _)| *d != c).map(|(_, (dim, os))| (*dim, *os)).collect();
     let oc = ostr[c];
     let j = tile.size;
-    let w = (TILE_BYTES / size_of::<R::Acc>().max(1)).clamp(16, 4096).min(j);
+    let w = (TILE_BYTES / size_of::<R::Acc>().max(1)).clamp(16, 1 << 16).min(j);
     let ntiles = j.div_ceil(w);
     let items = (m / j) * ntiles;
     // Base pointers, first output index and width of work item `it`.
@@ -1326,9 +1329,41 @@ fn scan<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, prod: bool) -> Result<(
     let p = t.host_ptr()?.ok_or_else(|| Error::internal("scan: a view with elements has no storage"))?;
     let addr = p.wrapping_add(t.offset) as usize;
     let step = t.strides[d] as isize;
-    let m = n / k;
     let sink = Sink(out.as_mut_ptr());
     let id = if prod { T::one().to_acc() } else { T::zero().to_acc() };
+    let op = |a: T::Acc, x: T| if prod { T::acc_mul(a, x.to_acc()) } else { T::acc_add(a, x.to_acc()) };
+    // When the lines' innermost dim is closer in memory than the scan dim (e.g. dim 0 of a
+    // row-major matrix), scan a tile of adjacent lines together, walking memory in order.
+    let tiled = lines.last().is_some_and(|l| l.size >= 8 && l.st[0].unsigned_abs() < step.unsigned_abs());
+    if tiled {
+        let tile = lines.pop().unwrap_or(Dim { size: 1, st: [0, 0] });
+        let w = tile.size.min(SCAN_TILE);
+        let ntiles = tile.size.div_ceil(w);
+        let items = (n / k / tile.size) * ntiles;
+        par_for(items, n, |a, b| {
+            let mut acc = vec![id; w];
+            for it in a..b {
+                let (mo, t0) = (it / ntiles, it % ntiles);
+                let o = Odometer::new(&lines, mo);
+                let j0 = t0 * w;
+                let wl = w.min(tile.size - j0);
+                acc[..wl].fill(id);
+                for i in 0..k {
+                    let q = (addr as *const T).wrapping_offset(o.off[0] + i as isize * step + j0 as isize * tile.st[0]);
+                    let ob = o.off[1] as usize + i * inner + j0 * tile.st[1] as usize;
+                    for (j, a) in acc[..wl].iter_mut().enumerate() {
+                        // SAFETY: element (i, j0 + j) of this tile lies inside the view (host_ptr).
+                        *a = op(*a, unsafe { q.offset(j as isize * tile.st[0]).read() });
+                        // SAFETY: each output position belongs to exactly one tile, owned by
+                        // this worker.
+                        unsafe { sink.put(ob + j * tile.st[1] as usize, T::from_acc(*a)) };
+                    }
+                }
+            }
+        });
+        return store(r, &shape, &out);
+    }
+    let m = n / k;
     par_for(m, n, |a, b| {
         let mut o = Odometer::new(&lines, a);
         for mi in a..b {
@@ -1336,8 +1371,7 @@ fn scan<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, prod: bool) -> Result<(
             let mut acc = id;
             for i in 0..k {
                 // SAFETY: element i of this line lies inside the view (host_ptr).
-                let x = unsafe { q.offset(i as isize * step).read() }.to_acc();
-                acc = if prod { T::acc_mul(acc, x) } else { T::acc_add(acc, x) };
+                acc = op(acc, unsafe { q.offset(i as isize * step).read() });
                 // SAFETY: each output position belongs to exactly one line, owned by this worker.
                 unsafe { sink.put(o.off[1] as usize + i * inner, T::from_acc(acc)) };
             }
@@ -1703,6 +1737,31 @@ mod tests {
         assert!(results.windows(2).all(|w| w[0] == w[1]));
         let exact: f64 = vals.iter().map(|&x| x as f64).sum();
         assert!((results[0].0 - exact).abs() < 1e-6 * exact.abs().max(1.0));
+    }
+
+    #[test]
+    fn large_shapes_take_the_blocked_and_tiled_paths() {
+        // sizes beyond BLOCK, ROW_BLOCK, SCAN_TILE and the small-run lanes, through views
+        let m = arange(&[300, 700], |i| ((i * 31 % 17) as i64) - 8);
+        for v in [m.clone(), m.transpose(0, 1).unwrap(), m.narrow(1, 3, 650).unwrap()] {
+            for d in 0..2 {
+                let sl = slices(&v, d);
+                let r = out::<i64>();
+                sum(&r, &v, d as i32, false).unwrap();
+                assert_eq!(r.view().to_vec().unwrap(), sl.iter().map(|s| s.iter().sum()).collect::<Vec<i64>>());
+                let idx = out::<i64>();
+                min(&r, &idx, &v, d as i32, false).unwrap();
+                let want: Vec<i64> =
+                    sl.iter().map(|s| s.iter().position(|x| x == s.iter().min().unwrap()).unwrap() as i64).collect();
+                assert_eq!(idx.view().to_vec().unwrap(), want);
+                cumsum(&r, &v, d as i32).unwrap();
+                for (s, got) in sl.iter().zip(slices(&r.view(), d)) {
+                    let want: Vec<i64> = s.iter().scan(0, |acc, x| Some(*acc + x).inspect(|&y| *acc = y)).collect();
+                    assert_eq!(got, want);
+                }
+            }
+            assert_eq!(sumall(&v).unwrap(), v.to_vec().unwrap().iter().sum::<i64>());
+        }
     }
 
     #[test]

@@ -13,6 +13,8 @@ use super::kernels::{Isa, isa};
 
 /// Independent accumulators in a `fold` (a power of two).
 pub const LANES: usize = 32;
+/// Accumulators for runs shorter than `2 * LANES`.
+pub const SMALL_LANES: usize = 8;
 
 /// Defines `pub unsafe fn $name` dispatching to AVX-512 / AVX2 / plain copies of `$body`.
 macro_rules! multiversion {
@@ -57,8 +59,8 @@ macro_rules! multiversion {
 /// Deliberately not inlined: seeing this tree, LLVM's SLP vectorizer keeps the lanes of the
 /// main loop in 128-bit registers; out of line, the loop gets full-width vectors.
 #[inline(never)]
-fn combine_lanes<A: Copy, C: Fn(A, A) -> A>(mut acc: [A; LANES], c: &C) -> A {
-    let mut w = LANES;
+fn combine_lanes<A: Copy, C: Fn(A, A) -> A, const L: usize>(mut acc: [A; L], c: &C) -> A {
+    let mut w = L;
     while w > 1 {
         w /= 2;
         for k in 0..w {
@@ -80,9 +82,23 @@ unsafe fn fold_body<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
     // SAFETY: caller contract (for the whole body): p is valid for n elements at stride s.
     unsafe {
         if n < 2 * LANES {
+            // short runs: SMALL_LANES lanes (short rows are common in per-dim reductions)
             let mut r = id;
-            for i in 0..n as isize {
-                r = f(r, p.offset(i * s).read());
+            let mut i = 0usize;
+            if n >= 2 * SMALL_LANES {
+                let mut acc = [id; SMALL_LANES];
+                while i + SMALL_LANES <= n {
+                    let q = p.offset(i as isize * s);
+                    for (k, a) in acc.iter_mut().enumerate() {
+                        *a = f(*a, q.offset(k as isize * s).read());
+                    }
+                    i += SMALL_LANES;
+                }
+                r = combine_lanes(acc, c);
+            }
+            while i < n {
+                r = f(r, p.offset(i as isize * s).read());
+                i += 1;
             }
             return r;
         }
