@@ -46,9 +46,10 @@ use std::marker::PhantomData;
 const BLOCK: usize = 4096;
 /// Reduced indices per block in the column-wise loop.
 const ROW_BLOCK: usize = 128;
-/// Bytes of accumulators for one column tile (about a quarter of L2: long contiguous row
-/// segments stream well, and the accumulators stay in cache).
-const TILE_BYTES: usize = 128 * 1024;
+/// Bytes of accumulators for one column tile (about L1).
+const TILE_BYTES: usize = 32 * 1024;
+/// Bytes of input a strided column tile may span (half of a typical L2).
+const L2_BYTES: usize = 256 * 1024;
 /// Lines scanned together by the tiled cumsum/cumprod.
 const SCAN_TILE: usize = 512;
 
@@ -641,7 +642,7 @@ unsafe fn run<T: Scalar, R: Reducer<T, N>, const N: usize>(g: &Geometry<N>, base
     let tile = g.kept.iter().enumerate().min_by_key(|(_, d)| d.st[0].unsigned_abs());
     let columns = tile.is_some_and(|(_, d)| {
         let (sc, si) = (d.st[0].unsigned_abs(), inner.st[0].unsigned_abs());
-        (sc < si && inner.size > 1) || (inner.size < 16 && d.size >= 64)
+        (sc < si && inner.size > 1) || (inner.size < 64 && d.size >= 64)
     });
     let sink = Sink(out.as_mut_ptr());
     match tile {
@@ -671,6 +672,12 @@ unsafe fn run_runs<T: Scalar, R: Reducer<T, N>, const N: usize>(
     let comb = |a, b| r.combine(a, b);
     // Folds reduced elements [lo, hi) of the output whose first element is at p0.
     let fold_range = |p0: [usize; N], lo: usize, hi: usize| {
+        if outer.is_empty() {
+            // one run (the common case): no odometer
+            let p = ptrs::<T, N>(p0, scaled(inner.st, lo));
+            // SAFETY: the run lies inside the reduced space of this output (caller contract).
+            return unsafe { r.fold_run(r.identity(), p, inner.st, hi - lo, lo) };
+        }
         let mut acc = r.identity();
         let mut o = Odometer::new(outer, lo / inner.size);
         let mut i = lo % inner.size;
@@ -753,7 +760,10 @@ unsafe fn run_columns<T: Scalar, R: Reducer<T, N>, const N: usize>(
         g.kept.iter().zip(&ostr).enumerate().filter(|(d, _)| *d != c).map(|(_, (dim, os))| (*dim, *os)).collect();
     let oc = ostr[c];
     let j = tile.size;
-    let w = (TILE_BYTES / size_of::<R::Acc>().max(1)).clamp(16, 1 << 16).min(j);
+    // Accumulators within TILE_BYTES; for a strided tile also the input span of one row within
+    // L2_BYTES, as the same cache lines are read again for the next reduced indices.
+    let span = tile.st[0].unsigned_abs().max(1) * size_of::<T>();
+    let w = (TILE_BYTES / size_of::<R::Acc>().max(1)).min(L2_BYTES / span).clamp(16, 1 << 16).min(j);
     let ntiles = j.div_ceil(w);
     let items = (m / j) * ntiles;
     // Base pointers, first output index and width of work item `it`.

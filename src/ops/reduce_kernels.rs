@@ -94,7 +94,15 @@ unsafe fn fold_body<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
                     }
                     i += SMALL_LANES;
                 }
-                r = combine_lanes(acc, c);
+                // (inlined: for short runs the call would cost more than the tree)
+                let mut w = SMALL_LANES;
+                while w > 1 {
+                    w /= 2;
+                    for k in 0..w {
+                        acc[k] = c(acc[k], acc[k + w]);
+                    }
+                }
+                r = acc[0];
             }
             while i < n {
                 r = f(r, p.offset(i as isize * s).read());
