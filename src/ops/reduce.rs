@@ -46,8 +46,12 @@ use std::marker::PhantomData;
 const BLOCK: usize = 4096;
 /// Reduced indices per block in the column-wise loop.
 const ROW_BLOCK: usize = 128;
-/// Bytes of accumulators for one column tile (a third of L1).
-const TILE_BYTES: usize = 16 * 1024;
+/// Bytes of accumulators for one column tile (about L1).
+const TILE_BYTES: usize = 32 * 1024;
+/// Bytes of input a strided column tile may span (half of a typical L2).
+const L2_BYTES: usize = 256 * 1024;
+/// Lines scanned together by the tiled cumsum/cumprod.
+const SCAN_TILE: usize = 512;
 
 // ---------------------------------------------------------------------------------------------
 // Element traits
@@ -165,16 +169,18 @@ fn total<T: Elem>(a: T, b: T) -> Ordering {
     }
 }
 
-/// max with the first NaN winning.
+/// max with NaN propagating (written as two selects, so folds of it vectorize).
 #[inline(always)]
 fn nan_max<T: Elem>(a: T, b: T) -> T {
-    if a.nan() || (!b.nan() && !a.less(b)) { a } else { b }
+    let m = if a.less(b) { b } else { a };
+    if b.nan() { b } else { m }
 }
 
-/// min with the first NaN winning.
+/// min with NaN propagating.
 #[inline(always)]
 fn nan_min<T: Elem>(a: T, b: T) -> T {
-    if a.nan() || (!b.nan() && !b.less(a)) { a } else { b }
+    let m = if b.less(a) { b } else { a };
+    if b.nan() { b } else { m }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,23 +304,29 @@ impl<T: Elem> Reducer<T, 1> for ArgBest<T> {
     fn identity(&self) -> (T, i64) {
         (T::default(), -1)
     }
+    /// Two vectorized passes over the run: its extreme value (NaN if any), then the position
+    /// of the first element equal to it (the first NaN).
     unsafe fn fold_run(&self, acc: (T, i64), p: [*const T; 1], s: [isize; 1], len: usize, first: usize) -> (T, i64) {
-        let (mut v, mut at) = acc;
-        if at >= 0 && v.nan() {
+        if len == 0 || (acc.1 >= 0 && acc.0.nan()) {
             return acc;
         }
-        for i in 0..len {
-            // SAFETY: forwarded contract: i < len.
-            let x = unsafe { p[0].offset(i as isize * s[0]).read() };
-            if at < 0 || self.better(x, v) {
-                v = x;
-                at = (first + i) as i64;
-                if x.nan() {
-                    break;
-                }
+        let (p, s) = (p[0], s[0]);
+        // SAFETY: forwarded contract.
+        let ext = unsafe {
+            if self.max {
+                rk::fold(len, p, s, T::lowest(), &nan_max::<T>, &nan_max::<T>)
+            } else {
+                rk::fold(len, p, s, T::highest(), &nan_min::<T>, &nan_min::<T>)
             }
+        };
+        // SAFETY: as above.
+        let pos = unsafe {
+            if ext.nan() { rk::find(len, p, s, &|x: T| x.nan()) } else { rk::find(len, p, s, &|x: T| x.same(ext)) }
         }
-        (v, at)
+        .unwrap_or(0);
+        // SAFETY: pos < len.
+        let v = unsafe { p.offset(pos as isize * s).read() };
+        self.combine(acc, (v, (first + pos) as i64))
     }
     unsafe fn fold_cols(&self, acc: &mut [(T, i64)], p: [*const T; 1], s: [isize; 1], ridx: usize) {
         for (j, a) in acc.iter_mut().enumerate() {
@@ -597,6 +609,24 @@ fn threads() -> usize {
     crate::ffi::general::num_threads().max(1)
 }
 
+/// Runs `f(start, end)` over `[0, n)`: in one call when `work` (elements touched) is below
+/// `parallel::GRAIN`, else in several chunks per thread on the library's pool, so a worker
+/// that gets descheduled on a busy machine has its chunks taken by the others. (Which thread
+/// runs a chunk never changes a result: see the module docs.)
+fn par_for(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
+    use rayon::prelude::*;
+    if n == 0 {
+        return;
+    }
+    let pool = if work >= parallel::GRAIN && n > 1 { parallel::pool() } else { None };
+    let Some(pool) = pool else {
+        f(0, n);
+        return;
+    };
+    let chunks = (pool.current_num_threads() * 4).min(n);
+    pool.install(|| (0..chunks).into_par_iter().for_each(|c| f(n * c / chunks, n * (c + 1) / chunks)));
+}
+
 /// Runs `r` over the geometry: one accumulator per output, in output (row-major) order.
 ///
 /// # Safety
@@ -612,7 +642,7 @@ unsafe fn run<T: Scalar, R: Reducer<T, N>, const N: usize>(g: &Geometry<N>, base
     let tile = g.kept.iter().enumerate().min_by_key(|(_, d)| d.st[0].unsigned_abs());
     let columns = tile.is_some_and(|(_, d)| {
         let (sc, si) = (d.st[0].unsigned_abs(), inner.st[0].unsigned_abs());
-        (sc < si && inner.size > 1) || (inner.size < 16 && d.size >= 64)
+        (sc < si && inner.size > 1) || (inner.size < 64 && d.size >= 64)
     });
     let sink = Sink(out.as_mut_ptr());
     match tile {
@@ -642,6 +672,12 @@ unsafe fn run_runs<T: Scalar, R: Reducer<T, N>, const N: usize>(
     let comb = |a, b| r.combine(a, b);
     // Folds reduced elements [lo, hi) of the output whose first element is at p0.
     let fold_range = |p0: [usize; N], lo: usize, hi: usize| {
+        if outer.is_empty() {
+            // one run (the common case): no odometer
+            let p = ptrs::<T, N>(p0, scaled(inner.st, lo));
+            // SAFETY: the run lies inside the reduced space of this output (caller contract).
+            return unsafe { r.fold_run(r.identity(), p, inner.st, hi - lo, lo) };
+        }
         let mut acc = r.identity();
         let mut o = Odometer::new(outer, lo / inner.size);
         let mut i = lo % inner.size;
@@ -663,7 +699,7 @@ unsafe fn run_runs<T: Scalar, R: Reducer<T, N>, const N: usize>(
     let block = |p0, b: usize| fold_range(p0, b * BLOCK, (b * BLOCK + BLOCK).min(k));
     let work = m.saturating_mul(k);
     if m >= 4 * threads() || nblocks == 1 || work < parallel::GRAIN {
-        parallel::for_range(m, work, |a, b| {
+        par_for(m, work, |a, b| {
             let mut o = Odometer::new(&g.kept, a);
             for mi in a..b {
                 let p0: [usize; N] =
@@ -688,7 +724,7 @@ unsafe fn run_runs<T: Scalar, R: Reducer<T, N>, const N: usize>(
         let p0: [usize; N] = std::array::from_fn(|q| addr[q].wrapping_add_signed(o.off[q] * size_of::<T>() as isize));
         let mut parts = vec![r.identity(); nblocks];
         let ps = Sink(parts.as_mut_ptr());
-        parallel::for_range(nblocks, k, |a, b| {
+        par_for(nblocks, k, |a, b| {
             for bi in a..b {
                 // SAFETY: bi < nblocks, and this worker alone owns blocks a..b.
                 unsafe { ps.put(bi, block(p0, bi)) };
@@ -724,7 +760,10 @@ unsafe fn run_columns<T: Scalar, R: Reducer<T, N>, const N: usize>(
         g.kept.iter().zip(&ostr).enumerate().filter(|(d, _)| *d != c).map(|(_, (dim, os))| (*dim, *os)).collect();
     let oc = ostr[c];
     let j = tile.size;
-    let w = (TILE_BYTES / size_of::<R::Acc>().max(1)).clamp(16, 4096).min(j);
+    // Accumulators within TILE_BYTES; for a strided tile also the input span of one row within
+    // L2_BYTES, as the same cache lines are read again for the next reduced indices.
+    let span = tile.st[0].unsigned_abs().max(1) * size_of::<T>();
+    let w = (TILE_BYTES / size_of::<R::Acc>().max(1)).min(L2_BYTES / span).clamp(16, 1 << 16).min(j);
     let ntiles = j.div_ceil(w);
     let items = (m / j) * ntiles;
     // Base pointers, first output index and width of work item `it`.
@@ -773,7 +812,7 @@ unsafe fn run_columns<T: Scalar, R: Reducer<T, N>, const N: usize>(
     };
     let work = m.saturating_mul(k);
     if items >= 2 * threads() || nblocks == 1 || work < parallel::GRAIN {
-        parallel::for_range(items, work, |a, b| {
+        par_for(items, work, |a, b| {
             for it in a..b {
                 let (p0, ob, wl) = item(it);
                 let acc = if nblocks == 1 {
@@ -790,7 +829,7 @@ unsafe fn run_columns<T: Scalar, R: Reducer<T, N>, const N: usize>(
         let (p0, ob, wl) = item(it);
         let mut parts: Vec<Vec<R::Acc>> = vec![Vec::new(); nblocks];
         let ps = Sink(parts.as_mut_ptr());
-        parallel::for_range(nblocks, k * wl, |a, b| {
+        par_for(nblocks, k * wl, |a, b| {
             for bi in a..b {
                 // SAFETY: bi < nblocks, and this worker alone owns blocks a..b.
                 unsafe { ps.put(bi, block(p0, wl, bi)) };
@@ -1190,7 +1229,7 @@ fn per_slice<T: Elem, X: Copy + Default + Send>(
     let addr = p.wrapping_add(t.offset) as usize;
     let step = g.red[0].st[0];
     let sink = Sink(out.as_mut_ptr());
-    parallel::for_range(m, m.saturating_mul(k), |a, b| {
+    par_for(m, m.saturating_mul(k), |a, b| {
         let mut buf = Vec::with_capacity(k);
         let mut o = Odometer::new(&g.kept, a);
         for mi in a..b {
@@ -1300,18 +1339,49 @@ fn scan<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, prod: bool) -> Result<(
     let p = t.host_ptr()?.ok_or_else(|| Error::internal("scan: a view with elements has no storage"))?;
     let addr = p.wrapping_add(t.offset) as usize;
     let step = t.strides[d] as isize;
-    let m = n / k;
     let sink = Sink(out.as_mut_ptr());
     let id = if prod { T::one().to_acc() } else { T::zero().to_acc() };
-    parallel::for_range(m, n, |a, b| {
+    let op = |a: T::Acc, x: T| if prod { T::acc_mul(a, x.to_acc()) } else { T::acc_add(a, x.to_acc()) };
+    // When the lines' innermost dim is closer in memory than the scan dim (e.g. dim 0 of a
+    // row-major matrix), scan a tile of adjacent lines together, walking memory in order.
+    let tiled = lines.last().is_some_and(|l| l.size >= 8 && l.st[0].unsigned_abs() < step.unsigned_abs());
+    if tiled {
+        let tile = lines.pop().unwrap_or(Dim { size: 1, st: [0, 0] });
+        let w = tile.size.min(SCAN_TILE);
+        let ntiles = tile.size.div_ceil(w);
+        let items = (n / k / tile.size) * ntiles;
+        par_for(items, n, |a, b| {
+            let mut acc = vec![id; w];
+            for it in a..b {
+                let (mo, t0) = (it / ntiles, it % ntiles);
+                let o = Odometer::new(&lines, mo);
+                let j0 = t0 * w;
+                let wl = w.min(tile.size - j0);
+                acc[..wl].fill(id);
+                for i in 0..k {
+                    let q = (addr as *const T).wrapping_offset(o.off[0] + i as isize * step + j0 as isize * tile.st[0]);
+                    let ob = o.off[1] as usize + i * inner + j0 * tile.st[1] as usize;
+                    for (j, a) in acc[..wl].iter_mut().enumerate() {
+                        // SAFETY: element (i, j0 + j) of this tile lies inside the view (host_ptr).
+                        *a = op(*a, unsafe { q.offset(j as isize * tile.st[0]).read() });
+                        // SAFETY: each output position belongs to exactly one tile, owned by
+                        // this worker.
+                        unsafe { sink.put(ob + j * tile.st[1] as usize, T::from_acc(*a)) };
+                    }
+                }
+            }
+        });
+        return store(r, &shape, &out);
+    }
+    let m = n / k;
+    par_for(m, n, |a, b| {
         let mut o = Odometer::new(&lines, a);
         for mi in a..b {
             let q = (addr as *const T).wrapping_offset(o.off[0]);
             let mut acc = id;
             for i in 0..k {
                 // SAFETY: element i of this line lies inside the view (host_ptr).
-                let x = unsafe { q.offset(i as isize * step).read() }.to_acc();
-                acc = if prod { T::acc_mul(acc, x) } else { T::acc_add(acc, x) };
+                acc = op(acc, unsafe { q.offset(i as isize * step).read() });
                 // SAFETY: each output position belongs to exactly one line, owned by this worker.
                 unsafe { sink.put(o.off[1] as usize + i * inner, T::from_acc(acc)) };
             }
@@ -1677,6 +1747,31 @@ mod tests {
         assert!(results.windows(2).all(|w| w[0] == w[1]));
         let exact: f64 = vals.iter().map(|&x| x as f64).sum();
         assert!((results[0].0 - exact).abs() < 1e-6 * exact.abs().max(1.0));
+    }
+
+    #[test]
+    fn large_shapes_take_the_blocked_and_tiled_paths() {
+        // sizes beyond BLOCK, ROW_BLOCK, SCAN_TILE and the small-run lanes, through views
+        let m = arange(&[300, 700], |i| ((i * 31 % 17) as i64) - 8);
+        for v in [m.clone(), m.transpose(0, 1).unwrap(), m.narrow(1, 3, 650).unwrap()] {
+            for d in 0..2 {
+                let sl = slices(&v, d);
+                let r = out::<i64>();
+                sum(&r, &v, d as i32, false).unwrap();
+                assert_eq!(r.view().to_vec().unwrap(), sl.iter().map(|s| s.iter().sum()).collect::<Vec<i64>>());
+                let idx = out::<i64>();
+                min(&r, &idx, &v, d as i32, false).unwrap();
+                let want: Vec<i64> =
+                    sl.iter().map(|s| s.iter().position(|x| x == s.iter().min().unwrap()).unwrap() as i64).collect();
+                assert_eq!(idx.view().to_vec().unwrap(), want);
+                cumsum(&r, &v, d as i32).unwrap();
+                for (s, got) in sl.iter().zip(slices(&r.view(), d)) {
+                    let want: Vec<i64> = s.iter().scan(0, |acc, x| Some(*acc + x).inspect(|&y| *acc = y)).collect();
+                    assert_eq!(got, want);
+                }
+            }
+            assert_eq!(sumall(&v).unwrap(), v.to_vec().unwrap().iter().sum::<i64>());
+        }
     }
 
     #[test]

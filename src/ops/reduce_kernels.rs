@@ -13,6 +13,8 @@ use super::kernels::{Isa, isa};
 
 /// Independent accumulators in a `fold` (a power of two).
 pub const LANES: usize = 32;
+/// Accumulators for runs shorter than `2 * LANES`.
+pub const SMALL_LANES: usize = 8;
 
 /// Defines `pub unsafe fn $name` dispatching to AVX-512 / AVX2 / plain copies of `$body`.
 macro_rules! multiversion {
@@ -53,9 +55,12 @@ macro_rules! multiversion {
 }
 
 /// Combines the lanes pairwise (lane k with lane k + w/2, halving w) into lane 0.
-#[inline(always)]
-fn combine_lanes<A: Copy, C: Fn(A, A) -> A>(mut acc: [A; LANES], c: &C) -> A {
-    let mut w = LANES;
+///
+/// Deliberately not inlined: seeing this tree, LLVM's SLP vectorizer keeps the lanes of the
+/// main loop in 128-bit registers; out of line, the loop gets full-width vectors.
+#[inline(never)]
+fn combine_lanes<A: Copy, C: Fn(A, A) -> A, const L: usize>(mut acc: [A; L], c: &C) -> A {
+    let mut w = L;
     while w > 1 {
         w /= 2;
         for k in 0..w {
@@ -77,30 +82,56 @@ unsafe fn fold_body<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
     // SAFETY: caller contract (for the whole body): p is valid for n elements at stride s.
     unsafe {
         if n < 2 * LANES {
+            // short runs: SMALL_LANES lanes (short rows are common in per-dim reductions)
             let mut r = id;
-            for i in 0..n as isize {
-                r = f(r, p.offset(i * s).read());
+            let mut i = 0usize;
+            if n >= 2 * SMALL_LANES {
+                let mut acc = [id; SMALL_LANES];
+                while i + SMALL_LANES <= n {
+                    let q = p.offset(i as isize * s);
+                    for (k, a) in acc.iter_mut().enumerate() {
+                        *a = f(*a, q.offset(k as isize * s).read());
+                    }
+                    i += SMALL_LANES;
+                }
+                // (inlined: for short runs the call would cost more than the tree)
+                let mut w = SMALL_LANES;
+                while w > 1 {
+                    w /= 2;
+                    for k in 0..w {
+                        acc[k] = c(acc[k], acc[k + w]);
+                    }
+                }
+                r = acc[0];
+            }
+            while i < n {
+                r = f(r, p.offset(i as isize * s).read());
+                i += 1;
             }
             return r;
         }
         let mut acc = [id; LANES];
-        let mut i = 0usize;
         if s == 1 {
-            while i + LANES <= n {
-                let q = p.add(i);
-                for (k, a) in acc.iter_mut().enumerate() {
-                    *a = f(*a, q.add(k).read());
+            let xs = std::slice::from_raw_parts(p, n);
+            let mut chunks = xs.chunks_exact(LANES);
+            for ch in &mut chunks {
+                for (a, &x) in acc.iter_mut().zip(ch) {
+                    *a = f(*a, x);
                 }
-                i += LANES;
             }
-        } else {
-            while i + LANES <= n {
-                let q = p.offset(i as isize * s);
-                for (k, a) in acc.iter_mut().enumerate() {
-                    *a = f(*a, q.offset(k as isize * s).read());
-                }
-                i += LANES;
+            let mut r = combine_lanes(acc, c);
+            for &x in chunks.remainder() {
+                r = f(r, x);
             }
+            return r;
+        }
+        let mut i = 0usize;
+        while i + LANES <= n {
+            let q = p.offset(i as isize * s);
+            for (k, a) in acc.iter_mut().enumerate() {
+                *a = f(*a, q.offset(k as isize * s).read());
+            }
+            i += LANES;
         }
         let mut r = combine_lanes(acc, c);
         while i < n {
@@ -123,7 +154,8 @@ unsafe fn fold2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(
     f: &F,
     c: &C,
 ) -> A {
-    // SAFETY: caller contract (for the whole body): p and q are valid for n elements at their strides.
+    // SAFETY: caller contract (for the whole body): p and q are valid for n elements at their
+    // strides.
     unsafe {
         if n < 2 * LANES {
             let mut r = id;
@@ -133,23 +165,27 @@ unsafe fn fold2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(
             return r;
         }
         let mut acc = [id; LANES];
-        let mut i = 0usize;
         if sp == 1 && sq == 1 {
-            while i + LANES <= n {
-                let (a0, b0) = (p.add(i), q.add(i));
-                for (k, a) in acc.iter_mut().enumerate() {
-                    *a = f(*a, a0.add(k).read(), b0.add(k).read());
+            let (xs, ys) = (std::slice::from_raw_parts(p, n), std::slice::from_raw_parts(q, n));
+            let (mut cx, mut cy) = (xs.chunks_exact(LANES), ys.chunks_exact(LANES));
+            for (a8, b8) in (&mut cx).zip(&mut cy) {
+                for ((a, &x), &y) in acc.iter_mut().zip(a8).zip(b8) {
+                    *a = f(*a, x, y);
                 }
-                i += LANES;
             }
-        } else {
-            while i + LANES <= n {
-                let (a0, b0) = (p.offset(i as isize * sp), q.offset(i as isize * sq));
-                for (k, a) in acc.iter_mut().enumerate() {
-                    *a = f(*a, a0.offset(k as isize * sp).read(), b0.offset(k as isize * sq).read());
-                }
-                i += LANES;
+            let mut r = combine_lanes(acc, c);
+            for (&x, &y) in cx.remainder().iter().zip(cy.remainder()) {
+                r = f(r, x, y);
             }
+            return r;
+        }
+        let mut i = 0usize;
+        while i + LANES <= n {
+            let (a0, b0) = (p.offset(i as isize * sp), q.offset(i as isize * sq));
+            for (k, a) in acc.iter_mut().enumerate() {
+                *a = f(*a, a0.offset(k as isize * sp).read(), b0.offset(k as isize * sq).read());
+            }
+            i += LANES;
         }
         let mut r = combine_lanes(acc, c);
         while i < n {
@@ -157,6 +193,28 @@ unsafe fn fold2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(
             i += 1;
         }
         r
+    }
+}
+
+#[inline(always)]
+unsafe fn find_body<T: Copy, P: Fn(T) -> bool>(n: usize, p: *const T, s: isize, pred: &P) -> Option<usize> {
+    // SAFETY: caller contract (for the whole body): p is valid for n elements at stride s.
+    unsafe {
+        if s == 1 {
+            let xs = std::slice::from_raw_parts(p, n);
+            for (ci, ch) in xs.chunks(LANES).enumerate() {
+                // a branch-free test of the whole chunk first (vectorized), then the position
+                let mut any = false;
+                for &x in ch {
+                    any |= pred(x);
+                }
+                if any {
+                    return ch.iter().position(|&x| pred(x)).map(|i| ci * LANES + i);
+                }
+            }
+            return None;
+        }
+        (0..n).find(|&i| pred(p.offset(i as isize * s).read()))
     }
 }
 
@@ -209,6 +267,10 @@ multiversion! {
     fn fold2<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(n: usize, p: *const T, sp: isize, q: *const T, sq: isize, id: A, f: &F, c: &C) -> A => fold2_body
 }
 multiversion! {
+    /// The position of the first of `n` elements at `p` (stride `s`) that satisfies `pred`.
+    fn find<T: Copy, P: Fn(T) -> bool>(n: usize, p: *const T, s: isize, pred: &P) -> Option<usize> => find_body
+}
+multiversion! {
     /// `acc[j] = f(acc[j], p[j * s])` for every `j < acc.len()`.
     fn cols<T: Copy, A: Copy, F: Fn(A, T) -> A>(acc: &mut [A], p: *const T, s: isize, f: &F) => cols_body
 }
@@ -239,6 +301,14 @@ mod tests {
                 unsafe { fold2(n, v.as_ptr(), 1, v.as_ptr(), 2, 0i64, &|a, x, y| a + (x * y) as i64, &|a, b| a + b) };
             let want: i64 = (0..n).map(|i| (v[i] * v[2 * i]) as i64).sum();
             assert_eq!(d, want);
+        }
+        let v: Vec<i32> = (0..300).map(|i| i % 97).collect();
+        for s in [1isize, 2] {
+            // SAFETY: 150 elements at stride <= 2 lie inside v.
+            let got = unsafe { find(150, v.as_ptr(), s, &|x| x == 96) };
+            assert_eq!(got, (0..150).find(|&i| v[i * s as usize] == 96));
+            // SAFETY: as above.
+            assert_eq!(unsafe { find(150, v.as_ptr(), s, &|x| x < 0) }, None);
         }
         let v = [1u8, 2, 3, 4, 5, 6];
         let mut acc = [10i64; 3];

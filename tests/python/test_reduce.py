@@ -287,6 +287,35 @@ def test_renorm(lib, rng, real):
         assert_close(real, r.numpy(), x * factor, tol=TOL[real] * 2)
 
 
+@pytest.mark.parametrize("real", ["Float", "Int", "Half"])
+def test_large_shapes(lib, rng, real):
+    """Shapes big enough for the blocked, tiled and parallel paths (a few cases)."""
+    for _ in range(3):
+        nd = int(rng.integers(1, 4))
+        sizes = [int(rng.integers(1, 600)) for _ in range(nd)]
+        while np.prod(sizes) < 70_000:
+            sizes[int(rng.integers(nd))] *= 3
+        a = random_view(rng, random_values(rng, real, tuple(sizes), low=-9, high=9))
+        d = int(rng.integers(a.ndim))
+        t = th(lib, a, real)
+        r, ix = lib.new(real), lib.new("Long")
+        lib.call(f"TH{real}Tensor_sum", None, r, t, *flags(d, False))
+        want = np.sum(acc_ref(real, a), axis=d, keepdims=True).reshape(red_shape(a.shape, d, False))
+        assert_close(real, r.numpy(), round_to(real, want) if real in FLOATS else want.astype(DTYPES[real][0]))
+        lib.call(f"TH{real}Tensor_max", None, r, ix, t, *flags(d, True))
+        assert_close(real, r.numpy(), np.max(a, axis=d, keepdims=True))
+        np.testing.assert_array_equal(ix.numpy(), np.argmax(a, axis=d, keepdims=True))
+        lib.call(f"TH{real}Tensor_cumsum", None, r, t, C.c_int(d))
+        acc = np.float32 if real == "Half" else (np.float64 if real in FLOATS else np.int64)
+        assert_close(real, r.numpy(), round_to(real, np.cumsum(np.asarray(a).astype(acc), axis=d)))
+        got = lib.call(f"TH{real}Tensor_sumall", acc_ct(real), t)
+        ref = acc_ref(real, a)
+        if real in FLOATS:
+            assert got == pytest.approx(ref.sum(), rel=1e-5, abs=1e-5 * np.abs(ref).sum())
+        else:
+            assert got == ref.sum()
+
+
 def ref_hist(x, nbins, lo, hi, ct):
     """TH's binning formula computed in the dtype's compute type `ct`."""
     x = np.asarray(x, dtype=ct).reshape(-1)
