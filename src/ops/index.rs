@@ -23,7 +23,7 @@
 //!   elements in sorted order.
 
 use super::num::{Float, Num};
-use super::{map0, map2, resize_out};
+use super::{map0, map1, map2, resize_out};
 use crate::apply::Plan;
 use crate::dtype::{Bool, Prim, Scalar};
 use crate::error::{Error, Result};
@@ -82,7 +82,7 @@ fn self_overlapping<T: Scalar>(v: &View<T>) -> bool {
 /// A contiguous copy of `v` (used to detach an input that shares memory with an output).
 fn dense<T: Scalar>(v: &View<T>) -> Result<View<T>> {
     let c = View::contiguous(&v.sizes)?;
-    copy(&c, v)?;
+    assign(&c, v)?;
     Ok(c)
 }
 
@@ -152,7 +152,13 @@ fn set_result<T: Scalar>(r: &Tensor<T>, data: &[T], shape: &[i64]) -> Result<()>
     if data.is_empty() {
         return Ok(());
     }
-    copy(&out, &View::from_slice(data, shape)?)
+    assign(&out, &View::from_slice(data, shape)?)
+}
+
+/// `dst <- src` for same-shaped views through the apply engine (vectorized, parallel); through
+/// `copy` (which handles shared memory) otherwise.
+fn assign<T: Scalar>(dst: &View<T>, src: &View<T>) -> Result<()> {
+    if dst.sizes == src.sizes && !may_overlap(dst, src) { map1(dst, src, |x: T| x) } else { copy(dst, src) }
 }
 
 /// Copies `n` elements (memmove when both runs are dense).
@@ -406,9 +412,21 @@ fn broadcast_pair<T: Scalar, M: Scalar>(src: &View<T>, mask: &View<M>) -> Result
 /// `r` = the elements of `src` where `mask` is set, as a 1-D tensor (row-major order).
 pub fn masked_select<T: Scalar, M: MaskElem>(r: &Tensor<T>, src: &View<T>, mask: &View<M>) -> Result<()> {
     let (s, m) = broadcast_pair(src, mask)?;
-    check_mask(&m, 3)?;
-    let out: Vec<T> =
-        s.to_vec()?.into_iter().zip(m.to_vec()?).filter_map(|(x, b)| if b.on() { Some(x) } else { None }).collect();
+    let count = check_mask(&m, 3)?;
+    let mut out: Vec<T> = Vec::with_capacity(count);
+    match (s.host_ptr()?, m.host_ptr()?) {
+        (Some(sp), Some(mp)) if s.is_contiguous() && m.is_contiguous() => {
+            for i in 0..s.numel() {
+                // SAFETY: both views are contiguous runs of numel elements from their offsets,
+                // inside their storages (host_ptr checked).
+                let (x, b) = unsafe { (sp.add(s.offset + i).read(), mp.add(m.offset + i).read()) };
+                if b.on() {
+                    out.push(x);
+                }
+            }
+        }
+        _ => out.extend(s.to_vec()?.into_iter().zip(m.to_vec()?).filter(|(_, b)| b.on()).map(|(x, _)| x)),
+    }
     set_result(r, &out, &[out.len() as i64])
 }
 
@@ -451,7 +469,7 @@ pub fn index_select<T: Scalar>(r: &Tensor<T>, src: &View<T>, dim: i32, index: &V
     if may_overlap(&out, src) || may_overlap(&out, index) {
         let tmp = View::contiguous(&shape)?;
         gather_run(&tmp, src, d, &idx)?;
-        return copy(&out, &tmp);
+        return assign(&out, &tmp);
     }
     gather_run(&out, src, d, &idx)
 }
@@ -522,7 +540,7 @@ pub fn gather<T: Scalar>(r: &Tensor<T>, src: &View<T>, dim: i32, index: &View<i6
     if may_overlap(&out, src) || may_overlap(&out, index) {
         let tmp = View::contiguous(&index.sizes)?;
         gather_run(&tmp, src, d, index)?;
-        return copy(&out, &tmp);
+        return assign(&out, &tmp);
     }
     gather_run(&out, src, d, index)
 }
@@ -643,14 +661,14 @@ pub fn diag<T: Scalar>(r: &Tensor<T>, t: &View<T>, k: i32) -> Result<()> {
             let t = if may_overlap(&out, t) { dense(t)? } else { t.clone() };
             map0(&out, T::default)?;
             match diagonal(&out, k) {
-                Some(dv) => copy(&dv, &t),
+                Some(dv) => assign(&dv, &t),
                 None => Err(Error::internal("diag: empty diagonal of a non-empty matrix")),
             }
         }
         2 => match diagonal(t, k) {
             Some(dv) => {
                 let out = resize_out(r, &dv.sizes)?;
-                copy(&out, &dv)
+                assign(&out, &dv)
             }
             None => {
                 resize_out(r, &[])?;
@@ -767,7 +785,7 @@ fn fill_sequence<T: Scalar>(r: &Tensor<T>, n: u64, f: impl Fn(u64) -> T) -> Resu
         return Ok(());
     }
     let data: Vec<T> = (0..n).map(f).collect();
-    copy(&out, &View::from_slice(&data, &[len])?)
+    assign(&out, &View::from_slice(&data, &[len])?)
 }
 
 /// TH's `range` (`inclusive`: `[xmin, xmax]`) and `arange` (`[xmin, xmax)`): `xmin + i*step`
@@ -981,7 +999,7 @@ pub fn triangle<T: Scalar>(r: &Tensor<T>, t: &View<T>, k: i64, upper: bool) -> R
         return Err(Error::size(format!("expected a matrix, got a tensor of size {}", size_desc(&t.sizes))).at_arg(2));
     }
     let out = resize_out(r, &t.sizes)?;
-    copy(&out, t)?;
+    assign(&out, t)?;
     let (rows, cols) = (out.sizes[0], out.sizes[1]);
     let Some(p) = out.host_ptr()? else { return Ok(()) };
     let zero = T::default();
@@ -1053,11 +1071,15 @@ pub fn cat<T: Scalar>(r: &Tensor<T>, inputs: &[View<T>], dim: i32) -> Result<()>
     let mut off = 0i64;
     for (_, v) in &live {
         let len = size_at(v, cd);
-        copy(&target.narrow(cd as i32, off, len)?, v)?;
+        // The input with its missing trailing dims added (size 1), shaped like its slot.
+        let mut src = (*v).clone();
+        src.sizes.resize(nd, 1);
+        src.strides.resize(nd, 1);
+        assign(&target.narrow(cd as i32, off, len)?, &src)?;
         off += len;
     }
     if through_tmp {
-        copy(&out, &target)?;
+        assign(&out, &target)?;
     }
     Ok(())
 }
@@ -1118,7 +1140,7 @@ pub fn cross<T: Num>(r: &Tensor<T>, a: &View<T>, b: &View<T>, dim: i32) -> Resul
         })
     };
     if through_tmp {
-        copy(&out, &target)?;
+        assign(&out, &target)?;
     }
     Ok(())
 }
