@@ -2,7 +2,7 @@
 // destructor = free, errors as exceptions, a THFile round trip and a .npy file.
 //
 //   cargo build --release
-//   c++ -std=c++17 -Iinclude ffi_examples/cpp_basic.cpp -Ltarget/release -lth \
+//   c++ -std=c++17 -Iinclude ffi_examples/cpp_basic.cpp -Ltarget/release -lth
 //       -Wl,-rpath,$PWD/target/release -o cpp_basic && ./cpp_basic
 #include <TH/th.hpp>
 

@@ -108,7 +108,10 @@ fn read_token(b: &mut dyn Backend, float: bool) -> Vec<u8> {
             let prev = tok.last().copied();
             let ok = x.is_ascii_digit()
                 || (float && x == b'.' && !seen_e)
-                || (float && (x == b'e' || x == b'E') && !seen_e && prev.is_some_and(|p| p.is_ascii_digit() || p == b'.'))
+                || (float
+                    && (x == b'e' || x == b'E')
+                    && !seen_e
+                    && prev.is_some_and(|p| p.is_ascii_digit() || p == b'.'))
                 || (float && (x == b'+' || x == b'-') && matches!(prev, Some(b'e' | b'E')));
             if !ok {
                 break;
@@ -241,7 +244,8 @@ impl FileState {
             } else {
                 // SAFETY: every element type is plain old data (integers, floats, u16 bit
                 // patterns, a byte for Bool) for which any byte pattern is a valid value.
-                let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, n * size) };
+                let bytes =
+                    unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, std::mem::size_of_val(out)) };
                 let got = self.backend.read(bytes) / size;
                 if size > 1 && self.swap_bytes() {
                     bytes[..got * size].chunks_exact_mut(size).for_each(|c| c.reverse());
@@ -252,7 +256,9 @@ impl FileState {
             let got = match ascii_kind(T::DTYPE) {
                 Ascii::Raw => {
                     // SAFETY: as above (one-byte elements).
-                    let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, n * size) };
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, std::mem::size_of_val(out))
+                    };
                     self.backend.read(bytes) / size
                 }
                 Ascii::Int(lo, hi) => {
@@ -315,7 +321,8 @@ impl FileState {
                 b
             } else {
                 // SAFETY: plain old data elements (see `read`), read as bytes.
-                let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, n * size) };
+                let bytes =
+                    unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) };
                 let mut b = bytes.to_vec();
                 if swap {
                     b.chunks_exact_mut(size).for_each(|c| c.reverse());
@@ -330,7 +337,8 @@ impl FileState {
             match ascii_kind(T::DTYPE) {
                 Ascii::Raw => {
                     // SAFETY: one-byte plain elements.
-                    let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, n * size) };
+                    let bytes =
+                        unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) };
                     text.extend_from_slice(bytes);
                 }
                 kind => {

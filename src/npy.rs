@@ -56,7 +56,10 @@ fn parse_descr(s: &str) -> Result<(&str, bool)> {
 /// Whether a descr body (e.g. `"f4"`) is the file form of dtype `d`.
 fn descr_matches(d: DType, body: &str) -> bool {
     let want = &descr_of(d)[1..];
-    body == want || (d == DType::Bool && body == "?") || (d == DType::Char && body == "b") || (d == DType::Byte && body == "B")
+    body == want
+        || (d == DType::Bool && body == "?")
+        || (d == DType::Char && body == "b")
+        || (d == DType::Byte && body == "B")
 }
 
 /// A value of the header dict.
@@ -240,8 +243,14 @@ pub fn read_header(r: &mut impl Read, file_len: u64) -> Result<(Header, u64)> {
             ("descr", Lit::Str(s)) => descr = Some(s),
             ("fortran_order", Lit::Bool(b)) => fortran = Some(b),
             ("shape", Lit::Tuple(t)) => shape = Some(t),
-            ("descr", _) => return Err(Error::io("corrupt .npy header: 'descr' is not a string (structured arrays are not supported)")),
-            ("fortran_order" | "shape", _) => return Err(Error::io(format!("corrupt .npy header: bad value for '{k}'"))),
+            ("descr", _) => {
+                return Err(Error::io(
+                    "corrupt .npy header: 'descr' is not a string (structured arrays are not supported)",
+                ));
+            }
+            ("fortran_order" | "shape", _) => {
+                return Err(Error::io(format!("corrupt .npy header: bad value for '{k}'")));
+            }
             _ => return Err(Error::io(format!("corrupt .npy header: unknown key '{k}'"))),
         }
     }
@@ -310,7 +319,8 @@ pub fn load<T: Scalar>(path: &std::path::Path) -> Result<View<T>> {
     let f = std::fs::File::open(path).map_err(io)?;
     let file_len = f.metadata().map_err(io)?.len();
     let mut r = std::io::BufReader::new(f);
-    let (h, hdr_len) = read_header(&mut r, file_len).map_err(|e| Error { msg: format!("{}: {}", path.display(), e.msg), ..e })?;
+    let (h, hdr_len) =
+        read_header(&mut r, file_len).map_err(|e| Error { msg: format!("{}: {}", path.display(), e.msg), ..e })?;
     let (body, big) = parse_descr(&h.descr)?;
     if !descr_matches(T::DTYPE, body) {
         return Err(Error::dtype(format!(
@@ -324,9 +334,13 @@ pub fn load<T: Scalar>(path: &std::path::Path) -> Result<View<T>> {
     let size = std::mem::size_of::<T>();
     let mut n: u64 = 1;
     for &d in &h.shape {
-        n = n.checked_mul(d as u64).ok_or_else(|| Error::size(format!("{}: shape {:?} overflows", path.display(), h.shape)))?;
+        n = n
+            .checked_mul(d as u64)
+            .ok_or_else(|| Error::size(format!("{}: shape {:?} overflows", path.display(), h.shape)))?;
     }
-    let need = n.checked_mul(size as u64).ok_or_else(|| Error::size(format!("{}: shape {:?} overflows", path.display(), h.shape)))?;
+    let need = n
+        .checked_mul(size as u64)
+        .ok_or_else(|| Error::size(format!("{}: shape {:?} overflows", path.display(), h.shape)))?;
     let have = file_len - hdr_len;
     if need > have {
         return Err(Error::io(format!(

@@ -54,7 +54,7 @@ class Error : public std::runtime_error {
 /** Throws th::Error if the last library call on this thread failed (no-op without exceptions). */
 inline void check_last_error() {
 #if TH_HPP_EXCEPTIONS
-  THErrorCode code = THGetLastErrorCode();
+  THErrorCode code = static_cast<THErrorCode>(THGetLastErrorCode());
   if (code != TH_OK) {
     const char *msg = THGetLastError();
     std::string text = msg ? msg : "th: unknown error";
@@ -219,6 +219,7 @@ class Storage : public Ptr<S> {
 
  public:
   typedef typename tr::value_type value_type;
+  using Ptr<S>::get;
   Storage() noexcept {}
   Storage(Ptr<S> p) noexcept : Ptr<S>(std::move(p)) {}
   /** A new storage of n (uninitialised) elements. */
@@ -244,6 +245,7 @@ class Tensor : public Ptr<T> {
  public:
   typedef typename tr::value_type value_type;
   typedef Storage<typename tr::storage_type> storage_type;
+  using Ptr<T>::get;
 
   /** A new empty tensor (no dimensions). */
   Tensor() : Ptr<T>(Ptr<T>::adopt(tr::new_())) {}

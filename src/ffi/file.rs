@@ -223,8 +223,14 @@ th_fn! {
         if str_.is_null() && size > 0 {
             return Err(Error::null(2, "str"));
         }
-        // SAFETY: the caller passes `size` readable bytes.
-        unsafe { write_from(self_, str_ as *const u8, size) }
+        let bytes: &[u8] = if size == 0 {
+            &[]
+        } else {
+            // SAFETY: the caller passes `size` readable bytes.
+            unsafe { std::slice::from_raw_parts(str_ as *const u8, size) }
+        };
+        // SAFETY: a handle from the caller.
+        unsafe { with(self_, |s| s.write_string(bytes)) }
     }
 }
 
