@@ -390,7 +390,7 @@ mod tests {
         assert_eq!(len as usize, h.len());
         assert_eq!(hd, Header { descr: "<f4".into(), fortran_order: false, shape: vec![2, 3] });
         let one = make_header("|u1", &[5]);
-        assert!(std::str::from_utf8(&one).unwrap().contains("'shape': (5,)"));
+        assert!(std::str::from_utf8(&one[10..]).unwrap().contains("'shape': (5,)"));
     }
 
     #[test]
