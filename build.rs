@@ -16,5 +16,26 @@ fn main() {
         for sym in ["_THError", "_THArgCheck", "_THAssertionFailed"] {
             println!("cargo:rustc-cdylib-link-arg=-Wl,--undefined={sym}");
         }
+        soname(&out);
+    }
+}
+
+/// The shared library's soname is `libth.so.<major>` (`libth.so.0` while the version is 0.x), so
+/// installed copies can be versioned (scripts/install.sh). A program linked against
+/// target/<profile>/libth.so then asks for `libth.so.0` at run time: make it a symlink next to
+/// the library (in target/<profile> and its deps/, where `cargo test` links).
+fn soname(out_dir: &str) {
+    let major = std::env::var("CARGO_PKG_VERSION_MAJOR").unwrap_or_else(|_| "0".into());
+    let name = format!("libth.so.{major}");
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{name}");
+    // OUT_DIR is target/<profile>/build/th-<hash>/out
+    if let Some(profile_dir) = std::path::Path::new(out_dir).ancestors().nth(3) {
+        for dir in [profile_dir.to_path_buf(), profile_dir.join("deps")] {
+            let link = dir.join(&name);
+            if std::fs::symlink_metadata(&link).is_err() {
+                let _ = std::fs::create_dir_all(&dir);
+                let _ = std::os::unix::fs::symlink("libth.so", &link);
+            }
+        }
     }
 }

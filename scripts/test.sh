@@ -6,6 +6,8 @@
 #   3. the C tests and examples again under valgrind (no errors, no definite leaks)
 #   4. the numpy differential suite (tests/python) against target/debug/libth.so, then again
 #      (and the kernel unit tests) with TH_CPU_CAPABILITY=scalar and =avx2
+#   5. install into a temporary prefix and build against it with pkg-config and CMake
+#      (tests/install/run.sh; installs pkg-config and cmake if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +15,8 @@ need_apt=()
 command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 command -v c++ >/dev/null 2>&1 || need_apt+=(g++)
+command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -36,4 +40,5 @@ TH_CPU_CAPABILITY=scalar cargo test -q --lib ops::
 for cap in scalar avx2; do
   TH_CPU_CAPABILITY=$cap TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q tests/python
 done
+tests/install/run.sh
 echo "all tests passed"

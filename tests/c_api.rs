@@ -128,3 +128,38 @@ fn header_compiles_as_cpp() {
     assert!(st.success(), "the header does not compile as C++");
     assert!(Command::new(dir.join("header")).env("LD_LIBRARY_PATH", lib_dir()).status().unwrap().success());
 }
+
+/// `ffi_examples/*.cpp`: the C++ wrapper (`include/TH/th.hpp`) compiled as C++17 with
+/// `-Wall -Wextra -Werror` (and `-pedantic`), run like the C programs (also under valgrind).
+#[test]
+fn cpp_examples_run() {
+    let out_dir = lib_dir().join("cpp-bin");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let lib = lib_dir();
+    let mut srcs: Vec<PathBuf> = std::fs::read_dir(root().join("ffi_examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+        .collect();
+    srcs.sort();
+    assert!(!srcs.is_empty());
+    for src in srcs {
+        let exe = out_dir.join(src.file_stem().unwrap());
+        let st = Command::new(compiler(true))
+            .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
+            .arg("-I")
+            .arg(root().join("include"))
+            .arg(&src)
+            .arg("-o")
+            .arg(&exe)
+            .arg(format!("-L{}", lib.display()))
+            .arg(format!("-Wl,-rpath,{}", lib.display()))
+            .arg("-lth")
+            .status()
+            .expect("run the C++ compiler");
+        assert!(st.success(), "compiling {} failed", src.display());
+        let (ok, text) = run(&exe);
+        println!("{}: {}", src.display(), text.trim());
+        assert!(ok, "{} failed:\n{text}", src.display());
+    }
+}

@@ -173,6 +173,11 @@ typedef struct THDoubleStorage THDoubleStorage;
 typedef struct THDoubleTensor THDoubleTensor;
 
 /**
+ * Opaque handle to a file (disk file, pipe or memory file).
+ */
+typedef struct THFile THFile;
+
+/**
  *Opaque handle to a Float storage (a refcounted buffer).
  */
 typedef struct THFloatStorage THFloatStorage;
@@ -233,20 +238,6 @@ typedef struct THShortStorage THShortStorage;
 typedef struct THShortTensor THShortTensor;
 
 /**
- * TH's handler types (`THGeneral.h`).
- */
-typedef void (*THErrorHandlerFunction)(const char *msg, void *data);
-
-typedef void (*THArgErrorHandlerFunction)(int arg_number, const char *msg, void *data);
-
-/**
- * A short description returned by value (`desc`, `sizeDesc`), NUL-terminated.
- */
-typedef struct THDescBuff {
-  char str[TH_DESC_BUFF_LEN];
-} THDescBuff;
-
-/**
  * IEEE half as C sees it (`typedef struct THHalf { uint16_t x; } THHalf;`, as in torch7).
  */
 typedef struct THHalf {
@@ -265,6 +256,20 @@ typedef struct THBFloat16 {
  * or a file may hold any byte, so this is not Rust's `bool`). Writes always store 0 or 1.
  */
 typedef uint8_t THBool;
+
+/**
+ * TH's handler types (`THGeneral.h`).
+ */
+typedef void (*THErrorHandlerFunction)(const char *msg, void *data);
+
+typedef void (*THArgErrorHandlerFunction)(int arg_number, const char *msg, void *data);
+
+/**
+ * A short description returned by value (`desc`, `sizeDesc`), NUL-terminated.
+ */
+typedef struct THDescBuff {
+  char str[TH_DESC_BUFF_LEN];
+} THDescBuff;
 
 /**
  * TH's custom allocator (`THAllocator.h`). The first argument of every callback is the
@@ -358,6 +363,508 @@ void THRefcountedMapAllocator_incref(struct THMapAllocatorContext *ctx, void *da
  * One user fewer; returns 1 when none are left.
  */
 int THRefcountedMapAllocator_decref(struct THMapAllocatorContext *ctx, void *data);
+
+/**
+ *TH's `THFile_isOpened` (1 or 0).
+ */
+int THFile_isOpened(struct THFile *self_);
+
+/**
+ *TH's `THFile_isQuiet` (1 or 0).
+ */
+int THFile_isQuiet(struct THFile *self_);
+
+/**
+ *TH's `THFile_isReadable` (1 or 0).
+ */
+int THFile_isReadable(struct THFile *self_);
+
+/**
+ *TH's `THFile_isWritable` (1 or 0).
+ */
+int THFile_isWritable(struct THFile *self_);
+
+/**
+ *TH's `THFile_isBinary` (1 or 0).
+ */
+int THFile_isBinary(struct THFile *self_);
+
+/**
+ *TH's `THFile_isAutoSpacing` (1 or 0).
+ */
+int THFile_isAutoSpacing(struct THFile *self_);
+
+/**
+ *TH's `THFile_hasError` (1 or 0).
+ */
+int THFile_hasError(struct THFile *self_);
+
+/**
+ *Binary mode: raw element bytes.
+ */
+void THFile_binary(struct THFile *self_);
+
+/**
+ *ASCII mode (the default): elements as text.
+ */
+void THFile_ascii(struct THFile *self_);
+
+/**
+ *ASCII: a space between elements, a newline after each call (the default).
+ */
+void THFile_autoSpacing(struct THFile *self_);
+
+/**
+ *ASCII: no separators.
+ */
+void THFile_noAutoSpacing(struct THFile *self_);
+
+/**
+ *Quiet mode: a short transfer only sets `hasError`.
+ */
+void THFile_quiet(struct THFile *self_);
+
+/**
+ *Pedantic mode (the default): a short transfer is an error.
+ */
+void THFile_pedantic(struct THFile *self_);
+
+/**
+ *Clears `hasError`.
+ */
+void THFile_clearError(struct THFile *self_);
+
+/**
+ * Flushes buffered writes.
+ */
+void THFile_synchronize(struct THFile *self_);
+
+/**
+ * Moves to byte offset `position` from the start (past the end of a memory file: an error,
+ * or only `hasError` when quiet).
+ */
+void THFile_seek(struct THFile *self_, size_t position);
+
+/**
+ * Moves to the end of the file.
+ */
+void THFile_seekEnd(struct THFile *self_);
+
+/**
+ * The current byte offset.
+ */
+size_t THFile_position(struct THFile *self_);
+
+/**
+ * Closes the file (`isOpened` becomes 0); the handle stays valid until freed. A memory file
+ * releases its storage.
+ */
+void THFile_close(struct THFile *self_);
+
+/**
+ * Drops a reference; the last one closes the file if needed and frees it (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live file handle the caller owns a reference on.
+ */
+void THFile_free(struct THFile *self_);
+
+/**
+ * Adds a reference (an extension: torch7's files were not refcounted). NULL is ignored.
+ *
+ * # Safety
+ * `self_` must be NULL or a live file handle.
+ */
+void THFile_retain(struct THFile *self_);
+
+/**
+ * Reads a string: `format` `"*a"` (to the end), `"*l"` (one line, without its `'\n'`) or
+ * `"*n"` (one number token, an extension). Returns the length; `*str_` receives a `THAlloc`'d
+ * copy (NUL-terminated here, release with `THFree`), or NULL when nothing could be read.
+ */
+size_t THFile_readStringRaw(struct THFile *self_, const char *format, char **str_);
+
+/**
+ * Writes `size` bytes of `str_` as they are (in either mode); returns the count written.
+ */
+size_t THFile_writeStringRaw(struct THFile *self_, const char *str_, size_t size);
+
+/**
+ * Opens `name` in mode `"r"`, `"w"` (truncates) or `"rw"` (creates if needed); binary data
+ * in the CPU's byte order, ASCII mode with auto-spacing, pedantic unless `isQuiet`. When the
+ * file cannot be opened: NULL, with an error unless `isQuiet` (+1).
+ */
+struct THFile *THDiskFile_new(const char *name, const char *mode, int is_quiet);
+
+/**
+ * Runs the shell command `name` with `popen`, mode `"r"` (read its output) or `"w"` (write
+ * its input); closing waits for it (+1). Pipes cannot seek.
+ */
+struct THFile *THPipeFile_new(const char *name, const char *mode, int is_quiet);
+
+/**
+ * The name the disk file (or pipe command) was opened with (borrowed, valid while the handle
+ * lives).
+ */
+const char *THDiskFile_name(struct THFile *self_);
+
+/**
+ * 1 on a little-endian CPU.
+ */
+int THDiskFile_isLittleEndianCPU(void);
+
+/**
+ * 1 on a big-endian CPU.
+ */
+int THDiskFile_isBigEndianCPU(void);
+
+/**
+ * Binary data in the CPU's byte order (the default).
+ */
+void THDiskFile_nativeEndianEncoding(struct THFile *self_);
+
+/**
+ * Binary data little-endian (swapped on a big-endian CPU).
+ */
+void THDiskFile_littleEndianEncoding(struct THFile *self_);
+
+/**
+ * Binary data big-endian (swapped on a little-endian CPU).
+ */
+void THDiskFile_bigEndianEncoding(struct THFile *self_);
+
+/**
+ * Bytes per Long element in binary mode: 4 (values truncated to 32 bits on write,
+ * sign-extended on read), 8, or 0 (native, 8).
+ */
+void THDiskFile_longSize(struct THFile *self_, int size);
+
+/**
+ * Disables stdio buffering (call before the first transfer).
+ */
+void THDiskFile_noBuffer(struct THFile *self_);
+
+/**
+ * A memory file over `storage` (retained), which must end with a 0 byte; the content is
+ * everything before it. NULL `storage`: a new empty one. Mode `"r"`, `"w"` or `"rw"` (+1).
+ */
+struct THFile *THMemoryFile_newWithStorage(struct THCharStorage *storage, const char *mode);
+
+/**
+ * An empty memory file (+1).
+ */
+struct THFile *THMemoryFile_new(const char *mode);
+
+/**
+ * The memory file's storage, trimmed to its content plus the terminating 0 (borrowed: retain
+ * it to keep it past the file).
+ */
+struct THCharStorage *THMemoryFile_storage(struct THFile *self_);
+
+/**
+ * As `THDiskFile_longSize`, for memory files.
+ */
+void THMemoryFile_longSize(struct THFile *self_, int size);
+
+/**
+ *Reads one Byte element (0 when the read fails).
+ */
+uint8_t THFile_readByteScalar(struct THFile *self_);
+
+/**
+ *Writes one Byte element.
+ */
+void THFile_writeByteScalar(struct THFile *self_, uint8_t scalar);
+
+/**
+ *Reads `storage`'s size in Byte elements into it (no resize); returns the count read.
+ */
+size_t THFile_readByte(struct THFile *self_, struct THByteStorage *storage);
+
+/**
+ *Writes all of `storage`'s Byte elements; returns the count written.
+ */
+size_t THFile_writeByte(struct THFile *self_, struct THByteStorage *storage);
+
+/**
+ *Reads `n` Byte elements into `data`; returns the count read.
+ */
+size_t THFile_readByteRaw(struct THFile *self_, uint8_t *data, size_t n);
+
+/**
+ *Writes `n` Byte elements from `data`; returns the count written.
+ */
+size_t THFile_writeByteRaw(struct THFile *self_, uint8_t *data, size_t n);
+
+/**
+ *Reads one Char element (0 when the read fails).
+ */
+int8_t THFile_readCharScalar(struct THFile *self_);
+
+/**
+ *Writes one Char element.
+ */
+void THFile_writeCharScalar(struct THFile *self_, int8_t scalar);
+
+/**
+ *Reads `storage`'s size in Char elements into it (no resize); returns the count read.
+ */
+size_t THFile_readChar(struct THFile *self_, struct THCharStorage *storage);
+
+/**
+ *Writes all of `storage`'s Char elements; returns the count written.
+ */
+size_t THFile_writeChar(struct THFile *self_, struct THCharStorage *storage);
+
+/**
+ *Reads `n` Char elements into `data`; returns the count read.
+ */
+size_t THFile_readCharRaw(struct THFile *self_, int8_t *data, size_t n);
+
+/**
+ *Writes `n` Char elements from `data`; returns the count written.
+ */
+size_t THFile_writeCharRaw(struct THFile *self_, int8_t *data, size_t n);
+
+/**
+ *Reads one Short element (0 when the read fails).
+ */
+int16_t THFile_readShortScalar(struct THFile *self_);
+
+/**
+ *Writes one Short element.
+ */
+void THFile_writeShortScalar(struct THFile *self_, int16_t scalar);
+
+/**
+ *Reads `storage`'s size in Short elements into it (no resize); returns the count read.
+ */
+size_t THFile_readShort(struct THFile *self_, struct THShortStorage *storage);
+
+/**
+ *Writes all of `storage`'s Short elements; returns the count written.
+ */
+size_t THFile_writeShort(struct THFile *self_, struct THShortStorage *storage);
+
+/**
+ *Reads `n` Short elements into `data`; returns the count read.
+ */
+size_t THFile_readShortRaw(struct THFile *self_, int16_t *data, size_t n);
+
+/**
+ *Writes `n` Short elements from `data`; returns the count written.
+ */
+size_t THFile_writeShortRaw(struct THFile *self_, int16_t *data, size_t n);
+
+/**
+ *Reads one Int element (0 when the read fails).
+ */
+int32_t THFile_readIntScalar(struct THFile *self_);
+
+/**
+ *Writes one Int element.
+ */
+void THFile_writeIntScalar(struct THFile *self_, int32_t scalar);
+
+/**
+ *Reads `storage`'s size in Int elements into it (no resize); returns the count read.
+ */
+size_t THFile_readInt(struct THFile *self_, struct THIntStorage *storage);
+
+/**
+ *Writes all of `storage`'s Int elements; returns the count written.
+ */
+size_t THFile_writeInt(struct THFile *self_, struct THIntStorage *storage);
+
+/**
+ *Reads `n` Int elements into `data`; returns the count read.
+ */
+size_t THFile_readIntRaw(struct THFile *self_, int32_t *data, size_t n);
+
+/**
+ *Writes `n` Int elements from `data`; returns the count written.
+ */
+size_t THFile_writeIntRaw(struct THFile *self_, int32_t *data, size_t n);
+
+/**
+ *Reads one Long element (0 when the read fails).
+ */
+int64_t THFile_readLongScalar(struct THFile *self_);
+
+/**
+ *Writes one Long element.
+ */
+void THFile_writeLongScalar(struct THFile *self_, int64_t scalar);
+
+/**
+ *Reads `storage`'s size in Long elements into it (no resize); returns the count read.
+ */
+size_t THFile_readLong(struct THFile *self_, struct THLongStorage *storage);
+
+/**
+ *Writes all of `storage`'s Long elements; returns the count written.
+ */
+size_t THFile_writeLong(struct THFile *self_, struct THLongStorage *storage);
+
+/**
+ *Reads `n` Long elements into `data`; returns the count read.
+ */
+size_t THFile_readLongRaw(struct THFile *self_, int64_t *data, size_t n);
+
+/**
+ *Writes `n` Long elements from `data`; returns the count written.
+ */
+size_t THFile_writeLongRaw(struct THFile *self_, int64_t *data, size_t n);
+
+/**
+ *Reads one Float element (0 when the read fails).
+ */
+float THFile_readFloatScalar(struct THFile *self_);
+
+/**
+ *Writes one Float element.
+ */
+void THFile_writeFloatScalar(struct THFile *self_, float scalar);
+
+/**
+ *Reads `storage`'s size in Float elements into it (no resize); returns the count read.
+ */
+size_t THFile_readFloat(struct THFile *self_, struct THFloatStorage *storage);
+
+/**
+ *Writes all of `storage`'s Float elements; returns the count written.
+ */
+size_t THFile_writeFloat(struct THFile *self_, struct THFloatStorage *storage);
+
+/**
+ *Reads `n` Float elements into `data`; returns the count read.
+ */
+size_t THFile_readFloatRaw(struct THFile *self_, float *data, size_t n);
+
+/**
+ *Writes `n` Float elements from `data`; returns the count written.
+ */
+size_t THFile_writeFloatRaw(struct THFile *self_, float *data, size_t n);
+
+/**
+ *Reads one Double element (0 when the read fails).
+ */
+double THFile_readDoubleScalar(struct THFile *self_);
+
+/**
+ *Writes one Double element.
+ */
+void THFile_writeDoubleScalar(struct THFile *self_, double scalar);
+
+/**
+ *Reads `storage`'s size in Double elements into it (no resize); returns the count read.
+ */
+size_t THFile_readDouble(struct THFile *self_, struct THDoubleStorage *storage);
+
+/**
+ *Writes all of `storage`'s Double elements; returns the count written.
+ */
+size_t THFile_writeDouble(struct THFile *self_, struct THDoubleStorage *storage);
+
+/**
+ *Reads `n` Double elements into `data`; returns the count read.
+ */
+size_t THFile_readDoubleRaw(struct THFile *self_, double *data, size_t n);
+
+/**
+ *Writes `n` Double elements from `data`; returns the count written.
+ */
+size_t THFile_writeDoubleRaw(struct THFile *self_, double *data, size_t n);
+
+/**
+ *Reads one Half element (0 when the read fails).
+ */
+struct THHalf THFile_readHalfScalar(struct THFile *self_);
+
+/**
+ *Writes one Half element.
+ */
+void THFile_writeHalfScalar(struct THFile *self_, struct THHalf scalar);
+
+/**
+ *Reads `storage`'s size in Half elements into it (no resize); returns the count read.
+ */
+size_t THFile_readHalf(struct THFile *self_, struct THHalfStorage *storage);
+
+/**
+ *Writes all of `storage`'s Half elements; returns the count written.
+ */
+size_t THFile_writeHalf(struct THFile *self_, struct THHalfStorage *storage);
+
+/**
+ *Reads `n` Half elements into `data`; returns the count read.
+ */
+size_t THFile_readHalfRaw(struct THFile *self_, struct THHalf *data, size_t n);
+
+/**
+ *Writes `n` Half elements from `data`; returns the count written.
+ */
+size_t THFile_writeHalfRaw(struct THFile *self_, struct THHalf *data, size_t n);
+
+/**
+ *Reads one BFloat16 element (0 when the read fails).
+ */
+struct THBFloat16 THFile_readBFloat16Scalar(struct THFile *self_);
+
+/**
+ *Writes one BFloat16 element.
+ */
+void THFile_writeBFloat16Scalar(struct THFile *self_, struct THBFloat16 scalar);
+
+/**
+ *Reads `storage`'s size in BFloat16 elements into it (no resize); returns the count read.
+ */
+size_t THFile_readBFloat16(struct THFile *self_, struct THBFloat16Storage *storage);
+
+/**
+ *Writes all of `storage`'s BFloat16 elements; returns the count written.
+ */
+size_t THFile_writeBFloat16(struct THFile *self_, struct THBFloat16Storage *storage);
+
+/**
+ *Reads `n` BFloat16 elements into `data`; returns the count read.
+ */
+size_t THFile_readBFloat16Raw(struct THFile *self_, struct THBFloat16 *data, size_t n);
+
+/**
+ *Writes `n` BFloat16 elements from `data`; returns the count written.
+ */
+size_t THFile_writeBFloat16Raw(struct THFile *self_, struct THBFloat16 *data, size_t n);
+
+/**
+ *Reads one Bool element (0 when the read fails).
+ */
+THBool THFile_readBoolScalar(struct THFile *self_);
+
+/**
+ *Writes one Bool element.
+ */
+void THFile_writeBoolScalar(struct THFile *self_, THBool scalar);
+
+/**
+ *Reads `storage`'s size in Bool elements into it (no resize); returns the count read.
+ */
+size_t THFile_readBool(struct THFile *self_, struct THBoolStorage *storage);
+
+/**
+ *Writes all of `storage`'s Bool elements; returns the count written.
+ */
+size_t THFile_writeBool(struct THFile *self_, struct THBoolStorage *storage);
+
+/**
+ *Reads `n` Bool elements into `data`; returns the count read.
+ */
+size_t THFile_readBoolRaw(struct THFile *self_, THBool *data, size_t n);
+
+/**
+ *Writes `n` Bool elements from `data`; returns the count written.
+ */
+size_t THFile_writeBoolRaw(struct THFile *self_, THBool *data, size_t n);
 
 /**
  * Installs this thread's error handler (NULL restores the default: record only).
@@ -6809,6 +7316,116 @@ void THBoolTensor_eqTensorT(struct THBoolTensor *r_,
                             struct THBoolTensor *tb);
 
 /**
+ *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).
+ */
+void THByteTensor_saveNpy(const char *path,
+                          struct THByteTensor *tensor);
+
+/**
+ *Reads a NumPy `.npy` file holding Byte data into a new contiguous tensor (+1); any other dtype is an error.
+ */
+struct THByteTensor *THByteTensor_loadNpy(const char *path);
+
+/**
+ *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).
+ */
+void THCharTensor_saveNpy(const char *path,
+                          struct THCharTensor *tensor);
+
+/**
+ *Reads a NumPy `.npy` file holding Char data into a new contiguous tensor (+1); any other dtype is an error.
+ */
+struct THCharTensor *THCharTensor_loadNpy(const char *path);
+
+/**
+ *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).
+ */
+void THShortTensor_saveNpy(const char *path,
+                           struct THShortTensor *tensor);
+
+/**
+ *Reads a NumPy `.npy` file holding Short data into a new contiguous tensor (+1); any other dtype is an error.
+ */
+struct THShortTensor *THShortTensor_loadNpy(const char *path);
+
+/**
+ *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).
+ */
+void THIntTensor_saveNpy(const char *path,
+                         struct THIntTensor *tensor);
+
+/**
+ *Reads a NumPy `.npy` file holding Int data into a new contiguous tensor (+1); any other dtype is an error.
+ */
+struct THIntTensor *THIntTensor_loadNpy(const char *path);
+
+/**
+ *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).
+ */
+void THLongTensor_saveNpy(const char *path,
+                          struct THLongTensor *tensor);
+
+/**
+ *Reads a NumPy `.npy` file holding Long data into a new contiguous tensor (+1); any other dtype is an error.
+ */
+struct THLongTensor *THLongTensor_loadNpy(const char *path);
+
+/**
+ *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).
+ */
+void THFloatTensor_saveNpy(const char *path,
+                           struct THFloatTensor *tensor);
+
+/**
+ *Reads a NumPy `.npy` file holding Float data into a new contiguous tensor (+1); any other dtype is an error.
+ */
+struct THFloatTensor *THFloatTensor_loadNpy(const char *path);
+
+/**
+ *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).
+ */
+void THDoubleTensor_saveNpy(const char *path,
+                            struct THDoubleTensor *tensor);
+
+/**
+ *Reads a NumPy `.npy` file holding Double data into a new contiguous tensor (+1); any other dtype is an error.
+ */
+struct THDoubleTensor *THDoubleTensor_loadNpy(const char *path);
+
+/**
+ *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).
+ */
+void THHalfTensor_saveNpy(const char *path,
+                          struct THHalfTensor *tensor);
+
+/**
+ *Reads a NumPy `.npy` file holding Half data into a new contiguous tensor (+1); any other dtype is an error.
+ */
+struct THHalfTensor *THHalfTensor_loadNpy(const char *path);
+
+/**
+ *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).
+ */
+void THBFloat16Tensor_saveNpy(const char *path,
+                              struct THBFloat16Tensor *tensor);
+
+/**
+ *Reads a NumPy `.npy` file holding BFloat16 data into a new contiguous tensor (+1); any other dtype is an error.
+ */
+struct THBFloat16Tensor *THBFloat16Tensor_loadNpy(const char *path);
+
+/**
+ *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).
+ */
+void THBoolTensor_saveNpy(const char *path,
+                          struct THBoolTensor *tensor);
+
+/**
+ *Reads a NumPy `.npy` file holding Bool data into a new contiguous tensor (+1); any other dtype is an error.
+ */
+struct THBoolTensor *THBoolTensor_loadNpy(const char *path);
+
+/**
  * A new generator seeded from `/dev/urandom` (+1; release with `THGenerator_free`).
  */
 struct THGenerator *THGenerator_new(void);
@@ -7813,6 +8430,14 @@ void THBFloat16Tensor_rand(struct THBFloat16Tensor *r_,
 void THBFloat16Tensor_randn(struct THBFloat16Tensor *r_,
                             struct THGenerator *_generator,
                             struct THLongStorage *size);
+
+/**
+ * Adds a reference (NULL is ignored); an extension used by the C++ wrapper (`th.hpp`).
+ *
+ * # Safety
+ * `generator` must be NULL or a live generator.
+ */
+void THGenerator_retain(struct THGenerator *generator);
 
 /**
  * Number of elements (0 when empty).

@@ -9,9 +9,11 @@
 //! writes. Everything else (sizes, indices, dimensions, flags, overflow) is checked.
 
 pub mod allocator;
+pub mod file;
 pub mod general;
 pub mod index;
 pub mod math;
+pub mod npy;
 pub mod random;
 pub mod reduce;
 pub mod storage;

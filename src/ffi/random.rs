@@ -369,3 +369,13 @@ macro_rules! random_api {
     } };
 }
 crate::th_dtypes!(random_api);
+
+/// Adds a reference (NULL is ignored); an extension used by the C++ wrapper (`th.hpp`).
+///
+/// # Safety
+/// `generator` must be NULL or a live generator.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn THGenerator_retain(generator: *mut THGenerator) {
+    // SAFETY: caller contract.
+    unsafe { retain(generator) }
+}

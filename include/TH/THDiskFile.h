@@ -1,0 +1,6 @@
+/* THDiskFile.h: torch7's header name for the file API. Everything is declared in TH.h (generated);
+ * this header exists so code written for torch7 (#include <TH/THDiskFile.h>) builds unchanged. */
+#ifndef TH_THDISKFILE_H
+#define TH_THDISKFILE_H
+#include "TH.h"
+#endif

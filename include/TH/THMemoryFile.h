@@ -1,0 +1,6 @@
+/* THMemoryFile.h: torch7's header name for the file API. Everything is declared in TH.h (generated);
+ * this header exists so code written for torch7 (#include <TH/THMemoryFile.h>) builds unchanged. */
+#ifndef TH_THMEMORYFILE_H
+#define TH_THMEMORYFILE_H
+#include "TH.h"
+#endif

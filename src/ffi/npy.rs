@@ -1,0 +1,44 @@
+//! `.npy` save/load for tensors of every dtype (see `crate::npy` for the format rules):
+//! `TH{Real}Tensor_saveNpy(path, t)` and `TH{Real}Tensor_loadNpy(path)` (+1).
+
+use super::*;
+use crate::npy;
+use std::ffi::{CStr, c_char};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::ptr;
+
+/// A path argument.
+///
+/// # Safety
+/// `p` must be NULL or a NUL-terminated string.
+unsafe fn c_path<'a>(p: *const c_char, arg: u32) -> Result<&'a Path> {
+    if p.is_null() {
+        return Err(Error::null(arg, "path"));
+    }
+    // SAFETY: caller contract.
+    let s = unsafe { CStr::from_ptr(p) };
+    Ok(Path::new(std::ffi::OsStr::from_bytes(s.to_bytes())))
+}
+
+macro_rules! npy_api {
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => { pastey::paste! { $(
+        th_fn! {
+            #[doc = "Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order)."]
+            fn [<TH $R Tensor_saveNpy>](path: *const c_char, tensor: *mut [<TH $R Tensor>]) {
+                // SAFETY: a string and a handle from the caller.
+                let (p, t) = unsafe { (c_path(path, 1)?, obj(tensor, 2)?) };
+                t.with_view(|v| npy::save(p, v))
+            }
+        }
+        th_fn! {
+            #[doc = "Reads a NumPy `.npy` file holding " $R " data into a new contiguous tensor (+1); any other dtype is an error."]
+            fn [<TH $R Tensor_loadNpy>](path: *const c_char) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                // SAFETY: a string from the caller.
+                let p = unsafe { c_path(path, 1)? };
+                Ok(into_handle(Tensor::new(npy::load::<$T>(p)?)))
+            }
+        }
+    )* } };
+}
+crate::th_dtypes!(npy_api);
