@@ -5,6 +5,11 @@
 #   2. cargo test: Rust unit tests, header staleness + symbol set, C tests + examples + C++ header
 #   3. the C tests and examples again under valgrind (no errors, no definite leaks)
 #   4. the numpy differential suite (tests/python) against target/debug/libth.so
+#   5. the C tests and examples built with clang under ASan+UBSan+LSan (scripts/sanitize.sh)
+#   6. a short libFuzzer run of every fuzz target (scripts/fuzz.sh, TH_FUZZ_SECONDS each,
+#      default 60; TH_SKIP_FUZZ=1 skips it; skipped by itself if cargo fuzz cannot run)
+#   optional: TH_SANITIZE_RUST_TESTS=1 also runs the core's Rust unit tests under ASan and
+#      TSan (scripts/sanitize_rust.sh; two extra builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,4 +35,7 @@ cargo test
 TH_VALGRIND=1 cargo test --test c_api
 cargo build
 TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q tests/python
+./scripts/sanitize.sh
+./scripts/fuzz.sh
+if [ "${TH_SANITIZE_RUST_TESTS:-0}" = 1 ]; then ./scripts/sanitize_rust.sh; fi
 echo "all tests passed"

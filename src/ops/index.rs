@@ -407,8 +407,9 @@ fn broadcast_pair<T: Scalar, M: Scalar>(src: &View<T>, mask: &View<M>) -> Result
 pub fn masked_select<T: Scalar, M: MaskElem>(r: &Tensor<T>, src: &View<T>, mask: &View<M>) -> Result<()> {
     let (s, m) = broadcast_pair(src, mask)?;
     check_mask(&m, 3)?;
-    let out: Vec<T> =
-        s.to_vec()?.into_iter().zip(m.to_vec()?).filter_map(|(x, b)| if b.on() { Some(x) } else { None }).collect();
+    let (sv, mv) = (s.to_vec()?, m.to_vec()?);
+    let mut out: Vec<T> = crate::limits::try_vec(mv.iter().filter(|b| b.on()).count())?;
+    out.extend(sv.into_iter().zip(mv).filter_map(|(x, b)| if b.on() { Some(x) } else { None }));
     set_result(r, &out, &[out.len() as i64])
 }
 
@@ -420,6 +421,7 @@ pub fn nonzero<T: Scalar>(r: &Tensor<i64>, t: &View<T>) -> Result<()> {
     let mut at = vec![0i64; nd];
     scan(t, |_, v| {
         if v != zero {
+            subs.try_reserve(nd.max(1) * 64).map_err(|_| Error::alloc("nonzero: out of memory for the subscripts"))?;
             subs.extend_from_slice(&at);
         }
         for e in (0..nd).rev() {
@@ -766,7 +768,7 @@ fn fill_sequence<T: Scalar>(r: &Tensor<T>, n: u64, f: impl Fn(u64) -> T) -> Resu
     if n == 0 {
         return Ok(());
     }
-    let data: Vec<T> = (0..n).map(f).collect();
+    let data: Vec<T> = crate::limits::try_collect(n as usize, (0..n).map(f))?;
     copy(&out, &View::from_slice(&data, &[len])?)
 }
 
@@ -898,7 +900,10 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
     let t = if (may_overlap(&vo, t) && !same_view(&vo, t)) || may_overlap(&io, t) { dense(t)? } else { t.clone() };
     let (vd, id, td) = (vo.strides[d] as isize, io.strides[d] as isize, t.strides[d] as isize);
     // Slice starts (storage offsets), one per position of the shape without dim d.
-    let (so, si, st) = (slice_starts(&vo, d), slice_starts(&io, d), slice_starts(&t, d));
+    let (so, si, st) = (slice_starts(&vo, d)?, slice_starts(&io, d)?, slice_starts(&t, d)?);
+    // One slice's (value, position) pairs per worker: probe that much memory up front so that
+    // a slice longer than memory is an error here rather than an abort in a worker.
+    drop(crate::limits::try_vec::<(T, i64)>(len)?);
     let (Some(pv), Some(pi), Some(pt)) = (vo.host_ptr()?, io.host_ptr()?, t.host_ptr()?) else {
         return Err(Error::internal("sort: a non-empty tensor without data"));
     };
@@ -943,10 +948,10 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
 }
 
 /// Storage offsets of the slice starts of `v` along `d` (row-major over the other dims).
-fn slice_starts<T: Scalar>(v: &View<T>, d: usize) -> Vec<usize> {
+fn slice_starts<T: Scalar>(v: &View<T>, d: usize) -> Result<Vec<usize>> {
     let (sz, st) = (without(&v.sizes, d), without(&v.strides, d));
     let n = sz.iter().product::<i64>() as usize;
-    Offsets::new(v.offset, &sz, &st, n).collect()
+    crate::limits::try_collect(n, Offsets::new(v.offset, &sz, &st, n))
 }
 
 /// `rt` = `t` sorted along `dim` (stable; NaN last, first when descending), `ri` = the 0-based
