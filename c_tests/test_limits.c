@@ -4,8 +4,8 @@
  *
  * 1. Sizes past any machine: element counts and byte sizes that overflow int64_t / ptrdiff_t,
  *    or need terabytes; and stride-0 expansions with 2^40 logical elements (no memory at all)
- *    fed to operations that must materialise them (clone, contiguous, cumsum, sort, masked
- *    select, reshape, cat, copy into a fresh tensor). Every call fails with TH_ERR_SIZE or
+ *    fed to operations that must materialise them (clone, contiguous, cumsum, sort, reshape,
+ *    cat, resizeAs, pointwise into a fresh output). Every call fails with TH_ERR_SIZE or
  *    TH_ERR_ALLOC and leaves its output unchanged; the library still works afterwards.
  * 2. The same with the address space limited (setrlimit(RLIMIT_AS) to what the process uses
  *    plus 384 MiB): allocations that would succeed on the machine fail, both C-heap storages
@@ -141,10 +141,6 @@ static void case_expanded(void) {
   THFloatTensor *r = THFloatTensor_newWithSize1d(3);
   THFloatTensor_fill(r, 7.0f);
   THLongTensor *ri = THLongTensor_newWithSize1d(2);
-  THByteTensor *mask = THByteTensor_newWithSize2d(1, 1);
-  THByteTensor_fill(mask, 1);
-  THLongStorage *msz = THLongStorage_newWithSize2((int64_t)1 << 20, (int64_t)1 << 20);
-  THByteTensor *me = THByteTensor_newExpand(mask, msz);
   THLongStorage *flat = THLongStorage_newWithSize1((int64_t)1 << 40);
   THFloatTensor *n;
   EXPECT_ERROR(n = THFloatTensor_newClone(e));
@@ -153,25 +149,17 @@ static void case_expanded(void) {
   CHECK(n == NULL && THGetLastErrorCode() == TH_ERR_ALLOC);
   FAILS_KEEPING(r, SIZE_OR_ALLOC, THFloatTensor_cumsum(r, e, 1));
   FAILS_KEEPING(r, SIZE_OR_ALLOC, THFloatTensor_sort(r, ri, e, 1, 0));
-  FAILS_KEEPING(r, SIZE_OR_ALLOC, THFloatTensor_maskedSelect(r, e, me));
   FAILS_KEEPING(r, SIZE_OR_ALLOC, THFloatTensor_reshape(r, e, flat));
   FAILS_KEEPING(r, SIZE_OR_ALLOC, THFloatTensor_cat(r, e, e, 0));
   FAILS_KEEPING(r, SIZE_OR_ALLOC, THFloatTensor_resizeAs(r, e));
   FAILS_KEEPING(r, SIZE_OR_ALLOC, THFloatTensor_cadd(r, e, 1.0f, e));
   FAILS_KEEPING(r, SIZE_OR_ALLOC, THFloatTensor_exp(r, e));
-  {
-    THLongTensor *nz = THLongTensor_newWithSize1d(2);
-    EXPECT_ERROR(THFloatTensor_nonzero(nz, e));
-    CHECK(THLongTensor_nDimension(nz) == 1 && THLongTensor_size(nz, 0) == 2);
-    THLongTensor_free(nz);
-  }
+  /* (nonzero and maskedSelect are left out here: they scan all 2^40 elements before they know
+   * their result size, which takes hours; they run under RLIMIT_AS below.) */
   /* Nothing was touched: e still reads as ones, r as sevens. */
   CHECK(THFloatTensor_get2d(e, ((int64_t)1 << 20) - 1, 5) == 1.0f);
   CHECK(THFloatTensor_sumall(r) == 21.0);
   THLongStorage_free(flat);
-  THLongStorage_free(msz);
-  THByteTensor_free(me);
-  THByteTensor_free(mask);
   THLongTensor_free(ri);
   THFloatTensor_free(r);
   THFloatTensor_free(e);
@@ -254,6 +242,7 @@ static int run_case(const char *name, void (*fn)(void)) {
   fflush(stderr);
   pid_t pid = fork();
   if (pid == 0) {
+    th_test_checks = th_test_failures = 0; /* count this case only */
     th_test_install_handlers();
     fn();
     printf("  %s: %d checks, %d failed\n", name, th_test_checks, th_test_failures);

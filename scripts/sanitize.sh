@@ -2,7 +2,8 @@
 # The C tests and examples built with clang under AddressSanitizer + UndefinedBehaviorSanitizer
 # (LeakSanitizer included) against libth, each run and required to exit 0 with no report.
 #
-#   scripts/sanitize.sh            against target/debug/libth.so (run `cargo build` first)
+#   scripts/sanitize.sh            against target/debug/libth.so (run `cargo build` first;
+#                                  TH_LIBDIR=dir to use another build)
 #   TH_SANITIZE_RUST=1 scripts/sanitize.sh
 #                                  also instruments the Rust library itself with
 #                                  -Zsanitizer=address (stable rustc with RUSTC_BOOTSTRAP=1,
@@ -41,7 +42,7 @@ if [ "${TH_SANITIZE_RUST:-0}" = 1 ]; then
     cargo build --quiet --lib --target "$host" --target-dir target/asan
   libdir="$PWD/target/asan/$host/debug"
 else
-  libdir="$PWD/target/debug"
+  libdir="${TH_LIBDIR:-$PWD/target/debug}"
 fi
 [ -f "$libdir/libth.so" ] || { echo "sanitizers: $libdir/libth.so missing (run cargo build)"; exit 1; }
 

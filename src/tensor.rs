@@ -535,7 +535,10 @@ impl<T: Scalar> View<T> {
         // A stride-0 view can have far more elements than memory: allocate fallibly.
         let n = self.numel();
         // SAFETY: every offset of the view lies inside the storage (host_ptr).
-        crate::limits::try_collect(n, Offsets::new(self.offset, &self.sizes, &self.strides, n).map(|o| unsafe { ptr::read(p.add(o)) }))
+        crate::limits::try_collect(
+            n,
+            Offsets::new(self.offset, &self.sizes, &self.strides, n).map(|o| unsafe { ptr::read(p.add(o)) }),
+        )
     }
 
     /// The range of storage elements this view can touch, `[lo, hi)`, if any.

@@ -193,8 +193,12 @@ pub trait Dt: Sized {
     unsafe fn t_new() -> *mut Self::T;
     unsafe fn t_new4(a: i64, b: i64, c: i64, d: i64) -> *mut Self::T;
     unsafe fn t_new_size(sz: *mut THLongStorage, st: *mut THLongStorage) -> *mut Self::T;
-    unsafe fn t_new_storage(s: *mut Self::S, off: isize, sz: *mut THLongStorage, st: *mut THLongStorage)
-    -> *mut Self::T;
+    unsafe fn t_new_storage(
+        s: *mut Self::S,
+        off: isize,
+        sz: *mut THLongStorage,
+        st: *mut THLongStorage,
+    ) -> *mut Self::T;
     unsafe fn t_new_storage2(s: *mut Self::S, off: isize, a: i64, sa: i64, b: i64, sb: i64) -> *mut Self::T;
     unsafe fn t_new_with_tensor(t: *mut Self::T) -> *mut Self::T;
     unsafe fn t_new_clone(t: *mut Self::T) -> *mut Self::T;
@@ -217,13 +221,7 @@ pub trait Dt: Sized {
     unsafe fn expand(r: *mut Self::T, t: *mut Self::T, sz: *mut THLongStorage);
     unsafe fn set_storage_nd(t: *mut Self::T, s: *mut Self::S, off: isize, nd: c_int, sz: *mut i64, st: *mut i64);
     unsafe fn set_storage2d(t: *mut Self::T, s: *mut Self::S, off: isize, a: i64, sa: i64, b: i64, sb: i64);
-    unsafe fn set_storage(
-        t: *mut Self::T,
-        s: *mut Self::S,
-        off: isize,
-        sz: *mut THLongStorage,
-        st: *mut THLongStorage,
-    );
+    unsafe fn set_storage(t: *mut Self::T, s: *mut Self::S, off: isize, sz: *mut THLongStorage, st: *mut THLongStorage);
     unsafe fn resize_nd(t: *mut Self::T, nd: c_int, sz: *mut i64, st: *mut i64);
     unsafe fn resize5d(t: *mut Self::T, a: i64, b: i64, c: i64, d: i64, e: i64);
     unsafe fn resize(t: *mut Self::T, sz: *mut THLongStorage, st: *mut THLongStorage);
@@ -287,7 +285,7 @@ pub trait Num: Dt {
 }
 
 macro_rules! dt_impl {
-    ($D:ident, $R:ident, $field:ident, $C:ty, $el:expr, $conv:expr) => { pastey::paste! {
+    ($D:ident, $R:ident, $field:ident, $C:ty, $el:expr, |$v:ident| $conv:expr) => { pastey::paste! {
         pub struct $D;
         impl Dt for $D {
             type T = [<TH $R Tensor>];
@@ -296,7 +294,7 @@ macro_rules! dt_impl {
             const NAME: &'static str = stringify!($R);
             const ELSIZE: usize = $el;
             fn slots(st: &mut State) -> &mut Slots<Self> { &mut st.$field }
-            fn c(v: i64) -> $C { ($conv)(v) }
+            fn c($v: i64) -> $C { $conv }
             unsafe fn t_new() -> *mut Self::T { unsafe { [<TH $R Tensor_new>]() } }
             unsafe fn t_new4(a: i64, b: i64, c: i64, d: i64) -> *mut Self::T { unsafe { [<TH $R Tensor_newWithSize4d>](a, b, c, d) } }
             unsafe fn t_new_size(sz: *mut THLongStorage, st: *mut THLongStorage) -> *mut Self::T { unsafe { [<TH $R Tensor_newWithSize>](sz, st) } }
@@ -393,13 +391,13 @@ macro_rules! num_impl {
     } };
 }
 
-dt_impl!(DFloat, Float, f, f32, 4, |v: i64| v as f32);
-dt_impl!(DDouble, Double, d, f64, 8, |v: i64| v as f64);
-dt_impl!(DHalf, Half, h, th::dtype::THHalf, 2, |v: i64| th::dtype::THHalf { x: half::f16::from_f32(v as f32).to_bits() });
-dt_impl!(DLong, Long, l, i64, 8, |v: i64| v);
-dt_impl!(DInt, Int, i, i32, 4, |v: i64| v as i32);
-dt_impl!(DByte, Byte, b, u8, 1, |v: i64| v as u8);
-dt_impl!(DBool, Bool, o, th::dtype::Bool, 1, |v: i64| th::dtype::Bool::from(v != 0));
+dt_impl!(DFloat, Float, f, f32, 4, |v| v as f32);
+dt_impl!(DDouble, Double, d, f64, 8, |v| v as f64);
+dt_impl!(DHalf, Half, h, th::dtype::THHalf, 2, |v| th::dtype::THHalf { x: half::f16::from_f32(v as f32).to_bits() });
+dt_impl!(DLong, Long, l, i64, 8, |v| v);
+dt_impl!(DInt, Int, i, i32, 4, |v| v as i32);
+dt_impl!(DByte, Byte, b, u8, 1, |v| v as u8);
+dt_impl!(DBool, Bool, o, th::dtype::Bool, 1, |v| th::dtype::Bool::from(v != 0));
 num_impl!(DFloat, Float);
 num_impl!(DDouble, Double);
 num_impl!(DHalf, Half);

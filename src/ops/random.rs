@@ -727,7 +727,8 @@ pub fn multinomial<T: Float>(
         }
     }
     let shape: Vec<i64> = if prob.ndim() == 1 { vec![ns as i64] } else { vec![n_dist as i64, ns as i64] };
-    let cells = n_dist.checked_mul(ns).ok_or_else(|| Error::size(format!("multinomial: {n_dist} x {ns} samples overflow")))?;
+    let cells =
+        n_dist.checked_mul(ns).ok_or_else(|| Error::size(format!("multinomial: {n_dist} x {ns} samples overflow")))?;
     let mut res = crate::limits::try_vec(cells)?;
     {
         let mut mt = g.lock();
