@@ -114,6 +114,8 @@ static void case_huge_sizes(void) {
   FAILS_KEEPING(t, SIZE_OR_ALLOC, THFloatTensor_resize1d(t, big));
   FAILS_KEEPING(t, SIZE_OR_ALLOC, THFloatTensor_resize2d(t, INT64_MAX / 2, 3));
   FAILS_KEEPING(t, SIZE_OR_ALLOC, THFloatTensor_resize5d(t, 1 << 15, 1 << 15, 1 << 15, 1 << 15, 1 << 15));
+  /* cat past the inputs' dimensions adds size-1 dims (torch7); INT_MAX of them is refused */
+  FAILS_KEEPING(t, 1u << TH_ERR_INDEX, THFloatTensor_cat(t, t, t, 2147483647));
   {
     int64_t sz[2] = {3, 3}, st[2] = {INT64_MAX / 2, 1};
     FAILS_KEEPING(t, SIZE_OR_ALLOC, THFloatTensor_resizeNd(t, 2, sz, st));

@@ -8,6 +8,10 @@
 
 use crate::error::{Error, Result};
 
+/// The most dimensions an operation creates from a caller's number alone (`cat` along a
+/// dimension past its inputs' adds size-1 dimensions up to it, as in torch7).
+pub const MAX_NEW_DIMS: usize = 1024;
+
 fn too_big<T>(n: usize) -> Error {
     Error::alloc(format!(
         "not enough memory: tried to allocate a temporary buffer of {n} elements of {} bytes",

@@ -1024,6 +1024,15 @@ pub fn cat<T: Scalar>(r: &Tensor<T>, inputs: &[View<T>], dim: i32) -> Result<()>
         d if d >= 0 => d as usize,
         d => return Err(Error::index(format!("invalid dimension {d} (use -1 for the last one)")).at_arg(4)),
     };
+    // As in torch7, a dimension past the inputs' adds size-1 dimensions; each costs memory, so a
+    // huge one (INT_MAX would need a 16 GiB size list) is an error rather than an allocation.
+    if cd >= max_nd.max(crate::limits::MAX_NEW_DIMS) {
+        return Err(Error::index(format!(
+            "dimension {cd} out of range: cat adds dimensions only up to {}",
+            crate::limits::MAX_NEW_DIMS
+        ))
+        .at_arg(4));
+    }
     let nd = max_nd.max(cd + 1);
     let size_at = |v: &View<T>, i: usize| if i < v.ndim() { v.sizes[i] } else { 1 };
     let live: Vec<(usize, &View<T>)> = inputs.iter().enumerate().filter(|(_, v)| v.ndim() > 0).collect();
