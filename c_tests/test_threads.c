@@ -293,7 +293,7 @@ typedef struct {
 static void *view_worker(void *p) {
   ViewArg *a = p;
   pthread_barrier_wait(a->go);
-  for (int it = 0; it < 200; it++) {
+  for (int it = 0; it < 60; it++) {
     int r = (a->id + it) % 8;
     THFloatTensor *row = THFloatTensor_newSelect(a->t, 0, r);
     THFloatTensor *tr = THFloatTensor_newTranspose(a->t, 0, 1);
@@ -322,7 +322,7 @@ static void test_last_reference_on_workers(void) {
   int m, r, f;
   memset(&c, 0, sizeof c);
   pthread_mutex_init(&c.mu, NULL);
-  for (int round = 0; round < 10; round++) {
+  for (int round = 0; round < 4; round++) {
     THFloatStorage *s = THFloatStorage_newWithAllocator(64, &counting, &c);
     for (int k = 0; k < 64; k++) THFloatStorage_set(s, k, (float)(k * 3));
     THFloatTensor *t = THFloatTensor_newWithStorage2d(s, 0, 8, 8, 8, 1);
@@ -347,6 +347,7 @@ static void test_last_reference_on_workers(void) {
 }
 
 /* ---- 5. concurrent math on shared read-only inputs ---------------------------------------- */
+#define MATH_ITERS 4
 #define MR 37
 #define MC 29
 static double a_of(int i, int j) { return (double)((i * 7 + j * 3) % 23) - 11.0; }
@@ -368,7 +369,7 @@ static void *math_worker(void *p) {
   THFloatTensor *rf = THFloatTensor_new();
   THDoubleTensor *three = THDoubleTensor_newWithSize1d(3);
   pthread_barrier_wait(a->go);
-  for (int it = 0; it < 12; it++) {
+  for (int it = 0; it < MATH_ITERS; it++) {
     /* r = a + 2 b (broadcast-free pointwise on shared inputs) */
     THDoubleTensor_cadd(r, a->a, 2.0, a->b);
     for (int i = 0; i < MR; i++)
@@ -453,8 +454,8 @@ static void test_concurrent_math(void) {
   pthread_barrier_destroy(&go);
   for (int i = 0; i < NTHREADS; i++) {
     CHECK(args[i].bad == 0);
-    CHECK(args[i].own_errors_ok == 12);
-    CHECK(args[i].checks > 12L * MR * MC * 2);
+    CHECK(args[i].own_errors_ok == MATH_ITERS);
+    CHECK(args[i].checks > (long)MATH_ITERS * MR * MC * 2);
     THLongTensor_free(idx[i]);
   }
   CHECK(THGetLastErrorCode() == TH_OK); /* main saw none of the workers' errors */
