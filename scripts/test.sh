@@ -8,6 +8,11 @@
 #      (and the kernel unit tests) with TH_CPU_CAPABILITY=scalar and =avx2
 #   5. install into a temporary prefix and build against it with pkg-config and CMake
 #      (tests/install/run.sh; installs pkg-config and cmake if missing)
+#   6. the C tests and examples built with clang under ASan+UBSan+LSan (scripts/sanitize.sh)
+#   7. a short libFuzzer run of every fuzz target (scripts/fuzz.sh, TH_FUZZ_SECONDS each,
+#      default 60; TH_SKIP_FUZZ=1 skips it; skipped by itself if cargo fuzz cannot run)
+#   optional: TH_SANITIZE_RUST_TESTS=1 also runs the core's Rust unit tests under ASan and
+#      TSan (scripts/sanitize_rust.sh; two extra builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,4 +46,7 @@ for cap in scalar avx2; do
   TH_CPU_CAPABILITY=$cap TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q tests/python
 done
 tests/install/run.sh
+./scripts/sanitize.sh
+./scripts/fuzz.sh
+if [ "${TH_SANITIZE_RUST_TESTS:-0}" = 1 ]; then ./scripts/sanitize_rust.sh; fi
 echo "all tests passed"

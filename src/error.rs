@@ -229,3 +229,35 @@ pub(crate) fn set_default_handler(f: THErrorHandlerFunction, data: *mut c_void) 
 pub(crate) fn set_default_arg_handler(f: THArgErrorHandlerFunction, data: *mut c_void) {
     *DEFAULT_ARG_HANDLER.lock().unwrap_or_else(|e| e.into_inner()) = f.map(|_| Handler { f, data });
 }
+
+#[cfg(test)]
+mod thread_tests {
+    use super::*;
+
+    /// Each thread records its own errors and sees only those (also run under ThreadSanitizer
+    /// by scripts/sanitize_rust.sh).
+    #[test]
+    fn last_error_is_per_thread() {
+        let codes = [Code::TH_ERR_SIZE, Code::TH_ERR_INDEX, Code::TH_ERR_ALLOC, Code::TH_ERR_IO];
+        let hs: Vec<_> = (0..8)
+            .map(|i| {
+                std::thread::spawn(move || {
+                    let mine = codes[i % codes.len()];
+                    for k in 0..500 {
+                        assert_eq!(last_code(), if k == 0 { Code::TH_OK } else { mine });
+                        report(&Error::new(mine, format!("thread {i} error {k}")));
+                        assert_eq!(last_code(), mine);
+                        // SAFETY: the message pointer is valid until this thread's next error.
+                        let msg = unsafe { std::ffi::CStr::from_ptr(last_message()) }.to_str().unwrap().to_owned();
+                        assert_eq!(msg, format!("thread {i} error {k}"));
+                    }
+                    clear();
+                    assert_eq!(last_code(), Code::TH_OK);
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    }
+}

@@ -14,6 +14,7 @@ pub mod error;
 pub mod ffi;
 pub mod file;
 pub mod iter;
+pub mod limits;
 pub mod mapping;
 pub mod npy;
 pub mod ops;

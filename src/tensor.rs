@@ -532,10 +532,13 @@ impl<T: Scalar> View<T> {
     /// Elements in row-major order (a copy; for tests and small reads).
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let Some(p) = self.host_ptr()? else { return Ok(Vec::new()) };
+        // A stride-0 view can have far more elements than memory: allocate fallibly.
+        let n = self.numel();
         // SAFETY: every offset of the view lies inside the storage (host_ptr).
-        Ok(Offsets::new(self.offset, &self.sizes, &self.strides, self.numel())
-            .map(|o| unsafe { ptr::read(p.add(o)) })
-            .collect())
+        crate::limits::try_collect(
+            n,
+            Offsets::new(self.offset, &self.sizes, &self.strides, n).map(|o| unsafe { ptr::read(p.add(o)) }),
+        )
     }
 
     /// The range of storage elements this view can touch, `[lo, hi)`, if any.

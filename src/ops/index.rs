@@ -413,7 +413,7 @@ fn broadcast_pair<T: Scalar, M: Scalar>(src: &View<T>, mask: &View<M>) -> Result
 pub fn masked_select<T: Scalar, M: MaskElem>(r: &Tensor<T>, src: &View<T>, mask: &View<M>) -> Result<()> {
     let (s, m) = broadcast_pair(src, mask)?;
     let count = check_mask(&m, 3)?;
-    let mut out: Vec<T> = Vec::with_capacity(count);
+    let mut out: Vec<T> = crate::limits::try_vec(count)?;
     match (s.host_ptr()?, m.host_ptr()?) {
         (Some(sp), Some(mp)) if s.is_contiguous() && m.is_contiguous() => {
             for i in 0..s.numel() {
@@ -438,6 +438,7 @@ pub fn nonzero<T: Scalar>(r: &Tensor<i64>, t: &View<T>) -> Result<()> {
     let mut at = vec![0i64; nd];
     scan(t, |_, v| {
         if v != zero {
+            subs.try_reserve(nd.max(1) * 64).map_err(|_| Error::alloc("nonzero: out of memory for the subscripts"))?;
             subs.extend_from_slice(&at);
         }
         for e in (0..nd).rev() {
@@ -784,7 +785,7 @@ fn fill_sequence<T: Scalar>(r: &Tensor<T>, n: u64, f: impl Fn(u64) -> T) -> Resu
     if n == 0 {
         return Ok(());
     }
-    let data: Vec<T> = (0..n).map(f).collect();
+    let data: Vec<T> = crate::limits::try_collect(n as usize, (0..n).map(f))?;
     assign(&out, &View::from_slice(&data, &[len])?)
 }
 
@@ -916,7 +917,10 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
     let t = if (may_overlap(&vo, t) && !same_view(&vo, t)) || may_overlap(&io, t) { dense(t)? } else { t.clone() };
     let (vd, id, td) = (vo.strides[d] as isize, io.strides[d] as isize, t.strides[d] as isize);
     // Slice starts (storage offsets), one per position of the shape without dim d.
-    let (so, si, st) = (slice_starts(&vo, d), slice_starts(&io, d), slice_starts(&t, d));
+    let (so, si, st) = (slice_starts(&vo, d)?, slice_starts(&io, d)?, slice_starts(&t, d)?);
+    // One slice's (value, position) pairs per worker: probe that much memory up front so that
+    // a slice longer than memory is an error here rather than an abort in a worker.
+    drop(crate::limits::try_vec::<(T, i64)>(len)?);
     let (Some(pv), Some(pi), Some(pt)) = (vo.host_ptr()?, io.host_ptr()?, t.host_ptr()?) else {
         return Err(Error::internal("sort: a non-empty tensor without data"));
     };
@@ -961,10 +965,10 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
 }
 
 /// Storage offsets of the slice starts of `v` along `d` (row-major over the other dims).
-fn slice_starts<T: Scalar>(v: &View<T>, d: usize) -> Vec<usize> {
+fn slice_starts<T: Scalar>(v: &View<T>, d: usize) -> Result<Vec<usize>> {
     let (sz, st) = (without(&v.sizes, d), without(&v.strides, d));
     let n = sz.iter().product::<i64>() as usize;
-    Offsets::new(v.offset, &sz, &st, n).collect()
+    crate::limits::try_collect(n, Offsets::new(v.offset, &sz, &st, n))
 }
 
 /// `rt` = `t` sorted along `dim` (stable; NaN last, first when descending), `ri` = the 0-based
@@ -1037,6 +1041,15 @@ pub fn cat<T: Scalar>(r: &Tensor<T>, inputs: &[View<T>], dim: i32) -> Result<()>
         d if d >= 0 => d as usize,
         d => return Err(Error::index(format!("invalid dimension {d} (use -1 for the last one)")).at_arg(4)),
     };
+    // As in torch7, a dimension past the inputs' adds size-1 dimensions; each costs memory, so a
+    // huge one (INT_MAX would need a 16 GiB size list) is an error rather than an allocation.
+    if cd >= max_nd.max(crate::limits::MAX_NEW_DIMS) {
+        return Err(Error::index(format!(
+            "dimension {cd} out of range: cat adds dimensions only up to {}",
+            crate::limits::MAX_NEW_DIMS
+        ))
+        .at_arg(4));
+    }
     let nd = max_nd.max(cd + 1);
     let size_at = |v: &View<T>, i: usize| if i < v.ndim() { v.sizes[i] } else { 1 };
     let live: Vec<(usize, &View<T>)> = inputs.iter().enumerate().filter(|(_, v)| v.ndim() > 0).collect();

@@ -632,7 +632,7 @@ pub fn randperm<T: Num>(r: &Tensor<T>, g: &Generator, n: i64) -> Result<()> {
     }
     let len = usize::try_from(n).map_err(|_| Error::alloc(format!("randperm: n = {n} is too large")))?;
     let out = super::resize_out(r, &[n])?;
-    let mut perm: Vec<i64> = (0..n).collect();
+    let mut perm: Vec<i64> = crate::limits::try_collect(len, 0..n)?;
     {
         let mut mt = g.lock();
         for i in 0..len.saturating_sub(1) {
@@ -727,7 +727,9 @@ pub fn multinomial<T: Float>(
         }
     }
     let shape: Vec<i64> = if prob.ndim() == 1 { vec![ns as i64] } else { vec![n_dist as i64, ns as i64] };
-    let mut res = Vec::with_capacity(n_dist * ns);
+    let cells =
+        n_dist.checked_mul(ns).ok_or_else(|| Error::size(format!("multinomial: {n_dist} x {ns} samples overflow")))?;
+    let mut res = crate::limits::try_vec(cells)?;
     {
         let mut mt = g.lock();
         let mut cum = vec![0.0; n_cat];

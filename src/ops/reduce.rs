@@ -631,9 +631,14 @@ fn par_for(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
 ///
 /// # Safety
 /// For each operand k, every element `base[k] + offset` the geometry reaches must be valid.
-unsafe fn run<T: Scalar, R: Reducer<T, N>, const N: usize>(g: &Geometry<N>, base: [*const T; N], r: &R) -> Vec<R::Acc> {
+/// `out` holds `g.m()` identities (allocated fallibly by the caller).
+unsafe fn run<T: Scalar, R: Reducer<T, N>, const N: usize>(
+    g: &Geometry<N>,
+    base: [*const T; N],
+    r: &R,
+    mut out: Vec<R::Acc>,
+) -> Vec<R::Acc> {
     let (m, k) = (g.m(), g.k());
-    let mut out = vec![r.identity(); m];
     if m == 0 || k == 0 {
         return out;
     }
@@ -852,7 +857,7 @@ pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
     }
     let g = Geometry::new(sizes, views.map(|v| &v.strides[..]), mask);
     if views[0].numel() == 0 {
-        return Ok(vec![r.identity(); g.m()]);
+        return crate::limits::try_filled(g.m(), r.identity());
     }
     let mut base = [std::ptr::null::<T>(); N];
     for (b, v) in base.iter_mut().zip(views) {
@@ -861,7 +866,9 @@ pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
     }
     // SAFETY: host_ptr checked that every element of each view lies inside its storage, and
     // the geometry reaches exactly the elements of the views.
-    Ok(unsafe { run(&g, base, r) })
+    let out = crate::limits::try_filled(g.m(), r.identity())?;
+    // SAFETY: as above.
+    Ok(unsafe { run(&g, base, r, out) })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1224,7 +1231,10 @@ fn per_slice<T: Elem, X: Copy + Default + Send>(
 ) -> Result<Vec<X>> {
     let g = Geometry::<1>::new(&t.sizes, [&t.strides], &only(t.ndim(), d));
     let (m, k) = (g.m(), g.k());
-    let mut out = vec![X::default(); m];
+    let mut out = crate::limits::try_filled(m, X::default())?;
+    // One slice's (value, position) pairs per worker: probe that much memory up front so that
+    // a slice longer than memory is an error here rather than an abort in a worker.
+    drop(crate::limits::try_vec::<(T, i64)>(k)?);
     let Some(p) = t.host_ptr()? else { return Ok(out) };
     let addr = p.wrapping_add(t.offset) as usize;
     let step = g.red[0].st[0];
@@ -1335,7 +1345,7 @@ fn scan<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, prod: bool) -> Result<(
             push_merged(&mut lines, Dim { size: sz as usize, st: [st as isize, ostride as isize] });
         }
     }
-    let mut out = vec![T::default(); n];
+    let mut out = crate::limits::try_filled(n, T::default())?;
     let p = t.host_ptr()?.ok_or_else(|| Error::internal("scan: a view with elements has no storage"))?;
     let addr = p.wrapping_add(t.offset) as usize;
     let step = t.strides[d] as isize;
@@ -1508,7 +1518,7 @@ fn check_nbins(nbins: i64) -> Result<usize> {
 pub fn histc<T: FloatAcc>(hist: &Tensor<T>, t: &View<T>, nbins: i64, minvalue: T, maxvalue: T) -> Result<()> {
     let nb = check_nbins(nbins)?;
     let (lo, hi) = hist_range(t, minvalue, maxvalue)?;
-    let mut counts = vec![0i64; nb];
+    let mut counts = crate::limits::try_filled(nb, 0i64)?;
     count_bins(t, lo, hi, &mut counts)?;
     let data: Vec<T> = counts.iter().map(|&c| T::from_f64(c as f64)).collect();
     store(hist, &[nbins], &data)
@@ -1523,7 +1533,8 @@ pub fn bhistc<T: FloatAcc>(hist: &Tensor<T>, t: &View<T>, nbins: i64, minvalue: 
     }
     let (lo, hi) = hist_range(t, minvalue, maxvalue)?;
     let rows = t.sizes[0] as usize;
-    let mut counts = vec![0i64; rows * nb];
+    let cells = rows.checked_mul(nb).ok_or_else(|| Error::size(format!("bhistc: {rows} x {nb} bins overflow")))?;
+    let mut counts = crate::limits::try_filled(cells, 0i64)?;
     for (i, c) in counts.chunks_mut(nb).enumerate() {
         let row = View {
             sizes: vec![t.sizes[1]],
