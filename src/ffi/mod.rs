@@ -11,6 +11,7 @@
 pub mod allocator;
 pub mod general;
 pub mod index;
+pub mod linalg;
 pub mod math;
 pub mod random;
 pub mod reduce;
