@@ -4,6 +4,8 @@
 //! TH's signature) exists for Float, Double, Half and BFloat16. `vectorDispatchInit` is a no-op
 //! (kernels are picked at run time). See `linalg/` for the semantics.
 
+#![allow(clippy::too_many_arguments)] // the BLAS signatures are TH's
+
 use super::random::THGenerator;
 use super::*;
 use crate::linalg::{blas, products};

@@ -9,6 +9,8 @@
 //! NULL pointers with elements to touch, unknown transpose chars and integer division by zero
 //! are errors and nothing is written.
 
+#![allow(clippy::too_many_arguments)] // BLAS's own argument lists
+
 use super::gemm::{self, Gemm, MatMut, MatRef};
 use crate::error::{Error, Result};
 use crate::ops::num::Float;
@@ -197,6 +199,9 @@ pub unsafe fn gemv<T: Gemm>(
     let (xp, sx) = check_vec(x, lx, incx, false, 7)?;
     let (yp, sy) = check_vec(y, ly, incy, true, 10)?;
     non_null(a, if alpha.is_zero() { 0 } else { m * n }, 5)?;
+    if m == 0 || n == 0 {
+        return Ok(()); // reference BLAS's quick return: y is not scaled
+    }
     let am = colmajor(a, lda, t);
     let xm = MatRef { ptr: xp, rs: sx, cs: 1 };
     let ym = MatMut { ptr: yp as *mut T, rs: sy, cs: (sy * ly as isize).max(1) };
@@ -443,7 +448,7 @@ pub unsafe fn vcopy<T: Gemm>(y: *mut T, x: *const T, n: isize) -> Result<()> {
 pub unsafe fn normal_fill<T: Gemm + Float>(data: *mut T, n: i64, g: &Generator, mean: f64, std: f64) -> Result<()> {
     let n = count(n, 2)?;
     non_null(data, n, 1)?;
-    if !(std >= 0.0) || !std.is_finite() || !mean.is_finite() {
+    if std.is_nan() || std < 0.0 || !std.is_finite() || !mean.is_finite() {
         return Err(Error::invalid(format!("normal_fill: invalid mean {mean} / stddev {std}")).at_arg(5));
     }
     let mut out = gemm::alloc_vec(n, 0f64)?;

@@ -9,6 +9,8 @@
 //! BLAS conventions: `beta == 0` means `c` is not read (NaN or garbage in it is ignored);
 //! `alpha == 0` or `k == 0` means `c = beta*c` and `a`, `b` are not read.
 
+#![allow(clippy::too_many_arguments)] // m, n, k, alpha, a, b, beta, c
+
 use crate::error::{Error, Result};
 use crate::ops::num::Num;
 use crate::parallel;
