@@ -17,7 +17,7 @@ static int small_int(void) {
 /* element (i, j) of a column-major matrix with leading dimension ld, optionally transposed */
 #define AT(p, ld, tr, i, j) ((tr) ? (p)[(j) + (i) * (ld)] : (p)[(i) + (j) * (ld)])
 /* element i of a BLAS vector of n elements with increment inc (negative: from the far end) */
-#define VAT(p, n, inc, i) ((inc) < 0 ? (p)[((n)-1 - (i)) * -(inc)] : (p)[(i) * (inc)])
+#define VAT(p, n, inc, i) (*((inc) < 0 ? &(p)[((n)-1 - (i)) * -(inc)] : &(p)[(i) * (inc)]))
 
 #define BLAS_TESTS(R, real, ACC)                                                                   \
   static void test_##R(void) {                                                                     \
