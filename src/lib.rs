@@ -15,6 +15,7 @@ pub mod ffi;
 pub mod file;
 pub mod iter;
 pub mod limits;
+pub mod linalg;
 pub mod mapping;
 pub mod npy;
 pub mod ops;

@@ -3359,6 +3359,1685 @@ void THBoolTensor_catArray(struct THBoolTensor *result,
                            int dimension);
 
 /**
+ *`r_ = beta*t + alpha*(m1 @ m2)`: `m1` n x k, `m2` k x p, `t` n x p; `r_` resized to n x p.
+ */
+void THByteTensor_addmm(struct THByteTensor *r_,
+                        uint8_t beta,
+                        struct THByteTensor *t,
+                        uint8_t alpha,
+                        struct THByteTensor *m1,
+                        struct THByteTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THByteTensor_addmv(struct THByteTensor *r_,
+                        uint8_t beta,
+                        struct THByteTensor *t,
+                        uint8_t alpha,
+                        struct THByteTensor *m1,
+                        struct THByteTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THByteTensor_addr(struct THByteTensor *r_,
+                       uint8_t beta,
+                       struct THByteTensor *t,
+                       uint8_t alpha,
+                       struct THByteTensor *m1,
+                       struct THByteTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2 B x k x p, `t` n x p.
+ */
+void THByteTensor_addbmm(struct THByteTensor *r_,
+                         uint8_t beta,
+                         struct THByteTensor *t,
+                         uint8_t alpha,
+                         struct THByteTensor *m1,
+                         struct THByteTensor *m2);
+
+/**
+ *`r_[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THByteTensor_baddbmm(struct THByteTensor *r_,
+                          uint8_t beta,
+                          struct THByteTensor *t,
+                          uint8_t alpha,
+                          struct THByteTensor *m1,
+                          struct THByteTensor *m2);
+
+/**
+ * `r_[i][j] = gain * sum_d (m1[i][d] - m2[j][d])^2`, `m1`, `m2` flattened to rows by
+ * their first dim (same row length); `r_` resized to N1 x N2.
+ */
+void THByteTensor_match(struct THByteTensor *r_,
+                        struct THByteTensor *m1,
+                        struct THByteTensor *m2,
+                        uint8_t gain);
+
+/**
+ * BLAS swap: `x <-> y` (n elements at increments incx, incy).
+ */
+void THByteBlas_swap(int64_t n, uint8_t *x, int64_t incx, uint8_t *y, int64_t incy);
+
+/**
+ * BLAS scal: `x = a*x`.
+ */
+void THByteBlas_scal(int64_t n, uint8_t a, uint8_t *x, int64_t incx);
+
+/**
+ * BLAS copy: `y = x`.
+ */
+void THByteBlas_copy(int64_t n, uint8_t *x, int64_t incx, uint8_t *y, int64_t incy);
+
+/**
+ * BLAS axpy: `y = y + a*x`.
+ */
+void THByteBlas_axpy(int64_t n, uint8_t a, uint8_t *x, int64_t incx, uint8_t *y, int64_t incy);
+
+/**
+ * BLAS dot: `sum x[i]*y[i]` (accumulated in `accreal`, rounded once).
+ */
+uint8_t THByteBlas_dot(int64_t n, uint8_t *x, int64_t incx, uint8_t *y, int64_t incy);
+
+/**
+ * BLAS gemv: `y = alpha*op(A)*x + beta*y`, `A` m x n column-major with leading
+ * dimension `lda`, `trans` 'n' or 't'/'c'; `beta == 0` does not read `y`.
+ */
+void THByteBlas_gemv(char trans,
+                     int64_t m,
+                     int64_t n,
+                     uint8_t alpha,
+                     uint8_t *a,
+                     int64_t lda,
+                     uint8_t *x,
+                     int64_t incx,
+                     uint8_t beta,
+                     uint8_t *y,
+                     int64_t incy);
+
+/**
+ * BLAS ger: `A = A + alpha*x*y^T`, `A` m x n column-major (`lda`).
+ */
+void THByteBlas_ger(int64_t m,
+                    int64_t n,
+                    uint8_t alpha,
+                    uint8_t *x,
+                    int64_t incx,
+                    uint8_t *y,
+                    int64_t incy,
+                    uint8_t *a,
+                    int64_t lda);
+
+/**
+ * BLAS gemm: `C = alpha*op(A)*op(B) + beta*C`, column-major, `C` m x n (`ldc`),
+ * `op(A)` m x k, `op(B)` k x n; `transa`/`transb` 'n' or 't'/'c'.
+ */
+void THByteBlas_gemm(char transa,
+                     char transb,
+                     int64_t m,
+                     int64_t n,
+                     int64_t k,
+                     uint8_t alpha,
+                     uint8_t *a,
+                     int64_t lda,
+                     uint8_t *b,
+                     int64_t ldb,
+                     uint8_t beta,
+                     uint8_t *c,
+                     int64_t ldc);
+
+/**
+ * `x[i] = c` for `n` contiguous elements.
+ */
+void THByteVector_fill(uint8_t *x, uint8_t c, ptrdiff_t n);
+
+/**
+ * `z = x + c*y` (contiguous; `z` may be `x` or `y`).
+ */
+void THByteVector_cadd(uint8_t *z, const uint8_t *x, const uint8_t *y, uint8_t c, ptrdiff_t n);
+
+/**
+ * `y = x + c`.
+ */
+void THByteVector_adds(uint8_t *y, const uint8_t *x, uint8_t c, ptrdiff_t n);
+
+/**
+ * `z = x * y`.
+ */
+void THByteVector_cmul(uint8_t *z, const uint8_t *x, const uint8_t *y, ptrdiff_t n);
+
+/**
+ * `y = x * c`.
+ */
+void THByteVector_muls(uint8_t *y, const uint8_t *x, uint8_t c, ptrdiff_t n);
+
+/**
+ * `z = x / y` (integer types: a zero divisor is an error, nothing is written).
+ */
+void THByteVector_cdiv(uint8_t *z, const uint8_t *x, const uint8_t *y, ptrdiff_t n);
+
+/**
+ * `y = x / c` (integer types: `c == 0` is an error).
+ */
+void THByteVector_divs(uint8_t *y, const uint8_t *x, uint8_t c, ptrdiff_t n);
+
+/**
+ * `y = x` (`n` contiguous elements; the arrays may overlap).
+ */
+void THByteVector_copy(uint8_t *y, const uint8_t *x, ptrdiff_t n);
+
+/**
+ * Does nothing: kernels are chosen at run time (kept for TH compatibility).
+ */
+void THByteVector_vectorDispatchInit(void);
+
+/**
+ *`r_ = beta*t + alpha*(m1 @ m2)`: `m1` n x k, `m2` k x p, `t` n x p; `r_` resized to n x p.
+ */
+void THCharTensor_addmm(struct THCharTensor *r_,
+                        int8_t beta,
+                        struct THCharTensor *t,
+                        int8_t alpha,
+                        struct THCharTensor *m1,
+                        struct THCharTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THCharTensor_addmv(struct THCharTensor *r_,
+                        int8_t beta,
+                        struct THCharTensor *t,
+                        int8_t alpha,
+                        struct THCharTensor *m1,
+                        struct THCharTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THCharTensor_addr(struct THCharTensor *r_,
+                       int8_t beta,
+                       struct THCharTensor *t,
+                       int8_t alpha,
+                       struct THCharTensor *m1,
+                       struct THCharTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2 B x k x p, `t` n x p.
+ */
+void THCharTensor_addbmm(struct THCharTensor *r_,
+                         int8_t beta,
+                         struct THCharTensor *t,
+                         int8_t alpha,
+                         struct THCharTensor *m1,
+                         struct THCharTensor *m2);
+
+/**
+ *`r_[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THCharTensor_baddbmm(struct THCharTensor *r_,
+                          int8_t beta,
+                          struct THCharTensor *t,
+                          int8_t alpha,
+                          struct THCharTensor *m1,
+                          struct THCharTensor *m2);
+
+/**
+ * `r_[i][j] = gain * sum_d (m1[i][d] - m2[j][d])^2`, `m1`, `m2` flattened to rows by
+ * their first dim (same row length); `r_` resized to N1 x N2.
+ */
+void THCharTensor_match(struct THCharTensor *r_,
+                        struct THCharTensor *m1,
+                        struct THCharTensor *m2,
+                        int8_t gain);
+
+/**
+ * BLAS swap: `x <-> y` (n elements at increments incx, incy).
+ */
+void THCharBlas_swap(int64_t n, int8_t *x, int64_t incx, int8_t *y, int64_t incy);
+
+/**
+ * BLAS scal: `x = a*x`.
+ */
+void THCharBlas_scal(int64_t n, int8_t a, int8_t *x, int64_t incx);
+
+/**
+ * BLAS copy: `y = x`.
+ */
+void THCharBlas_copy(int64_t n, int8_t *x, int64_t incx, int8_t *y, int64_t incy);
+
+/**
+ * BLAS axpy: `y = y + a*x`.
+ */
+void THCharBlas_axpy(int64_t n, int8_t a, int8_t *x, int64_t incx, int8_t *y, int64_t incy);
+
+/**
+ * BLAS dot: `sum x[i]*y[i]` (accumulated in `accreal`, rounded once).
+ */
+int8_t THCharBlas_dot(int64_t n, int8_t *x, int64_t incx, int8_t *y, int64_t incy);
+
+/**
+ * BLAS gemv: `y = alpha*op(A)*x + beta*y`, `A` m x n column-major with leading
+ * dimension `lda`, `trans` 'n' or 't'/'c'; `beta == 0` does not read `y`.
+ */
+void THCharBlas_gemv(char trans,
+                     int64_t m,
+                     int64_t n,
+                     int8_t alpha,
+                     int8_t *a,
+                     int64_t lda,
+                     int8_t *x,
+                     int64_t incx,
+                     int8_t beta,
+                     int8_t *y,
+                     int64_t incy);
+
+/**
+ * BLAS ger: `A = A + alpha*x*y^T`, `A` m x n column-major (`lda`).
+ */
+void THCharBlas_ger(int64_t m,
+                    int64_t n,
+                    int8_t alpha,
+                    int8_t *x,
+                    int64_t incx,
+                    int8_t *y,
+                    int64_t incy,
+                    int8_t *a,
+                    int64_t lda);
+
+/**
+ * BLAS gemm: `C = alpha*op(A)*op(B) + beta*C`, column-major, `C` m x n (`ldc`),
+ * `op(A)` m x k, `op(B)` k x n; `transa`/`transb` 'n' or 't'/'c'.
+ */
+void THCharBlas_gemm(char transa,
+                     char transb,
+                     int64_t m,
+                     int64_t n,
+                     int64_t k,
+                     int8_t alpha,
+                     int8_t *a,
+                     int64_t lda,
+                     int8_t *b,
+                     int64_t ldb,
+                     int8_t beta,
+                     int8_t *c,
+                     int64_t ldc);
+
+/**
+ * `x[i] = c` for `n` contiguous elements.
+ */
+void THCharVector_fill(int8_t *x, int8_t c, ptrdiff_t n);
+
+/**
+ * `z = x + c*y` (contiguous; `z` may be `x` or `y`).
+ */
+void THCharVector_cadd(int8_t *z, const int8_t *x, const int8_t *y, int8_t c, ptrdiff_t n);
+
+/**
+ * `y = x + c`.
+ */
+void THCharVector_adds(int8_t *y, const int8_t *x, int8_t c, ptrdiff_t n);
+
+/**
+ * `z = x * y`.
+ */
+void THCharVector_cmul(int8_t *z, const int8_t *x, const int8_t *y, ptrdiff_t n);
+
+/**
+ * `y = x * c`.
+ */
+void THCharVector_muls(int8_t *y, const int8_t *x, int8_t c, ptrdiff_t n);
+
+/**
+ * `z = x / y` (integer types: a zero divisor is an error, nothing is written).
+ */
+void THCharVector_cdiv(int8_t *z, const int8_t *x, const int8_t *y, ptrdiff_t n);
+
+/**
+ * `y = x / c` (integer types: `c == 0` is an error).
+ */
+void THCharVector_divs(int8_t *y, const int8_t *x, int8_t c, ptrdiff_t n);
+
+/**
+ * `y = x` (`n` contiguous elements; the arrays may overlap).
+ */
+void THCharVector_copy(int8_t *y, const int8_t *x, ptrdiff_t n);
+
+/**
+ * Does nothing: kernels are chosen at run time (kept for TH compatibility).
+ */
+void THCharVector_vectorDispatchInit(void);
+
+/**
+ *`r_ = beta*t + alpha*(m1 @ m2)`: `m1` n x k, `m2` k x p, `t` n x p; `r_` resized to n x p.
+ */
+void THShortTensor_addmm(struct THShortTensor *r_,
+                         int16_t beta,
+                         struct THShortTensor *t,
+                         int16_t alpha,
+                         struct THShortTensor *m1,
+                         struct THShortTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THShortTensor_addmv(struct THShortTensor *r_,
+                         int16_t beta,
+                         struct THShortTensor *t,
+                         int16_t alpha,
+                         struct THShortTensor *m1,
+                         struct THShortTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THShortTensor_addr(struct THShortTensor *r_,
+                        int16_t beta,
+                        struct THShortTensor *t,
+                        int16_t alpha,
+                        struct THShortTensor *m1,
+                        struct THShortTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2 B x k x p, `t` n x p.
+ */
+void THShortTensor_addbmm(struct THShortTensor *r_,
+                          int16_t beta,
+                          struct THShortTensor *t,
+                          int16_t alpha,
+                          struct THShortTensor *m1,
+                          struct THShortTensor *m2);
+
+/**
+ *`r_[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THShortTensor_baddbmm(struct THShortTensor *r_,
+                           int16_t beta,
+                           struct THShortTensor *t,
+                           int16_t alpha,
+                           struct THShortTensor *m1,
+                           struct THShortTensor *m2);
+
+/**
+ * `r_[i][j] = gain * sum_d (m1[i][d] - m2[j][d])^2`, `m1`, `m2` flattened to rows by
+ * their first dim (same row length); `r_` resized to N1 x N2.
+ */
+void THShortTensor_match(struct THShortTensor *r_,
+                         struct THShortTensor *m1,
+                         struct THShortTensor *m2,
+                         int16_t gain);
+
+/**
+ * BLAS swap: `x <-> y` (n elements at increments incx, incy).
+ */
+void THShortBlas_swap(int64_t n, int16_t *x, int64_t incx, int16_t *y, int64_t incy);
+
+/**
+ * BLAS scal: `x = a*x`.
+ */
+void THShortBlas_scal(int64_t n, int16_t a, int16_t *x, int64_t incx);
+
+/**
+ * BLAS copy: `y = x`.
+ */
+void THShortBlas_copy(int64_t n, int16_t *x, int64_t incx, int16_t *y, int64_t incy);
+
+/**
+ * BLAS axpy: `y = y + a*x`.
+ */
+void THShortBlas_axpy(int64_t n, int16_t a, int16_t *x, int64_t incx, int16_t *y, int64_t incy);
+
+/**
+ * BLAS dot: `sum x[i]*y[i]` (accumulated in `accreal`, rounded once).
+ */
+int16_t THShortBlas_dot(int64_t n, int16_t *x, int64_t incx, int16_t *y, int64_t incy);
+
+/**
+ * BLAS gemv: `y = alpha*op(A)*x + beta*y`, `A` m x n column-major with leading
+ * dimension `lda`, `trans` 'n' or 't'/'c'; `beta == 0` does not read `y`.
+ */
+void THShortBlas_gemv(char trans,
+                      int64_t m,
+                      int64_t n,
+                      int16_t alpha,
+                      int16_t *a,
+                      int64_t lda,
+                      int16_t *x,
+                      int64_t incx,
+                      int16_t beta,
+                      int16_t *y,
+                      int64_t incy);
+
+/**
+ * BLAS ger: `A = A + alpha*x*y^T`, `A` m x n column-major (`lda`).
+ */
+void THShortBlas_ger(int64_t m,
+                     int64_t n,
+                     int16_t alpha,
+                     int16_t *x,
+                     int64_t incx,
+                     int16_t *y,
+                     int64_t incy,
+                     int16_t *a,
+                     int64_t lda);
+
+/**
+ * BLAS gemm: `C = alpha*op(A)*op(B) + beta*C`, column-major, `C` m x n (`ldc`),
+ * `op(A)` m x k, `op(B)` k x n; `transa`/`transb` 'n' or 't'/'c'.
+ */
+void THShortBlas_gemm(char transa,
+                      char transb,
+                      int64_t m,
+                      int64_t n,
+                      int64_t k,
+                      int16_t alpha,
+                      int16_t *a,
+                      int64_t lda,
+                      int16_t *b,
+                      int64_t ldb,
+                      int16_t beta,
+                      int16_t *c,
+                      int64_t ldc);
+
+/**
+ * `x[i] = c` for `n` contiguous elements.
+ */
+void THShortVector_fill(int16_t *x, int16_t c, ptrdiff_t n);
+
+/**
+ * `z = x + c*y` (contiguous; `z` may be `x` or `y`).
+ */
+void THShortVector_cadd(int16_t *z, const int16_t *x, const int16_t *y, int16_t c, ptrdiff_t n);
+
+/**
+ * `y = x + c`.
+ */
+void THShortVector_adds(int16_t *y, const int16_t *x, int16_t c, ptrdiff_t n);
+
+/**
+ * `z = x * y`.
+ */
+void THShortVector_cmul(int16_t *z, const int16_t *x, const int16_t *y, ptrdiff_t n);
+
+/**
+ * `y = x * c`.
+ */
+void THShortVector_muls(int16_t *y, const int16_t *x, int16_t c, ptrdiff_t n);
+
+/**
+ * `z = x / y` (integer types: a zero divisor is an error, nothing is written).
+ */
+void THShortVector_cdiv(int16_t *z, const int16_t *x, const int16_t *y, ptrdiff_t n);
+
+/**
+ * `y = x / c` (integer types: `c == 0` is an error).
+ */
+void THShortVector_divs(int16_t *y, const int16_t *x, int16_t c, ptrdiff_t n);
+
+/**
+ * `y = x` (`n` contiguous elements; the arrays may overlap).
+ */
+void THShortVector_copy(int16_t *y, const int16_t *x, ptrdiff_t n);
+
+/**
+ * Does nothing: kernels are chosen at run time (kept for TH compatibility).
+ */
+void THShortVector_vectorDispatchInit(void);
+
+/**
+ *`r_ = beta*t + alpha*(m1 @ m2)`: `m1` n x k, `m2` k x p, `t` n x p; `r_` resized to n x p.
+ */
+void THIntTensor_addmm(struct THIntTensor *r_,
+                       int32_t beta,
+                       struct THIntTensor *t,
+                       int32_t alpha,
+                       struct THIntTensor *m1,
+                       struct THIntTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THIntTensor_addmv(struct THIntTensor *r_,
+                       int32_t beta,
+                       struct THIntTensor *t,
+                       int32_t alpha,
+                       struct THIntTensor *m1,
+                       struct THIntTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THIntTensor_addr(struct THIntTensor *r_,
+                      int32_t beta,
+                      struct THIntTensor *t,
+                      int32_t alpha,
+                      struct THIntTensor *m1,
+                      struct THIntTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2 B x k x p, `t` n x p.
+ */
+void THIntTensor_addbmm(struct THIntTensor *r_,
+                        int32_t beta,
+                        struct THIntTensor *t,
+                        int32_t alpha,
+                        struct THIntTensor *m1,
+                        struct THIntTensor *m2);
+
+/**
+ *`r_[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THIntTensor_baddbmm(struct THIntTensor *r_,
+                         int32_t beta,
+                         struct THIntTensor *t,
+                         int32_t alpha,
+                         struct THIntTensor *m1,
+                         struct THIntTensor *m2);
+
+/**
+ * `r_[i][j] = gain * sum_d (m1[i][d] - m2[j][d])^2`, `m1`, `m2` flattened to rows by
+ * their first dim (same row length); `r_` resized to N1 x N2.
+ */
+void THIntTensor_match(struct THIntTensor *r_,
+                       struct THIntTensor *m1,
+                       struct THIntTensor *m2,
+                       int32_t gain);
+
+/**
+ * BLAS swap: `x <-> y` (n elements at increments incx, incy).
+ */
+void THIntBlas_swap(int64_t n, int32_t *x, int64_t incx, int32_t *y, int64_t incy);
+
+/**
+ * BLAS scal: `x = a*x`.
+ */
+void THIntBlas_scal(int64_t n, int32_t a, int32_t *x, int64_t incx);
+
+/**
+ * BLAS copy: `y = x`.
+ */
+void THIntBlas_copy(int64_t n, int32_t *x, int64_t incx, int32_t *y, int64_t incy);
+
+/**
+ * BLAS axpy: `y = y + a*x`.
+ */
+void THIntBlas_axpy(int64_t n, int32_t a, int32_t *x, int64_t incx, int32_t *y, int64_t incy);
+
+/**
+ * BLAS dot: `sum x[i]*y[i]` (accumulated in `accreal`, rounded once).
+ */
+int32_t THIntBlas_dot(int64_t n, int32_t *x, int64_t incx, int32_t *y, int64_t incy);
+
+/**
+ * BLAS gemv: `y = alpha*op(A)*x + beta*y`, `A` m x n column-major with leading
+ * dimension `lda`, `trans` 'n' or 't'/'c'; `beta == 0` does not read `y`.
+ */
+void THIntBlas_gemv(char trans,
+                    int64_t m,
+                    int64_t n,
+                    int32_t alpha,
+                    int32_t *a,
+                    int64_t lda,
+                    int32_t *x,
+                    int64_t incx,
+                    int32_t beta,
+                    int32_t *y,
+                    int64_t incy);
+
+/**
+ * BLAS ger: `A = A + alpha*x*y^T`, `A` m x n column-major (`lda`).
+ */
+void THIntBlas_ger(int64_t m,
+                   int64_t n,
+                   int32_t alpha,
+                   int32_t *x,
+                   int64_t incx,
+                   int32_t *y,
+                   int64_t incy,
+                   int32_t *a,
+                   int64_t lda);
+
+/**
+ * BLAS gemm: `C = alpha*op(A)*op(B) + beta*C`, column-major, `C` m x n (`ldc`),
+ * `op(A)` m x k, `op(B)` k x n; `transa`/`transb` 'n' or 't'/'c'.
+ */
+void THIntBlas_gemm(char transa,
+                    char transb,
+                    int64_t m,
+                    int64_t n,
+                    int64_t k,
+                    int32_t alpha,
+                    int32_t *a,
+                    int64_t lda,
+                    int32_t *b,
+                    int64_t ldb,
+                    int32_t beta,
+                    int32_t *c,
+                    int64_t ldc);
+
+/**
+ * `x[i] = c` for `n` contiguous elements.
+ */
+void THIntVector_fill(int32_t *x, int32_t c, ptrdiff_t n);
+
+/**
+ * `z = x + c*y` (contiguous; `z` may be `x` or `y`).
+ */
+void THIntVector_cadd(int32_t *z, const int32_t *x, const int32_t *y, int32_t c, ptrdiff_t n);
+
+/**
+ * `y = x + c`.
+ */
+void THIntVector_adds(int32_t *y, const int32_t *x, int32_t c, ptrdiff_t n);
+
+/**
+ * `z = x * y`.
+ */
+void THIntVector_cmul(int32_t *z, const int32_t *x, const int32_t *y, ptrdiff_t n);
+
+/**
+ * `y = x * c`.
+ */
+void THIntVector_muls(int32_t *y, const int32_t *x, int32_t c, ptrdiff_t n);
+
+/**
+ * `z = x / y` (integer types: a zero divisor is an error, nothing is written).
+ */
+void THIntVector_cdiv(int32_t *z, const int32_t *x, const int32_t *y, ptrdiff_t n);
+
+/**
+ * `y = x / c` (integer types: `c == 0` is an error).
+ */
+void THIntVector_divs(int32_t *y, const int32_t *x, int32_t c, ptrdiff_t n);
+
+/**
+ * `y = x` (`n` contiguous elements; the arrays may overlap).
+ */
+void THIntVector_copy(int32_t *y, const int32_t *x, ptrdiff_t n);
+
+/**
+ * Does nothing: kernels are chosen at run time (kept for TH compatibility).
+ */
+void THIntVector_vectorDispatchInit(void);
+
+/**
+ *`r_ = beta*t + alpha*(m1 @ m2)`: `m1` n x k, `m2` k x p, `t` n x p; `r_` resized to n x p.
+ */
+void THLongTensor_addmm(struct THLongTensor *r_,
+                        int64_t beta,
+                        struct THLongTensor *t,
+                        int64_t alpha,
+                        struct THLongTensor *m1,
+                        struct THLongTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THLongTensor_addmv(struct THLongTensor *r_,
+                        int64_t beta,
+                        struct THLongTensor *t,
+                        int64_t alpha,
+                        struct THLongTensor *m1,
+                        struct THLongTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THLongTensor_addr(struct THLongTensor *r_,
+                       int64_t beta,
+                       struct THLongTensor *t,
+                       int64_t alpha,
+                       struct THLongTensor *m1,
+                       struct THLongTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2 B x k x p, `t` n x p.
+ */
+void THLongTensor_addbmm(struct THLongTensor *r_,
+                         int64_t beta,
+                         struct THLongTensor *t,
+                         int64_t alpha,
+                         struct THLongTensor *m1,
+                         struct THLongTensor *m2);
+
+/**
+ *`r_[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THLongTensor_baddbmm(struct THLongTensor *r_,
+                          int64_t beta,
+                          struct THLongTensor *t,
+                          int64_t alpha,
+                          struct THLongTensor *m1,
+                          struct THLongTensor *m2);
+
+/**
+ * `r_[i][j] = gain * sum_d (m1[i][d] - m2[j][d])^2`, `m1`, `m2` flattened to rows by
+ * their first dim (same row length); `r_` resized to N1 x N2.
+ */
+void THLongTensor_match(struct THLongTensor *r_,
+                        struct THLongTensor *m1,
+                        struct THLongTensor *m2,
+                        int64_t gain);
+
+/**
+ * BLAS swap: `x <-> y` (n elements at increments incx, incy).
+ */
+void THLongBlas_swap(int64_t n, int64_t *x, int64_t incx, int64_t *y, int64_t incy);
+
+/**
+ * BLAS scal: `x = a*x`.
+ */
+void THLongBlas_scal(int64_t n, int64_t a, int64_t *x, int64_t incx);
+
+/**
+ * BLAS copy: `y = x`.
+ */
+void THLongBlas_copy(int64_t n, int64_t *x, int64_t incx, int64_t *y, int64_t incy);
+
+/**
+ * BLAS axpy: `y = y + a*x`.
+ */
+void THLongBlas_axpy(int64_t n, int64_t a, int64_t *x, int64_t incx, int64_t *y, int64_t incy);
+
+/**
+ * BLAS dot: `sum x[i]*y[i]` (accumulated in `accreal`, rounded once).
+ */
+int64_t THLongBlas_dot(int64_t n, int64_t *x, int64_t incx, int64_t *y, int64_t incy);
+
+/**
+ * BLAS gemv: `y = alpha*op(A)*x + beta*y`, `A` m x n column-major with leading
+ * dimension `lda`, `trans` 'n' or 't'/'c'; `beta == 0` does not read `y`.
+ */
+void THLongBlas_gemv(char trans,
+                     int64_t m,
+                     int64_t n,
+                     int64_t alpha,
+                     int64_t *a,
+                     int64_t lda,
+                     int64_t *x,
+                     int64_t incx,
+                     int64_t beta,
+                     int64_t *y,
+                     int64_t incy);
+
+/**
+ * BLAS ger: `A = A + alpha*x*y^T`, `A` m x n column-major (`lda`).
+ */
+void THLongBlas_ger(int64_t m,
+                    int64_t n,
+                    int64_t alpha,
+                    int64_t *x,
+                    int64_t incx,
+                    int64_t *y,
+                    int64_t incy,
+                    int64_t *a,
+                    int64_t lda);
+
+/**
+ * BLAS gemm: `C = alpha*op(A)*op(B) + beta*C`, column-major, `C` m x n (`ldc`),
+ * `op(A)` m x k, `op(B)` k x n; `transa`/`transb` 'n' or 't'/'c'.
+ */
+void THLongBlas_gemm(char transa,
+                     char transb,
+                     int64_t m,
+                     int64_t n,
+                     int64_t k,
+                     int64_t alpha,
+                     int64_t *a,
+                     int64_t lda,
+                     int64_t *b,
+                     int64_t ldb,
+                     int64_t beta,
+                     int64_t *c,
+                     int64_t ldc);
+
+/**
+ * `x[i] = c` for `n` contiguous elements.
+ */
+void THLongVector_fill(int64_t *x, int64_t c, ptrdiff_t n);
+
+/**
+ * `z = x + c*y` (contiguous; `z` may be `x` or `y`).
+ */
+void THLongVector_cadd(int64_t *z, const int64_t *x, const int64_t *y, int64_t c, ptrdiff_t n);
+
+/**
+ * `y = x + c`.
+ */
+void THLongVector_adds(int64_t *y, const int64_t *x, int64_t c, ptrdiff_t n);
+
+/**
+ * `z = x * y`.
+ */
+void THLongVector_cmul(int64_t *z, const int64_t *x, const int64_t *y, ptrdiff_t n);
+
+/**
+ * `y = x * c`.
+ */
+void THLongVector_muls(int64_t *y, const int64_t *x, int64_t c, ptrdiff_t n);
+
+/**
+ * `z = x / y` (integer types: a zero divisor is an error, nothing is written).
+ */
+void THLongVector_cdiv(int64_t *z, const int64_t *x, const int64_t *y, ptrdiff_t n);
+
+/**
+ * `y = x / c` (integer types: `c == 0` is an error).
+ */
+void THLongVector_divs(int64_t *y, const int64_t *x, int64_t c, ptrdiff_t n);
+
+/**
+ * `y = x` (`n` contiguous elements; the arrays may overlap).
+ */
+void THLongVector_copy(int64_t *y, const int64_t *x, ptrdiff_t n);
+
+/**
+ * Does nothing: kernels are chosen at run time (kept for TH compatibility).
+ */
+void THLongVector_vectorDispatchInit(void);
+
+/**
+ *`r_ = beta*t + alpha*(m1 @ m2)`: `m1` n x k, `m2` k x p, `t` n x p; `r_` resized to n x p.
+ */
+void THFloatTensor_addmm(struct THFloatTensor *r_,
+                         float beta,
+                         struct THFloatTensor *t,
+                         float alpha,
+                         struct THFloatTensor *m1,
+                         struct THFloatTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THFloatTensor_addmv(struct THFloatTensor *r_,
+                         float beta,
+                         struct THFloatTensor *t,
+                         float alpha,
+                         struct THFloatTensor *m1,
+                         struct THFloatTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THFloatTensor_addr(struct THFloatTensor *r_,
+                        float beta,
+                        struct THFloatTensor *t,
+                        float alpha,
+                        struct THFloatTensor *m1,
+                        struct THFloatTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2 B x k x p, `t` n x p.
+ */
+void THFloatTensor_addbmm(struct THFloatTensor *r_,
+                          float beta,
+                          struct THFloatTensor *t,
+                          float alpha,
+                          struct THFloatTensor *m1,
+                          struct THFloatTensor *m2);
+
+/**
+ *`r_[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THFloatTensor_baddbmm(struct THFloatTensor *r_,
+                           float beta,
+                           struct THFloatTensor *t,
+                           float alpha,
+                           struct THFloatTensor *m1,
+                           struct THFloatTensor *m2);
+
+/**
+ * `r_[i][j] = gain * sum_d (m1[i][d] - m2[j][d])^2`, `m1`, `m2` flattened to rows by
+ * their first dim (same row length); `r_` resized to N1 x N2.
+ */
+void THFloatTensor_match(struct THFloatTensor *r_,
+                         struct THFloatTensor *m1,
+                         struct THFloatTensor *m2,
+                         float gain);
+
+/**
+ * BLAS swap: `x <-> y` (n elements at increments incx, incy).
+ */
+void THFloatBlas_swap(int64_t n, float *x, int64_t incx, float *y, int64_t incy);
+
+/**
+ * BLAS scal: `x = a*x`.
+ */
+void THFloatBlas_scal(int64_t n, float a, float *x, int64_t incx);
+
+/**
+ * BLAS copy: `y = x`.
+ */
+void THFloatBlas_copy(int64_t n, float *x, int64_t incx, float *y, int64_t incy);
+
+/**
+ * BLAS axpy: `y = y + a*x`.
+ */
+void THFloatBlas_axpy(int64_t n, float a, float *x, int64_t incx, float *y, int64_t incy);
+
+/**
+ * BLAS dot: `sum x[i]*y[i]` (accumulated in `accreal`, rounded once).
+ */
+float THFloatBlas_dot(int64_t n, float *x, int64_t incx, float *y, int64_t incy);
+
+/**
+ * BLAS gemv: `y = alpha*op(A)*x + beta*y`, `A` m x n column-major with leading
+ * dimension `lda`, `trans` 'n' or 't'/'c'; `beta == 0` does not read `y`.
+ */
+void THFloatBlas_gemv(char trans,
+                      int64_t m,
+                      int64_t n,
+                      float alpha,
+                      float *a,
+                      int64_t lda,
+                      float *x,
+                      int64_t incx,
+                      float beta,
+                      float *y,
+                      int64_t incy);
+
+/**
+ * BLAS ger: `A = A + alpha*x*y^T`, `A` m x n column-major (`lda`).
+ */
+void THFloatBlas_ger(int64_t m,
+                     int64_t n,
+                     float alpha,
+                     float *x,
+                     int64_t incx,
+                     float *y,
+                     int64_t incy,
+                     float *a,
+                     int64_t lda);
+
+/**
+ * BLAS gemm: `C = alpha*op(A)*op(B) + beta*C`, column-major, `C` m x n (`ldc`),
+ * `op(A)` m x k, `op(B)` k x n; `transa`/`transb` 'n' or 't'/'c'.
+ */
+void THFloatBlas_gemm(char transa,
+                      char transb,
+                      int64_t m,
+                      int64_t n,
+                      int64_t k,
+                      float alpha,
+                      float *a,
+                      int64_t lda,
+                      float *b,
+                      int64_t ldb,
+                      float beta,
+                      float *c,
+                      int64_t ldc);
+
+/**
+ * `x[i] = c` for `n` contiguous elements.
+ */
+void THFloatVector_fill(float *x, float c, ptrdiff_t n);
+
+/**
+ * `z = x + c*y` (contiguous; `z` may be `x` or `y`).
+ */
+void THFloatVector_cadd(float *z, const float *x, const float *y, float c, ptrdiff_t n);
+
+/**
+ * `y = x + c`.
+ */
+void THFloatVector_adds(float *y, const float *x, float c, ptrdiff_t n);
+
+/**
+ * `z = x * y`.
+ */
+void THFloatVector_cmul(float *z, const float *x, const float *y, ptrdiff_t n);
+
+/**
+ * `y = x * c`.
+ */
+void THFloatVector_muls(float *y, const float *x, float c, ptrdiff_t n);
+
+/**
+ * `z = x / y` (integer types: a zero divisor is an error, nothing is written).
+ */
+void THFloatVector_cdiv(float *z, const float *x, const float *y, ptrdiff_t n);
+
+/**
+ * `y = x / c` (integer types: `c == 0` is an error).
+ */
+void THFloatVector_divs(float *y, const float *x, float c, ptrdiff_t n);
+
+/**
+ * `y = x` (`n` contiguous elements; the arrays may overlap).
+ */
+void THFloatVector_copy(float *y, const float *x, ptrdiff_t n);
+
+/**
+ * Does nothing: kernels are chosen at run time (kept for TH compatibility).
+ */
+void THFloatVector_vectorDispatchInit(void);
+
+/**
+ * PyTorch TH's `normal_fill`: `size` normal samples with `mean` and `stddev` drawn
+ * from `generator` (Box-Muller in groups of 16 over uniforms drawn in order).
+ */
+void THFloatVector_normal_fill(float *data,
+                               int64_t size,
+                               struct THGenerator *generator,
+                               float mean,
+                               float stddev);
+
+/**
+ *`r_ = beta*t + alpha*(m1 @ m2)`: `m1` n x k, `m2` k x p, `t` n x p; `r_` resized to n x p.
+ */
+void THDoubleTensor_addmm(struct THDoubleTensor *r_,
+                          double beta,
+                          struct THDoubleTensor *t,
+                          double alpha,
+                          struct THDoubleTensor *m1,
+                          struct THDoubleTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THDoubleTensor_addmv(struct THDoubleTensor *r_,
+                          double beta,
+                          struct THDoubleTensor *t,
+                          double alpha,
+                          struct THDoubleTensor *m1,
+                          struct THDoubleTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THDoubleTensor_addr(struct THDoubleTensor *r_,
+                         double beta,
+                         struct THDoubleTensor *t,
+                         double alpha,
+                         struct THDoubleTensor *m1,
+                         struct THDoubleTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2 B x k x p, `t` n x p.
+ */
+void THDoubleTensor_addbmm(struct THDoubleTensor *r_,
+                           double beta,
+                           struct THDoubleTensor *t,
+                           double alpha,
+                           struct THDoubleTensor *m1,
+                           struct THDoubleTensor *m2);
+
+/**
+ *`r_[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THDoubleTensor_baddbmm(struct THDoubleTensor *r_,
+                            double beta,
+                            struct THDoubleTensor *t,
+                            double alpha,
+                            struct THDoubleTensor *m1,
+                            struct THDoubleTensor *m2);
+
+/**
+ * `r_[i][j] = gain * sum_d (m1[i][d] - m2[j][d])^2`, `m1`, `m2` flattened to rows by
+ * their first dim (same row length); `r_` resized to N1 x N2.
+ */
+void THDoubleTensor_match(struct THDoubleTensor *r_,
+                          struct THDoubleTensor *m1,
+                          struct THDoubleTensor *m2,
+                          double gain);
+
+/**
+ * BLAS swap: `x <-> y` (n elements at increments incx, incy).
+ */
+void THDoubleBlas_swap(int64_t n, double *x, int64_t incx, double *y, int64_t incy);
+
+/**
+ * BLAS scal: `x = a*x`.
+ */
+void THDoubleBlas_scal(int64_t n, double a, double *x, int64_t incx);
+
+/**
+ * BLAS copy: `y = x`.
+ */
+void THDoubleBlas_copy(int64_t n, double *x, int64_t incx, double *y, int64_t incy);
+
+/**
+ * BLAS axpy: `y = y + a*x`.
+ */
+void THDoubleBlas_axpy(int64_t n, double a, double *x, int64_t incx, double *y, int64_t incy);
+
+/**
+ * BLAS dot: `sum x[i]*y[i]` (accumulated in `accreal`, rounded once).
+ */
+double THDoubleBlas_dot(int64_t n, double *x, int64_t incx, double *y, int64_t incy);
+
+/**
+ * BLAS gemv: `y = alpha*op(A)*x + beta*y`, `A` m x n column-major with leading
+ * dimension `lda`, `trans` 'n' or 't'/'c'; `beta == 0` does not read `y`.
+ */
+void THDoubleBlas_gemv(char trans,
+                       int64_t m,
+                       int64_t n,
+                       double alpha,
+                       double *a,
+                       int64_t lda,
+                       double *x,
+                       int64_t incx,
+                       double beta,
+                       double *y,
+                       int64_t incy);
+
+/**
+ * BLAS ger: `A = A + alpha*x*y^T`, `A` m x n column-major (`lda`).
+ */
+void THDoubleBlas_ger(int64_t m,
+                      int64_t n,
+                      double alpha,
+                      double *x,
+                      int64_t incx,
+                      double *y,
+                      int64_t incy,
+                      double *a,
+                      int64_t lda);
+
+/**
+ * BLAS gemm: `C = alpha*op(A)*op(B) + beta*C`, column-major, `C` m x n (`ldc`),
+ * `op(A)` m x k, `op(B)` k x n; `transa`/`transb` 'n' or 't'/'c'.
+ */
+void THDoubleBlas_gemm(char transa,
+                       char transb,
+                       int64_t m,
+                       int64_t n,
+                       int64_t k,
+                       double alpha,
+                       double *a,
+                       int64_t lda,
+                       double *b,
+                       int64_t ldb,
+                       double beta,
+                       double *c,
+                       int64_t ldc);
+
+/**
+ * `x[i] = c` for `n` contiguous elements.
+ */
+void THDoubleVector_fill(double *x, double c, ptrdiff_t n);
+
+/**
+ * `z = x + c*y` (contiguous; `z` may be `x` or `y`).
+ */
+void THDoubleVector_cadd(double *z, const double *x, const double *y, double c, ptrdiff_t n);
+
+/**
+ * `y = x + c`.
+ */
+void THDoubleVector_adds(double *y, const double *x, double c, ptrdiff_t n);
+
+/**
+ * `z = x * y`.
+ */
+void THDoubleVector_cmul(double *z, const double *x, const double *y, ptrdiff_t n);
+
+/**
+ * `y = x * c`.
+ */
+void THDoubleVector_muls(double *y, const double *x, double c, ptrdiff_t n);
+
+/**
+ * `z = x / y` (integer types: a zero divisor is an error, nothing is written).
+ */
+void THDoubleVector_cdiv(double *z, const double *x, const double *y, ptrdiff_t n);
+
+/**
+ * `y = x / c` (integer types: `c == 0` is an error).
+ */
+void THDoubleVector_divs(double *y, const double *x, double c, ptrdiff_t n);
+
+/**
+ * `y = x` (`n` contiguous elements; the arrays may overlap).
+ */
+void THDoubleVector_copy(double *y, const double *x, ptrdiff_t n);
+
+/**
+ * Does nothing: kernels are chosen at run time (kept for TH compatibility).
+ */
+void THDoubleVector_vectorDispatchInit(void);
+
+/**
+ * PyTorch TH's `normal_fill`: `size` normal samples with `mean` and `stddev` drawn
+ * from `generator` (Box-Muller in groups of 16 over uniforms drawn in order).
+ */
+void THDoubleVector_normal_fill(double *data,
+                                int64_t size,
+                                struct THGenerator *generator,
+                                double mean,
+                                double stddev);
+
+/**
+ *`r_ = beta*t + alpha*(m1 @ m2)`: `m1` n x k, `m2` k x p, `t` n x p; `r_` resized to n x p.
+ */
+void THHalfTensor_addmm(struct THHalfTensor *r_,
+                        struct THHalf beta,
+                        struct THHalfTensor *t,
+                        struct THHalf alpha,
+                        struct THHalfTensor *m1,
+                        struct THHalfTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THHalfTensor_addmv(struct THHalfTensor *r_,
+                        struct THHalf beta,
+                        struct THHalfTensor *t,
+                        struct THHalf alpha,
+                        struct THHalfTensor *m1,
+                        struct THHalfTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THHalfTensor_addr(struct THHalfTensor *r_,
+                       struct THHalf beta,
+                       struct THHalfTensor *t,
+                       struct THHalf alpha,
+                       struct THHalfTensor *m1,
+                       struct THHalfTensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2 B x k x p, `t` n x p.
+ */
+void THHalfTensor_addbmm(struct THHalfTensor *r_,
+                         struct THHalf beta,
+                         struct THHalfTensor *t,
+                         struct THHalf alpha,
+                         struct THHalfTensor *m1,
+                         struct THHalfTensor *m2);
+
+/**
+ *`r_[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THHalfTensor_baddbmm(struct THHalfTensor *r_,
+                          struct THHalf beta,
+                          struct THHalfTensor *t,
+                          struct THHalf alpha,
+                          struct THHalfTensor *m1,
+                          struct THHalfTensor *m2);
+
+/**
+ * `r_[i][j] = gain * sum_d (m1[i][d] - m2[j][d])^2`, `m1`, `m2` flattened to rows by
+ * their first dim (same row length); `r_` resized to N1 x N2.
+ */
+void THHalfTensor_match(struct THHalfTensor *r_,
+                        struct THHalfTensor *m1,
+                        struct THHalfTensor *m2,
+                        struct THHalf gain);
+
+/**
+ * BLAS swap: `x <-> y` (n elements at increments incx, incy).
+ */
+void THHalfBlas_swap(int64_t n, struct THHalf *x, int64_t incx, struct THHalf *y, int64_t incy);
+
+/**
+ * BLAS scal: `x = a*x`.
+ */
+void THHalfBlas_scal(int64_t n, struct THHalf a, struct THHalf *x, int64_t incx);
+
+/**
+ * BLAS copy: `y = x`.
+ */
+void THHalfBlas_copy(int64_t n, struct THHalf *x, int64_t incx, struct THHalf *y, int64_t incy);
+
+/**
+ * BLAS axpy: `y = y + a*x`.
+ */
+void THHalfBlas_axpy(int64_t n,
+                     struct THHalf a,
+                     struct THHalf *x,
+                     int64_t incx,
+                     struct THHalf *y,
+                     int64_t incy);
+
+/**
+ * BLAS dot: `sum x[i]*y[i]` (accumulated in `accreal`, rounded once).
+ */
+struct THHalf THHalfBlas_dot(int64_t n,
+                             struct THHalf *x,
+                             int64_t incx,
+                             struct THHalf *y,
+                             int64_t incy);
+
+/**
+ * BLAS gemv: `y = alpha*op(A)*x + beta*y`, `A` m x n column-major with leading
+ * dimension `lda`, `trans` 'n' or 't'/'c'; `beta == 0` does not read `y`.
+ */
+void THHalfBlas_gemv(char trans,
+                     int64_t m,
+                     int64_t n,
+                     struct THHalf alpha,
+                     struct THHalf *a,
+                     int64_t lda,
+                     struct THHalf *x,
+                     int64_t incx,
+                     struct THHalf beta,
+                     struct THHalf *y,
+                     int64_t incy);
+
+/**
+ * BLAS ger: `A = A + alpha*x*y^T`, `A` m x n column-major (`lda`).
+ */
+void THHalfBlas_ger(int64_t m,
+                    int64_t n,
+                    struct THHalf alpha,
+                    struct THHalf *x,
+                    int64_t incx,
+                    struct THHalf *y,
+                    int64_t incy,
+                    struct THHalf *a,
+                    int64_t lda);
+
+/**
+ * BLAS gemm: `C = alpha*op(A)*op(B) + beta*C`, column-major, `C` m x n (`ldc`),
+ * `op(A)` m x k, `op(B)` k x n; `transa`/`transb` 'n' or 't'/'c'.
+ */
+void THHalfBlas_gemm(char transa,
+                     char transb,
+                     int64_t m,
+                     int64_t n,
+                     int64_t k,
+                     struct THHalf alpha,
+                     struct THHalf *a,
+                     int64_t lda,
+                     struct THHalf *b,
+                     int64_t ldb,
+                     struct THHalf beta,
+                     struct THHalf *c,
+                     int64_t ldc);
+
+/**
+ * `x[i] = c` for `n` contiguous elements.
+ */
+void THHalfVector_fill(struct THHalf *x, struct THHalf c, ptrdiff_t n);
+
+/**
+ * `z = x + c*y` (contiguous; `z` may be `x` or `y`).
+ */
+void THHalfVector_cadd(struct THHalf *z,
+                       const struct THHalf *x,
+                       const struct THHalf *y,
+                       struct THHalf c,
+                       ptrdiff_t n);
+
+/**
+ * `y = x + c`.
+ */
+void THHalfVector_adds(struct THHalf *y, const struct THHalf *x, struct THHalf c, ptrdiff_t n);
+
+/**
+ * `z = x * y`.
+ */
+void THHalfVector_cmul(struct THHalf *z,
+                       const struct THHalf *x,
+                       const struct THHalf *y,
+                       ptrdiff_t n);
+
+/**
+ * `y = x * c`.
+ */
+void THHalfVector_muls(struct THHalf *y, const struct THHalf *x, struct THHalf c, ptrdiff_t n);
+
+/**
+ * `z = x / y` (integer types: a zero divisor is an error, nothing is written).
+ */
+void THHalfVector_cdiv(struct THHalf *z,
+                       const struct THHalf *x,
+                       const struct THHalf *y,
+                       ptrdiff_t n);
+
+/**
+ * `y = x / c` (integer types: `c == 0` is an error).
+ */
+void THHalfVector_divs(struct THHalf *y, const struct THHalf *x, struct THHalf c, ptrdiff_t n);
+
+/**
+ * `y = x` (`n` contiguous elements; the arrays may overlap).
+ */
+void THHalfVector_copy(struct THHalf *y, const struct THHalf *x, ptrdiff_t n);
+
+/**
+ * Does nothing: kernels are chosen at run time (kept for TH compatibility).
+ */
+void THHalfVector_vectorDispatchInit(void);
+
+/**
+ * PyTorch TH's `normal_fill`: `size` normal samples with `mean` and `stddev` drawn
+ * from `generator` (Box-Muller in groups of 16 over uniforms drawn in order).
+ */
+void THHalfVector_normal_fill(struct THHalf *data,
+                              int64_t size,
+                              struct THGenerator *generator,
+                              struct THHalf mean,
+                              struct THHalf stddev);
+
+/**
+ *`r_ = beta*t + alpha*(m1 @ m2)`: `m1` n x k, `m2` k x p, `t` n x p; `r_` resized to n x p.
+ */
+void THBFloat16Tensor_addmm(struct THBFloat16Tensor *r_,
+                            struct THBFloat16 beta,
+                            struct THBFloat16Tensor *t,
+                            struct THBFloat16 alpha,
+                            struct THBFloat16Tensor *m1,
+                            struct THBFloat16Tensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THBFloat16Tensor_addmv(struct THBFloat16Tensor *r_,
+                            struct THBFloat16 beta,
+                            struct THBFloat16Tensor *t,
+                            struct THBFloat16 alpha,
+                            struct THBFloat16Tensor *m1,
+                            struct THBFloat16Tensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THBFloat16Tensor_addr(struct THBFloat16Tensor *r_,
+                           struct THBFloat16 beta,
+                           struct THBFloat16Tensor *t,
+                           struct THBFloat16 alpha,
+                           struct THBFloat16Tensor *m1,
+                           struct THBFloat16Tensor *m2);
+
+/**
+ *`r_ = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2 B x k x p, `t` n x p.
+ */
+void THBFloat16Tensor_addbmm(struct THBFloat16Tensor *r_,
+                             struct THBFloat16 beta,
+                             struct THBFloat16Tensor *t,
+                             struct THBFloat16 alpha,
+                             struct THBFloat16Tensor *m1,
+                             struct THBFloat16Tensor *m2);
+
+/**
+ *`r_[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THBFloat16Tensor_baddbmm(struct THBFloat16Tensor *r_,
+                              struct THBFloat16 beta,
+                              struct THBFloat16Tensor *t,
+                              struct THBFloat16 alpha,
+                              struct THBFloat16Tensor *m1,
+                              struct THBFloat16Tensor *m2);
+
+/**
+ * `r_[i][j] = gain * sum_d (m1[i][d] - m2[j][d])^2`, `m1`, `m2` flattened to rows by
+ * their first dim (same row length); `r_` resized to N1 x N2.
+ */
+void THBFloat16Tensor_match(struct THBFloat16Tensor *r_,
+                            struct THBFloat16Tensor *m1,
+                            struct THBFloat16Tensor *m2,
+                            struct THBFloat16 gain);
+
+/**
+ * BLAS swap: `x <-> y` (n elements at increments incx, incy).
+ */
+void THBFloat16Blas_swap(int64_t n,
+                         struct THBFloat16 *x,
+                         int64_t incx,
+                         struct THBFloat16 *y,
+                         int64_t incy);
+
+/**
+ * BLAS scal: `x = a*x`.
+ */
+void THBFloat16Blas_scal(int64_t n, struct THBFloat16 a, struct THBFloat16 *x, int64_t incx);
+
+/**
+ * BLAS copy: `y = x`.
+ */
+void THBFloat16Blas_copy(int64_t n,
+                         struct THBFloat16 *x,
+                         int64_t incx,
+                         struct THBFloat16 *y,
+                         int64_t incy);
+
+/**
+ * BLAS axpy: `y = y + a*x`.
+ */
+void THBFloat16Blas_axpy(int64_t n,
+                         struct THBFloat16 a,
+                         struct THBFloat16 *x,
+                         int64_t incx,
+                         struct THBFloat16 *y,
+                         int64_t incy);
+
+/**
+ * BLAS dot: `sum x[i]*y[i]` (accumulated in `accreal`, rounded once).
+ */
+struct THBFloat16 THBFloat16Blas_dot(int64_t n,
+                                     struct THBFloat16 *x,
+                                     int64_t incx,
+                                     struct THBFloat16 *y,
+                                     int64_t incy);
+
+/**
+ * BLAS gemv: `y = alpha*op(A)*x + beta*y`, `A` m x n column-major with leading
+ * dimension `lda`, `trans` 'n' or 't'/'c'; `beta == 0` does not read `y`.
+ */
+void THBFloat16Blas_gemv(char trans,
+                         int64_t m,
+                         int64_t n,
+                         struct THBFloat16 alpha,
+                         struct THBFloat16 *a,
+                         int64_t lda,
+                         struct THBFloat16 *x,
+                         int64_t incx,
+                         struct THBFloat16 beta,
+                         struct THBFloat16 *y,
+                         int64_t incy);
+
+/**
+ * BLAS ger: `A = A + alpha*x*y^T`, `A` m x n column-major (`lda`).
+ */
+void THBFloat16Blas_ger(int64_t m,
+                        int64_t n,
+                        struct THBFloat16 alpha,
+                        struct THBFloat16 *x,
+                        int64_t incx,
+                        struct THBFloat16 *y,
+                        int64_t incy,
+                        struct THBFloat16 *a,
+                        int64_t lda);
+
+/**
+ * BLAS gemm: `C = alpha*op(A)*op(B) + beta*C`, column-major, `C` m x n (`ldc`),
+ * `op(A)` m x k, `op(B)` k x n; `transa`/`transb` 'n' or 't'/'c'.
+ */
+void THBFloat16Blas_gemm(char transa,
+                         char transb,
+                         int64_t m,
+                         int64_t n,
+                         int64_t k,
+                         struct THBFloat16 alpha,
+                         struct THBFloat16 *a,
+                         int64_t lda,
+                         struct THBFloat16 *b,
+                         int64_t ldb,
+                         struct THBFloat16 beta,
+                         struct THBFloat16 *c,
+                         int64_t ldc);
+
+/**
+ * `x[i] = c` for `n` contiguous elements.
+ */
+void THBFloat16Vector_fill(struct THBFloat16 *x, struct THBFloat16 c, ptrdiff_t n);
+
+/**
+ * `z = x + c*y` (contiguous; `z` may be `x` or `y`).
+ */
+void THBFloat16Vector_cadd(struct THBFloat16 *z,
+                           const struct THBFloat16 *x,
+                           const struct THBFloat16 *y,
+                           struct THBFloat16 c,
+                           ptrdiff_t n);
+
+/**
+ * `y = x + c`.
+ */
+void THBFloat16Vector_adds(struct THBFloat16 *y,
+                           const struct THBFloat16 *x,
+                           struct THBFloat16 c,
+                           ptrdiff_t n);
+
+/**
+ * `z = x * y`.
+ */
+void THBFloat16Vector_cmul(struct THBFloat16 *z,
+                           const struct THBFloat16 *x,
+                           const struct THBFloat16 *y,
+                           ptrdiff_t n);
+
+/**
+ * `y = x * c`.
+ */
+void THBFloat16Vector_muls(struct THBFloat16 *y,
+                           const struct THBFloat16 *x,
+                           struct THBFloat16 c,
+                           ptrdiff_t n);
+
+/**
+ * `z = x / y` (integer types: a zero divisor is an error, nothing is written).
+ */
+void THBFloat16Vector_cdiv(struct THBFloat16 *z,
+                           const struct THBFloat16 *x,
+                           const struct THBFloat16 *y,
+                           ptrdiff_t n);
+
+/**
+ * `y = x / c` (integer types: `c == 0` is an error).
+ */
+void THBFloat16Vector_divs(struct THBFloat16 *y,
+                           const struct THBFloat16 *x,
+                           struct THBFloat16 c,
+                           ptrdiff_t n);
+
+/**
+ * `y = x` (`n` contiguous elements; the arrays may overlap).
+ */
+void THBFloat16Vector_copy(struct THBFloat16 *y, const struct THBFloat16 *x, ptrdiff_t n);
+
+/**
+ * Does nothing: kernels are chosen at run time (kept for TH compatibility).
+ */
+void THBFloat16Vector_vectorDispatchInit(void);
+
+/**
+ * PyTorch TH's `normal_fill`: `size` normal samples with `mean` and `stddev` drawn
+ * from `generator` (Box-Muller in groups of 16 over uniforms drawn in order).
+ */
+void THBFloat16Vector_normal_fill(struct THBFloat16 *data,
+                                  int64_t size,
+                                  struct THGenerator *generator,
+                                  struct THBFloat16 mean,
+                                  struct THBFloat16 stddev);
+
+/**
  * Sets every element of `r_` to `value` (in place, no resize).
  */
 void THByteTensor_fill(struct THByteTensor *r_, uint8_t value);

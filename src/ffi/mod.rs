@@ -12,6 +12,7 @@ pub mod allocator;
 pub mod file;
 pub mod general;
 pub mod index;
+pub mod linalg;
 pub mod math;
 pub mod npy;
 pub mod random;

@@ -1,0 +1,536 @@
+//! The one GEMM path: `c = beta*c + alpha*(a @ b)` on strided matrices, for every numeric dtype.
+//!
+//! - Float, Double: the `gemm` crate (its `x86-v4` feature adds AVX-512 kernels chosen at
+//!   run time), run inside the library's rayon pool with `Parallelism::Rayon(THGetNumThreads())`.
+//! - Half, BFloat16: operands converted to f32 (row-major copies), the f32 kernel, one rounding back.
+//! - Byte, Char, Short, Int, Long: a blocked kernel (packed A/B panels, 4x16 register tile) in
+//!   the element type's wrapping arithmetic, which is C's result modulo 2^bits.
+//!
+//! BLAS conventions: `beta == 0` means `c` is not read (NaN or garbage in it is ignored);
+//! `alpha == 0` or `k == 0` means `c = beta*c` and `a`, `b` are not read.
+
+#![allow(clippy::too_many_arguments)] // m, n, k, alpha, a, b, beta, c
+
+use crate::error::{Error, Result};
+use crate::ops::num::Num;
+use crate::parallel;
+use gemm::Parallelism;
+use half::{bf16, f16};
+
+/// A read-only strided matrix: element `(i, j)` is at `ptr + i*rs + j*cs`.
+#[derive(Clone, Copy, Debug)]
+pub struct MatRef<T> {
+    pub ptr: *const T,
+    pub rs: isize,
+    pub cs: isize,
+}
+
+/// A writable strided matrix (no two elements at the same address).
+#[derive(Clone, Copy, Debug)]
+pub struct MatMut<T> {
+    pub ptr: *mut T,
+    pub rs: isize,
+    pub cs: isize,
+}
+
+// SAFETY: these are plain addresses; every function taking them documents which elements it
+// reads or writes, and parallel loops write disjoint elements.
+unsafe impl<T> Send for MatRef<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for MatRef<T> {}
+// SAFETY: as above.
+unsafe impl<T> Send for MatMut<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for MatMut<T> {}
+
+impl<T> MatRef<T> {
+    #[inline(always)]
+    fn at(&self, i: usize, j: usize) -> *const T {
+        self.ptr.wrapping_offset(i as isize * self.rs + j as isize * self.cs)
+    }
+}
+
+impl<T> MatMut<T> {
+    #[inline(always)]
+    fn at(&self, i: usize, j: usize) -> *mut T {
+        self.ptr.wrapping_offset(i as isize * self.rs + j as isize * self.cs)
+    }
+    pub fn as_ref(&self) -> MatRef<T> {
+        MatRef { ptr: self.ptr, rs: self.rs, cs: self.cs }
+    }
+}
+
+/// Multiply-adds below which a product stays on the calling thread.
+const PAR_WORK: usize = 48 * 48 * 48;
+
+/// Runs `f` with the library's thread count (inside its pool) when `work` is large enough.
+fn with_threads<R: Send>(work: usize, f: impl FnOnce(Parallelism) -> R + Send) -> R {
+    if work >= PAR_WORK
+        && let Some(p) = parallel::pool()
+    {
+        let n = p.current_num_threads();
+        return p.install(move || f(Parallelism::Rayon(n)));
+    }
+    f(Parallelism::None)
+}
+
+/// A dtype with a GEMM kernel.
+pub trait Gemm: Num + Send + Sync {
+    /// `c = beta*c + alpha*(a @ b)` for `m, n, k >= 1` and `alpha != 0`; `beta == 0` does not read `c`.
+    ///
+    /// # Safety
+    /// `a` must be readable for `m x k` elements, `b` for `k x n`, `c` read/writable for
+    /// `m x n` distinct elements not overlapping `a` or `b`.
+    unsafe fn kernel(
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: Self,
+        a: MatRef<Self>,
+        b: MatRef<Self>,
+        beta: Self,
+        c: MatMut<Self>,
+    ) -> Result<()>;
+}
+
+/// `c = beta*c + alpha*(a @ b)` with `c` m x n, `a` m x k, `b` k x n (BLAS conventions, see
+/// the module docs).
+///
+/// # Safety
+/// As [`Gemm::kernel`] (`a` and `b` are not touched when `alpha == 0` or `k == 0`).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm<T: Gemm>(
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: MatRef<T>,
+    b: MatRef<T>,
+    beta: T,
+    c: MatMut<T>,
+) -> Result<()> {
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    if k == 0 || alpha.is_zero() {
+        // SAFETY: forwarded contract on c.
+        unsafe { scale(m, n, beta, c) };
+        return Ok(());
+    }
+    // SAFETY: forwarded contract.
+    unsafe { T::kernel(m, n, k, alpha, a, b, beta, c) }
+}
+
+/// `c = beta*c` (`beta == 0` writes zeros without reading).
+///
+/// # Safety
+/// `c` must be read/writable for `m x n` elements.
+pub unsafe fn scale<T: Num>(m: usize, n: usize, beta: T, c: MatMut<T>) {
+    if beta == T::one() {
+        return;
+    }
+    let zero = beta.is_zero();
+    for i in 0..m {
+        for j in 0..n {
+            let p = c.at(i, j);
+            // SAFETY: (i, j) is inside c (caller contract).
+            unsafe { *p = if zero { T::zero() } else { beta.mul(*p) } };
+        }
+    }
+}
+
+/// The `gemm` crate's kernel (f32, f64). Its convention is `dst = alpha*dst + beta*lhs@rhs`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn crate_gemm<T: Num + 'static>(
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: MatRef<T>,
+    b: MatRef<T>,
+    beta: T,
+    c: MatMut<T>,
+) {
+    let read = !beta.is_zero();
+    let work = m.saturating_mul(n).saturating_mul(k);
+    with_threads(work, move |par| {
+        let (a, b, c) = (a, b, c);
+        // SAFETY: caller contract: the three matrices are valid for their shapes and c does
+        // not overlap a or b; T is one of the crate's types (f32, f64).
+        unsafe {
+            gemm::gemm(
+                m, n, k, c.ptr, c.cs, c.rs, read, a.ptr, a.cs, a.rs, b.ptr, b.cs, b.rs, beta, alpha, false, false,
+                false, par,
+            )
+        }
+    })
+}
+
+macro_rules! crate_kernel {
+    ($($T:ty),*) => {$(
+        impl Gemm for $T {
+            unsafe fn kernel(m: usize, n: usize, k: usize, alpha: Self, a: MatRef<Self>, b: MatRef<Self>, beta: Self, c: MatMut<Self>) -> Result<()> {
+                // SAFETY: forwarded contract.
+                unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c) };
+                Ok(())
+            }
+        }
+    )*};
+}
+crate_kernel!(f32, f64);
+
+/// A vector of `n` elements or an allocation error.
+pub(crate) fn alloc_vec<T: Copy>(n: usize, v: T) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| Error::alloc(format!("cannot allocate {n} elements of {} bytes", size_of::<T>())))?;
+    out.resize(n, v);
+    Ok(out)
+}
+
+/// The 16-bit floats, computed through f32.
+trait Half16: Num + Send + Sync {
+    fn f32(self) -> f32;
+    fn of_f32(v: f32) -> Self;
+}
+impl Half16 for f16 {
+    #[inline(always)]
+    fn f32(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn of_f32(v: f32) -> Self {
+        f16::from_f32(v)
+    }
+}
+impl Half16 for bf16 {
+    #[inline(always)]
+    fn f32(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn of_f32(v: f32) -> Self {
+        bf16::from_f32(v)
+    }
+}
+
+/// A row-major f32 copy of the `rows x cols` matrix `x`.
+///
+/// # Safety
+/// `x` must be readable for `rows x cols` elements.
+unsafe fn to_f32<T: Half16>(x: MatRef<T>, rows: usize, cols: usize) -> Result<Vec<f32>> {
+    let mut out = alloc_vec(rows * cols, 0f32)?;
+    let dst = MatMut { ptr: out.as_mut_ptr(), rs: cols as isize, cs: 1 };
+    parallel::for_range(rows, rows * cols, |lo, hi| {
+        for i in lo..hi {
+            for j in 0..cols {
+                // SAFETY: (i, j) is inside both matrices; rows are split between threads.
+                unsafe { *dst.at(i, j) = (*x.at(i, j)).f32() };
+            }
+        }
+    });
+    Ok(out)
+}
+
+/// Half/BFloat16: f32 copies of the operands, the f32 kernel, one rounding of the result (the
+/// `gemm` crate's own f16 kernel was measured several f16 ulps off at k ~ 600, beyond one rounding).
+///
+/// # Safety
+/// As [`Gemm::kernel`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn via_f32<T: Half16>(
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: MatRef<T>,
+    b: MatRef<T>,
+    beta: T,
+    c: MatMut<T>,
+) -> Result<()> {
+    {
+        // SAFETY: forwarded contract (shapes as documented).
+        let (a32, b32) = unsafe { (to_f32(a, m, k)?, to_f32(b, k, n)?) };
+        let read = !beta.is_zero();
+        // SAFETY: as above.
+        let mut c32 = if read { unsafe { to_f32(c.as_ref(), m, n)? } } else { alloc_vec(m * n, 0f32)? };
+        let cm = MatMut { ptr: c32.as_mut_ptr(), rs: n as isize, cs: 1 };
+        // SAFETY: the three f32 buffers are row-major with exactly these shapes and distinct.
+        unsafe {
+            crate_gemm(
+                m,
+                n,
+                k,
+                alpha.f32(),
+                MatRef { ptr: a32.as_ptr(), rs: k as isize, cs: 1 },
+                MatRef { ptr: b32.as_ptr(), rs: n as isize, cs: 1 },
+                beta.f32(),
+                cm,
+            )
+        };
+        let src = cm.as_ref();
+        parallel::for_range(m, m * n, |lo, hi| {
+            for i in lo..hi {
+                for j in 0..n {
+                    // SAFETY: (i, j) is inside both; rows are split between threads.
+                    unsafe { *c.at(i, j) = T::of_f32(*src.at(i, j)) };
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+macro_rules! half_kernel {
+    ($($T:ty),*) => {$(
+        impl Gemm for $T {
+            unsafe fn kernel(m: usize, n: usize, k: usize, alpha: Self, a: MatRef<Self>, b: MatRef<Self>, beta: Self, c: MatMut<Self>) -> Result<()> {
+                // SAFETY: forwarded contract.
+                unsafe { via_f32(m, n, k, alpha, a, b, beta, c) }
+            }
+        }
+    )*};
+}
+half_kernel!(f16, bf16);
+
+// ---------------------------------------------------------------------------------------------
+// Integer kernel
+// ---------------------------------------------------------------------------------------------
+
+const MR: usize = 4;
+const NR: usize = 16;
+const KC: usize = 256;
+const MC: usize = 64;
+const NC: usize = 4096;
+
+/// `MR x NR` products of a packed A panel (`kb` x MR, k-major) and B panel (`kb` x NR).
+#[inline(always)]
+fn micro<T: Num>(kb: usize, ap: &[T], bp: &[T]) -> [[T; NR]; MR] {
+    let mut acc = [[T::zero(); NR]; MR];
+    for (a, b) in ap.chunks_exact(MR).zip(bp.chunks_exact(NR)).take(kb) {
+        for i in 0..MR {
+            for j in 0..NR {
+                acc[i][j] = acc[i][j].add(a[i].mul(b[j]));
+            }
+        }
+    }
+    acc
+}
+
+/// Blocked GEMM in `T`'s own (wrapping) arithmetic.
+///
+/// # Safety
+/// As [`Gemm::kernel`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn int_gemm<T: Num + Send + Sync>(
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: MatRef<T>,
+    b: MatRef<T>,
+    beta: T,
+    c: MatMut<T>,
+) -> Result<()> {
+    let mpanels = m.div_ceil(MR);
+    let mut apack = alloc_vec(mpanels * MR * KC.min(k), T::zero())?;
+    let mut bpack = alloc_vec(NC.min(n).div_ceil(NR) * NR * KC.min(k), T::zero())?;
+    for jc in (0..n).step_by(NC) {
+        let nb = NC.min(n - jc);
+        let npanels = nb.div_ceil(NR);
+        for pc in (0..k).step_by(KC) {
+            let kb = KC.min(k - pc);
+            // Pack B[pc.., jc..] as panels of NR columns, k-major, zero-padded.
+            {
+                let bp = MatMut { ptr: bpack.as_mut_ptr(), rs: 0, cs: 0 };
+                parallel::for_range(npanels, kb * nb, |lo, hi| {
+                    let bp = &bp;
+                    for jp in lo..hi {
+                        for p in 0..kb {
+                            for jj in 0..NR {
+                                let j = jp * NR + jj;
+                                let v = if j < nb {
+                                    // SAFETY: (pc+p, jc+j) is inside b.
+                                    unsafe { *b.at(pc + p, jc + j) }
+                                } else {
+                                    T::zero()
+                                };
+                                // SAFETY: index < npanels*kb*NR <= bpack.len(); panels split.
+                                unsafe { *bp.ptr.add((jp * kb + p) * NR + jj) = v };
+                            }
+                        }
+                    }
+                });
+            }
+            // Pack A[.., pc..] as panels of MR rows, k-major, zero-padded.
+            {
+                let ap = MatMut { ptr: apack.as_mut_ptr(), rs: 0, cs: 0 };
+                parallel::for_range(mpanels, kb * m, |lo, hi| {
+                    let ap = &ap;
+                    for ip in lo..hi {
+                        for p in 0..kb {
+                            for ii in 0..MR {
+                                let i = ip * MR + ii;
+                                let v = if i < m {
+                                    // SAFETY: (i, pc+p) is inside a.
+                                    unsafe { *a.at(i, pc + p) }
+                                } else {
+                                    T::zero()
+                                };
+                                // SAFETY: index < mpanels*kb*MR <= apack.len(); panels split.
+                                unsafe { *ap.ptr.add((ip * kb + p) * MR + ii) = v };
+                            }
+                        }
+                    }
+                });
+            }
+            let first = pc == 0;
+            let (apk, bpk) = (&apack[..], &bpack[..]);
+            let mblocks = m.div_ceil(MC);
+            parallel::for_range(mblocks, m * nb * kb, |lo, hi| {
+                for ib in lo..hi {
+                    let i0 = ib * MC;
+                    let i1 = (i0 + MC).min(m);
+                    for jp in 0..npanels {
+                        let bpanel = &bpk[jp * kb * NR..(jp + 1) * kb * NR];
+                        for ip in (i0 / MR)..i1.div_ceil(MR) {
+                            let acc = micro(kb, &apk[ip * kb * MR..(ip + 1) * kb * MR], bpanel);
+                            for (ii, row) in acc.iter().enumerate() {
+                                let i = ip * MR + ii;
+                                if i >= i1 {
+                                    break;
+                                }
+                                for (jj, &v) in row.iter().enumerate() {
+                                    let j = jp * NR + jj;
+                                    if j >= nb {
+                                        break;
+                                    }
+                                    let p = c.at(i, jc + j);
+                                    // SAFETY: (i, jc+j) is inside c; row blocks are split
+                                    // between threads so no element is written twice at once.
+                                    unsafe {
+                                        let old = if !first {
+                                            *p
+                                        } else if beta.is_zero() {
+                                            T::zero()
+                                        } else {
+                                            beta.mul(*p)
+                                        };
+                                        *p = old.add(alpha.mul(v));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    }
+    Ok(())
+}
+
+macro_rules! int_kernel {
+    ($($T:ty),*) => {$(
+        impl Gemm for $T {
+            unsafe fn kernel(m: usize, n: usize, k: usize, alpha: Self, a: MatRef<Self>, b: MatRef<Self>, beta: Self, c: MatMut<Self>) -> Result<()> {
+                // SAFETY: forwarded contract.
+                unsafe { int_gemm(m, n, k, alpha, a, b, beta, c) }
+            }
+        }
+    )*};
+}
+int_kernel!(u8, i8, i16, i32, i64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive<T: Num>(m: usize, n: usize, k: usize, alpha: T, a: &[T], b: &[T], beta: T, c: &mut [T]) {
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = T::zero();
+                for p in 0..k {
+                    s = s.add(a[i * k + p].mul(b[p * n + j]));
+                }
+                let old = if beta.is_zero() { T::zero() } else { beta.mul(c[i * n + j]) };
+                c[i * n + j] = old.add(alpha.mul(s));
+            }
+        }
+    }
+
+    #[test]
+    fn int_kernel_matches_naive_with_wrapping() {
+        for &(m, n, k) in &[(1, 1, 1), (5, 17, 3), (70, 33, 300), (4, 4100, 2)] {
+            let a: Vec<i8> = (0..m * k).map(|i| (i * 37 % 251) as i8).collect();
+            let b: Vec<i8> = (0..k * n).map(|i| (i * 91 % 253) as i8).collect();
+            let mut c: Vec<i8> = (0..m * n).map(|i| (i * 7) as i8).collect();
+            let mut want = c.clone();
+            naive(m, n, k, 3, &a, &b, -2, &mut want);
+            // SAFETY: row-major buffers of the stated shapes.
+            unsafe {
+                gemm(
+                    m,
+                    n,
+                    k,
+                    3i8,
+                    MatRef { ptr: a.as_ptr(), rs: k as isize, cs: 1 },
+                    MatRef { ptr: b.as_ptr(), rs: n as isize, cs: 1 },
+                    -2,
+                    MatMut { ptr: c.as_mut_ptr(), rs: n as isize, cs: 1 },
+                )
+                .unwrap()
+            };
+            assert_eq!(c, want, "{m}x{n}x{k}");
+        }
+    }
+
+    #[test]
+    fn float_kernels_transposed_and_beta_zero() {
+        let (m, n, k) = (37, 29, 41);
+        let a: Vec<f64> = (0..m * k).map(|i| (i % 13) as f64 - 6.0).collect();
+        let b: Vec<f64> = (0..k * n).map(|i| (i % 7) as f64 - 3.0).collect();
+        let mut want = vec![0.0; m * n];
+        naive(m, n, k, 2.0, &a, &b, 0.0, &mut want);
+        // a given as its transpose's column-major layout, c starts as NaN.
+        let mut c = vec![f64::NAN; m * n];
+        // SAFETY: as above; c is column-major m x n.
+        unsafe {
+            gemm(
+                m,
+                n,
+                k,
+                2.0,
+                MatRef { ptr: a.as_ptr(), rs: k as isize, cs: 1 },
+                MatRef { ptr: b.as_ptr(), rs: n as isize, cs: 1 },
+                0.0,
+                MatMut { ptr: c.as_mut_ptr(), rs: 1, cs: m as isize },
+            )
+            .unwrap()
+        };
+        for i in 0..m {
+            for j in 0..n {
+                assert_eq!(c[i + j * m], want[i * n + j]);
+            }
+        }
+        let ab: Vec<bf16> = a.iter().map(|&x| bf16::from_f64(x)).collect();
+        let bb: Vec<bf16> = b.iter().map(|&x| bf16::from_f64(x)).collect();
+        let mut cb = vec![bf16::NAN; m * n];
+        // SAFETY: as above.
+        unsafe {
+            gemm(
+                m,
+                n,
+                k,
+                bf16::from_f32(2.0),
+                MatRef { ptr: ab.as_ptr(), rs: k as isize, cs: 1 },
+                MatRef { ptr: bb.as_ptr(), rs: n as isize, cs: 1 },
+                bf16::ZERO,
+                MatMut { ptr: cb.as_mut_ptr(), rs: n as isize, cs: 1 },
+            )
+            .unwrap()
+        };
+        for i in 0..m * n {
+            assert_eq!(cb[i], bf16::from_f64(want[i]));
+        }
+    }
+}

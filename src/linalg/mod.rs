@@ -1,0 +1,13 @@
+//! Linear algebra: the one GEMM path (`gemm`), TH's matrix products over tensors (`products`)
+//! and the raw-pointer `THBlas_` / `THVector_` kernels (`blas`).
+//!
+//! Every product (addmm, addmv, addr, addbmm, baddbmm, THBlas gemm/gemv/ger) ends in
+//! [`gemm::gemm`]: Float and Double run on the `gemm` crate (AVX-512 kernels picked at run
+//! time, threads from the library's pool), Half and BFloat16 convert to f32 and run the f32
+//! kernel,
+//! the integer types run a blocked kernel with C's wrapping arithmetic. Bool has no products
+//! (TH has none).
+
+pub mod blas;
+pub mod gemm;
+pub mod products;

@@ -1,0 +1,317 @@
+//! TH's matrix products over tensors (`THTensorMath.h` §4.9): addmm, addmv, addr, addbmm,
+//! baddbmm, match. All run through [`gemm::gemm`] on the operands' own strides (a transposed or
+//! narrowed operand is never copied, except when it shares memory with the output).
+//!
+//! Conventions (TH's): `r = beta*t + alpha*(product)`; `r` is resized to the result's shape
+//! (kept with its strides when it already has it); `beta == 0` ignores `t` entirely (NaN in it
+//! does not propagate); `alpha == 0` does not read the other operands; `r` may be `t`. An
+//! output that shares memory with an operand of the product, or that has a zero stride, is
+//! computed into a temporary and copied. Shapes are checked before anything is written.
+
+use super::gemm::{self, Gemm, MatMut, MatRef};
+use crate::error::{Error, Result};
+use crate::ops::resize_out;
+use crate::parallel;
+use crate::tensor::{Tensor, View, copy, size_desc};
+use std::sync::Mutex;
+
+/// The first element's address.
+fn base<T: Gemm>(v: &View<T>) -> Result<*mut T> {
+    match v.host_ptr()? {
+        // SAFETY: offset is inside the storage (host_ptr checked the whole view).
+        Some(p) => Ok(unsafe { p.add(v.offset) }),
+        None => Err(Error::internal("product operand has no elements")),
+    }
+}
+
+fn mat<T: Gemm>(v: &View<T>) -> Result<MatRef<T>> {
+    Ok(MatRef { ptr: base(v)?, rs: v.strides[0] as isize, cs: v.strides[1] as isize })
+}
+
+/// A 1-D view as a column (`len x 1`).
+fn col<T: Gemm>(v: &View<T>) -> Result<MatRef<T>> {
+    let s = v.strides[0] as isize;
+    Ok(MatRef { ptr: base(v)?, rs: s, cs: (s * v.sizes[0] as isize).max(1) })
+}
+
+/// A 1-D view as a row (`1 x len`).
+fn row<T: Gemm>(v: &View<T>) -> Result<MatRef<T>> {
+    let s = v.strides[0] as isize;
+    Ok(MatRef { ptr: base(v)?, rs: (s * v.sizes[0] as isize).max(1), cs: s })
+}
+
+fn mutable<T>(m: MatRef<T>) -> MatMut<T> {
+    MatMut { ptr: m.ptr as *mut T, rs: m.rs, cs: m.cs }
+}
+
+/// True when `a` and `b` share a storage and their element ranges meet (identical views too).
+fn overlaps<T: Gemm>(a: &View<T>, b: &View<T>) -> bool {
+    if !a.same_storage(b) || a.numel() == 0 || b.numel() == 0 {
+        return false;
+    }
+    let span = |v: &View<T>| {
+        let hi = v.offset as i64 + v.sizes.iter().zip(&v.strides).map(|(&n, &s)| (n - 1) * s).sum::<i64>();
+        (v.offset as i64, hi)
+    };
+    let ((a0, a1), (b0, b1)) = (span(a), span(b));
+    a0 <= b1 && b0 <= a1
+}
+
+/// A dim of size > 1 with stride 0: writing it would hit one element several times.
+fn self_overlapping<T: Gemm>(v: &View<T>) -> bool {
+    v.sizes.iter().zip(&v.strides).any(|(&n, &s)| n > 1 && s == 0)
+}
+
+/// Runs `compute(target, beta)` where `target` is `r` resized to `shape` holding `t` (when
+/// `beta != 0`) and `compute` must make `target = beta*target + alpha*product`. Goes through
+/// a temporary when `r` overlaps an operand of the product or itself.
+fn into_output<T: Gemm>(
+    r: &Tensor<T>,
+    shape: &[i64],
+    beta: T,
+    t: &View<T>,
+    operands: &[&View<T>],
+    compute: impl FnOnce(&View<T>) -> Result<()>,
+) -> Result<()> {
+    let out = resize_out(r, shape)?;
+    let direct = !self_overlapping(&out) && !operands.iter().any(|v| overlaps(&out, v));
+    let target = if direct { out.clone() } else { View::contiguous(shape)? };
+    if !beta.is_zero() && !target.is_set_to(t) {
+        copy(&target, t)?;
+    }
+    compute(&target)?;
+    if !direct {
+        copy(&out, &target)?;
+    }
+    Ok(())
+}
+
+fn expect_dims<T: Gemm>(v: &View<T>, n: usize, what: &str, arg: u32) -> Result<()> {
+    if v.ndim() != n {
+        let kind = match n {
+            1 => "vector",
+            2 => "matrix",
+            _ => "3D tensor",
+        };
+        return Err(Error::size(format!(
+            "{kind} expected for {what}, got a {}D tensor of size {}",
+            v.ndim(),
+            size_desc(&v.sizes)
+        ))
+        .at_arg(arg));
+    }
+    Ok(())
+}
+
+/// `r = beta*t + alpha*(m1 @ m2)`; `m1` is n x k, `m2` k x p, `t` n x p.
+pub fn addmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, m1: &View<T>, m2: &View<T>) -> Result<()> {
+    expect_dims(m1, 2, "m1", 5)?;
+    expect_dims(m2, 2, "m2", 6)?;
+    if m1.sizes[1] != m2.sizes[0] {
+        return Err(
+            Error::size(format!("size mismatch, m1: {}, m2: {}", size_desc(&m1.sizes), size_desc(&m2.sizes))).at_arg(6)
+        );
+    }
+    let shape = [m1.sizes[0], m2.sizes[1]];
+    if t.sizes != shape {
+        return Err(Error::size(format!(
+            "size mismatch, t: {}, m1: {}, m2: {}",
+            size_desc(&t.sizes),
+            size_desc(&m1.sizes),
+            size_desc(&m2.sizes)
+        ))
+        .at_arg(3));
+    }
+    let (m, n, k) = (shape[0] as usize, shape[1] as usize, m1.sizes[1] as usize);
+    into_output(r, &shape, beta, t, &[m1, m2], |o| {
+        // SAFETY: the views were checked against their storages; o does not overlap m1/m2.
+        unsafe { gemm::gemm(m, n, k, alpha, mat(m1)?, mat(m2)?, beta, mutable(mat(o)?)) }
+    })
+}
+
+/// `r = beta*t + alpha*(mat @ vec)`; `mat` is n x k, `vec` k, `t` n.
+pub fn addmv<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, mat_: &View<T>, vec: &View<T>) -> Result<()> {
+    expect_dims(mat_, 2, "mat", 5)?;
+    expect_dims(vec, 1, "vec", 6)?;
+    if mat_.sizes[1] != vec.sizes[0] {
+        return Err(Error::size(format!(
+            "size mismatch, mat: {}, vec: {}",
+            size_desc(&mat_.sizes),
+            size_desc(&vec.sizes)
+        ))
+        .at_arg(6));
+    }
+    let shape = [mat_.sizes[0]];
+    if t.sizes != shape {
+        return Err(Error::size(format!(
+            "size mismatch, t: {}, mat: {}, vec: {}",
+            size_desc(&t.sizes),
+            size_desc(&mat_.sizes),
+            size_desc(&vec.sizes)
+        ))
+        .at_arg(3));
+    }
+    let (m, k) = (shape[0] as usize, vec.sizes[0] as usize);
+    into_output(r, &shape, beta, t, &[mat_, vec], |o| {
+        // SAFETY: as in addmm.
+        unsafe { gemm::gemm(m, 1, k, alpha, mat(mat_)?, col(vec)?, beta, mutable(col(o)?)) }
+    })
+}
+
+/// `r = beta*t + alpha*outer(vec1, vec2)`; `t` is len(vec1) x len(vec2).
+pub fn addr<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, vec1: &View<T>, vec2: &View<T>) -> Result<()> {
+    expect_dims(vec1, 1, "vec1", 5)?;
+    expect_dims(vec2, 1, "vec2", 6)?;
+    let shape = [vec1.sizes[0], vec2.sizes[0]];
+    if t.sizes != shape {
+        return Err(Error::size(format!(
+            "size mismatch, t: {}, vec1: {}, vec2: {}",
+            size_desc(&t.sizes),
+            size_desc(&vec1.sizes),
+            size_desc(&vec2.sizes)
+        ))
+        .at_arg(3));
+    }
+    let (m, n) = (shape[0] as usize, shape[1] as usize);
+    into_output(r, &shape, beta, t, &[vec1, vec2], |o| {
+        // SAFETY: as in addmm.
+        unsafe { gemm::gemm(m, n, 1, alpha, col(vec1)?, row(vec2)?, beta, mutable(mat(o)?)) }
+    })
+}
+
+fn check_batches<T: Gemm>(b1: &View<T>, b2: &View<T>) -> Result<()> {
+    expect_dims(b1, 3, "batch1", 5)?;
+    expect_dims(b2, 3, "batch2", 6)?;
+    if b1.sizes[0] != b2.sizes[0] {
+        return Err(Error::size(format!(
+            "equal number of batches expected, got {}, {} (batch1: {}, batch2: {})",
+            b1.sizes[0],
+            b2.sizes[0],
+            size_desc(&b1.sizes),
+            size_desc(&b2.sizes)
+        ))
+        .at_arg(6));
+    }
+    if b1.sizes[2] != b2.sizes[1] {
+        return Err(Error::size(format!(
+            "wrong matrix size, batch1: {}, batch2: {}",
+            size_desc(&b1.sizes),
+            size_desc(&b2.sizes)
+        ))
+        .at_arg(6));
+    }
+    Ok(())
+}
+
+/// Matrix `i` of a 3-D view.
+fn slice<T>(m: MatRef<T>, stride0: i64, i: usize) -> MatRef<T> {
+    MatRef { ptr: m.ptr.wrapping_offset(stride0 as isize * i as isize), ..m }
+}
+
+/// `r = beta*t + alpha * sum_b batch1[b] @ batch2[b]`; `t` is n x p.
+pub fn addbmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, b1: &View<T>, b2: &View<T>) -> Result<()> {
+    check_batches(b1, b2)?;
+    let shape = [b1.sizes[1], b2.sizes[2]];
+    if t.sizes != shape {
+        return Err(Error::size(format!(
+            "size mismatch, t: {}, batch1: {}, batch2: {}",
+            size_desc(&t.sizes),
+            size_desc(&b1.sizes),
+            size_desc(&b2.sizes)
+        ))
+        .at_arg(3));
+    }
+    let (nb, m, n, k) = (b1.sizes[0] as usize, shape[0] as usize, shape[1] as usize, b1.sizes[2] as usize);
+    into_output(r, &shape, beta, t, &[b1, b2], |o| {
+        let (a, b, c) = (view3(b1)?, view3(b2)?, mutable(mat(o)?));
+        for i in 0..nb {
+            let be = if i == 0 { beta } else { T::one() };
+            // SAFETY: as in addmm; matrix i of each batch lies inside its view.
+            unsafe { gemm::gemm(m, n, k, alpha, slice(a, b1.strides[0], i), slice(b, b2.strides[0], i), be, c)? };
+        }
+        Ok(())
+    })
+}
+
+/// The matrix at batch 0 of a 3-D view (dims 1, 2).
+fn view3<T: Gemm>(v: &View<T>) -> Result<MatRef<T>> {
+    Ok(MatRef { ptr: base(v)?, rs: v.strides[1] as isize, cs: v.strides[2] as isize })
+}
+
+/// `r[b] = beta*t[b] + alpha * batch1[b] @ batch2[b]`; `t` is B x n x p.
+pub fn baddbmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, b1: &View<T>, b2: &View<T>) -> Result<()> {
+    check_batches(b1, b2)?;
+    let shape = [b1.sizes[0], b1.sizes[1], b2.sizes[2]];
+    if t.sizes != shape {
+        return Err(Error::size(format!(
+            "size mismatch, t: {}, batch1: {}, batch2: {}",
+            size_desc(&t.sizes),
+            size_desc(&b1.sizes),
+            size_desc(&b2.sizes)
+        ))
+        .at_arg(3));
+    }
+    let (nb, m, n, k) = (shape[0] as usize, shape[1] as usize, shape[2] as usize, b1.sizes[2] as usize);
+    into_output(r, &shape, beta, t, &[b1, b2], |o| {
+        let (a, b, c) = (view3(b1)?, view3(b2)?, mutable(view3(o)?));
+        let (sa, sb, sc) = (b1.strides[0], b2.strides[0], o.strides[0]);
+        let per = m.saturating_mul(n).saturating_mul(k);
+        // Small matrices: one thread per group of batches; large ones: threads inside gemm.
+        let work = if per < 64 * 64 * 64 { nb.saturating_mul(per) } else { 0 };
+        let err = Mutex::new(None);
+        parallel::for_range(nb, work, |lo, hi| {
+            for i in lo..hi {
+                let ci = mutable(slice(c.as_ref(), sc, i));
+                // SAFETY: as in addmm; the batches of o are disjoint (not self-overlapping).
+                if let Err(e) = unsafe { gemm::gemm(m, n, k, alpha, slice(a, sa, i), slice(b, sb, i), beta, ci) } {
+                    *err.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                    return;
+                }
+            }
+        });
+        match err.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    })
+}
+
+/// `r[i, j] = gain * sum_d (m1[i, d] - m2[j, d])^2` with `m1`, `m2` flattened to 2-D (rows by
+/// their first dim); the difference is in the element type, the sum in `accreal`.
+pub fn match_<T: Gemm>(r: &Tensor<T>, m1: &View<T>, m2: &View<T>, gain: T) -> Result<()> {
+    if m1.ndim() == 0 || m2.ndim() == 0 {
+        return Err(Error::size("match: m1 and m2 must be non-empty").at_arg(if m1.ndim() == 0 { 2 } else { 3 }));
+    }
+    let (n1, n2) = (m1.sizes[0] as usize, m2.sizes[0] as usize);
+    let (d1, d2) = (m1.numel() / n1, m2.numel() / n2);
+    if d1 != d2 {
+        return Err(Error::size(format!(
+            "m1 and m2 must have the same inner vector dim, got m1: {}, m2: {}",
+            size_desc(&m1.sizes),
+            size_desc(&m2.sizes)
+        ))
+        .at_arg(3));
+    }
+    let (a, b) = (m1.to_vec()?, m2.to_vec()?);
+    let mut out = gemm::alloc_vec(n1 * n2, T::zero())?;
+    let op = MatMut { ptr: out.as_mut_ptr(), rs: n2 as isize, cs: 1 };
+    parallel::for_range(n1, n1 * n2 * d1, |lo, hi| {
+        let op = &op;
+        for i in lo..hi {
+            let x = &a[i * d1..(i + 1) * d1];
+            for j in 0..n2 {
+                let y = &b[j * d1..(j + 1) * d1];
+                let mut s = T::zero().to_acc();
+                for (&u, &v) in x.iter().zip(y) {
+                    let d = u.sub(v).to_acc();
+                    s = T::acc_add(s, T::acc_mul(d, d));
+                }
+                // SAFETY: (i, j) is inside out; rows are split between threads.
+                unsafe { *op.ptr.add(i * n2 + j) = gain.mul(T::from_acc(s)) };
+            }
+        }
+    });
+    let res = View::from_slice(&out, &[n1 as i64, n2 as i64])?;
+    let o = resize_out(r, &[n1 as i64, n2 as i64])?;
+    copy(&o, &res)
+}
