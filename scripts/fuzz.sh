@@ -32,6 +32,11 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 seconds="${2:-${TH_FUZZ_SECONDS:-60}}"
+# TH_FUZZ_DEV=1: build the instrumented library without optimizations (`cargo fuzz --dev`):
+# a few times fewer executions per second, but a build that fits the test command's budget
+# (the optimized instrumented build of the whole per-dtype API takes >10 CPU-minutes).
+profile=()
+[ "${TH_FUZZ_DEV:-0}" = 1 ] && profile=(--dev)
 cd fuzz
 if [ $# -ge 1 ]; then targets="$1"; else targets=$(RUSTC_BOOTSTRAP=1 cargo fuzz list); fi
 # Sizes the drivers ask for are either small or past what any allocator gives (>= 2^42
@@ -39,14 +44,14 @@ if [ $# -ge 1 ]; then targets="$1"; else targets=$(RUSTC_BOOTSTRAP=1 cargo fuzz 
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1"
 for t in $targets; do
   mkdir -p "corpus/$t"
-  if ! RUSTC_BOOTSTRAP=1 cargo fuzz build --quiet "$t"; then
+  if ! RUSTC_BOOTSTRAP=1 cargo fuzz build "${profile[@]}" --quiet "$t"; then
     # A toolchain that cannot build the instrumented target is not a bug in the library.
     echo "fuzz: cargo fuzz could not build $t: skipped"
     [ "${TH_REQUIRE_FUZZ:-0}" = 1 ] && exit 1
     continue
   fi
   echo "fuzz: $t for ${seconds}s"
-  RUSTC_BOOTSTRAP=1 cargo fuzz run "$t" "corpus/$t" "regressions/$t" -- \
+  RUSTC_BOOTSTRAP=1 cargo fuzz run "${profile[@]}" "$t" "corpus/$t" "regressions/$t" -- \
     -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -malloc_limit_mb=4096 \
     -print_final_stats=1 2>&1 | grep -E "^(stat::|#[0-9]+ +DONE|==[0-9]+==|SUMMARY|thread '|Done)|panicked|ERROR" || true
   # cargo fuzz exits non-zero on a crash; the pipe above hides it, so look for artifacts.
