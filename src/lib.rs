@@ -13,6 +13,7 @@ pub mod dtype;
 pub mod error;
 pub mod ffi;
 pub mod iter;
+pub mod linalg;
 pub mod mapping;
 pub mod ops;
 pub mod parallel;

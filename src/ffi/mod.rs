@@ -11,6 +11,7 @@
 pub mod allocator;
 pub mod general;
 pub mod index;
+pub mod lapack;
 pub mod math;
 pub mod random;
 pub mod reduce;
