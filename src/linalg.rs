@@ -211,7 +211,7 @@ fn lu_factor<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
     let fwd = f.P().arrays().0;
     let info = (0..n).find(|&i| lu[(i, i)] == T::from_f64(0.0)).map_or(0, |i| i + 1);
     let mut out = Lu { lu, ipiv: swaps_of(fwd), info };
-    if info != 0 || !all_finite(out.lu.as_ref()) && all_finite(a) {
+    if info != 0 || (!all_finite(out.lu.as_ref()) && all_finite(a)) {
         // faer divides by an exactly-zero pivot (NaN below it, spreading through the trailing
         // updates); LAPACK skips the scaling of that column and goes on. Singular inputs get
         // LAPACK's unblocked rule so the factors returned with `info > 0` are LAPACK's.
@@ -252,7 +252,7 @@ fn lu_unblocked<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
             }
             let piv = m[(j, j)];
             for i in j + 1..n {
-                m[(i, j)] = m[(i, j)] / piv;
+                m[(i, j)] /= piv;
             }
         } else if info == 0 {
             info = j + 1;
@@ -260,7 +260,8 @@ fn lu_unblocked<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
         for c in j + 1..n {
             let u = m[(j, c)];
             for i in j + 1..n {
-                m[(i, c)] = m[(i, c)] - m[(i, j)] * u;
+                let d = m[(i, j)] * u;
+                m[(i, c)] -= d;
             }
         }
     }
@@ -275,9 +276,9 @@ fn swaps_of(fwd: &[usize]) -> Vec<i32> {
     let mut cur: Vec<usize> = (0..n).collect(); // cur[pos] = original row at pos
     let mut pos: Vec<usize> = (0..n).collect(); // pos[row] = where the original row is
     let mut ipiv = vec![0i32; n];
-    for i in 0..n {
-        let p = pos[fwd[i]];
-        ipiv[i] = (p + 1) as i32;
+    for (i, (&f, ip)) in fwd.iter().zip(ipiv.iter_mut()).enumerate() {
+        let p = pos[f];
+        *ip = (p + 1) as i32;
         let (ri, rp) = (cur[i], cur[p]);
         cur.swap(i, p);
         pos[ri] = p;
@@ -353,12 +354,13 @@ fn reflect_left<T: Real>(v: MatRef<'_, T>, i: usize, tau: T, mut c: MatMut<'_, T
     for col in 0..c.ncols() {
         let mut w = c[(i, col)];
         for r in i + 1..m {
-            w = w + v[(r, i)] * c[(r, col)];
+            w += v[(r, i)] * c[(r, col)];
         }
         let tw = tau * w;
-        c[(i, col)] = c[(i, col)] - tw;
+        c[(i, col)] -= tw;
         for r in i + 1..m {
-            c[(r, col)] = c[(r, col)] - v[(r, i)] * tw;
+            let d = v[(r, i)] * tw;
+            c[(r, col)] -= d;
         }
     }
 }

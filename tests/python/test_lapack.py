@@ -152,6 +152,36 @@ def test_gesv_in_place(lib, rng, real):
 
 
 @pytest.mark.parametrize("real", REALS)
+def test_in_place_and_output_layouts(lib, rng, real):
+    n = 6
+    a = spd(rng, n, real)
+    tol = 1e-4 if real == "Float" else 1e-12
+    # a == NULL: the output is the input; a row-major square output keeps its layout
+    t = lib.from_numpy(a, real)
+    lib.call(f"TH{real}Tensor_getri", None, t, None)
+    assert (t.stride(0), t.stride(1)) == (n, 1)
+    np.testing.assert_allclose(t.numpy(), np.linalg.inv(a.astype(np.float64)), rtol=tol, atol=tol)
+    t = lib.from_numpy(a, real)
+    lib.call(f"TH{real}Tensor_potrf", None, t, t, s("L"))  # a == ra_
+    np.testing.assert_allclose(t.numpy(), np.linalg.cholesky(a.astype(np.float64)), rtol=tol, atol=tol)
+    # a distinct output of another shape becomes column-major on its own storage
+    out = lib.from_numpy(np.zeros((2, 9), NP[real]), real)
+    lib.call(f"TH{real}Tensor_potrf", None, out, lib.from_numpy(a, real), s("U"))
+    assert colmajor(out) and out.size(0) == n
+    np.testing.assert_allclose(out.numpy(), np.linalg.cholesky(a.astype(np.float64)).T, rtol=tol, atol=tol)
+    # a non-contiguous output of the right shape is re-laid out column-major
+    big = lib.from_numpy(np.zeros((n, 2 * n), NP[real])[:, ::2], real)
+    lib.call(f"TH{real}Tensor_getri", None, big, lib.from_numpy(a, real))
+    assert colmajor(big)
+    # syev with a == NULL reads rv_ and overwrites it with the eigenvectors
+    sym = lib.from_numpy(a, real)
+    re = lib.new(real)
+    lib.call(f"TH{real}Tensor_syev", None, re, sym, None, s("V"), s("L"))
+    v = sym.numpy().astype(np.float64)
+    assert res(a, v @ np.diag(re.numpy()) @ v.T, real) < RES_MAX
+
+
+@pytest.mark.parametrize("real", REALS)
 def test_trtrs(lib, rng, real):
     for n in sizes(rng, 4):
         for uplo in "UL":
@@ -593,7 +623,7 @@ def residual_table(lib, n=100, seed=1, reps=3):
                      lib.from_numpy(a, real))
             lu = ra.numpy().astype(np.float64)
             _, ipiv = np_lu(a)
-            put("LU  (gesv)", res(a[perm_of(ipiv)], (np.tril(lu, -1) + np.eye(n)) @ np.triu(lu), real), float("nan"))
+            put("LU P A = L U (gesv; numpy has no LU)", res(a[perm_of(ipiv)], (np.tril(lu, -1) + np.eye(n)) @ np.triu(lu), real), 0.0)
             put("solve A X = I (gesv)", res(np.eye(n), a.astype(np.float64) @ rb.numpy(), real),
                 res(np.eye(n), a.astype(np.float64) @ np.linalg.solve(a, np.eye(n, dtype=dt)), real))
             ri = lib.new(real)
@@ -648,8 +678,10 @@ def residual_table(lib, n=100, seed=1, reps=3):
             # normal-equation residual |A^T (A x - b)| / (n eps |A|^2 |x|)
             def ne(x):
                 x = np.asarray(x, np.float64)
-                return np.linalg.norm(m2.T.astype(np.float64) @ (m2 @ x - bb)) / (
-                    2 * n * EPS[real] * np.linalg.norm(m2.astype(np.float64)) ** 2 * np.linalg.norm(x))
+                a64 = m2.astype(np.float64)
+                r = a64 @ x - bb
+                return np.linalg.norm(a64.T @ r) / (2 * n * EPS[real] * np.linalg.norm(a64) * (
+                    np.linalg.norm(a64) * np.linalg.norm(x) + np.linalg.norm(bb)))
             put("gels A^T(Ax-b) (2n x n)", ne(rb2.numpy()), ne(xn))
         for name, (o, t) in acc.items():
             rows.append((real, name, o, t))
@@ -669,4 +701,4 @@ if __name__ == "__main__":
 
     print(f"{'dtype':7s} {'check (max over 3 random 100x100)':38s} {'th':>9s} {'numpy':>9s}")
     for real, name, ours, theirs in residual_table(Lib()):
-        print(f"{real:7s} {name:38s} {ours:9.3f} {theirs:9.3f}")
+        print(f"{real:7s} {name:38s} {ours:9.3g} {theirs:9.3g}")
