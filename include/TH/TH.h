@@ -2852,6 +2852,320 @@ void THBoolTensor_catArray(struct THBoolTensor *result,
                            int dimension);
 
 /**
+ * Solves `A X = B` (LU with partial pivoting). `rb_ = X` (n x nrhs, column-major),
+ * `ra_` = the LU factors; `b_`/`a_` NULL means `rb_`/`ra_` in place. A 1-D `b_` is
+ * one right-hand side. A singular `A` is an error naming the zero pivot.
+ */
+void THFloatTensor_gesv(struct THFloatTensor *rb_,
+                        struct THFloatTensor *ra_,
+                        struct THFloatTensor *b_,
+                        struct THFloatTensor *a_);
+
+/**
+ * Solves `op(A) X = B` for triangular `A`; `uplo` "U"/"L", `trans` "N"/"T",
+ * `diag` "N"/"U". `ra_` receives `A` column-major. A zero diagonal (diag "N") is an
+ * error.
+ */
+void THFloatTensor_trtrs(struct THFloatTensor *rb_,
+                         struct THFloatTensor *ra_,
+                         struct THFloatTensor *b_,
+                         struct THFloatTensor *a_,
+                         const char *uplo,
+                         const char *trans,
+                         const char *diag);
+
+/**
+ * Least squares (m >= n) or minimum-norm (m < n) solution of `A X = B`: `rb_`
+ * becomes n x nrhs (strides `(1, max(m,n))`), `ra_` the packed QR/LQ factors.
+ */
+void THFloatTensor_gels(struct THFloatTensor *rb_,
+                        struct THFloatTensor *ra_,
+                        struct THFloatTensor *b_,
+                        struct THFloatTensor *a_);
+
+/**
+ * Symmetric eigendecomposition of triangle `uplo` of `a_` (NULL: `rv_`): `re_`
+ * ascending eigenvalues, `rv_` eigenvectors (columns) when `jobz` is "V".
+ */
+void THFloatTensor_syev(struct THFloatTensor *re_,
+                        struct THFloatTensor *rv_,
+                        struct THFloatTensor *a_,
+                        const char *jobz,
+                        const char *uplo);
+
+/**
+ * General eigendecomposition: `re_` (n x 2: real, imaginary parts), `rv_` right
+ * eigenvectors in LAPACK's real form when `jobvr` is "V".
+ */
+void THFloatTensor_geev(struct THFloatTensor *re_,
+                        struct THFloatTensor *rv_,
+                        struct THFloatTensor *a_,
+                        const char *jobvr);
+
+/**
+ * `a = U diag(S) V^T`; `jobu` "A" (all columns) or "S" (min(m,n) columns); `rv_`
+ * holds V.
+ */
+void THFloatTensor_gesvd(struct THFloatTensor *ru_,
+                         struct THFloatTensor *rs_,
+                         struct THFloatTensor *rv_,
+                         struct THFloatTensor *a,
+                         const char *jobu);
+
+/**
+ * As `gesvd`; `ra_` receives `a` column-major, and `a` NULL means `ra_`.
+ */
+void THFloatTensor_gesvd2(struct THFloatTensor *ru_,
+                          struct THFloatTensor *rs_,
+                          struct THFloatTensor *rv_,
+                          struct THFloatTensor *ra_,
+                          struct THFloatTensor *a,
+                          const char *jobu);
+
+/**
+ * Matrix inverse (column-major); a singular `a` is an error.
+ */
+void THFloatTensor_getri(struct THFloatTensor *ra_, struct THFloatTensor *a);
+
+/**
+ * Cholesky factor: "U" gives U with A = U^T U, "L" gives L with A = L L^T (the
+ * other triangle zeroed). A non-positive-definite `a` is an error.
+ */
+void THFloatTensor_potrf(struct THFloatTensor *ra_, struct THFloatTensor *a, const char *uplo);
+
+/**
+ * Solves `A X = B` from the Cholesky factor `a_` of `A`.
+ */
+void THFloatTensor_potrs(struct THFloatTensor *rb_,
+                         struct THFloatTensor *b_,
+                         struct THFloatTensor *a_,
+                         const char *uplo);
+
+/**
+ * Inverse of `A` from its Cholesky factor `a` (symmetric result).
+ */
+void THFloatTensor_potri(struct THFloatTensor *ra_, struct THFloatTensor *a, const char *uplo);
+
+/**
+ * Pivoted Cholesky: `P^T A P = U^T U` ("U") or `L L^T` ("L"); `rpiv_` 0-based
+ * pivots with `P[rpiv_[k], k] = 1`; `tol < 0` picks LAPACK's default. A
+ * rank-deficient `a` is an error (as in TH).
+ */
+void THFloatTensor_pstrf(struct THFloatTensor *ra_,
+                         struct THIntTensor *rpiv_,
+                         struct THFloatTensor *a,
+                         const char *uplo,
+                         float tol);
+
+/**
+ * `a = Q R`: `rq_` m x min(m,n) with orthonormal columns, `rr_` min(m,n) x n upper
+ * triangular.
+ */
+void THFloatTensor_qr(struct THFloatTensor *rq_,
+                      struct THFloatTensor *rr_,
+                      struct THFloatTensor *a);
+
+/**
+ * LAPACK's QR: `ra_` packed reflectors and R, `rtau_` reflector scalars.
+ */
+void THFloatTensor_geqrf(struct THFloatTensor *ra_,
+                         struct THFloatTensor *rtau_,
+                         struct THFloatTensor *a);
+
+/**
+ * Forms the first `tau`-length columns of Q from `geqrf`'s output.
+ */
+void THFloatTensor_orgqr(struct THFloatTensor *ra_,
+                         struct THFloatTensor *a,
+                         struct THFloatTensor *tau);
+
+/**
+ * `ra_ = op(Q) c` (side "L") or `c op(Q)` ("R") with Q from `geqrf`'s `a`, `tau`;
+ * trans "N"/"T". `a` NULL means `ra_`; `c` NULL means `ra_` (in place).
+ */
+void THFloatTensor_ormqr(struct THFloatTensor *ra_,
+                         struct THFloatTensor *a,
+                         struct THFloatTensor *tau,
+                         struct THFloatTensor *c,
+                         const char *side,
+                         const char *trans);
+
+/**
+ * Batched LU of the 3-D `a`: `ra_` factors, `rpivots_` LAPACK 1-based pivots (Int
+ * B x n), `rinfo_` (may be NULL) per-matrix info; `pivot` must be nonzero.
+ */
+void THFloatTensor_btrifact(struct THFloatTensor *ra_,
+                            struct THIntTensor *rpivots_,
+                            struct THIntTensor *rinfo_,
+                            int pivot,
+                            struct THFloatTensor *a);
+
+/**
+ * Batched solve with `btrifact`'s output; `rb_` resized as `b`.
+ */
+void THFloatTensor_btrisolve(struct THFloatTensor *rb_,
+                             struct THFloatTensor *b,
+                             struct THFloatTensor *atf,
+                             struct THIntTensor *pivots);
+
+/**
+ * Solves `A X = B` (LU with partial pivoting). `rb_ = X` (n x nrhs, column-major),
+ * `ra_` = the LU factors; `b_`/`a_` NULL means `rb_`/`ra_` in place. A 1-D `b_` is
+ * one right-hand side. A singular `A` is an error naming the zero pivot.
+ */
+void THDoubleTensor_gesv(struct THDoubleTensor *rb_,
+                         struct THDoubleTensor *ra_,
+                         struct THDoubleTensor *b_,
+                         struct THDoubleTensor *a_);
+
+/**
+ * Solves `op(A) X = B` for triangular `A`; `uplo` "U"/"L", `trans` "N"/"T",
+ * `diag` "N"/"U". `ra_` receives `A` column-major. A zero diagonal (diag "N") is an
+ * error.
+ */
+void THDoubleTensor_trtrs(struct THDoubleTensor *rb_,
+                          struct THDoubleTensor *ra_,
+                          struct THDoubleTensor *b_,
+                          struct THDoubleTensor *a_,
+                          const char *uplo,
+                          const char *trans,
+                          const char *diag);
+
+/**
+ * Least squares (m >= n) or minimum-norm (m < n) solution of `A X = B`: `rb_`
+ * becomes n x nrhs (strides `(1, max(m,n))`), `ra_` the packed QR/LQ factors.
+ */
+void THDoubleTensor_gels(struct THDoubleTensor *rb_,
+                         struct THDoubleTensor *ra_,
+                         struct THDoubleTensor *b_,
+                         struct THDoubleTensor *a_);
+
+/**
+ * Symmetric eigendecomposition of triangle `uplo` of `a_` (NULL: `rv_`): `re_`
+ * ascending eigenvalues, `rv_` eigenvectors (columns) when `jobz` is "V".
+ */
+void THDoubleTensor_syev(struct THDoubleTensor *re_,
+                         struct THDoubleTensor *rv_,
+                         struct THDoubleTensor *a_,
+                         const char *jobz,
+                         const char *uplo);
+
+/**
+ * General eigendecomposition: `re_` (n x 2: real, imaginary parts), `rv_` right
+ * eigenvectors in LAPACK's real form when `jobvr` is "V".
+ */
+void THDoubleTensor_geev(struct THDoubleTensor *re_,
+                         struct THDoubleTensor *rv_,
+                         struct THDoubleTensor *a_,
+                         const char *jobvr);
+
+/**
+ * `a = U diag(S) V^T`; `jobu` "A" (all columns) or "S" (min(m,n) columns); `rv_`
+ * holds V.
+ */
+void THDoubleTensor_gesvd(struct THDoubleTensor *ru_,
+                          struct THDoubleTensor *rs_,
+                          struct THDoubleTensor *rv_,
+                          struct THDoubleTensor *a,
+                          const char *jobu);
+
+/**
+ * As `gesvd`; `ra_` receives `a` column-major, and `a` NULL means `ra_`.
+ */
+void THDoubleTensor_gesvd2(struct THDoubleTensor *ru_,
+                           struct THDoubleTensor *rs_,
+                           struct THDoubleTensor *rv_,
+                           struct THDoubleTensor *ra_,
+                           struct THDoubleTensor *a,
+                           const char *jobu);
+
+/**
+ * Matrix inverse (column-major); a singular `a` is an error.
+ */
+void THDoubleTensor_getri(struct THDoubleTensor *ra_, struct THDoubleTensor *a);
+
+/**
+ * Cholesky factor: "U" gives U with A = U^T U, "L" gives L with A = L L^T (the
+ * other triangle zeroed). A non-positive-definite `a` is an error.
+ */
+void THDoubleTensor_potrf(struct THDoubleTensor *ra_, struct THDoubleTensor *a, const char *uplo);
+
+/**
+ * Solves `A X = B` from the Cholesky factor `a_` of `A`.
+ */
+void THDoubleTensor_potrs(struct THDoubleTensor *rb_,
+                          struct THDoubleTensor *b_,
+                          struct THDoubleTensor *a_,
+                          const char *uplo);
+
+/**
+ * Inverse of `A` from its Cholesky factor `a` (symmetric result).
+ */
+void THDoubleTensor_potri(struct THDoubleTensor *ra_, struct THDoubleTensor *a, const char *uplo);
+
+/**
+ * Pivoted Cholesky: `P^T A P = U^T U` ("U") or `L L^T` ("L"); `rpiv_` 0-based
+ * pivots with `P[rpiv_[k], k] = 1`; `tol < 0` picks LAPACK's default. A
+ * rank-deficient `a` is an error (as in TH).
+ */
+void THDoubleTensor_pstrf(struct THDoubleTensor *ra_,
+                          struct THIntTensor *rpiv_,
+                          struct THDoubleTensor *a,
+                          const char *uplo,
+                          double tol);
+
+/**
+ * `a = Q R`: `rq_` m x min(m,n) with orthonormal columns, `rr_` min(m,n) x n upper
+ * triangular.
+ */
+void THDoubleTensor_qr(struct THDoubleTensor *rq_,
+                       struct THDoubleTensor *rr_,
+                       struct THDoubleTensor *a);
+
+/**
+ * LAPACK's QR: `ra_` packed reflectors and R, `rtau_` reflector scalars.
+ */
+void THDoubleTensor_geqrf(struct THDoubleTensor *ra_,
+                          struct THDoubleTensor *rtau_,
+                          struct THDoubleTensor *a);
+
+/**
+ * Forms the first `tau`-length columns of Q from `geqrf`'s output.
+ */
+void THDoubleTensor_orgqr(struct THDoubleTensor *ra_,
+                          struct THDoubleTensor *a,
+                          struct THDoubleTensor *tau);
+
+/**
+ * `ra_ = op(Q) c` (side "L") or `c op(Q)` ("R") with Q from `geqrf`'s `a`, `tau`;
+ * trans "N"/"T". `a` NULL means `ra_`; `c` NULL means `ra_` (in place).
+ */
+void THDoubleTensor_ormqr(struct THDoubleTensor *ra_,
+                          struct THDoubleTensor *a,
+                          struct THDoubleTensor *tau,
+                          struct THDoubleTensor *c,
+                          const char *side,
+                          const char *trans);
+
+/**
+ * Batched LU of the 3-D `a`: `ra_` factors, `rpivots_` LAPACK 1-based pivots (Int
+ * B x n), `rinfo_` (may be NULL) per-matrix info; `pivot` must be nonzero.
+ */
+void THDoubleTensor_btrifact(struct THDoubleTensor *ra_,
+                             struct THIntTensor *rpivots_,
+                             struct THIntTensor *rinfo_,
+                             int pivot,
+                             struct THDoubleTensor *a);
+
+/**
+ * Batched solve with `btrifact`'s output; `rb_` resized as `b`.
+ */
+void THDoubleTensor_btrisolve(struct THDoubleTensor *rb_,
+                              struct THDoubleTensor *b,
+                              struct THDoubleTensor *atf,
+                              struct THIntTensor *pivots);
+
+/**
  * Sets every element of `r_` to `value` (in place, no resize).
  */
 void THByteTensor_fill(struct THByteTensor *r_, uint8_t value);
