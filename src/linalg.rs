@@ -786,7 +786,7 @@ pub fn pstrf<T: Real>(
     let stop = if tol.to_f64() < 0.0 { n as f64 * T::EPS * maxdiag } else { tol.to_f64() };
     if (0..n).any(|j| {
         let d = l[(j, j)].to_f64();
-        !(d * d > stop)
+        d.is_nan() || d * d <= stop
     }) {
         return Err(deficient());
     }
