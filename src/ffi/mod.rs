@@ -13,6 +13,7 @@ pub mod file;
 pub mod general;
 pub mod index;
 pub mod linalg;
+pub mod lapack;
 pub mod math;
 pub mod npy;
 pub mod random;

@@ -1,5 +1,6 @@
 //! Linear algebra: the one GEMM path (`gemm`), TH's matrix products over tensors (`products`)
-//! and the raw-pointer `THBlas_` / `THVector_` kernels (`blas`).
+//! and the raw-pointer `THBlas_` / `THVector_` kernels (`blas`); LAPACK-level factorizations
+//! on `faer` (`lapack`).
 //!
 //! Every product (addmm, addmv, addr, addbmm, baddbmm, THBlas gemm/gemv/ger) ends in
 //! [`gemm::gemm`]: Float and Double run on the `gemm` crate (AVX-512 kernels picked at run
@@ -10,4 +11,5 @@
 
 pub mod blas;
 pub mod gemm;
+pub mod lapack;
 pub mod products;
