@@ -5,6 +5,8 @@
 #   2. cargo test: Rust unit tests, header staleness + symbol set, C tests + examples + C++ header
 #   3. the C tests and examples again under valgrind (no errors, no definite leaks)
 #   4. the numpy differential suite (tests/python) against target/debug/libth.so
+#   5. the Python package: `pip install ./ffi_examples/python` into .venv (its backend runs
+#      `cargo build --release`, reusing target/release when it is current), then its pytest suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,4 +32,6 @@ cargo test
 TH_VALGRIND=1 cargo test --test c_api
 cargo build
 TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q tests/python
+.venv/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps ./ffi_examples/python
+(cd ffi_examples/python/tests && ../../../.venv/bin/python -m pytest -q -p no:cacheprovider .)
 echo "all tests passed"

@@ -16,6 +16,137 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+/* DLPack (https://github.com/dmlc/dlpack) v1.1 types, layout-identical to dlpack.h and under
+ * its include guard: include <dlpack/dlpack.h> before TH.h to use your own copy (and newer
+ * additions such as the exchange API), or after it (it is then skipped). The TH functions
+ * name the managed structs by tag (struct DLManagedTensorVersioned), which every 1.x header has. */
+#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+#ifdef __cplusplus
+#define DLPACK_EXTERN_C extern "C"
+#else
+#define DLPACK_EXTERN_C
+#endif
+#define DLPACK_MAJOR_VERSION 1
+#define DLPACK_MINOR_VERSION 1
+#define DLPACK_DLL
+#include <stddef.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* DLPack major.minor: a different major changes the layout after `flags`. */
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+/* Where the memory lives (int-sized; an int32_t-based enum in C++). */
+#ifdef __cplusplus
+typedef enum : int32_t {
+#else
+typedef enum {
+#endif
+  kDLCPU = 1,
+  kDLCUDA = 2,
+  kDLCUDAHost = 3,
+  kDLOpenCL = 4,
+  kDLVulkan = 7,
+  kDLMetal = 8,
+  kDLVPI = 9,
+  kDLROCM = 10,
+  kDLROCMHost = 11,
+  kDLExtDev = 12,
+  kDLCUDAManaged = 13,
+  kDLOneAPI = 14,
+  kDLWebGPU = 15,
+  kDLHexagon = 16,
+  kDLMAIA = 17
+} DLDeviceType;
+typedef struct {
+  DLDeviceType device_type;
+  int32_t device_id; /* 0 for host memory */
+} DLDevice;
+/* Element kinds (stored as uint8_t in DLDataType.code). */
+typedef enum {
+  kDLInt = 0U,
+  kDLUInt = 1U,
+  kDLFloat = 2U,
+  kDLOpaqueHandle = 3U,
+  kDLBfloat = 4U,
+  kDLComplex = 5U,
+  kDLBool = 6U,
+  kDLFloat8_e3m4 = 7U,
+  kDLFloat8_e4m3 = 8U,
+  kDLFloat8_e4m3b11fnuz = 9U,
+  kDLFloat8_e4m3fn = 10U,
+  kDLFloat8_e4m3fnuz = 11U,
+  kDLFloat8_e5m2 = 12U,
+  kDLFloat8_e5m2fnuz = 13U,
+  kDLFloat8_e8m0fnu = 14U,
+  kDLFloat6_e2m3fn = 15U,
+  kDLFloat6_e3m2fn = 16U,
+  kDLFloat4_e2m1fn = 17U
+} DLDataTypeCode;
+/* code, bits per lane, lanes: float = {2, 32, 1}, bool = {6, 8, 1}, bfloat16 = {4, 16, 1}. */
+typedef struct {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
+/* A strided view: element i lives at (char *)data + byte_offset + sum(i_d * strides[d]) * size,
+ * strides counted in elements. */
+typedef struct {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides;
+  uint64_t byte_offset;
+} DLTensor;
+/* The legacy managed tensor: the consumer calls deleter(self) once when done. */
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+#define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
+#define DLPACK_FLAG_BITMASK_IS_COPIED (1UL << 1UL)
+#define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED (1UL << 2UL)
+/* The versioned managed tensor (DLPack >= 1.0): version, context, deleter and flags first. */
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+#ifdef __cplusplus
+}
+#endif
+#endif /* DLPACK_DLPACK_H_ */
+
+
+#define KDL_CPU 1
+
+#define KDL_CUDA_HOST 3
+
+#define KDL_ROCM_HOST 11
+
+#define KDL_CUDA_MANAGED 13
+
+#define KDL_INT 0
+
+#define KDL_UINT 1
+
+#define KDL_FLOAT 2
+
+#define KDL_BFLOAT 4
+
+#define KDL_BOOL 6
+
+#define FLAG_READ_ONLY 1
+
+#define FLAG_IS_COPIED 2
 
 /**
  * Length of the text buffer in `THDescBuff`.
@@ -276,6 +407,8 @@ typedef struct THAllocator {
   void (*free)(void *ctx, void *ptr);
 } THAllocator;
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -358,6 +491,264 @@ void THRefcountedMapAllocator_incref(struct THMapAllocatorContext *ctx, void *da
  * One user fewer; returns 1 when none are left.
  */
 int THRefcountedMapAllocator_decref(struct THMapAllocatorContext *ctx, void *data);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THByteTensor_toDLPack(struct THByteTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THByteTensor *THByteTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THByteTensor_toDLPackUnversioned(struct THByteTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THByteTensor *THByteTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THCharTensor_toDLPack(struct THCharTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THCharTensor *THCharTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCharTensor_toDLPackUnversioned(struct THCharTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCharTensor *THCharTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THShortTensor_toDLPack(struct THShortTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THShortTensor *THShortTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THShortTensor_toDLPackUnversioned(struct THShortTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THShortTensor *THShortTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THIntTensor_toDLPack(struct THIntTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THIntTensor *THIntTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THIntTensor_toDLPackUnversioned(struct THIntTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THIntTensor *THIntTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THLongTensor_toDLPack(struct THLongTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THLongTensor *THLongTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THLongTensor_toDLPackUnversioned(struct THLongTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THLongTensor *THLongTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THFloatTensor_toDLPack(struct THFloatTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THFloatTensor *THFloatTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THFloatTensor_toDLPackUnversioned(struct THFloatTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THFloatTensor *THFloatTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THDoubleTensor_toDLPack(struct THDoubleTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THDoubleTensor *THDoubleTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THDoubleTensor_toDLPackUnversioned(struct THDoubleTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THDoubleTensor *THDoubleTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THHalfTensor_toDLPack(struct THHalfTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THHalfTensor *THHalfTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THHalfTensor_toDLPackUnversioned(struct THHalfTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THHalfTensor *THHalfTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THBFloat16Tensor_toDLPack(struct THBFloat16Tensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THBFloat16Tensor *THBFloat16Tensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THBFloat16Tensor_toDLPackUnversioned(struct THBFloat16Tensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THBFloat16Tensor *THBFloat16Tensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THBoolTensor_toDLPack(struct THBoolTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THBoolTensor *THBoolTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THBoolTensor_toDLPackUnversioned(struct THBoolTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THBoolTensor *THBoolTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * Hands in CPython's `PyCapsule_IsValid` and `PyCapsule_GetPointer` for the capsule
+ * destructors (NULL: look them up in the process, the default). libth never links libpython.
+ *
+ * # Safety
+ * Non-NULL arguments must be exactly those two CPython functions.
+ */
+void THDLPack_setCapsuleApi(void *is_valid, void *get_pointer);
+
+/**
+ * A PyCapsule destructor for capsules named `"dltensor_versioned"` holding a
+ * `DLManagedTensorVersioned`: if nobody consumed the capsule (it still has that name) the
+ * managed tensor's deleter runs. Safe while a Python exception is pending. Pass its address as
+ * the destructor of `PyCapsule_New`.
+ *
+ * # Safety
+ * `capsule` must be a live PyCapsule; called by CPython with the GIL held.
+ */
+void THDLPack_capsuleDestructor(void *capsule);
+
+/**
+ * As `THDLPack_capsuleDestructor`, for legacy capsules named `"dltensor"` (`DLManagedTensor`).
+ *
+ * # Safety
+ * As for `THDLPack_capsuleDestructor`.
+ */
+void THDLPack_capsuleDestructorUnversioned(void *capsule);
 
 /**
  * Installs this thread's error handler (NULL restores the default: record only).
