@@ -315,9 +315,12 @@ unsafe fn check_dltensor<T: Scalar>(dl: &DLTensor) -> Result<(*mut T, usize, Vec
     if nd > 0 && dl.shape.is_null() {
         return Err(Error::invalid(format!("DLPack tensor has ndim {nd} but a NULL shape")));
     }
-    // SAFETY: caller contract: shape points to ndim values when ndim > 0.
-    let shape: Vec<i64> =
-        if nd == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(dl.shape, nd) }.to_vec() };
+    let shape: Vec<i64> = if nd == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: caller contract: shape points to ndim values when ndim > 0 (checked non-NULL).
+        unsafe { std::slice::from_raw_parts(dl.shape, nd) }.to_vec()
+    };
     if let Some((d, &s)) = shape.iter().enumerate().find(|&(_, &s)| s < 0) {
         return Err(Error::size(format!("DLPack shape has negative size {s} in dimension {d}")));
     }
@@ -555,8 +558,8 @@ mod tests {
         assert_eq!(back.view().to_vec().unwrap(), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
         back.view().set(&[0, 1], 40.0).unwrap();
         assert_eq!(t.view().get(&[1, 0]).unwrap(), 40.0);
-        // SAFETY: a fresh export that nobody took.
         let m2 = to_dlpack(&t).unwrap();
+        // SAFETY: a fresh export that nobody took.
         assert!(unsafe { from_dlpack::<f64>(m2) }.is_err());
         // SAFETY: still ours after the failed import.
         unsafe { call_versioned_deleter(m2 as *mut c_void) };
