@@ -120,7 +120,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             info.external_attr = (0o755 if name.endswith(".so") else 0o644) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            z.writestr(info, data)
+            z.writestr(info, data, compresslevel=1)  # the library is large; favour speed
         z.writestr(f"{di}/RECORD", "\n".join(record) + "\n")
     return wheel_name
 
