@@ -11,6 +11,9 @@
 #   6. the C tests and examples built with clang under ASan+UBSan+LSan (scripts/sanitize.sh)
 #   7. a short libFuzzer run of every fuzz target (scripts/fuzz.sh, TH_FUZZ_SECONDS each,
 #      default 60; TH_SKIP_FUZZ=1 skips it; skipped by itself if cargo fuzz cannot run)
+#   8. the Python package: `pip install ./ffi_examples/python` into .venv, then its pytest suite
+#      (here with TH_LIBRARY=target/debug/libth.so: the package's own backend runs
+#      `cargo build --release`, which a user's install does and the test command skips for time)
 #   optional: TH_SANITIZE_RUST_TESTS=1 also runs the core's Rust unit tests under ASan and
 #      TSan (scripts/sanitize_rust.sh; two extra builds)
 set -euo pipefail
@@ -48,6 +51,9 @@ for cap in $caps; do
   TH_CPU_CAPABILITY=$cap TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q tests/python
 done
 tests/install/run.sh
+TH_LIBRARY="$PWD/target/debug/libth.so" .venv/bin/pip install -q --disable-pip-version-check \
+  --force-reinstall --no-deps ./ffi_examples/python
+(cd ffi_examples/python/tests && ../../../.venv/bin/python -m pytest -q -p no:cacheprovider .)
 ./scripts/sanitize.sh
 TH_FUZZ_DEV="${TH_FUZZ_DEV:-1}" ./scripts/fuzz.sh
 if [ "${TH_SANITIZE_RUST_TESTS:-0}" = 1 ]; then ./scripts/sanitize_rust.sh; fi

@@ -9,6 +9,7 @@
 
 pub mod allocator;
 pub mod apply;
+pub mod dlpack;
 pub mod dtype;
 pub mod error;
 pub mod ffi;

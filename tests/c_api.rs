@@ -163,3 +163,49 @@ fn cpp_examples_run() {
         assert!(ok, "{} failed:\n{text}", src.display());
     }
 }
+
+/// `TH.h` and a real `dlpack.h` in one program, in both orders, as C99 and C++: set
+/// `DLPACK_INCLUDE_DIR` to a directory holding `dlpack/dlpack.h` (the project does not vendor
+/// it; without the variable this only checks that TH.h alone provides the DLPack names).
+#[test]
+fn header_coexists_with_dlpack_h() {
+    let dir = lib_dir().join("dlpack-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    let body = "int main(void) { struct DLManagedTensorVersioned *m = THFloatTensor_toDLPack(0); \
+                DLDevice d = {kDLCPU, 0}; (void)d; return m == 0 && DLPACK_MAJOR_VERSION == 1 ? 0 : 1; }\n";
+    let ext = std::env::var_os("DLPACK_INCLUDE_DIR");
+    let orders: &[&str] = if ext.is_some() {
+        &["#include <dlpack/dlpack.h>\n#include <TH/TH.h>\n", "#include <TH/TH.h>\n#include <dlpack/dlpack.h>\n"]
+    } else {
+        &["#include <TH/TH.h>\n"]
+    };
+    for (i, inc) in orders.iter().enumerate() {
+        for cxx in [false, true] {
+            let src = dir.join(format!("both{i}.{}", if cxx { "cpp" } else { "c" }));
+            std::fs::write(&src, format!("{inc}{body}")).unwrap();
+            let mut cmd = Command::new(compiler(cxx));
+            cmd.args(if cxx {
+                ["-std=c++11", "-Wall", "-Wextra", "-Werror"]
+            } else {
+                ["-std=c99", "-Wall", "-Wextra", "-Werror"]
+            });
+            cmd.arg("-I").arg(root().join("include"));
+            if let Some(e) = &ext {
+                cmd.arg("-I").arg(e);
+            }
+            let exe = dir.join(format!("both{i}{}", if cxx { "xx" } else { "" }));
+            let st = cmd
+                .arg(&src)
+                .arg("-o")
+                .arg(&exe)
+                .arg(format!("-L{}", lib_dir().display()))
+                .arg(format!("-Wl,-rpath,{}", lib_dir().display()))
+                .arg("-lth")
+                .status()
+                .expect("run the compiler");
+            assert!(st.success(), "{} does not compile", src.display());
+            let ok = Command::new(&exe).env("LD_LIBRARY_PATH", lib_dir()).status().unwrap().success();
+            assert!(ok, "{} failed", exe.display());
+        }
+    }
+}

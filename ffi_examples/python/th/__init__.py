@@ -1,0 +1,39 @@
+"""th: Python bindings (ctypes) for libth, a tensor engine with Torch TH's C ABI.
+
+    import th, numpy as np
+    t = th.tensor([[1.0, 2.0], [3.0, 4.0]])
+    a = np.asarray(t)                 # zero-copy
+    u = th.from_numpy(np.arange(6.0)) # zero-copy, keeps the array alive
+    v = np.from_dlpack(t)             # DLPack, zero-copy
+"""
+
+from ._lib import (
+    DTYPES,
+    DType,
+    THBufferError,
+    THError,
+    THIndexError,
+    THMemoryError,
+    THTypeError,
+    THValueError,
+    as_dtype,
+    bfloat16,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+from .tensor import Tensor, arange, empty, from_dlpack, from_numpy, full, full_like, ones, tensor, zeros
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DTYPES", "DType", "THBufferError", "THError", "THIndexError", "THMemoryError", "THTypeError", "THValueError",
+    "Tensor", "arange", "as_dtype", "bfloat16", "bool_", "empty", "float16", "float32", "float64", "from_dlpack",
+    "from_numpy", "full", "full_like", "int8", "int16", "int32", "int64", "ones", "tensor", "uint8", "zeros",
+]

@@ -1,0 +1,293 @@
+"""Loading libth and calling it: signatures, dtypes, and errors as Python exceptions."""
+
+import ctypes as C
+import os
+
+from . import _dlpack_structs as S
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _find_library():
+    env = os.environ.get("TH_LIB")
+    if env:
+        return env
+    return os.path.join(_HERE, "libth.so")
+
+
+dll = C.CDLL(_find_library())
+dll.THGetLastError.restype = C.c_char_p
+dll.THGetLastError.argtypes = []
+dll.THGetLastErrorCode.restype = C.c_int
+dll.THGetLastErrorCode.argtypes = []
+dll.THClearLastError.restype = None
+dll.THClearLastError.argtypes = []
+
+# ---- errors ----
+
+TH_ERR_NULL_ARG, TH_ERR_INVALID_ARG, TH_ERR_SIZE, TH_ERR_INDEX, TH_ERR_DTYPE, TH_ERR_ALLOC = 1, 2, 3, 4, 5, 6
+
+
+class THError(RuntimeError):
+    """An error reported by libth; `msg` is the library's message (THGetLastError), `code` its
+    TH_ERR_* code."""
+
+    def __init__(self, msg, code=0):
+        super().__init__(msg)
+        self.msg = msg
+        self.code = code
+
+
+class THValueError(THError, ValueError):
+    pass
+
+
+class THIndexError(THError, IndexError):
+    pass
+
+
+class THTypeError(THError, TypeError):
+    pass
+
+
+class THMemoryError(THError, MemoryError):
+    pass
+
+
+class THBufferError(THError, BufferError):
+    pass
+
+
+_BY_CODE = {
+    TH_ERR_NULL_ARG: THValueError,
+    TH_ERR_INVALID_ARG: THValueError,
+    TH_ERR_SIZE: THValueError,
+    TH_ERR_INDEX: THIndexError,
+    TH_ERR_DTYPE: THTypeError,
+    TH_ERR_ALLOC: THMemoryError,
+}
+
+
+def last_error(kind=None):
+    """The pending library error as an exception (None if there is none)."""
+    code = dll.THGetLastErrorCode()
+    if not code:
+        return None
+    msg = (dll.THGetLastError() or b"unknown error").decode("utf-8", "replace")
+    cls = kind or _BY_CODE.get(code, THError)
+    return cls(msg, code)
+
+
+_fns = {}
+
+
+def fn(name, restype, argtypes):
+    """A private foreign-function object for `name` with this signature (never shared)."""
+    key = (name, restype, tuple(argtypes))
+    f = _fns.get(key)
+    if f is None:
+        try:
+            f = dll[name]
+        except AttributeError:
+            raise THTypeError(f"libth has no function {name}") from None
+        f.restype = restype
+        f.argtypes = list(argtypes)
+        _fns[key] = f
+    return f
+
+
+def has(name):
+    try:
+        dll[name]
+        return True
+    except AttributeError:
+        return False
+
+
+def call(name, restype, argtypes, *args, kind=None):
+    """Calls `name`; raises the library's error (as `kind` if given) when the call records one."""
+    f = fn(name, restype, argtypes)
+    dll.THClearLastError()
+    r = f(*args)
+    err = last_error(kind)
+    if err is not None:
+        raise err
+    return r
+
+
+# ---- dtypes ----
+
+
+class THHalf(C.Structure):
+    _fields_ = [("x", C.c_uint16)]
+
+
+class THBFloat16(C.Structure):
+    _fields_ = [("x", C.c_uint16)]
+
+
+def _f2h(v):
+    return call("TH_float2half", THHalf, [C.c_float], float(v))
+
+
+def _h2f(h):
+    return call("TH_half2float", C.c_float, [THHalf], h)
+
+
+def _f2b(v):
+    return call("TH_float2bfloat16", THBFloat16, [C.c_float], float(v))
+
+
+def _b2f(b):
+    return call("TH_bfloat162float", C.c_float, [THBFloat16], b)
+
+
+class DType:
+    """A th dtype: `name` as in TH (`Float`), `numpy` name (`float32`, None for bfloat16),
+    element size, the ctypes scalar type, how Python values go in and out, and the DLPack
+    (code, bits)."""
+
+    def __init__(self, th, np_name, typestr, itemsize, ctype, acc, to_c, from_c, dl, kind):
+        self.th = th
+        self.name = np_name or th.lower()
+        self.numpy = np_name
+        self.typestr = typestr
+        self.itemsize = itemsize
+        self.ctype = ctype
+        self.acc = acc
+        self.to_c = to_c
+        self.from_c = from_c
+        self.dl = dl
+        self.kind = kind  # "int", "float", "bool"
+
+    def __repr__(self):
+        return f"th.{self.name}"
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+
+def _int_in(ct):
+    return lambda v: ct(int(v))
+
+
+def _ident(v):
+    return v
+
+
+def _bool_in(v):
+    return C.c_uint8(1 if v else 0)
+
+
+uint8 = DType("Byte", "uint8", "|u1", 1, C.c_uint8, C.c_int64, _int_in(C.c_uint8), int, (1, 8), "int")
+int8 = DType("Char", "int8", "|i1", 1, C.c_int8, C.c_int64, _int_in(C.c_int8), int, (0, 8), "int")
+int16 = DType("Short", "int16", "<i2", 2, C.c_int16, C.c_int64, _int_in(C.c_int16), int, (0, 16), "int")
+int32 = DType("Int", "int32", "<i4", 4, C.c_int32, C.c_int64, _int_in(C.c_int32), int, (0, 32), "int")
+int64 = DType("Long", "int64", "<i8", 8, C.c_int64, C.c_int64, _int_in(C.c_int64), int, (0, 64), "int")
+float32 = DType("Float", "float32", "<f4", 4, C.c_float, C.c_double, lambda v: C.c_float(float(v)), float, (2, 32), "float")
+float64 = DType("Double", "float64", "<f8", 8, C.c_double, C.c_double, lambda v: C.c_double(float(v)), float, (2, 64), "float")
+float16 = DType("Half", "float16", "<f2", 2, THHalf, C.c_float, _f2h, _h2f, (2, 16), "float")
+bfloat16 = DType("BFloat16", None, None, 2, THBFloat16, C.c_float, _f2b, _b2f, (4, 16), "float")
+bool_ = DType("Bool", "bool", "|b1", 1, C.c_uint8, C.c_int64, _bool_in, bool, (6, 8), "bool")
+bool_.name = "bool"
+
+DTYPES = [uint8, int8, int16, int32, int64, float32, float64, float16, bfloat16, bool_]
+_BY_NAME = {}
+for _d in DTYPES:
+    _BY_NAME[_d.name] = _d
+    _BY_NAME[_d.th] = _d
+_BY_NAME["bfloat16"] = bfloat16
+_BY_DL = {d.dl: d for d in DTYPES}
+
+
+def _dtype_by_name(name):
+    return _BY_NAME[name]
+
+
+def as_dtype(d):
+    """A DType from a DType, a name (`float32`, `Float`), a numpy dtype or a Python type."""
+    if isinstance(d, DType):
+        return d
+    if d is float:
+        return float64
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    name = getattr(d, "name", None) if not isinstance(d, str) else d
+    if name is None:
+        try:
+            import numpy as np
+
+            name = np.dtype(d).name
+        except Exception:
+            name = str(d)
+    r = _BY_NAME.get(name)
+    if r is None:
+        raise TypeError(f"th has no dtype {d!r} (it has {', '.join(x.name for x in DTYPES)})")
+    return r
+
+
+def dtype_from_dl(code, bits, lanes):
+    d = _BY_DL.get((code, bits)) if lanes == 1 else None
+    if d is None:
+        raise THBufferError(f"DLPack dtype (code {code}, bits {bits}, lanes {lanes}) has no th dtype")
+    return d
+
+
+# ---- long storages (size / stride lists) ----
+
+
+def long_storage(values):
+    """A new THLongStorage holding `values` (caller frees)."""
+    n = len(values)
+    h = call("THLongStorage_newWithSize", C.c_void_p, [C.c_ssize_t], n)
+    if n:
+        data = call("THLongStorage_data", C.POINTER(C.c_int64), [C.c_void_p], h)
+        for i, v in enumerate(values):
+            data[i] = int(v)
+    return h
+
+
+def free_long_storage(h):
+    fn("THLongStorage_free", None, [C.c_void_p])(h)
+
+
+class LongList:
+    """Context manager: a temporary THLongStorage."""
+
+    def __init__(self, values):
+        self.values = values
+        self.h = None
+
+    def __enter__(self):
+        self.h = long_storage(self.values)
+        return self.h
+
+    def __exit__(self, *exc):
+        free_long_storage(self.h)
+
+
+# ---- DLPack capsule plumbing (the destructors live in libth) ----
+
+_api = C.pythonapi
+PyCapsule_New = C.PYFUNCTYPE(C.py_object, C.c_void_p, C.c_char_p, C.c_void_p)(("PyCapsule_New", _api))
+PyCapsule_GetPointer = C.PYFUNCTYPE(C.c_void_p, C.py_object, C.c_char_p)(("PyCapsule_GetPointer", _api))
+PyCapsule_GetName = C.PYFUNCTYPE(C.c_char_p, C.py_object)(("PyCapsule_GetName", _api))
+PyCapsule_SetName = C.PYFUNCTYPE(C.c_int, C.py_object, C.c_char_p)(("PyCapsule_SetName", _api))
+PyCapsule_IsValid = C.PYFUNCTYPE(C.c_int, C.py_object, C.c_char_p)(("PyCapsule_IsValid", _api))
+
+# Names must outlive every capsule: module-level bytes objects.
+CAPSULE_V = b"dltensor_versioned"
+CAPSULE_V_USED = b"used_dltensor_versioned"
+CAPSULE_L = b"dltensor"
+CAPSULE_L_USED = b"used_dltensor"
+
+fn("THDLPack_setCapsuleApi", None, [C.c_void_p, C.c_void_p])(
+    C.cast(_api.PyCapsule_IsValid, C.c_void_p), C.cast(_api.PyCapsule_GetPointer, C.c_void_p)
+)
+DESTRUCTOR_V = C.cast(dll.THDLPack_capsuleDestructor, C.c_void_p).value
+DESTRUCTOR_L = C.cast(dll.THDLPack_capsuleDestructorUnversioned, C.c_void_p).value
+
+DLManagedTensorVersioned = S.DLManagedTensorVersioned
+DLManagedTensor = S.DLManagedTensor

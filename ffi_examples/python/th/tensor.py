@@ -1,0 +1,836 @@
+"""The `Tensor` class: a Python handle on a TH{Real}Tensor."""
+
+import ctypes as C
+import math
+import operator
+import os
+import weakref
+
+from . import _lib as L
+from ._lib import DType, THBufferError, THError, THIndexError, THTypeError, THValueError, as_dtype, call, fn
+
+P = C.c_void_p
+
+
+def _free_handle(free, h):
+    free(h)
+
+
+class Tensor:
+    """A th tensor of any dtype. Views share memory (TH semantics: strides >= 0, no 0-d
+    tensors: a tensor without dimensions is empty). Release it with `close()` or a `with` block;
+    otherwise the garbage collector does."""
+
+    __slots__ = ("_h", "_dtype", "_finalizer", "_keep", "_shm_name", "__weakref__")
+
+    # ---- construction / lifetime ----
+
+    @classmethod
+    def _adopt(cls, h, dtype, keep=None):
+        """Wraps a new (+1) handle."""
+        if not h:
+            raise THError("libth returned NULL")
+        t = object.__new__(cls)
+        t._h = h
+        t._dtype = dtype
+        t._keep = keep
+        t._shm_name = None
+        free = fn(f"TH{dtype.th}Tensor_free", None, [P])
+        t._finalizer = weakref.finalize(t, _free_handle, free, h)
+        return t
+
+    def __init__(self, *shape, dtype="float32"):
+        """`Tensor(2, 3, dtype="float32")`: uninitialised contents (use th.zeros/th.tensor)."""
+        d = as_dtype(dtype)
+        shape = _shape_arg(shape)
+        with L.LongList(shape) as s:
+            h = call(f"TH{d.th}Tensor_newWithSize", P, [P, P], s, None)
+        Tensor._init_from(self, h, d)
+
+    def _init_from(self, h, d):
+        self._h = h
+        self._dtype = d
+        self._keep = None
+        self._shm_name = None
+        self._finalizer = weakref.finalize(self, _free_handle, fn(f"TH{d.th}Tensor_free", None, [P]), h)
+
+    @property
+    def handle(self):
+        """The TH{Real}Tensor pointer (borrowed)."""
+        if not self._finalizer.alive:
+            raise ValueError("tensor is released")
+        return self._h
+
+    def close(self):
+        """Drops this object's reference now (idempotent). Views, numpy arrays and DLPack
+        capsules made from it keep their own references."""
+        self._finalizer()
+
+    release = close
+
+    @property
+    def closed(self):
+        return not self._finalizer.alive
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _f(self, name):
+        return f"TH{self._dtype.th}Tensor_{name}"
+
+    def _new_empty(self, dtype=None):
+        d = dtype or self._dtype
+        return Tensor._adopt(call(f"TH{d.th}Tensor_new", P, []), d)
+
+    # ---- geometry ----
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def ndim(self):
+        return call(self._f("nDimension"), C.c_int, [P], self.handle)
+
+    def dim(self):
+        return self.ndim
+
+    @property
+    def shape(self):
+        h = self.handle
+        n = call(self._f("nDimension"), C.c_int, [P], h)
+        f = fn(self._f("size"), C.c_int64, [P, C.c_int])
+        return tuple(f(h, i) for i in range(n))
+
+    def size(self, dim=None):
+        s = self.shape
+        return s if dim is None else s[_wrap_dim(dim, len(s))]
+
+    @property
+    def strides(self):
+        """Strides in elements."""
+        h = self.handle
+        n = call(self._f("nDimension"), C.c_int, [P], h)
+        f = fn(self._f("stride"), C.c_int64, [P, C.c_int])
+        return tuple(f(h, i) for i in range(n))
+
+    def stride(self, dim=None):
+        s = self.strides
+        return s if dim is None else s[_wrap_dim(dim, len(s))]
+
+    def storage_offset(self):
+        return call(self._f("storageOffset"), C.c_ssize_t, [P], self.handle)
+
+    def numel(self):
+        return call(self._f("nElement"), C.c_int64, [P], self.handle)
+
+    def __len__(self):
+        s = self.shape
+        if not s:
+            return 0
+        return s[0]
+
+    def is_contiguous(self):
+        return bool(call(self._f("isContiguous"), C.c_int, [P], self.handle))
+
+    def data_ptr(self):
+        """Address of the first element (0 when empty)."""
+        return call(self._f("data"), P, [P], self.handle) or 0
+
+    @property
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    # ---- views ----
+
+    def _view(self, offset, sizes, strides):
+        st = call(self._f("storage"), P, [P], self.handle)
+        with L.LongList(sizes) as sz, L.LongList(strides) as sd:
+            h = call(f"TH{self._dtype.th}Tensor_newWithStorage", P, [P, C.c_ssize_t, P, P], st, offset, sz, sd)
+        return Tensor._adopt(h, self._dtype, self._keep)
+
+    def narrow(self, dim, start, length):
+        dim = _wrap_dim(dim, self.ndim)
+        h = call(self._f("newNarrow"), P, [P, C.c_int, C.c_int64, C.c_int64], self.handle, dim, start, length)
+        return Tensor._adopt(h, self._dtype, self._keep)
+
+    def select(self, dim, index):
+        shape = self.shape
+        dim = _wrap_dim(dim, len(shape))
+        if index < 0:
+            index += shape[dim]
+        h = call(self._f("newSelect"), P, [P, C.c_int, C.c_int64], self.handle, dim, index)
+        return Tensor._adopt(h, self._dtype, self._keep)
+
+    def transpose(self, d0, d1):
+        n = self.ndim
+        h = call(self._f("newTranspose"), P, [P, C.c_int, C.c_int], self.handle, _wrap_dim(d0, n), _wrap_dim(d1, n))
+        return Tensor._adopt(h, self._dtype, self._keep)
+
+    def t(self):
+        if self.ndim != 2:
+            raise ValueError(f"t() expects a 2-d tensor, got {self.ndim}-d")
+        return self.transpose(0, 1)
+
+    @property
+    def T(self):
+        n = self.ndim
+        return self.permute(*reversed(range(n)))
+
+    def permute(self, *dims):
+        dims = _shape_arg(dims)
+        shape, strides = self.shape, self.strides
+        if sorted(_wrap_dim(d, len(shape)) for d in dims) != list(range(len(shape))):
+            raise ValueError(f"permute{tuple(dims)} is not a permutation of {len(shape)} dims")
+        dims = [_wrap_dim(d, len(shape)) for d in dims]
+        return self._view(self.storage_offset(), [shape[d] for d in dims], [strides[d] for d in dims])
+
+    def view(self, *shape):
+        shape = _shape_arg(shape)
+        with L.LongList(shape) as s:
+            h = call(self._f("newView"), P, [P, P], self.handle, s)
+        return Tensor._adopt(h, self._dtype, self._keep)
+
+    def reshape(self, *shape):
+        shape = _shape_arg(shape)
+        if self.is_contiguous():
+            return self.view(*shape)
+        n = self.numel()
+        if shape.count(-1) == 1:
+            known = math.prod(x for x in shape if x != -1)
+            if known > 0 and n % known == 0:
+                shape[shape.index(-1)] = n // known
+        r = self._new_empty()
+        with L.LongList(shape) as s:
+            call(self._f("reshape"), None, [P, P, P], r.handle, self.handle, s)
+        return r
+
+    def expand(self, *shape):
+        shape = _shape_arg(shape)
+        with L.LongList(shape) as s:
+            h = call(self._f("newExpand"), P, [P, P], self.handle, s)
+        return Tensor._adopt(h, self._dtype, self._keep)
+
+    def unsqueeze(self, dim):
+        n = self.ndim
+        if dim < 0:
+            dim += n + 1
+        r = self._shallow()
+        call(self._f("unsqueeze1d"), None, [P, P, C.c_int], r.handle, self.handle, dim)
+        return r
+
+    def squeeze(self, dim=None):
+        r = self._shallow()
+        if dim is None:
+            call(self._f("squeeze"), None, [P, P], r.handle, self.handle)
+        else:
+            call(self._f("squeeze1d"), None, [P, P, C.c_int], r.handle, self.handle, _wrap_dim(dim, self.ndim))
+        return r
+
+    def _shallow(self):
+        h = call(self._f("newWithTensor"), P, [P], self.handle)
+        return Tensor._adopt(h, self._dtype, self._keep)
+
+    def contiguous(self):
+        h = call(self._f("newContiguous"), P, [P], self.handle)
+        return Tensor._adopt(h, self._dtype, self._keep)
+
+    def clone(self):
+        return Tensor._adopt(call(self._f("newClone"), P, [P], self.handle), self._dtype)
+
+    def to(self, dtype):
+        """A copy converted to `dtype` (C casts)."""
+        d = as_dtype(dtype)
+        r = Tensor(*self.shape, dtype=d) if self.numel() else Tensor._adopt(call(f"TH{d.th}Tensor_new", P, []), d)
+        if self.numel():
+            call(f"TH{d.th}Tensor_copy{self._dtype.th}", None, [P, P], r.handle, self.handle)
+        return r
+
+    astype = to
+
+    def float(self):
+        return self.to(L.float32)
+
+    def double(self):
+        return self.to(L.float64)
+
+    def long(self):
+        return self.to(L.int64)
+
+    # ---- element access ----
+
+    def _index(self, key):
+        """(offset, sizes, strides, scalar?) for basic indexing with ints, slices, Ellipsis."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        shape, strides = list(self.shape), list(self.strides)
+        if not shape:
+            raise THIndexError("cannot index an empty tensor")
+        if sum(1 for k in key if k is Ellipsis) > 1:
+            raise IndexError("an index can only have a single ellipsis")
+        n_real = sum(1 for k in key if k is not Ellipsis and k is not None)
+        if n_real > len(shape):
+            raise IndexError(f"too many indices for a {len(shape)}-d tensor: {n_real}")
+        expanded = []
+        for k in key:
+            if k is Ellipsis:
+                expanded.extend([slice(None)] * (len(shape) - n_real))
+            else:
+                expanded.append(k)
+        offset = self.storage_offset()
+        out_sizes, out_strides = [], []
+        d = 0
+        for k in expanded:
+            if k is None:
+                out_sizes.append(1)
+                out_strides.append(0)
+                continue
+            size, stride = shape[d], strides[d]
+            if isinstance(k, slice):
+                start, stop, step = k.indices(size)
+                if step <= 0:
+                    raise IndexError("th views need a positive slice step (TH strides are >= 0)")
+                count = max(0, (stop - start + step - 1) // step)
+                if count == 0:
+                    return None
+                offset += start * stride
+                out_sizes.append(count)
+                out_strides.append(stride * step)
+            else:
+                try:
+                    i = operator.index(k)
+                except TypeError:
+                    raise TypeError(f"th indices are ints, slices, None or ...; got {type(k).__name__}") from None
+                if i < -size or i >= size:
+                    raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
+                offset += (i % size) * stride
+            d += 1
+        out_sizes += shape[d:]
+        out_strides += strides[d:]
+        return offset, out_sizes, out_strides
+
+    def __getitem__(self, key):
+        r = self._index(key)
+        if r is None:
+            return self._new_empty()
+        offset, sizes, strides = r
+        if not sizes:  # every dimension indexed: a Python scalar
+            st = call(self._f("storage"), P, [P], self.handle)
+            v = call(f"TH{self._dtype.th}Storage_get", self._dtype.ctype, [P, C.c_ssize_t], st, offset)
+            return _py(self._dtype, v)
+        return self._view(offset, sizes, strides)
+
+    def __setitem__(self, key, value):
+        r = self._index(key)
+        if r is None:
+            return
+        offset, sizes, strides = r
+        if not sizes:
+            st = call(self._f("storage"), P, [P], self.handle)
+            call(f"TH{self._dtype.th}Storage_set", None, [P, C.c_ssize_t, self._dtype.ctype], st, offset,
+                 self._dtype.to_c(value))
+            return
+        v = self._view(offset, sizes, strides)
+        try:
+            v.copy_(value) if isinstance(value, Tensor) else v.fill_(value)
+        finally:
+            v.close()
+
+    def fill_(self, value):
+        call(self._f("fill"), None, [P, self._dtype.ctype], self.handle, self._dtype.to_c(value))
+        return self
+
+    def zero_(self):
+        call(self._f("zero"), None, [P], self.handle)
+        return self
+
+    def copy_(self, src):
+        """Copies `src` (a Tensor of any dtype, or anything th.tensor accepts) into self."""
+        if not isinstance(src, Tensor):
+            src = tensor(src, dtype=self._dtype)
+        call(self._f(f"copy{src._dtype.th}"), None, [P, P], self.handle, src.handle)
+        return self
+
+    def tolist(self):
+        shape = self.shape
+        if not shape:
+            return []
+        c = self.contiguous()
+        n = c.numel()
+        ptr = C.cast(c.data_ptr(), C.POINTER(self._dtype.ctype))
+        flat = [_py(self._dtype, ptr[i]) for i in range(n)]
+        c.close()
+
+        def build(level, start):
+            if level == len(shape) - 1:
+                return flat[start:start + shape[level]]
+            step = math.prod(shape[level + 1:])
+            return [build(level + 1, start + i * step) for i in range(shape[level])]
+
+        return build(0, 0)
+
+    def item(self):
+        if self.numel() != 1:
+            raise ValueError(f"item() needs exactly one element, the tensor has {self.numel()}")
+        return self.tolist_flat()[0]
+
+    def tolist_flat(self):
+        c = self.contiguous()
+        ptr = C.cast(c.data_ptr(), C.POINTER(self._dtype.ctype))
+        out = [_py(self._dtype, ptr[i]) for i in range(c.numel())]
+        c.close()
+        return out
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    # ---- math ----
+
+    def _binary(self, other, op, cop, reverse=False, inplace=False):
+        if isinstance(other, Tensor):
+            if other._dtype is not self._dtype:
+                raise THTypeError(f"dtype mismatch: {self._dtype.name} and {other._dtype.name} (convert with .to())")
+            if reverse:
+                a, b = other, self
+            else:
+                a, b = self, other
+            r = self if inplace else self._new_empty()
+            if cop in ("cadd", "csub"):
+                call(a._f(cop), None, [P, P, self._dtype.ctype, P], r.handle, a.handle, self._dtype.to_c(1), b.handle)
+            else:
+                call(a._f(cop), None, [P, P, P], r.handle, a.handle, b.handle)
+            return r
+        if isinstance(other, (int, float, bool)):
+            if reverse:
+                if op in ("add", "mul"):
+                    return self._binary(other, op, cop)
+                full = full_like(self, other)
+                return full._binary(self, op, cop)
+            r = self if inplace else self._new_empty()
+            call(self._f(op), None, [P, P, self._dtype.ctype], r.handle, self.handle, self._dtype.to_c(other))
+            return r
+        return NotImplemented
+
+    def __add__(self, o):
+        return self._binary(o, "add", "cadd")
+
+    def __radd__(self, o):
+        return self._binary(o, "add", "cadd", reverse=True)
+
+    def __iadd__(self, o):
+        return self._binary(o, "add", "cadd", inplace=True)
+
+    def __sub__(self, o):
+        return self._binary(o, "sub", "csub")
+
+    def __rsub__(self, o):
+        return self._binary(o, "sub", "csub", reverse=True)
+
+    def __isub__(self, o):
+        return self._binary(o, "sub", "csub", inplace=True)
+
+    def __mul__(self, o):
+        return self._binary(o, "mul", "cmul")
+
+    def __rmul__(self, o):
+        return self._binary(o, "mul", "cmul", reverse=True)
+
+    def __imul__(self, o):
+        return self._binary(o, "mul", "cmul", inplace=True)
+
+    def __truediv__(self, o):
+        return self._binary(o, "div", "cdiv")
+
+    def __rtruediv__(self, o):
+        return self._binary(o, "div", "cdiv", reverse=True)
+
+    def __itruediv__(self, o):
+        return self._binary(o, "div", "cdiv", inplace=True)
+
+    def __neg__(self):
+        r = self._new_empty()
+        call(self._f("neg"), None, [P, P], r.handle, self.handle)
+        return r
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self.abs()
+
+    def _unary(self, name):
+        if not L.has(self._f(name)):
+            raise THTypeError(f"{name} is not defined for {self._dtype.name} tensors")
+        r = self._new_empty()
+        call(self._f(name), None, [P, P], r.handle, self.handle)
+        return r
+
+    # ---- reductions ----
+
+    def _reduce_all(self, name, acc=True):
+        restype = self._dtype.acc if acc else self._dtype.ctype
+        if not L.has(self._f(name)):
+            raise THTypeError(f"{name} is not defined for {self._dtype.name} tensors")
+        v = call(self._f(name), restype, [P], self.handle)
+        return _py(self._dtype, v) if not acc else (v if isinstance(v, (int, float)) else v.value)
+
+    def _reduce_dim(self, name, dim, keepdim, extra=()):
+        if not L.has(self._f(name)):
+            raise THTypeError(f"{name} is not defined for {self._dtype.name} tensors")
+        dim = _wrap_dim(dim, self.ndim)
+        r = self._new_empty()
+        argt = [P, P, C.c_int] + [C.c_int] * len(extra) + [C.c_int]
+        call(self._f(name), None, argt, r.handle, self.handle, dim, *extra, int(keepdim))
+        return r
+
+    def sum(self, dim=None, keepdim=False):
+        return self._reduce_all("sumall") if dim is None else self._reduce_dim("sum", dim, keepdim)
+
+    def prod(self, dim=None, keepdim=False):
+        return self._reduce_all("prodall") if dim is None else self._reduce_dim("prod", dim, keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        return self._reduce_all("meanall") if dim is None else self._reduce_dim("mean", dim, keepdim)
+
+    def std(self, dim=None, unbiased=True, keepdim=False):
+        if dim is None:
+            return call(self._f("stdall"), C.c_double if self._dtype.acc is not C.c_float else C.c_float,
+                        [P, C.c_int], self.handle, 0 if unbiased else 1)
+        return self._reduce_dim("std", dim, keepdim, extra=(0 if unbiased else 1,))
+
+    def var(self, dim=None, unbiased=True, keepdim=False):
+        if dim is None:
+            return call(self._f("varall"), C.c_double if self._dtype.acc is not C.c_float else C.c_float,
+                        [P, C.c_int], self.handle, 0 if unbiased else 1)
+        return self._reduce_dim("var", dim, keepdim, extra=(0 if unbiased else 1,))
+
+    def _minmax(self, name, dim, keepdim):
+        if dim is None:
+            return self._reduce_all(name + "all", acc=False)
+        values = self._new_empty()
+        idx = Tensor._adopt(call("THLongTensor_new", P, []), L.int64)
+        call(self._f(name), None, [P, P, P, C.c_int, C.c_int], values.handle, idx.handle, self.handle,
+             _wrap_dim(dim, self.ndim), int(keepdim))
+        return values, idx
+
+    def max(self, dim=None, keepdim=False):
+        return self._minmax("max", dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        return self._minmax("min", dim, keepdim)
+
+    # ---- numpy / DLPack ----
+    # numpy.asarray(t) calls __array__, which describes the memory through `__array_interface__`
+    # on a holder with its own tensor reference (the array's `base`), so the array stays valid
+    # after `t.close()`.
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy as np
+
+        a = np.asarray(_ArrayView(self))
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            if copy is False:
+                raise ValueError("a dtype conversion needs a copy")
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def numpy(self):
+        """A numpy array sharing this tensor's memory (not for bfloat16: numpy has no such
+        dtype; use .float() first)."""
+        import numpy as np
+
+        return np.asarray(_ArrayView(self))
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if stream is not None:
+            raise BufferError("th tensors live on the CPU: stream must be None")
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"th cannot export to device {tuple(dl_device)} (CPU only)")
+        src = self.clone() if copy else self
+        if max_version is None or max_version[0] < 1:
+            m = call(src._f("toDLPackUnversioned"), P, [P], src.handle)
+            return L.PyCapsule_New(m, L.CAPSULE_L, L.DESTRUCTOR_L)
+        m = call(src._f("toDLPack"), P, [P], src.handle)
+        if copy:
+            L.DLManagedTensorVersioned.from_address(m).flags |= L.S.FLAG_IS_COPIED
+        return L.PyCapsule_New(m, L.CAPSULE_V, L.DESTRUCTOR_V)
+
+    # ---- shared memory ----
+
+    def share_memory_(self, name=None):
+        """Moves the data into a POSIX shared-memory segment (THRefcountedMapAllocator) another
+        process can open with `Tensor.from_shared(t.shared_name, t.shape, t.dtype)`. The
+        segment is removed when the last user (in any process) frees it. Returns self."""
+        if self._shm_name is not None:
+            return self
+        if name is None:
+            name = f"/th_{os.getpid()}_{id(self):x}_{os.urandom(4).hex()}"
+        n = self.numel()
+        if n == 0:
+            raise THValueError("cannot share an empty tensor")
+        ctx = call("THMapAllocatorContext_new", P, [C.c_char_p, C.c_int], name.encode(),
+                   MAPPED_SHAREDMEM | MAPPED_EXCLUSIVE)
+        try:
+            st = call(f"TH{self._dtype.th}Storage_newWithAllocator", P, [C.c_ssize_t, P, P], n,
+                      _rc_allocator(), ctx)
+        except Exception:
+            fn("THMapAllocatorContext_free", None, [P])(ctx)
+            raise
+        try:
+            shape = self.shape
+            with L.LongList(shape) as sz:
+                tmp = Tensor._adopt(call(self._f("newWithStorage"), P, [P, C.c_ssize_t, P, P], st, 0, sz, None),
+                                    self._dtype)
+            tmp.copy_(self)
+            call(self._f("set"), None, [P, P], self.handle, tmp.handle)
+            tmp.close()
+        finally:
+            fn(f"TH{self._dtype.th}Storage_free", None, [P])(st)
+        self._shm_name = name
+        return self
+
+    @property
+    def shared_name(self):
+        """The shared-memory name after share_memory_() (else None)."""
+        return self._shm_name
+
+    def is_shared(self):
+        return self._shm_name is not None
+
+    @classmethod
+    def from_shared(cls, name, shape, dtype="float32"):
+        """Opens the shared segment `name` made by `share_memory_()` in another process (the
+        same memory: writes are seen on both sides)."""
+        d = as_dtype(dtype)
+        shape = _shape_arg((shape,)) if not isinstance(shape, int) else [shape]
+        ctx = call("THMapAllocatorContext_new", P, [C.c_char_p, C.c_int], name.encode(),
+                   MAPPED_SHAREDMEM | MAPPED_NOCREATE)
+        try:
+            st = call(f"TH{d.th}Storage_newWithAllocator", P, [C.c_ssize_t, P, P], 0, _rc_allocator(), ctx)
+        except Exception:
+            fn("THMapAllocatorContext_free", None, [P])(ctx)
+            raise
+        try:
+            with L.LongList(shape) as sz:
+                h = call(f"TH{d.th}Tensor_newWithStorage", P, [P, C.c_ssize_t, P, P], st, 0, sz, None)
+        finally:
+            fn(f"TH{d.th}Storage_free", None, [P])(st)
+        t = Tensor._adopt(h, d)
+        t._shm_name = name
+        return t
+
+    # ---- printing ----
+
+    def __repr__(self):
+        if self.closed:
+            return "tensor(<released>)"
+        shape = self.shape
+        extra = f", dtype={self._dtype.name}"
+        if not shape:
+            return f"tensor([]{extra})"
+        if self.numel() > 1000:
+            return f"tensor(<{' x '.join(map(str, shape))} elements>{extra}, strides={self.strides})"
+        return f"tensor({_fmt(self.tolist(), 7)}{extra})"
+
+    __str__ = __repr__
+
+
+# Add the elementwise functions as methods: t.exp(), t.sqrt(), ...
+_UNARY = ["abs", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+          "cosh", "tanh", "sigmoid", "floor", "ceil", "round", "trunc", "frac", "sign", "neg", "lgamma"]
+for _name in _UNARY:
+    setattr(Tensor, _name, (lambda n: lambda self: self._unary(n))(_name))
+
+MAPPED_SHAREDMEM, MAPPED_EXCLUSIVE, MAPPED_NOCREATE = 2, 4, 8
+
+
+def _rc_allocator():
+    return C.addressof(C.c_char.in_dll(L.dll, "THRefcountedMapAllocator"))
+
+
+class _ArrayView:
+    """Holds its own reference on a tensor and describes it to numpy (`arr.base`), so arrays
+    stay valid after the Tensor object is closed."""
+
+    def __init__(self, t):
+        if t._dtype.numpy is None:
+            raise THTypeError("bfloat16 has no numpy dtype: convert with .float() (or use th's own DLPack path)")
+        self.t = t._shallow()
+        shape, strides = self.t.shape, self.t.strides
+        ptr = self.t.data_ptr()
+        if not shape:
+            shape, strides = (0,), (1,)
+        if not ptr:
+            ptr = C.addressof(_EMPTY)
+        isz = t._dtype.itemsize
+        self.__array_interface__ = {
+            "version": 3,
+            "shape": tuple(shape),
+            "typestr": t._dtype.typestr,
+            "data": (ptr, False),
+            "strides": tuple(s * isz for s in strides),
+        }
+
+
+_EMPTY = (C.c_char * 16)()
+
+
+def _py(d, v):
+    if d is L.float16 or d is L.bfloat16:
+        return d.from_c(v)
+    if isinstance(v, (int, float)):
+        return d.from_c(v)
+    return d.from_c(v.value)
+
+
+def _fmt(x, prec):
+    if isinstance(x, list):
+        return "[" + ", ".join(_fmt(e, prec) for e in x) + "]"
+    if isinstance(x, float):
+        return f"{x:.{prec}g}"
+    return repr(x)
+
+
+def _wrap_dim(d, n):
+    if not -n <= d < max(n, 1):
+        raise THIndexError(f"dimension {d} out of range of {n}-d tensor")
+    return d % n if n else d
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return [int(s) for s in shape]
+
+
+# ---- module-level constructors ----
+
+
+def empty(*shape, dtype="float32"):
+    return Tensor(*shape, dtype=dtype)
+
+
+def zeros(*shape, dtype="float32"):
+    return Tensor(*shape, dtype=dtype).zero_()
+
+
+def ones(*shape, dtype="float32"):
+    return Tensor(*shape, dtype=dtype).fill_(1)
+
+
+def full(shape, value, dtype="float32"):
+    return Tensor(*_shape_arg((shape,)) if not isinstance(shape, int) else [shape], dtype=dtype).fill_(value)
+
+
+def full_like(t, value):
+    return Tensor(*t.shape, dtype=t.dtype).fill_(value) if t.numel() else t._new_empty()
+
+
+def arange(n, dtype="int64"):
+    d = as_dtype(dtype)
+    t = Tensor(n, dtype=d)
+    ptr = C.cast(t.data_ptr(), C.POINTER(d.ctype))
+    for i in range(n):
+        ptr[i] = d.to_c(i)
+    return t
+
+
+def tensor(data, dtype=None):
+    """A new tensor holding a copy of `data` (nested lists/tuples of numbers, a numpy array, or
+    a Tensor). dtype defaults to int64 for ints, float32 for floats, bool for bools."""
+    if isinstance(data, Tensor):
+        return data.to(dtype or data.dtype)
+    if hasattr(data, "__array_interface__") or hasattr(data, "__dlpack__"):
+        import numpy as np
+
+        a = np.ascontiguousarray(data)
+        d = as_dtype(dtype or a.dtype)
+        if d.numpy is not None:
+            a = a.astype(d.numpy)
+            src = from_dlpack(a)
+            return src.clone()
+        data = a.tolist()
+    shape = []
+    x = data
+    while isinstance(x, (list, tuple)):
+        shape.append(len(x))
+        if not x:
+            break
+        x = x[0]
+    flat = []
+
+    def walk(v, level):
+        if level == len(shape):
+            if isinstance(v, (list, tuple)):
+                raise ValueError("ragged nested sequence")
+            flat.append(v)
+            return
+        if not isinstance(v, (list, tuple)) or len(v) != shape[level]:
+            raise ValueError("ragged nested sequence")
+        for e in v:
+            walk(e, level + 1)
+
+    walk(data, 0)
+    if dtype is None:
+        if flat and all(isinstance(v, bool) for v in flat):
+            dtype = "bool"
+        elif flat and all(isinstance(v, int) for v in flat):
+            dtype = "int64"
+        else:
+            dtype = "float32"
+    d = as_dtype(dtype)
+    if not shape:  # a scalar: one element in one dimension (TH has no 0-d tensors)
+        shape = [1]
+    if 0 in shape:
+        return Tensor._adopt(call(f"TH{d.th}Tensor_new", P, []), d)
+    t = Tensor(*shape, dtype=d)
+    ptr = C.cast(t.data_ptr(), C.POINTER(d.ctype))
+    for i, v in enumerate(flat):
+        ptr[i] = d.to_c(v)
+    return t
+
+
+# ---- numpy / DLPack import ----
+
+
+def from_dlpack(x):
+    """A tensor sharing `x`'s memory: any object with `__dlpack__` (numpy arrays, torch tensors,
+    th tensors, ...) or a DLPack PyCapsule. The producer's deleter runs when the last th tensor
+    on the memory is freed. Raises BufferError with the library's message when the tensor
+    cannot be taken (read-only, negative strides, unsupported dtype or device)."""
+    if hasattr(x, "__dlpack__"):
+        try:
+            cap = x.__dlpack__(max_version=(1, 1))
+        except TypeError:
+            cap = x.__dlpack__()
+    else:
+        cap = x
+    name = L.PyCapsule_GetName(cap)
+    if name == L.CAPSULE_V:
+        ptr = L.PyCapsule_GetPointer(cap, L.CAPSULE_V)
+        m = L.DLManagedTensorVersioned.from_address(ptr)
+        func, used = "fromDLPack", L.CAPSULE_V_USED
+    elif name == L.CAPSULE_L:
+        ptr = L.PyCapsule_GetPointer(cap, L.CAPSULE_L)
+        m = L.DLManagedTensor.from_address(ptr)
+        func, used = "fromDLPackUnversioned", L.CAPSULE_L_USED
+    else:
+        raise BufferError(f"not an unconsumed DLPack capsule (name {name!r})")
+    dt = m.dl_tensor.dtype
+    d = L.dtype_from_dl(dt.code, dt.bits, dt.lanes)
+    h = call(f"TH{d.th}Tensor_{func}", P, [P], ptr, kind=THBufferError)
+    L.PyCapsule_SetName(cap, used)  # consumed: the th tensor owns the managed tensor now
+    return Tensor._adopt(h, d)
+
+
+def from_numpy(a):
+    """A tensor sharing the numpy array's memory (zero-copy); the array stays alive as long as
+    any th tensor uses it. Read-only arrays and negative strides are refused (BufferError)."""
+    return from_dlpack(a)

@@ -1,0 +1,567 @@
+//! DLPack (v1.x) export and import: zero-copy exchange of tensors with numpy, PyTorch, JAX, ...
+//!
+//! The structs mirror `dlpack.h` field for field (`#[repr(C)]`, sizes 48/64/80 bytes on 64-bit
+//! targets). Values that arrive from other libraries (device types, dtype codes) are plain
+//! integers, never Rust enums, so an unknown value is an error instead of undefined behaviour.
+//!
+//! Export: the managed tensor owns a reference on the storage (through a snapshot of the view),
+//! plus its own shape and strides arrays, all in one heap block that the deleter frees.
+//! Import: the producer's memory becomes a non-resizable storage whose allocator's `free` calls
+//! the producer's deleter, so it runs exactly once, when the last tensor on the storage goes.
+
+use crate::allocator::{Allocator, THAllocator, fail};
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::refcount::Rc;
+use crate::storage::{Storage, TH_STORAGE_RESIZABLE};
+use crate::tensor::{Tensor, View};
+use std::ffi::c_void;
+use std::ptr;
+
+/// `DLPackVersion`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DLPackVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+/// `DLDevice` (`device_type` is the C enum `DLDeviceType`, int-sized).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DLDevice {
+    pub device_type: i32,
+    pub device_id: i32,
+}
+
+/// `DLDataType`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DLDataType {
+    pub code: u8,
+    pub bits: u8,
+    pub lanes: u16,
+}
+
+/// `DLTensor`.
+#[repr(C)]
+pub struct DLTensor {
+    pub data: *mut c_void,
+    pub device: DLDevice,
+    pub ndim: i32,
+    pub dtype: DLDataType,
+    pub shape: *mut i64,
+    pub strides: *mut i64,
+    pub byte_offset: u64,
+}
+
+/// `DLManagedTensor` (legacy, unversioned).
+#[repr(C)]
+pub struct DLManagedTensor {
+    pub dl_tensor: DLTensor,
+    pub manager_ctx: *mut c_void,
+    pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensor)>,
+}
+
+/// `DLManagedTensorVersioned`.
+#[repr(C)]
+pub struct DLManagedTensorVersioned {
+    pub version: DLPackVersion,
+    pub manager_ctx: *mut c_void,
+    pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensorVersioned)>,
+    pub flags: u64,
+    pub dl_tensor: DLTensor,
+}
+
+/// The DLPack version this library produces and understands.
+pub const DLPACK_VERSION: DLPackVersion = DLPackVersion { major: 1, minor: 1 };
+
+pub const KDL_CPU: i32 = 1;
+pub const KDL_CUDA_HOST: i32 = 3;
+pub const KDL_ROCM_HOST: i32 = 11;
+pub const KDL_CUDA_MANAGED: i32 = 13;
+
+pub const KDL_INT: u8 = 0;
+pub const KDL_UINT: u8 = 1;
+pub const KDL_FLOAT: u8 = 2;
+pub const KDL_BFLOAT: u8 = 4;
+pub const KDL_BOOL: u8 = 6;
+
+pub const FLAG_READ_ONLY: u64 = 1;
+pub const FLAG_IS_COPIED: u64 = 2;
+
+/// Most dimensions an imported tensor may have (numpy's limit).
+const MAX_DIMS: i32 = 64;
+
+/// The DLPack dtype of a TH dtype.
+pub fn dl_dtype(d: DType) -> DLDataType {
+    let (code, bits) = match d {
+        DType::Byte => (KDL_UINT, 8),
+        DType::Char => (KDL_INT, 8),
+        DType::Short => (KDL_INT, 16),
+        DType::Int => (KDL_INT, 32),
+        DType::Long => (KDL_INT, 64),
+        DType::Float => (KDL_FLOAT, 32),
+        DType::Double => (KDL_FLOAT, 64),
+        DType::Half => (KDL_FLOAT, 16),
+        DType::BFloat16 => (KDL_BFLOAT, 16),
+        DType::Bool => (KDL_BOOL, 8),
+    };
+    DLDataType { code, bits, lanes: 1 }
+}
+
+/// `"float32"`-style name of a DLPack dtype (for messages).
+pub fn dl_dtype_name(t: DLDataType) -> String {
+    let base = match t.code {
+        KDL_INT => "int",
+        KDL_UINT => "uint",
+        KDL_FLOAT => "float",
+        KDL_BFLOAT => "bfloat",
+        3 => "opaque",
+        5 => "complex",
+        KDL_BOOL => "bool",
+        c => return format!("code {c} (bits {}, lanes {})", t.bits, t.lanes),
+    };
+    if t.lanes == 1 { format!("{base}{}", t.bits) } else { format!("{base}{}x{}", t.bits, t.lanes) }
+}
+
+fn device_name(t: i32) -> String {
+    let n = match t {
+        1 => "kDLCPU",
+        2 => "kDLCUDA",
+        3 => "kDLCUDAHost",
+        4 => "kDLOpenCL",
+        7 => "kDLVulkan",
+        8 => "kDLMetal",
+        9 => "kDLVPI",
+        10 => "kDLROCM",
+        11 => "kDLROCMHost",
+        12 => "kDLExtDev",
+        13 => "kDLCUDAManaged",
+        14 => "kDLOneAPI",
+        15 => "kDLWebGPU",
+        16 => "kDLHexagon",
+        17 => "kDLMAIA",
+        18 => "kDLTrn",
+        _ => return format!("unknown device type {t}"),
+    };
+    format!("{n} ({t})")
+}
+
+/// Everything an exported managed tensor owns, in the one block its deleter frees. The managed
+/// struct comes first, so a pointer to it is a pointer to the block.
+#[repr(C)]
+struct Export<M, T: Scalar> {
+    managed: M,
+    _storage: Option<Rc<Storage<T>>>,
+    shape: Vec<i64>,
+    strides: Vec<i64>,
+}
+
+/// The DLTensor describing `v` (pointers into `shape`/`strides`, which the caller keeps alive).
+fn describe<T: Scalar>(v: &View<T>) -> Result<(DLTensor, Vec<i64>, Vec<i64>)> {
+    let (shape, strides) = if v.sizes.is_empty() {
+        // TH's empty tensor (no dims, 0 elements) is a 1-d tensor of length 0 in DLPack
+        // (0 dims would mean a scalar with one element).
+        (vec![0i64], vec![1i64])
+    } else {
+        (v.sizes.clone(), v.strides.clone())
+    };
+    let data = if v.numel() == 0 {
+        ptr::null_mut()
+    } else {
+        v.host_ptr()?;
+        v.data_ptr()? as *mut c_void
+    };
+    let dl = DLTensor {
+        data,
+        device: DLDevice { device_type: KDL_CPU, device_id: 0 },
+        ndim: shape.len() as i32,
+        dtype: dl_dtype(T::DTYPE),
+        shape: ptr::null_mut(),
+        strides: ptr::null_mut(),
+        byte_offset: 0,
+    };
+    Ok((dl, shape, strides))
+}
+
+unsafe extern "C" fn delete_versioned<T: Scalar>(m: *mut DLManagedTensorVersioned) {
+    if !m.is_null() {
+        // SAFETY: `m` is the first field of an Export block made by `to_dlpack`; the DLPack
+        // contract is that the deleter is called once.
+        drop(unsafe { Box::from_raw(m as *mut Export<DLManagedTensorVersioned, T>) });
+    }
+}
+
+unsafe extern "C" fn delete_unversioned<T: Scalar>(m: *mut DLManagedTensor) {
+    if !m.is_null() {
+        // SAFETY: as in delete_versioned, for `to_dlpack_unversioned`.
+        drop(unsafe { Box::from_raw(m as *mut Export<DLManagedTensor, T>) });
+    }
+}
+
+/// A versioned managed tensor viewing `t`'s current geometry; it holds a reference on the
+/// storage until its deleter runs. The caller owns the result.
+pub fn to_dlpack<T: Scalar>(t: &Tensor<T>) -> Result<*mut DLManagedTensorVersioned> {
+    let v = t.view();
+    let (dl, shape, strides) = describe(&v)?;
+    let managed = DLManagedTensorVersioned {
+        version: DLPACK_VERSION,
+        manager_ctx: ptr::null_mut(),
+        deleter: Some(delete_versioned::<T>),
+        flags: 0,
+        dl_tensor: dl,
+    };
+    let b = Box::into_raw(Box::new(Export { managed, _storage: v.storage, shape, strides }));
+    // SAFETY: `b` is a fresh, uniquely owned block; the Vec buffers do not move with it.
+    unsafe {
+        let e = &mut *b;
+        e.managed.manager_ctx = b as *mut c_void;
+        e.managed.dl_tensor.shape = e.shape.as_mut_ptr();
+        e.managed.dl_tensor.strides = e.strides.as_mut_ptr();
+    }
+    Ok(b as *mut DLManagedTensorVersioned)
+}
+
+/// The legacy (unversioned) form of `to_dlpack`.
+pub fn to_dlpack_unversioned<T: Scalar>(t: &Tensor<T>) -> Result<*mut DLManagedTensor> {
+    let v = t.view();
+    let (dl, shape, strides) = describe(&v)?;
+    let managed =
+        DLManagedTensor { dl_tensor: dl, manager_ctx: ptr::null_mut(), deleter: Some(delete_unversioned::<T>) };
+    let b = Box::into_raw(Box::new(Export { managed, _storage: v.storage, shape, strides }));
+    // SAFETY: as in to_dlpack.
+    unsafe {
+        let e = &mut *b;
+        e.managed.manager_ctx = b as *mut c_void;
+        e.managed.dl_tensor.shape = e.shape.as_mut_ptr();
+        e.managed.dl_tensor.strides = e.strides.as_mut_ptr();
+    }
+    Ok(b as *mut DLManagedTensor)
+}
+
+// ---- import ----
+
+unsafe extern "C" fn import_malloc(_ctx: *mut c_void, _size: isize) -> *mut c_void {
+    fail(Error::invalid("a storage imported from DLPack cannot allocate"));
+    ptr::null_mut()
+}
+
+unsafe extern "C" fn import_realloc(_ctx: *mut c_void, _p: *mut c_void, _size: isize) -> *mut c_void {
+    fail(Error::invalid("a storage imported from DLPack cannot be resized"));
+    ptr::null_mut()
+}
+
+unsafe extern "C" fn import_free_versioned(ctx: *mut c_void, _p: *mut c_void) {
+    let m = ctx as *mut DLManagedTensorVersioned;
+    // SAFETY: the context is the managed tensor handed to `from_dlpack`, which this storage owns;
+    // its storage is being freed, so this is the one deleter call.
+    unsafe {
+        if !m.is_null()
+            && let Some(d) = (*m).deleter
+        {
+            d(m)
+        }
+    }
+}
+
+unsafe extern "C" fn import_free_unversioned(ctx: *mut c_void, _p: *mut c_void) {
+    let m = ctx as *mut DLManagedTensor;
+    // SAFETY: as in import_free_versioned.
+    unsafe {
+        if !m.is_null()
+            && let Some(d) = (*m).deleter
+        {
+            d(m)
+        }
+    }
+}
+
+static IMPORT_VERSIONED: THAllocator =
+    THAllocator { malloc: Some(import_malloc), realloc: Some(import_realloc), free: Some(import_free_versioned) };
+static IMPORT_UNVERSIONED: THAllocator =
+    THAllocator { malloc: Some(import_malloc), realloc: Some(import_realloc), free: Some(import_free_unversioned) };
+
+/// Checks a DLTensor against `T` and returns the tensor's geometry: (first element, storage
+/// length in elements, sizes, strides). Reads the DLTensor only.
+///
+/// # Safety
+/// `dl.shape`/`dl.strides` must be NULL or point to `dl.ndim` values.
+unsafe fn check_dltensor<T: Scalar>(dl: &DLTensor) -> Result<(*mut T, usize, Vec<i64>, Vec<i64>)> {
+    let dev = dl.device.device_type;
+    if !matches!(dev, KDL_CPU | KDL_CUDA_HOST | KDL_ROCM_HOST | KDL_CUDA_MANAGED) {
+        return Err(Error::invalid(format!(
+            "DLPack tensor is on device {} (id {}); th only reads host memory (kDLCPU, or pinned/managed memory)",
+            device_name(dev),
+            dl.device.device_id
+        )));
+    }
+    let want = dl_dtype(T::DTYPE);
+    if dl.dtype != want {
+        return Err(Error::dtype(format!(
+            "DLPack dtype {} (code {}, bits {}, lanes {}) does not match TH{}Tensor ({})",
+            dl_dtype_name(dl.dtype),
+            dl.dtype.code,
+            dl.dtype.bits,
+            dl.dtype.lanes,
+            T::DTYPE,
+            dl_dtype_name(want)
+        )));
+    }
+    if !(0..=MAX_DIMS).contains(&dl.ndim) {
+        return Err(Error::size(format!("DLPack ndim {} is out of range 0..={MAX_DIMS}", dl.ndim)));
+    }
+    let nd = dl.ndim as usize;
+    if nd > 0 && dl.shape.is_null() {
+        return Err(Error::invalid(format!("DLPack tensor has ndim {nd} but a NULL shape")));
+    }
+    let shape: Vec<i64> = if nd == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: caller contract: shape points to ndim values when ndim > 0 (checked non-NULL).
+        unsafe { std::slice::from_raw_parts(dl.shape, nd) }.to_vec()
+    };
+    if let Some((d, &s)) = shape.iter().enumerate().find(|&(_, &s)| s < 0) {
+        return Err(Error::size(format!("DLPack shape has negative size {s} in dimension {d}")));
+    }
+    let strides: Vec<i64> = if nd == 0 || dl.strides.is_null() {
+        crate::tensor::fill_strides(&shape, None)?
+    } else {
+        // SAFETY: caller contract: strides points to ndim values when non-NULL.
+        unsafe { std::slice::from_raw_parts(dl.strides, nd) }.to_vec()
+    };
+    let esize = std::mem::size_of::<T>() as u64;
+    if !dl.byte_offset.is_multiple_of(esize) {
+        return Err(Error::invalid(format!(
+            "DLPack byte_offset {} is not a multiple of the element size {esize}",
+            dl.byte_offset
+        )));
+    }
+    let n = crate::tensor::numel(&shape)?;
+    if nd > 0 && n == 0 {
+        return Ok((ptr::null_mut(), 0, Vec::new(), Vec::new()));
+    }
+    // TH has no 0-d tensors: a DLPack scalar becomes a 1-d tensor of one element.
+    let (sizes, strides) = if nd == 0 { (vec![1i64], vec![1i64]) } else { (shape, strides) };
+    let mut extent: i64 = 1;
+    for (d, (&s, &st)) in sizes.iter().zip(&strides).enumerate() {
+        if st < 0 && s > 1 {
+            return Err(Error::invalid(format!(
+                "DLPack stride {st} in dimension {d} is negative; th strides are >= 0 (make a copy first)"
+            )));
+        }
+        extent = (s - 1)
+            .checked_mul(st.max(0))
+            .and_then(|x| extent.checked_add(x))
+            .ok_or_else(|| Error::size("DLPack shape and strides overflow int64_t"))?;
+    }
+    let strides: Vec<i64> = strides.iter().zip(&sizes).map(|(&st, &s)| if s == 1 { st.max(0) } else { st }).collect();
+    let len = usize::try_from(extent).map_err(|_| Error::size("DLPack tensor too large"))?;
+    len.checked_mul(esize as usize)
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| Error::size(format!("DLPack tensor spans {len} elements, more than the address space")))?;
+    if dl.data.is_null() {
+        return Err(Error::invalid(format!("DLPack tensor of size {sizes:?} has a NULL data pointer")));
+    }
+    let off = usize::try_from(dl.byte_offset).map_err(|_| Error::size("DLPack byte_offset overflows"))?;
+    let first = (dl.data as *mut u8).wrapping_add(off) as *mut T;
+    if !(first as usize).is_multiple_of(std::mem::align_of::<T>()) {
+        return Err(Error::invalid(format!("DLPack data {first:p} is not aligned for {}", T::DTYPE)));
+    }
+    Ok((first, len, sizes, strides))
+}
+
+/// A tensor over `first..first+len` owned through `alloc` (whose free calls the deleter).
+///
+/// # Safety
+/// The memory must stay valid until `alloc`'s free runs.
+unsafe fn adopt<T: Scalar>(
+    first: *mut T,
+    len: usize,
+    sizes: Vec<i64>,
+    strides: Vec<i64>,
+    alloc: Allocator,
+) -> Result<Rc<Tensor<T>>> {
+    // SAFETY: caller contract; from_raw only records the pointer.
+    let st = unsafe { Storage::from_raw(first, len, alloc)? };
+    st.set_flags(0, TH_STORAGE_RESIZABLE);
+    Ok(Tensor::new(View { storage: Some(st), offset: 0, sizes, strides }))
+}
+
+/// Takes over a versioned managed tensor: zero-copy, the deleter runs once when the last
+/// tensor on the memory goes. On error nothing is taken: the caller still owns `m`.
+///
+/// # Safety
+/// `m` must be a live managed tensor that is not used elsewhere after success.
+pub unsafe fn from_dlpack<T: Scalar>(m: *mut DLManagedTensorVersioned) -> Result<Rc<Tensor<T>>> {
+    if m.is_null() {
+        return Err(Error::null(1, "DLManagedTensorVersioned"));
+    }
+    // SAFETY: caller contract (the version and flags are at the stable head of the struct).
+    let mt = unsafe { &*m };
+    if mt.version.major != DLPACK_VERSION.major {
+        return Err(Error::invalid(format!(
+            "DLPack version {}.{} is not supported (this library understands {}.x)",
+            mt.version.major, mt.version.minor, DLPACK_VERSION.major
+        )));
+    }
+    if mt.flags & FLAG_READ_ONLY != 0 {
+        return Err(Error::invalid(
+            "DLPack tensor is read-only (DLPACK_FLAG_BITMASK_READ_ONLY) and th tensors are always writable; \
+             export a writable tensor or a copy",
+        ));
+    }
+    // SAFETY: caller contract: a valid DLTensor.
+    let (first, len, sizes, strides) = unsafe { check_dltensor::<T>(&mt.dl_tensor)? };
+    // SAFETY: a static vtable, context is the managed tensor.
+    let alloc = unsafe { Allocator::from_c(&IMPORT_VERSIONED, m as *mut c_void)? };
+    // SAFETY: the producer keeps the memory until its deleter runs.
+    unsafe { adopt(first, len, sizes, strides, alloc) }
+}
+
+/// `from_dlpack` for a legacy managed tensor (which cannot say it is read-only).
+///
+/// # Safety
+/// As for `from_dlpack`.
+pub unsafe fn from_dlpack_unversioned<T: Scalar>(m: *mut DLManagedTensor) -> Result<Rc<Tensor<T>>> {
+    if m.is_null() {
+        return Err(Error::null(1, "DLManagedTensor"));
+    }
+    // SAFETY: caller contract.
+    let mt = unsafe { &*m };
+    // SAFETY: caller contract: a valid DLTensor.
+    let (first, len, sizes, strides) = unsafe { check_dltensor::<T>(&mt.dl_tensor)? };
+    // SAFETY: a static vtable, context is the managed tensor.
+    let alloc = unsafe { Allocator::from_c(&IMPORT_UNVERSIONED, m as *mut c_void)? };
+    // SAFETY: as in from_dlpack.
+    unsafe { adopt(first, len, sizes, strides, alloc) }
+}
+
+// ---- Python capsule destructors ----
+
+type IsValidFn = unsafe extern "C" fn(*mut c_void, *const std::ffi::c_char) -> std::ffi::c_int;
+type GetPointerFn = unsafe extern "C" fn(*mut c_void, *const std::ffi::c_char) -> *mut c_void;
+
+static CAPSULE_API: std::sync::RwLock<Option<(IsValidFn, GetPointerFn)>> = std::sync::RwLock::new(None);
+
+/// Records CPython's `PyCapsule_IsValid` and `PyCapsule_GetPointer` (NULL falls back to looking
+/// them up in the process).
+///
+/// # Safety
+/// Non-NULL arguments must be those two functions.
+pub unsafe fn set_capsule_api(is_valid: *mut c_void, get_pointer: *mut c_void) {
+    let api = if is_valid.is_null() || get_pointer.is_null() {
+        None
+    } else {
+        // SAFETY: caller contract: the addresses of the two CPython functions.
+        Some(unsafe {
+            (
+                std::mem::transmute::<*mut c_void, IsValidFn>(is_valid),
+                std::mem::transmute::<*mut c_void, GetPointerFn>(get_pointer),
+            )
+        })
+    };
+    *CAPSULE_API.write().unwrap_or_else(|e| e.into_inner()) = api;
+}
+
+fn capsule_api() -> Option<(IsValidFn, GetPointerFn)> {
+    if let Some(a) = *CAPSULE_API.read().unwrap_or_else(|e| e.into_inner()) {
+        return Some(a);
+    }
+    // SAFETY: dlsym on the global namespace with NUL-terminated names.
+    let (v, g) = unsafe {
+        (
+            libc::dlsym(libc::RTLD_DEFAULT, c"PyCapsule_IsValid".as_ptr()),
+            libc::dlsym(libc::RTLD_DEFAULT, c"PyCapsule_GetPointer".as_ptr()),
+        )
+    };
+    if v.is_null() || g.is_null() {
+        return None;
+    }
+    // SAFETY: the process's own CPython functions.
+    unsafe { set_capsule_api(v, g) };
+    *CAPSULE_API.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The body of a capsule destructor: if the capsule still has its unconsumed `name`, the managed
+/// tensor inside was never taken, so its deleter runs. Never touches Python's error state.
+///
+/// # Safety
+/// `capsule` must be a live PyCapsule; `call` must be the deleter call for that capsule's kind.
+pub unsafe fn capsule_destructor(capsule: *mut c_void, name: &std::ffi::CStr, call: unsafe fn(*mut c_void)) {
+    let Some((is_valid, get_pointer)) = capsule_api() else { return };
+    // SAFETY: CPython functions on a live capsule; both are documented not to raise when the
+    // name matches (IsValid never raises).
+    unsafe {
+        if is_valid(capsule, name.as_ptr()) != 0 {
+            let p = get_pointer(capsule, name.as_ptr());
+            if !p.is_null() {
+                call(p);
+            }
+        }
+    }
+}
+
+/// Calls a versioned managed tensor's deleter.
+///
+/// # Safety
+/// `p` must be a live `DLManagedTensorVersioned` owned by the caller.
+pub unsafe fn call_versioned_deleter(p: *mut c_void) {
+    let m = p as *mut DLManagedTensorVersioned;
+    // SAFETY: caller contract.
+    unsafe {
+        if let Some(d) = (*m).deleter {
+            d(m)
+        }
+    }
+}
+
+/// Calls a legacy managed tensor's deleter.
+///
+/// # Safety
+/// `p` must be a live `DLManagedTensor` owned by the caller.
+pub unsafe fn call_unversioned_deleter(p: *mut c_void) {
+    let m = p as *mut DLManagedTensor;
+    // SAFETY: caller contract.
+    unsafe {
+        if let Some(d) = (*m).deleter {
+            d(m)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_matches_dlpack_h() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(size_of::<DLTensor>(), 48);
+        assert_eq!(size_of::<DLManagedTensor>(), 64);
+        assert_eq!(size_of::<DLManagedTensorVersioned>(), 80);
+        assert_eq!(offset_of!(DLTensor, dtype), 20);
+        assert_eq!(offset_of!(DLTensor, byte_offset), 40);
+        assert_eq!(offset_of!(DLManagedTensorVersioned, flags), 24);
+        assert_eq!(offset_of!(DLManagedTensorVersioned, dl_tensor), 32);
+    }
+
+    #[test]
+    fn round_trip_shares_memory() {
+        let t = Tensor::new(View::<f32>::from_slice(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap());
+        let tt = Tensor::new(t.view().transpose(0, 1).unwrap());
+        let m = to_dlpack(&tt).unwrap();
+        // SAFETY: m is fresh from to_dlpack.
+        let back = unsafe { from_dlpack::<f32>(m) }.unwrap();
+        assert_eq!(back.view().sizes, vec![3, 2]);
+        assert_eq!(back.view().strides, vec![1, 3]);
+        assert_eq!(back.view().to_vec().unwrap(), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        back.view().set(&[0, 1], 40.0).unwrap();
+        assert_eq!(t.view().get(&[1, 0]).unwrap(), 40.0);
+        let m2 = to_dlpack(&t).unwrap();
+        // SAFETY: a fresh export that nobody took.
+        assert!(unsafe { from_dlpack::<f64>(m2) }.is_err());
+        // SAFETY: still ours after the failed import.
+        unsafe { call_versioned_deleter(m2 as *mut c_void) };
+    }
+}
