@@ -9,6 +9,7 @@
 
 pub mod allocator;
 pub mod apply;
+pub mod conv;
 pub mod dtype;
 pub mod error;
 pub mod ffi;

@@ -9,6 +9,7 @@
 //! writes. Everything else (sizes, indices, dimensions, flags, overflow) is checked.
 
 pub mod allocator;
+pub mod conv;
 pub mod general;
 pub mod index;
 pub mod math;
