@@ -568,17 +568,24 @@ fn par_planes<K: ConvK>(out: &mut [K], plane: usize, work: usize, f: impl Fn(usi
 
 /// What one tensor-level call computes: `n_out` output volumes; output volume `p` receives the
 /// (input volume, kernel volume) pairs `contrib(p)` lists.
+/// Lists the (input volume, kernel volume) pairs of one output volume.
+type Contrib<'a> = &'a (dyn Fn(usize, &mut Vec<(usize, usize)>) + Sync);
+
+/// An input volume and its prepared kernel volume.
+type Pair<'a, K> = (&'a [K], &'a [K]);
+
 struct Job<'a> {
     kind: Kind,
     g: Geom,
     o: [usize; 3],
     n_out: usize,
-    contrib: &'a (dyn Fn(usize, &mut Vec<(usize, usize)>) + Sync),
+    contrib: Contrib<'a>,
 }
 
 /// `r = beta*r + alpha*job` with TH's output rules: `r` is resized to `shape` (kept when it has
 /// that shape already, whatever its strides); it is zeroed (not scaled) when it was empty, its
 /// element count changed, or `beta == 0`.
+#[allow(clippy::too_many_arguments)]
 fn run<T: ConvElem>(
     r: &Tensor<T>,
     shape: &[i64],
@@ -644,7 +651,7 @@ fn run<T: ConvElem>(
     par_planes(out, plen_out, work, |p, dst| {
         let mut list = Vec::new();
         contrib(p, &mut list);
-        let pairs: Vec<(&[T::K], &[T::K])> = list
+        let pairs: Vec<Pair<T::K>> = list
             .iter()
             .map(|&(i, kk)| (&inp[i * plen_in..(i + 1) * plen_in], &ker[kk * klen..(kk + 1) * klen]))
             .collect();
@@ -989,6 +996,7 @@ mod tests {
     use super::*;
 
     /// Direct definitions, one output element at a time.
+    #[allow(clippy::too_many_arguments)]
     fn naive_valid(
         inp: &[f64],
         ir: usize,
