@@ -379,8 +379,64 @@ unsafe fn cols<K: ConvK, const R: usize, const CH: usize, const UNIT: bool>(
     }
 }
 
+/// Lanes of the dot-product path.
+const DOT_LANES: usize = 16;
+
+/// Narrow outputs with long kernel rows (weight gradients: a few output columns, a kernel as
+/// wide as the image): each output is a sum of dot products along kernel rows, vectorized
+/// across `DOT_LANES` independent partial sums.
+///
+/// # Safety
+/// As for `block`; the tap spacing along columns is 1.
+#[inline(always)]
+unsafe fn dots<K: ConvK>(out: *mut K, g: &G2, pairs: &[(*const K, *const K)]) {
+    let n = g.kc / DOT_LANES * DOT_LANES;
+    for y in 0..g.or {
+        for x in 0..g.oc {
+            let mut acc = [K::zero(); DOT_LANES];
+            let mut tail = K::zero();
+            for &(inp, ker) in pairs {
+                for ky in 0..g.kr {
+                    // SAFETY: caller contract: input row y*sy + ky*dy from column x*sx holds kc
+                    // elements; kernel row ky holds kc taps.
+                    let (a, b) = unsafe {
+                        (
+                            std::slice::from_raw_parts(inp.add((y * g.sy + ky * g.dy) * g.ic + x * g.sx), g.kc),
+                            std::slice::from_raw_parts(ker.add(ky * g.kc), g.kc),
+                        )
+                    };
+                    for (ca, cb) in a[..n].chunks_exact(DOT_LANES).zip(b[..n].chunks_exact(DOT_LANES)) {
+                        for ((x, &u), &v) in acc.iter_mut().zip(cb).zip(ca) {
+                            *x = x.add(u.mul(v));
+                        }
+                    }
+                    for (&u, &v) in b[n..].iter().zip(&a[n..]) {
+                        tail = tail.add(u.mul(v));
+                    }
+                }
+            }
+            let mut w = DOT_LANES;
+            while w > 1 {
+                w /= 2;
+                for j in 0..w {
+                    acc[j] = acc[j].add(acc[j + w]);
+                }
+            }
+            // SAFETY: caller contract: (y, x) is an output.
+            unsafe {
+                let o = out.add(y * g.oc + x);
+                *o = (*o).add(acc[0].add(tail));
+            }
+        }
+    }
+}
+
 #[inline(always)]
 unsafe fn gather_body<K: ConvK>(out: *mut K, g: &G2, pairs: &[(*const K, *const K)]) {
+    if g.dx == 1 && g.oc < 8 && g.kc >= 2 * DOT_LANES {
+        // SAFETY: forwarded contract.
+        return unsafe { dots(out, g, pairs) };
+    }
     // SAFETY: forwarded contract.
     unsafe {
         match (g.or >= 4, g.sx == 1) {
@@ -1024,9 +1080,15 @@ mod tests {
     #[test]
     fn gather_blocks_match_naive() {
         // sizes around the block edges (R = 4, CH = 32 / 8 / 1)
-        for &(ir, ic, kr, kc, sr, sc) in
-            &[(5, 5, 2, 2, 1, 1), (9, 40, 3, 3, 1, 1), (12, 70, 5, 4, 2, 3), (3, 9, 3, 1, 1, 1), (40, 13, 1, 1, 3, 1)]
-        {
+        for &(ir, ic, kr, kc, sr, sc) in &[
+            (5, 5, 2, 2, 1, 1),
+            (9, 40, 3, 3, 1, 1),
+            (12, 70, 5, 4, 2, 3),
+            (3, 9, 3, 1, 1, 1),
+            (40, 13, 1, 1, 3, 1),
+            (6, 70, 2, 66, 1, 1),
+            (7, 99, 3, 40, 2, 1),
+        ] {
             let inp: Vec<f64> = (0..ir * ic).map(|v| ((v * 7) % 13) as f64 - 6.0).collect();
             let k: Vec<f64> = (0..kr * kc).map(|v| ((v * 5) % 7) as f64 - 3.0).collect();
             let want = naive_valid(&inp, ir, ic, &k, kr, kc, sr, sc);

@@ -376,3 +376,23 @@ def test_larger_parallel_case(lib, rng):
         want = np.stack([sum(ref_conv(t[i].astype(float), k[o, i].astype(float), [1, 2], vf, xc) for i in range(6)) for o in range(5)])
         mag = np.stack([sum(ref_conv(np.abs(t[i]).astype(float), np.abs(k[o, i]).astype(float), [1, 2], vf, xc) for i in range(6)) for o in range(5)])
         check(real, lib.to_numpy(r), want, mag)
+
+
+@pytest.mark.parametrize("real", ["Float", "Int"])
+def test_weight_gradient_shapes(lib, rng, real):
+    """conv2DRevger / Revgerm with kernels (gradients) nearly as large as the input: few output
+    columns, long kernel rows (the dot-product path), with and without strides."""
+    for s in ([1, 1], [2, 1], [1, 2]):
+        oh, ow = 20, 40
+        kh, kw = 3, 4
+        h, w = (oh - 1) * s[0] + kh, (ow - 1) * s[1] + kw
+        x = vals(rng, real, (2, 2, h, w))
+        g = vals(rng, real, (2, 3, oh, ow))
+        r = lib.new(real)
+        lib.call(f"TH{real}Tensor_conv2DRevgerm", None, r, lib.scalar(real, 0), lib.scalar(real, 1), lib.from_numpy(x, real),
+                 lib.from_numpy(sv(rng, g), real), C.c_int64(s[0]), C.c_int64(s[1]))
+        wx, wg = wide(real, x), wide(real, g)
+        want = np.stack([np.stack([sum(ref_rev(wx[b, i], wg[b, k], s) for b in range(2)) for i in range(2)]) for k in range(3)])
+        mag = np.stack([np.stack([sum(ref_rev(np.abs(wx[b, i]).astype(float), np.abs(wg[b, k]).astype(float), s) for b in range(2)) for i in range(2)]) for k in range(3)])
+        assert want.shape[2:] == (h - (oh - 1) * s[0], w - (ow - 1) * s[1])
+        check(real, lib.to_numpy(r), want, mag)
