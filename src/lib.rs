@@ -10,6 +10,7 @@
 pub mod allocator;
 pub mod apply;
 pub mod dlpack;
+pub mod conv;
 pub mod dtype;
 pub mod error;
 pub mod ffi;

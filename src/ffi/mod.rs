@@ -11,6 +11,7 @@
 pub mod allocator;
 pub mod dlpack;
 pub mod file;
+pub mod conv;
 pub mod general;
 pub mod index;
 pub mod linalg;
