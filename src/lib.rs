@@ -9,8 +9,8 @@
 
 pub mod allocator;
 pub mod apply;
-pub mod dlpack;
 pub mod conv;
+pub mod dlpack;
 pub mod dtype;
 pub mod error;
 pub mod ffi;

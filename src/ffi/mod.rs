@@ -9,13 +9,13 @@
 //! writes. Everything else (sizes, indices, dimensions, flags, overflow) is checked.
 
 pub mod allocator;
+pub mod conv;
 pub mod dlpack;
 pub mod file;
-pub mod conv;
 pub mod general;
 pub mod index;
-pub mod linalg;
 pub mod lapack;
+pub mod linalg;
 pub mod math;
 pub mod npy;
 pub mod random;
