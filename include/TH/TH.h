@@ -16,6 +16,137 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+/* DLPack (https://github.com/dmlc/dlpack) v1.1 types, layout-identical to dlpack.h and under
+ * its include guard: include <dlpack/dlpack.h> before TH.h to use your own copy (and newer
+ * additions such as the exchange API), or after it (it is then skipped). The TH functions
+ * name the managed structs by tag (struct DLManagedTensorVersioned), which every 1.x header has. */
+#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+#ifdef __cplusplus
+#define DLPACK_EXTERN_C extern "C"
+#else
+#define DLPACK_EXTERN_C
+#endif
+#define DLPACK_MAJOR_VERSION 1
+#define DLPACK_MINOR_VERSION 1
+#define DLPACK_DLL
+#include <stddef.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* DLPack major.minor: a different major changes the layout after `flags`. */
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+/* Where the memory lives (int-sized; an int32_t-based enum in C++). */
+#ifdef __cplusplus
+typedef enum : int32_t {
+#else
+typedef enum {
+#endif
+  kDLCPU = 1,
+  kDLCUDA = 2,
+  kDLCUDAHost = 3,
+  kDLOpenCL = 4,
+  kDLVulkan = 7,
+  kDLMetal = 8,
+  kDLVPI = 9,
+  kDLROCM = 10,
+  kDLROCMHost = 11,
+  kDLExtDev = 12,
+  kDLCUDAManaged = 13,
+  kDLOneAPI = 14,
+  kDLWebGPU = 15,
+  kDLHexagon = 16,
+  kDLMAIA = 17
+} DLDeviceType;
+typedef struct {
+  DLDeviceType device_type;
+  int32_t device_id; /* 0 for host memory */
+} DLDevice;
+/* Element kinds (stored as uint8_t in DLDataType.code). */
+typedef enum {
+  kDLInt = 0U,
+  kDLUInt = 1U,
+  kDLFloat = 2U,
+  kDLOpaqueHandle = 3U,
+  kDLBfloat = 4U,
+  kDLComplex = 5U,
+  kDLBool = 6U,
+  kDLFloat8_e3m4 = 7U,
+  kDLFloat8_e4m3 = 8U,
+  kDLFloat8_e4m3b11fnuz = 9U,
+  kDLFloat8_e4m3fn = 10U,
+  kDLFloat8_e4m3fnuz = 11U,
+  kDLFloat8_e5m2 = 12U,
+  kDLFloat8_e5m2fnuz = 13U,
+  kDLFloat8_e8m0fnu = 14U,
+  kDLFloat6_e2m3fn = 15U,
+  kDLFloat6_e3m2fn = 16U,
+  kDLFloat4_e2m1fn = 17U
+} DLDataTypeCode;
+/* code, bits per lane, lanes: float = {2, 32, 1}, bool = {6, 8, 1}, bfloat16 = {4, 16, 1}. */
+typedef struct {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
+/* A strided view: element i lives at (char *)data + byte_offset + sum(i_d * strides[d]) * size,
+ * strides counted in elements. */
+typedef struct {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides;
+  uint64_t byte_offset;
+} DLTensor;
+/* The legacy managed tensor: the consumer calls deleter(self) once when done. */
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+#define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
+#define DLPACK_FLAG_BITMASK_IS_COPIED (1UL << 1UL)
+#define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED (1UL << 2UL)
+/* The versioned managed tensor (DLPack >= 1.0): version, context, deleter and flags first. */
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+#ifdef __cplusplus
+}
+#endif
+#endif /* DLPACK_DLPACK_H_ */
+
+
+#define KDL_CPU 1
+
+#define KDL_CUDA_HOST 3
+
+#define KDL_ROCM_HOST 11
+
+#define KDL_CUDA_MANAGED 13
+
+#define KDL_INT 0
+
+#define KDL_UINT 1
+
+#define KDL_FLOAT 2
+
+#define KDL_BFLOAT 4
+
+#define KDL_BOOL 6
+
+#define FLAG_READ_ONLY 1
+
+#define FLAG_IS_COPIED 2
 
 /**
  * Length of the text buffer in `THDescBuff`.
@@ -26,6 +157,12 @@
  * The only tensor flag: retain/free count references (clear it to make them no-ops).
  */
 #define TH_TENSOR_REFCOUNTED 1
+
+/**
+ * The most dimensions an operation creates from a caller's number alone (`cat` along a
+ * dimension past its inputs' adds size-1 dimensions up to it, as in torch7).
+ */
+#define MAX_NEW_DIMS 1024
 
 #define TH_ALLOCATOR_MAPPED_SHARED 1
 
@@ -55,6 +192,11 @@
  * Independent accumulators in a `fold` (a power of two).
  */
 #define LANES 32
+
+/**
+ * Accumulators for runs shorter than `2 * LANES`.
+ */
+#define SMALL_LANES 8
 
 #define TH_STORAGE_REFCOUNTED 1
 
@@ -281,6 +423,8 @@ typedef struct THAllocator {
   void (*free)(void *ctx, void *ptr);
 } THAllocator;
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -363,6 +507,3675 @@ void THRefcountedMapAllocator_incref(struct THMapAllocatorContext *ctx, void *da
  * One user fewer; returns 1 when none are left.
  */
 int THRefcountedMapAllocator_decref(struct THMapAllocatorContext *ctx, void *data);
+
+/**
+ *`r_` (`(ir-kr)/sr+1` x `(ic-kc)/sc+1`) += `alpha` * valid cross-correlation of `t_` (`ir x ic`) with `k_` (`kr x kc`).
+ */
+void THByteTensor_validXCorr2Dptr(uint8_t *r_,
+                                  uint8_t alpha,
+                                  uint8_t *t_,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  uint8_t *k_,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *`r_` += `alpha` * valid convolution (flipped kernel) of `t_` with `k_`; sizes as validXCorr2Dptr.
+ */
+void THByteTensor_validConv2Dptr(uint8_t *r_,
+                                 uint8_t alpha,
+                                 uint8_t *t_,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 uint8_t *k_,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full cross-correlation of `t_` with `k_`.
+ */
+void THByteTensor_fullXCorr2Dptr(uint8_t *r_,
+                                 uint8_t alpha,
+                                 uint8_t *t_,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 uint8_t *k_,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full convolution of `t_` with `k_` (`r_[y*sr+ky][x*sc+kx] += t_[y][x]*k_[ky][kx]`).
+ */
+void THByteTensor_fullConv2Dptr(uint8_t *r_,
+                                uint8_t alpha,
+                                uint8_t *t_,
+                                int64_t ir,
+                                int64_t ic,
+                                uint8_t *k_,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *`r_` (`ir-(kr-1)*sr` x `ic-(kc-1)*sc`) += `alpha` * sum over (yy, xx) of `k_[yy][xx] * t_[yy*sr + .][xx*sc + .]` (kernel gradient of a strided valid cross-correlation).
+ */
+void THByteTensor_validXCorr2DRevptr(uint8_t *r_,
+                                     uint8_t alpha,
+                                     uint8_t *t_,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     uint8_t *k_,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ *3-D validXCorr2Dptr: `r_` (`(it-kt)/st+1` x `(ir-kr)/sr+1` x `(ic-kc)/sc+1`).
+ */
+void THByteTensor_validXCorr3Dptr(uint8_t *r_,
+                                  uint8_t alpha,
+                                  uint8_t *t_,
+                                  int64_t it,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  uint8_t *k_,
+                                  int64_t kt,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t st,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *3-D validConv2Dptr.
+ */
+void THByteTensor_validConv3Dptr(uint8_t *r_,
+                                 uint8_t alpha,
+                                 uint8_t *t_,
+                                 int64_t it,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 uint8_t *k_,
+                                 int64_t kt,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t st,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *3-D fullXCorr2Dptr: `r_` (`(it-1)*st+kt` x `(ir-1)*sr+kr` x `(ic-1)*sc+kc`).
+ */
+void THByteTensor_fullXCorr3Dptr(uint8_t *r_,
+                                 uint8_t alpha,
+                                 uint8_t *t_,
+                                 int64_t it,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 uint8_t *k_,
+                                 int64_t kt,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t st,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *3-D fullConv2Dptr.
+ */
+void THByteTensor_fullConv3Dptr(uint8_t *r_,
+                                uint8_t alpha,
+                                uint8_t *t_,
+                                int64_t it,
+                                int64_t ir,
+                                int64_t ic,
+                                uint8_t *k_,
+                                int64_t kt,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t st,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *3-D validXCorr2DRevptr: `r_` (`it-(kt-1)*st` x `ir-(kr-1)*sr` x `ic-(kc-1)*sc`).
+ */
+void THByteTensor_validXCorr3DRevptr(uint8_t *r_,
+                                     uint8_t alpha,
+                                     uint8_t *t_,
+                                     int64_t it,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     uint8_t *k_,
+                                     int64_t kt,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t st,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ * `output_data += alpha * conv` of one 2-D plane, mode from `vf` ("V"/"F") and `xc` ("X"/"C").
+ */
+void THByteTensor_conv2d(uint8_t *output_data,
+                         uint8_t alpha,
+                         uint8_t *ptr_input,
+                         int64_t n_input_rows,
+                         int64_t n_input_cols,
+                         uint8_t *ptr_weight,
+                         int64_t n_kernel_rows,
+                         int64_t n_kernel_cols,
+                         int64_t srow,
+                         int64_t scol,
+                         const char *vf,
+                         const char *xc);
+
+/**
+ * `output_data += alpha * conv` of one 3-D volume, mode from `vf` and `xc`.
+ */
+void THByteTensor_conv3d(uint8_t *output_data,
+                         uint8_t alpha,
+                         uint8_t *ptr_input,
+                         int64_t n_input_depth,
+                         int64_t n_input_rows,
+                         int64_t n_input_cols,
+                         uint8_t *ptr_weight,
+                         int64_t n_kernel_depth,
+                         int64_t n_kernel_rows,
+                         int64_t n_kernel_cols,
+                         int64_t sdepth,
+                         int64_t srow,
+                         int64_t scol,
+                         const char *vf,
+                         const char *xc);
+
+/**
+ * Output size of one dimension: "V" `(x-k)/s + 1`, "F" `(x-1)*s + k`.
+ */
+int64_t THByteTensor_convsize(int64_t x, int64_t k, int64_t s, const char *vf);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x `ir-(kr-1)*srow` x `ic-(kc-1)*scol`) = beta*r_ + alpha*Rev(t_[i], k_[k]); `t_` 3-D (planes x rows x cols), `k_` 3-D.
+ */
+void THByteTensor_conv2DRevger(struct THByteTensor *r_,
+                               uint8_t beta,
+                               uint8_t alpha,
+                               struct THByteTensor *t_,
+                               struct THByteTensor *k_,
+                               int64_t srow,
+                               int64_t scol);
+
+/**
+ * Batched conv2DRevger: `t_` (B x nInputPlane x rows x cols), `k_` (B x nKernelPlane x kr x kc); the batch is summed.
+ */
+void THByteTensor_conv2DRevgerm(struct THByteTensor *r_,
+                                uint8_t beta,
+                                uint8_t alpha,
+                                struct THByteTensor *t_,
+                                struct THByteTensor *k_,
+                                int64_t srow,
+                                int64_t scol);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x out) = beta*r_ + alpha*conv(t_[i], k_[k]) for every pair; `t_`, `k_` 3-D.
+ */
+void THByteTensor_conv2Dger(struct THByteTensor *r_,
+                            uint8_t beta,
+                            uint8_t alpha,
+                            struct THByteTensor *t_,
+                            struct THByteTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * `r_` (nOutputPlane x out) = beta*r_ + alpha * sum_i conv(t_[i], k_[o][i]); `t_` 3-D, `k_` 4-D (nOutputPlane x nInputPlane x kr x kc).
+ */
+void THByteTensor_conv2Dmv(struct THByteTensor *r_,
+                           uint8_t beta,
+                           uint8_t alpha,
+                           struct THByteTensor *t_,
+                           struct THByteTensor *k_,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * Batched conv2Dmv: `t_` (B x nInputPlane x rows x cols), `r_` (B x nOutputPlane x out).
+ */
+void THByteTensor_conv2Dmm(struct THByteTensor *r_,
+                           uint8_t beta,
+                           uint8_t alpha,
+                           struct THByteTensor *t_,
+                           struct THByteTensor *k_,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * `r_` (2-D) = beta*r_ + alpha*conv(t_, k_) for 2-D `t_` and `k_`.
+ */
+void THByteTensor_conv2Dmul(struct THByteTensor *r_,
+                            uint8_t beta,
+                            uint8_t alpha,
+                            struct THByteTensor *t_,
+                            struct THByteTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * `r_[p]` = beta*r_[p] + alpha*conv(t_[p], k_[p]) for 3-D `t_`, `k_` with equal plane counts.
+ */
+void THByteTensor_conv2Dcmul(struct THByteTensor *r_,
+                             uint8_t beta,
+                             uint8_t alpha,
+                             struct THByteTensor *t_,
+                             struct THByteTensor *k_,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * `r_` = beta*r_, then for each row m of `map` (1-based from, to): `r_[to] += alpha*conv(t_[from], k_[m])`.
+ */
+void THByteTensor_conv2Dmap(struct THByteTensor *r_,
+                            uint8_t beta,
+                            uint8_t alpha,
+                            struct THByteTensor *t_,
+                            struct THByteTensor *k_,
+                            struct THByteTensor *map,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2DRevger: `t_`, `k_` 4-D (planes x depth x rows x cols), `r_` 5-D.
+ */
+void THByteTensor_conv3DRevger(struct THByteTensor *r_,
+                               uint8_t beta,
+                               uint8_t alpha,
+                               struct THByteTensor *t_,
+                               struct THByteTensor *k_,
+                               int64_t sdepth,
+                               int64_t srow,
+                               int64_t scol);
+
+/**
+ * 3-D conv2Dger: `t_`, `k_` 4-D, `r_` 5-D (nKernelPlane x nInputPlane x out).
+ */
+void THByteTensor_conv3Dger(struct THByteTensor *r_,
+                            uint8_t beta,
+                            uint8_t alpha,
+                            struct THByteTensor *t_,
+                            struct THByteTensor *k_,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2Dmv: `t_` 4-D, `k_` 5-D (nOutputPlane x nInputPlane x kt x kr x kc), `r_` 4-D.
+ */
+void THByteTensor_conv3Dmv(struct THByteTensor *r_,
+                           uint8_t beta,
+                           uint8_t alpha,
+                           struct THByteTensor *t_,
+                           struct THByteTensor *k_,
+                           int64_t sdepth,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * 3-D conv2Dmul: `t_`, `k_`, `r_` 3-D volumes.
+ */
+void THByteTensor_conv3Dmul(struct THByteTensor *r_,
+                            uint8_t beta,
+                            uint8_t alpha,
+                            struct THByteTensor *t_,
+                            struct THByteTensor *k_,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2Dcmul: `t_`, `k_`, `r_` 4-D with equal plane counts.
+ */
+void THByteTensor_conv3Dcmul(struct THByteTensor *r_,
+                             uint8_t beta,
+                             uint8_t alpha,
+                             struct THByteTensor *t_,
+                             struct THByteTensor *k_,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * 3-D conv2Dmap: `t_`, `k_`, `r_` 4-D; `map` rows are 1-based (from, to) plane pairs.
+ */
+void THByteTensor_conv3Dmap(struct THByteTensor *r_,
+                            uint8_t beta,
+                            uint8_t alpha,
+                            struct THByteTensor *t_,
+                            struct THByteTensor *k_,
+                            struct THByteTensor *map,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ *`r_` (`(ir-kr)/sr+1` x `(ic-kc)/sc+1`) += `alpha` * valid cross-correlation of `t_` (`ir x ic`) with `k_` (`kr x kc`).
+ */
+void THCharTensor_validXCorr2Dptr(int8_t *r_,
+                                  int8_t alpha,
+                                  int8_t *t_,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  int8_t *k_,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *`r_` += `alpha` * valid convolution (flipped kernel) of `t_` with `k_`; sizes as validXCorr2Dptr.
+ */
+void THCharTensor_validConv2Dptr(int8_t *r_,
+                                 int8_t alpha,
+                                 int8_t *t_,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int8_t *k_,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full cross-correlation of `t_` with `k_`.
+ */
+void THCharTensor_fullXCorr2Dptr(int8_t *r_,
+                                 int8_t alpha,
+                                 int8_t *t_,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int8_t *k_,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full convolution of `t_` with `k_` (`r_[y*sr+ky][x*sc+kx] += t_[y][x]*k_[ky][kx]`).
+ */
+void THCharTensor_fullConv2Dptr(int8_t *r_,
+                                int8_t alpha,
+                                int8_t *t_,
+                                int64_t ir,
+                                int64_t ic,
+                                int8_t *k_,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *`r_` (`ir-(kr-1)*sr` x `ic-(kc-1)*sc`) += `alpha` * sum over (yy, xx) of `k_[yy][xx] * t_[yy*sr + .][xx*sc + .]` (kernel gradient of a strided valid cross-correlation).
+ */
+void THCharTensor_validXCorr2DRevptr(int8_t *r_,
+                                     int8_t alpha,
+                                     int8_t *t_,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     int8_t *k_,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ *3-D validXCorr2Dptr: `r_` (`(it-kt)/st+1` x `(ir-kr)/sr+1` x `(ic-kc)/sc+1`).
+ */
+void THCharTensor_validXCorr3Dptr(int8_t *r_,
+                                  int8_t alpha,
+                                  int8_t *t_,
+                                  int64_t it,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  int8_t *k_,
+                                  int64_t kt,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t st,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *3-D validConv2Dptr.
+ */
+void THCharTensor_validConv3Dptr(int8_t *r_,
+                                 int8_t alpha,
+                                 int8_t *t_,
+                                 int64_t it,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int8_t *k_,
+                                 int64_t kt,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t st,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *3-D fullXCorr2Dptr: `r_` (`(it-1)*st+kt` x `(ir-1)*sr+kr` x `(ic-1)*sc+kc`).
+ */
+void THCharTensor_fullXCorr3Dptr(int8_t *r_,
+                                 int8_t alpha,
+                                 int8_t *t_,
+                                 int64_t it,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int8_t *k_,
+                                 int64_t kt,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t st,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *3-D fullConv2Dptr.
+ */
+void THCharTensor_fullConv3Dptr(int8_t *r_,
+                                int8_t alpha,
+                                int8_t *t_,
+                                int64_t it,
+                                int64_t ir,
+                                int64_t ic,
+                                int8_t *k_,
+                                int64_t kt,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t st,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *3-D validXCorr2DRevptr: `r_` (`it-(kt-1)*st` x `ir-(kr-1)*sr` x `ic-(kc-1)*sc`).
+ */
+void THCharTensor_validXCorr3DRevptr(int8_t *r_,
+                                     int8_t alpha,
+                                     int8_t *t_,
+                                     int64_t it,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     int8_t *k_,
+                                     int64_t kt,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t st,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ * `output_data += alpha * conv` of one 2-D plane, mode from `vf` ("V"/"F") and `xc` ("X"/"C").
+ */
+void THCharTensor_conv2d(int8_t *output_data,
+                         int8_t alpha,
+                         int8_t *ptr_input,
+                         int64_t n_input_rows,
+                         int64_t n_input_cols,
+                         int8_t *ptr_weight,
+                         int64_t n_kernel_rows,
+                         int64_t n_kernel_cols,
+                         int64_t srow,
+                         int64_t scol,
+                         const char *vf,
+                         const char *xc);
+
+/**
+ * `output_data += alpha * conv` of one 3-D volume, mode from `vf` and `xc`.
+ */
+void THCharTensor_conv3d(int8_t *output_data,
+                         int8_t alpha,
+                         int8_t *ptr_input,
+                         int64_t n_input_depth,
+                         int64_t n_input_rows,
+                         int64_t n_input_cols,
+                         int8_t *ptr_weight,
+                         int64_t n_kernel_depth,
+                         int64_t n_kernel_rows,
+                         int64_t n_kernel_cols,
+                         int64_t sdepth,
+                         int64_t srow,
+                         int64_t scol,
+                         const char *vf,
+                         const char *xc);
+
+/**
+ * Output size of one dimension: "V" `(x-k)/s + 1`, "F" `(x-1)*s + k`.
+ */
+int64_t THCharTensor_convsize(int64_t x, int64_t k, int64_t s, const char *vf);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x `ir-(kr-1)*srow` x `ic-(kc-1)*scol`) = beta*r_ + alpha*Rev(t_[i], k_[k]); `t_` 3-D (planes x rows x cols), `k_` 3-D.
+ */
+void THCharTensor_conv2DRevger(struct THCharTensor *r_,
+                               int8_t beta,
+                               int8_t alpha,
+                               struct THCharTensor *t_,
+                               struct THCharTensor *k_,
+                               int64_t srow,
+                               int64_t scol);
+
+/**
+ * Batched conv2DRevger: `t_` (B x nInputPlane x rows x cols), `k_` (B x nKernelPlane x kr x kc); the batch is summed.
+ */
+void THCharTensor_conv2DRevgerm(struct THCharTensor *r_,
+                                int8_t beta,
+                                int8_t alpha,
+                                struct THCharTensor *t_,
+                                struct THCharTensor *k_,
+                                int64_t srow,
+                                int64_t scol);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x out) = beta*r_ + alpha*conv(t_[i], k_[k]) for every pair; `t_`, `k_` 3-D.
+ */
+void THCharTensor_conv2Dger(struct THCharTensor *r_,
+                            int8_t beta,
+                            int8_t alpha,
+                            struct THCharTensor *t_,
+                            struct THCharTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * `r_` (nOutputPlane x out) = beta*r_ + alpha * sum_i conv(t_[i], k_[o][i]); `t_` 3-D, `k_` 4-D (nOutputPlane x nInputPlane x kr x kc).
+ */
+void THCharTensor_conv2Dmv(struct THCharTensor *r_,
+                           int8_t beta,
+                           int8_t alpha,
+                           struct THCharTensor *t_,
+                           struct THCharTensor *k_,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * Batched conv2Dmv: `t_` (B x nInputPlane x rows x cols), `r_` (B x nOutputPlane x out).
+ */
+void THCharTensor_conv2Dmm(struct THCharTensor *r_,
+                           int8_t beta,
+                           int8_t alpha,
+                           struct THCharTensor *t_,
+                           struct THCharTensor *k_,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * `r_` (2-D) = beta*r_ + alpha*conv(t_, k_) for 2-D `t_` and `k_`.
+ */
+void THCharTensor_conv2Dmul(struct THCharTensor *r_,
+                            int8_t beta,
+                            int8_t alpha,
+                            struct THCharTensor *t_,
+                            struct THCharTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * `r_[p]` = beta*r_[p] + alpha*conv(t_[p], k_[p]) for 3-D `t_`, `k_` with equal plane counts.
+ */
+void THCharTensor_conv2Dcmul(struct THCharTensor *r_,
+                             int8_t beta,
+                             int8_t alpha,
+                             struct THCharTensor *t_,
+                             struct THCharTensor *k_,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * `r_` = beta*r_, then for each row m of `map` (1-based from, to): `r_[to] += alpha*conv(t_[from], k_[m])`.
+ */
+void THCharTensor_conv2Dmap(struct THCharTensor *r_,
+                            int8_t beta,
+                            int8_t alpha,
+                            struct THCharTensor *t_,
+                            struct THCharTensor *k_,
+                            struct THCharTensor *map,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2DRevger: `t_`, `k_` 4-D (planes x depth x rows x cols), `r_` 5-D.
+ */
+void THCharTensor_conv3DRevger(struct THCharTensor *r_,
+                               int8_t beta,
+                               int8_t alpha,
+                               struct THCharTensor *t_,
+                               struct THCharTensor *k_,
+                               int64_t sdepth,
+                               int64_t srow,
+                               int64_t scol);
+
+/**
+ * 3-D conv2Dger: `t_`, `k_` 4-D, `r_` 5-D (nKernelPlane x nInputPlane x out).
+ */
+void THCharTensor_conv3Dger(struct THCharTensor *r_,
+                            int8_t beta,
+                            int8_t alpha,
+                            struct THCharTensor *t_,
+                            struct THCharTensor *k_,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2Dmv: `t_` 4-D, `k_` 5-D (nOutputPlane x nInputPlane x kt x kr x kc), `r_` 4-D.
+ */
+void THCharTensor_conv3Dmv(struct THCharTensor *r_,
+                           int8_t beta,
+                           int8_t alpha,
+                           struct THCharTensor *t_,
+                           struct THCharTensor *k_,
+                           int64_t sdepth,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * 3-D conv2Dmul: `t_`, `k_`, `r_` 3-D volumes.
+ */
+void THCharTensor_conv3Dmul(struct THCharTensor *r_,
+                            int8_t beta,
+                            int8_t alpha,
+                            struct THCharTensor *t_,
+                            struct THCharTensor *k_,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2Dcmul: `t_`, `k_`, `r_` 4-D with equal plane counts.
+ */
+void THCharTensor_conv3Dcmul(struct THCharTensor *r_,
+                             int8_t beta,
+                             int8_t alpha,
+                             struct THCharTensor *t_,
+                             struct THCharTensor *k_,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * 3-D conv2Dmap: `t_`, `k_`, `r_` 4-D; `map` rows are 1-based (from, to) plane pairs.
+ */
+void THCharTensor_conv3Dmap(struct THCharTensor *r_,
+                            int8_t beta,
+                            int8_t alpha,
+                            struct THCharTensor *t_,
+                            struct THCharTensor *k_,
+                            struct THCharTensor *map,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ *`r_` (`(ir-kr)/sr+1` x `(ic-kc)/sc+1`) += `alpha` * valid cross-correlation of `t_` (`ir x ic`) with `k_` (`kr x kc`).
+ */
+void THShortTensor_validXCorr2Dptr(int16_t *r_,
+                                   int16_t alpha,
+                                   int16_t *t_,
+                                   int64_t ir,
+                                   int64_t ic,
+                                   int16_t *k_,
+                                   int64_t kr,
+                                   int64_t kc,
+                                   int64_t sr,
+                                   int64_t sc);
+
+/**
+ *`r_` += `alpha` * valid convolution (flipped kernel) of `t_` with `k_`; sizes as validXCorr2Dptr.
+ */
+void THShortTensor_validConv2Dptr(int16_t *r_,
+                                  int16_t alpha,
+                                  int16_t *t_,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  int16_t *k_,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full cross-correlation of `t_` with `k_`.
+ */
+void THShortTensor_fullXCorr2Dptr(int16_t *r_,
+                                  int16_t alpha,
+                                  int16_t *t_,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  int16_t *k_,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full convolution of `t_` with `k_` (`r_[y*sr+ky][x*sc+kx] += t_[y][x]*k_[ky][kx]`).
+ */
+void THShortTensor_fullConv2Dptr(int16_t *r_,
+                                 int16_t alpha,
+                                 int16_t *t_,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int16_t *k_,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *`r_` (`ir-(kr-1)*sr` x `ic-(kc-1)*sc`) += `alpha` * sum over (yy, xx) of `k_[yy][xx] * t_[yy*sr + .][xx*sc + .]` (kernel gradient of a strided valid cross-correlation).
+ */
+void THShortTensor_validXCorr2DRevptr(int16_t *r_,
+                                      int16_t alpha,
+                                      int16_t *t_,
+                                      int64_t ir,
+                                      int64_t ic,
+                                      int16_t *k_,
+                                      int64_t kr,
+                                      int64_t kc,
+                                      int64_t sr,
+                                      int64_t sc);
+
+/**
+ *3-D validXCorr2Dptr: `r_` (`(it-kt)/st+1` x `(ir-kr)/sr+1` x `(ic-kc)/sc+1`).
+ */
+void THShortTensor_validXCorr3Dptr(int16_t *r_,
+                                   int16_t alpha,
+                                   int16_t *t_,
+                                   int64_t it,
+                                   int64_t ir,
+                                   int64_t ic,
+                                   int16_t *k_,
+                                   int64_t kt,
+                                   int64_t kr,
+                                   int64_t kc,
+                                   int64_t st,
+                                   int64_t sr,
+                                   int64_t sc);
+
+/**
+ *3-D validConv2Dptr.
+ */
+void THShortTensor_validConv3Dptr(int16_t *r_,
+                                  int16_t alpha,
+                                  int16_t *t_,
+                                  int64_t it,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  int16_t *k_,
+                                  int64_t kt,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t st,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *3-D fullXCorr2Dptr: `r_` (`(it-1)*st+kt` x `(ir-1)*sr+kr` x `(ic-1)*sc+kc`).
+ */
+void THShortTensor_fullXCorr3Dptr(int16_t *r_,
+                                  int16_t alpha,
+                                  int16_t *t_,
+                                  int64_t it,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  int16_t *k_,
+                                  int64_t kt,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t st,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *3-D fullConv2Dptr.
+ */
+void THShortTensor_fullConv3Dptr(int16_t *r_,
+                                 int16_t alpha,
+                                 int16_t *t_,
+                                 int64_t it,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int16_t *k_,
+                                 int64_t kt,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t st,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *3-D validXCorr2DRevptr: `r_` (`it-(kt-1)*st` x `ir-(kr-1)*sr` x `ic-(kc-1)*sc`).
+ */
+void THShortTensor_validXCorr3DRevptr(int16_t *r_,
+                                      int16_t alpha,
+                                      int16_t *t_,
+                                      int64_t it,
+                                      int64_t ir,
+                                      int64_t ic,
+                                      int16_t *k_,
+                                      int64_t kt,
+                                      int64_t kr,
+                                      int64_t kc,
+                                      int64_t st,
+                                      int64_t sr,
+                                      int64_t sc);
+
+/**
+ * `output_data += alpha * conv` of one 2-D plane, mode from `vf` ("V"/"F") and `xc` ("X"/"C").
+ */
+void THShortTensor_conv2d(int16_t *output_data,
+                          int16_t alpha,
+                          int16_t *ptr_input,
+                          int64_t n_input_rows,
+                          int64_t n_input_cols,
+                          int16_t *ptr_weight,
+                          int64_t n_kernel_rows,
+                          int64_t n_kernel_cols,
+                          int64_t srow,
+                          int64_t scol,
+                          const char *vf,
+                          const char *xc);
+
+/**
+ * `output_data += alpha * conv` of one 3-D volume, mode from `vf` and `xc`.
+ */
+void THShortTensor_conv3d(int16_t *output_data,
+                          int16_t alpha,
+                          int16_t *ptr_input,
+                          int64_t n_input_depth,
+                          int64_t n_input_rows,
+                          int64_t n_input_cols,
+                          int16_t *ptr_weight,
+                          int64_t n_kernel_depth,
+                          int64_t n_kernel_rows,
+                          int64_t n_kernel_cols,
+                          int64_t sdepth,
+                          int64_t srow,
+                          int64_t scol,
+                          const char *vf,
+                          const char *xc);
+
+/**
+ * Output size of one dimension: "V" `(x-k)/s + 1`, "F" `(x-1)*s + k`.
+ */
+int64_t THShortTensor_convsize(int64_t x, int64_t k, int64_t s, const char *vf);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x `ir-(kr-1)*srow` x `ic-(kc-1)*scol`) = beta*r_ + alpha*Rev(t_[i], k_[k]); `t_` 3-D (planes x rows x cols), `k_` 3-D.
+ */
+void THShortTensor_conv2DRevger(struct THShortTensor *r_,
+                                int16_t beta,
+                                int16_t alpha,
+                                struct THShortTensor *t_,
+                                struct THShortTensor *k_,
+                                int64_t srow,
+                                int64_t scol);
+
+/**
+ * Batched conv2DRevger: `t_` (B x nInputPlane x rows x cols), `k_` (B x nKernelPlane x kr x kc); the batch is summed.
+ */
+void THShortTensor_conv2DRevgerm(struct THShortTensor *r_,
+                                 int16_t beta,
+                                 int16_t alpha,
+                                 struct THShortTensor *t_,
+                                 struct THShortTensor *k_,
+                                 int64_t srow,
+                                 int64_t scol);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x out) = beta*r_ + alpha*conv(t_[i], k_[k]) for every pair; `t_`, `k_` 3-D.
+ */
+void THShortTensor_conv2Dger(struct THShortTensor *r_,
+                             int16_t beta,
+                             int16_t alpha,
+                             struct THShortTensor *t_,
+                             struct THShortTensor *k_,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * `r_` (nOutputPlane x out) = beta*r_ + alpha * sum_i conv(t_[i], k_[o][i]); `t_` 3-D, `k_` 4-D (nOutputPlane x nInputPlane x kr x kc).
+ */
+void THShortTensor_conv2Dmv(struct THShortTensor *r_,
+                            int16_t beta,
+                            int16_t alpha,
+                            struct THShortTensor *t_,
+                            struct THShortTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * Batched conv2Dmv: `t_` (B x nInputPlane x rows x cols), `r_` (B x nOutputPlane x out).
+ */
+void THShortTensor_conv2Dmm(struct THShortTensor *r_,
+                            int16_t beta,
+                            int16_t alpha,
+                            struct THShortTensor *t_,
+                            struct THShortTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * `r_` (2-D) = beta*r_ + alpha*conv(t_, k_) for 2-D `t_` and `k_`.
+ */
+void THShortTensor_conv2Dmul(struct THShortTensor *r_,
+                             int16_t beta,
+                             int16_t alpha,
+                             struct THShortTensor *t_,
+                             struct THShortTensor *k_,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * `r_[p]` = beta*r_[p] + alpha*conv(t_[p], k_[p]) for 3-D `t_`, `k_` with equal plane counts.
+ */
+void THShortTensor_conv2Dcmul(struct THShortTensor *r_,
+                              int16_t beta,
+                              int16_t alpha,
+                              struct THShortTensor *t_,
+                              struct THShortTensor *k_,
+                              int64_t srow,
+                              int64_t scol,
+                              const char *vf,
+                              const char *xc);
+
+/**
+ * `r_` = beta*r_, then for each row m of `map` (1-based from, to): `r_[to] += alpha*conv(t_[from], k_[m])`.
+ */
+void THShortTensor_conv2Dmap(struct THShortTensor *r_,
+                             int16_t beta,
+                             int16_t alpha,
+                             struct THShortTensor *t_,
+                             struct THShortTensor *k_,
+                             struct THShortTensor *map,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * 3-D conv2DRevger: `t_`, `k_` 4-D (planes x depth x rows x cols), `r_` 5-D.
+ */
+void THShortTensor_conv3DRevger(struct THShortTensor *r_,
+                                int16_t beta,
+                                int16_t alpha,
+                                struct THShortTensor *t_,
+                                struct THShortTensor *k_,
+                                int64_t sdepth,
+                                int64_t srow,
+                                int64_t scol);
+
+/**
+ * 3-D conv2Dger: `t_`, `k_` 4-D, `r_` 5-D (nKernelPlane x nInputPlane x out).
+ */
+void THShortTensor_conv3Dger(struct THShortTensor *r_,
+                             int16_t beta,
+                             int16_t alpha,
+                             struct THShortTensor *t_,
+                             struct THShortTensor *k_,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * 3-D conv2Dmv: `t_` 4-D, `k_` 5-D (nOutputPlane x nInputPlane x kt x kr x kc), `r_` 4-D.
+ */
+void THShortTensor_conv3Dmv(struct THShortTensor *r_,
+                            int16_t beta,
+                            int16_t alpha,
+                            struct THShortTensor *t_,
+                            struct THShortTensor *k_,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2Dmul: `t_`, `k_`, `r_` 3-D volumes.
+ */
+void THShortTensor_conv3Dmul(struct THShortTensor *r_,
+                             int16_t beta,
+                             int16_t alpha,
+                             struct THShortTensor *t_,
+                             struct THShortTensor *k_,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * 3-D conv2Dcmul: `t_`, `k_`, `r_` 4-D with equal plane counts.
+ */
+void THShortTensor_conv3Dcmul(struct THShortTensor *r_,
+                              int16_t beta,
+                              int16_t alpha,
+                              struct THShortTensor *t_,
+                              struct THShortTensor *k_,
+                              int64_t sdepth,
+                              int64_t srow,
+                              int64_t scol,
+                              const char *vf,
+                              const char *xc);
+
+/**
+ * 3-D conv2Dmap: `t_`, `k_`, `r_` 4-D; `map` rows are 1-based (from, to) plane pairs.
+ */
+void THShortTensor_conv3Dmap(struct THShortTensor *r_,
+                             int16_t beta,
+                             int16_t alpha,
+                             struct THShortTensor *t_,
+                             struct THShortTensor *k_,
+                             struct THShortTensor *map,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ *`r_` (`(ir-kr)/sr+1` x `(ic-kc)/sc+1`) += `alpha` * valid cross-correlation of `t_` (`ir x ic`) with `k_` (`kr x kc`).
+ */
+void THIntTensor_validXCorr2Dptr(int32_t *r_,
+                                 int32_t alpha,
+                                 int32_t *t_,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int32_t *k_,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *`r_` += `alpha` * valid convolution (flipped kernel) of `t_` with `k_`; sizes as validXCorr2Dptr.
+ */
+void THIntTensor_validConv2Dptr(int32_t *r_,
+                                int32_t alpha,
+                                int32_t *t_,
+                                int64_t ir,
+                                int64_t ic,
+                                int32_t *k_,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full cross-correlation of `t_` with `k_`.
+ */
+void THIntTensor_fullXCorr2Dptr(int32_t *r_,
+                                int32_t alpha,
+                                int32_t *t_,
+                                int64_t ir,
+                                int64_t ic,
+                                int32_t *k_,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full convolution of `t_` with `k_` (`r_[y*sr+ky][x*sc+kx] += t_[y][x]*k_[ky][kx]`).
+ */
+void THIntTensor_fullConv2Dptr(int32_t *r_,
+                               int32_t alpha,
+                               int32_t *t_,
+                               int64_t ir,
+                               int64_t ic,
+                               int32_t *k_,
+                               int64_t kr,
+                               int64_t kc,
+                               int64_t sr,
+                               int64_t sc);
+
+/**
+ *`r_` (`ir-(kr-1)*sr` x `ic-(kc-1)*sc`) += `alpha` * sum over (yy, xx) of `k_[yy][xx] * t_[yy*sr + .][xx*sc + .]` (kernel gradient of a strided valid cross-correlation).
+ */
+void THIntTensor_validXCorr2DRevptr(int32_t *r_,
+                                    int32_t alpha,
+                                    int32_t *t_,
+                                    int64_t ir,
+                                    int64_t ic,
+                                    int32_t *k_,
+                                    int64_t kr,
+                                    int64_t kc,
+                                    int64_t sr,
+                                    int64_t sc);
+
+/**
+ *3-D validXCorr2Dptr: `r_` (`(it-kt)/st+1` x `(ir-kr)/sr+1` x `(ic-kc)/sc+1`).
+ */
+void THIntTensor_validXCorr3Dptr(int32_t *r_,
+                                 int32_t alpha,
+                                 int32_t *t_,
+                                 int64_t it,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int32_t *k_,
+                                 int64_t kt,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t st,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *3-D validConv2Dptr.
+ */
+void THIntTensor_validConv3Dptr(int32_t *r_,
+                                int32_t alpha,
+                                int32_t *t_,
+                                int64_t it,
+                                int64_t ir,
+                                int64_t ic,
+                                int32_t *k_,
+                                int64_t kt,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t st,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *3-D fullXCorr2Dptr: `r_` (`(it-1)*st+kt` x `(ir-1)*sr+kr` x `(ic-1)*sc+kc`).
+ */
+void THIntTensor_fullXCorr3Dptr(int32_t *r_,
+                                int32_t alpha,
+                                int32_t *t_,
+                                int64_t it,
+                                int64_t ir,
+                                int64_t ic,
+                                int32_t *k_,
+                                int64_t kt,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t st,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *3-D fullConv2Dptr.
+ */
+void THIntTensor_fullConv3Dptr(int32_t *r_,
+                               int32_t alpha,
+                               int32_t *t_,
+                               int64_t it,
+                               int64_t ir,
+                               int64_t ic,
+                               int32_t *k_,
+                               int64_t kt,
+                               int64_t kr,
+                               int64_t kc,
+                               int64_t st,
+                               int64_t sr,
+                               int64_t sc);
+
+/**
+ *3-D validXCorr2DRevptr: `r_` (`it-(kt-1)*st` x `ir-(kr-1)*sr` x `ic-(kc-1)*sc`).
+ */
+void THIntTensor_validXCorr3DRevptr(int32_t *r_,
+                                    int32_t alpha,
+                                    int32_t *t_,
+                                    int64_t it,
+                                    int64_t ir,
+                                    int64_t ic,
+                                    int32_t *k_,
+                                    int64_t kt,
+                                    int64_t kr,
+                                    int64_t kc,
+                                    int64_t st,
+                                    int64_t sr,
+                                    int64_t sc);
+
+/**
+ * `output_data += alpha * conv` of one 2-D plane, mode from `vf` ("V"/"F") and `xc` ("X"/"C").
+ */
+void THIntTensor_conv2d(int32_t *output_data,
+                        int32_t alpha,
+                        int32_t *ptr_input,
+                        int64_t n_input_rows,
+                        int64_t n_input_cols,
+                        int32_t *ptr_weight,
+                        int64_t n_kernel_rows,
+                        int64_t n_kernel_cols,
+                        int64_t srow,
+                        int64_t scol,
+                        const char *vf,
+                        const char *xc);
+
+/**
+ * `output_data += alpha * conv` of one 3-D volume, mode from `vf` and `xc`.
+ */
+void THIntTensor_conv3d(int32_t *output_data,
+                        int32_t alpha,
+                        int32_t *ptr_input,
+                        int64_t n_input_depth,
+                        int64_t n_input_rows,
+                        int64_t n_input_cols,
+                        int32_t *ptr_weight,
+                        int64_t n_kernel_depth,
+                        int64_t n_kernel_rows,
+                        int64_t n_kernel_cols,
+                        int64_t sdepth,
+                        int64_t srow,
+                        int64_t scol,
+                        const char *vf,
+                        const char *xc);
+
+/**
+ * Output size of one dimension: "V" `(x-k)/s + 1`, "F" `(x-1)*s + k`.
+ */
+int64_t THIntTensor_convsize(int64_t x, int64_t k, int64_t s, const char *vf);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x `ir-(kr-1)*srow` x `ic-(kc-1)*scol`) = beta*r_ + alpha*Rev(t_[i], k_[k]); `t_` 3-D (planes x rows x cols), `k_` 3-D.
+ */
+void THIntTensor_conv2DRevger(struct THIntTensor *r_,
+                              int32_t beta,
+                              int32_t alpha,
+                              struct THIntTensor *t_,
+                              struct THIntTensor *k_,
+                              int64_t srow,
+                              int64_t scol);
+
+/**
+ * Batched conv2DRevger: `t_` (B x nInputPlane x rows x cols), `k_` (B x nKernelPlane x kr x kc); the batch is summed.
+ */
+void THIntTensor_conv2DRevgerm(struct THIntTensor *r_,
+                               int32_t beta,
+                               int32_t alpha,
+                               struct THIntTensor *t_,
+                               struct THIntTensor *k_,
+                               int64_t srow,
+                               int64_t scol);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x out) = beta*r_ + alpha*conv(t_[i], k_[k]) for every pair; `t_`, `k_` 3-D.
+ */
+void THIntTensor_conv2Dger(struct THIntTensor *r_,
+                           int32_t beta,
+                           int32_t alpha,
+                           struct THIntTensor *t_,
+                           struct THIntTensor *k_,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * `r_` (nOutputPlane x out) = beta*r_ + alpha * sum_i conv(t_[i], k_[o][i]); `t_` 3-D, `k_` 4-D (nOutputPlane x nInputPlane x kr x kc).
+ */
+void THIntTensor_conv2Dmv(struct THIntTensor *r_,
+                          int32_t beta,
+                          int32_t alpha,
+                          struct THIntTensor *t_,
+                          struct THIntTensor *k_,
+                          int64_t srow,
+                          int64_t scol,
+                          const char *vf,
+                          const char *xc);
+
+/**
+ * Batched conv2Dmv: `t_` (B x nInputPlane x rows x cols), `r_` (B x nOutputPlane x out).
+ */
+void THIntTensor_conv2Dmm(struct THIntTensor *r_,
+                          int32_t beta,
+                          int32_t alpha,
+                          struct THIntTensor *t_,
+                          struct THIntTensor *k_,
+                          int64_t srow,
+                          int64_t scol,
+                          const char *vf,
+                          const char *xc);
+
+/**
+ * `r_` (2-D) = beta*r_ + alpha*conv(t_, k_) for 2-D `t_` and `k_`.
+ */
+void THIntTensor_conv2Dmul(struct THIntTensor *r_,
+                           int32_t beta,
+                           int32_t alpha,
+                           struct THIntTensor *t_,
+                           struct THIntTensor *k_,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * `r_[p]` = beta*r_[p] + alpha*conv(t_[p], k_[p]) for 3-D `t_`, `k_` with equal plane counts.
+ */
+void THIntTensor_conv2Dcmul(struct THIntTensor *r_,
+                            int32_t beta,
+                            int32_t alpha,
+                            struct THIntTensor *t_,
+                            struct THIntTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * `r_` = beta*r_, then for each row m of `map` (1-based from, to): `r_[to] += alpha*conv(t_[from], k_[m])`.
+ */
+void THIntTensor_conv2Dmap(struct THIntTensor *r_,
+                           int32_t beta,
+                           int32_t alpha,
+                           struct THIntTensor *t_,
+                           struct THIntTensor *k_,
+                           struct THIntTensor *map,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * 3-D conv2DRevger: `t_`, `k_` 4-D (planes x depth x rows x cols), `r_` 5-D.
+ */
+void THIntTensor_conv3DRevger(struct THIntTensor *r_,
+                              int32_t beta,
+                              int32_t alpha,
+                              struct THIntTensor *t_,
+                              struct THIntTensor *k_,
+                              int64_t sdepth,
+                              int64_t srow,
+                              int64_t scol);
+
+/**
+ * 3-D conv2Dger: `t_`, `k_` 4-D, `r_` 5-D (nKernelPlane x nInputPlane x out).
+ */
+void THIntTensor_conv3Dger(struct THIntTensor *r_,
+                           int32_t beta,
+                           int32_t alpha,
+                           struct THIntTensor *t_,
+                           struct THIntTensor *k_,
+                           int64_t sdepth,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * 3-D conv2Dmv: `t_` 4-D, `k_` 5-D (nOutputPlane x nInputPlane x kt x kr x kc), `r_` 4-D.
+ */
+void THIntTensor_conv3Dmv(struct THIntTensor *r_,
+                          int32_t beta,
+                          int32_t alpha,
+                          struct THIntTensor *t_,
+                          struct THIntTensor *k_,
+                          int64_t sdepth,
+                          int64_t srow,
+                          int64_t scol,
+                          const char *vf,
+                          const char *xc);
+
+/**
+ * 3-D conv2Dmul: `t_`, `k_`, `r_` 3-D volumes.
+ */
+void THIntTensor_conv3Dmul(struct THIntTensor *r_,
+                           int32_t beta,
+                           int32_t alpha,
+                           struct THIntTensor *t_,
+                           struct THIntTensor *k_,
+                           int64_t sdepth,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * 3-D conv2Dcmul: `t_`, `k_`, `r_` 4-D with equal plane counts.
+ */
+void THIntTensor_conv3Dcmul(struct THIntTensor *r_,
+                            int32_t beta,
+                            int32_t alpha,
+                            struct THIntTensor *t_,
+                            struct THIntTensor *k_,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2Dmap: `t_`, `k_`, `r_` 4-D; `map` rows are 1-based (from, to) plane pairs.
+ */
+void THIntTensor_conv3Dmap(struct THIntTensor *r_,
+                           int32_t beta,
+                           int32_t alpha,
+                           struct THIntTensor *t_,
+                           struct THIntTensor *k_,
+                           struct THIntTensor *map,
+                           int64_t sdepth,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ *`r_` (`(ir-kr)/sr+1` x `(ic-kc)/sc+1`) += `alpha` * valid cross-correlation of `t_` (`ir x ic`) with `k_` (`kr x kc`).
+ */
+void THLongTensor_validXCorr2Dptr(int64_t *r_,
+                                  int64_t alpha,
+                                  int64_t *t_,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  int64_t *k_,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *`r_` += `alpha` * valid convolution (flipped kernel) of `t_` with `k_`; sizes as validXCorr2Dptr.
+ */
+void THLongTensor_validConv2Dptr(int64_t *r_,
+                                 int64_t alpha,
+                                 int64_t *t_,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int64_t *k_,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full cross-correlation of `t_` with `k_`.
+ */
+void THLongTensor_fullXCorr2Dptr(int64_t *r_,
+                                 int64_t alpha,
+                                 int64_t *t_,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int64_t *k_,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full convolution of `t_` with `k_` (`r_[y*sr+ky][x*sc+kx] += t_[y][x]*k_[ky][kx]`).
+ */
+void THLongTensor_fullConv2Dptr(int64_t *r_,
+                                int64_t alpha,
+                                int64_t *t_,
+                                int64_t ir,
+                                int64_t ic,
+                                int64_t *k_,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *`r_` (`ir-(kr-1)*sr` x `ic-(kc-1)*sc`) += `alpha` * sum over (yy, xx) of `k_[yy][xx] * t_[yy*sr + .][xx*sc + .]` (kernel gradient of a strided valid cross-correlation).
+ */
+void THLongTensor_validXCorr2DRevptr(int64_t *r_,
+                                     int64_t alpha,
+                                     int64_t *t_,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     int64_t *k_,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ *3-D validXCorr2Dptr: `r_` (`(it-kt)/st+1` x `(ir-kr)/sr+1` x `(ic-kc)/sc+1`).
+ */
+void THLongTensor_validXCorr3Dptr(int64_t *r_,
+                                  int64_t alpha,
+                                  int64_t *t_,
+                                  int64_t it,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  int64_t *k_,
+                                  int64_t kt,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t st,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *3-D validConv2Dptr.
+ */
+void THLongTensor_validConv3Dptr(int64_t *r_,
+                                 int64_t alpha,
+                                 int64_t *t_,
+                                 int64_t it,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int64_t *k_,
+                                 int64_t kt,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t st,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *3-D fullXCorr2Dptr: `r_` (`(it-1)*st+kt` x `(ir-1)*sr+kr` x `(ic-1)*sc+kc`).
+ */
+void THLongTensor_fullXCorr3Dptr(int64_t *r_,
+                                 int64_t alpha,
+                                 int64_t *t_,
+                                 int64_t it,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 int64_t *k_,
+                                 int64_t kt,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t st,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *3-D fullConv2Dptr.
+ */
+void THLongTensor_fullConv3Dptr(int64_t *r_,
+                                int64_t alpha,
+                                int64_t *t_,
+                                int64_t it,
+                                int64_t ir,
+                                int64_t ic,
+                                int64_t *k_,
+                                int64_t kt,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t st,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *3-D validXCorr2DRevptr: `r_` (`it-(kt-1)*st` x `ir-(kr-1)*sr` x `ic-(kc-1)*sc`).
+ */
+void THLongTensor_validXCorr3DRevptr(int64_t *r_,
+                                     int64_t alpha,
+                                     int64_t *t_,
+                                     int64_t it,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     int64_t *k_,
+                                     int64_t kt,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t st,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ * `output_data += alpha * conv` of one 2-D plane, mode from `vf` ("V"/"F") and `xc` ("X"/"C").
+ */
+void THLongTensor_conv2d(int64_t *output_data,
+                         int64_t alpha,
+                         int64_t *ptr_input,
+                         int64_t n_input_rows,
+                         int64_t n_input_cols,
+                         int64_t *ptr_weight,
+                         int64_t n_kernel_rows,
+                         int64_t n_kernel_cols,
+                         int64_t srow,
+                         int64_t scol,
+                         const char *vf,
+                         const char *xc);
+
+/**
+ * `output_data += alpha * conv` of one 3-D volume, mode from `vf` and `xc`.
+ */
+void THLongTensor_conv3d(int64_t *output_data,
+                         int64_t alpha,
+                         int64_t *ptr_input,
+                         int64_t n_input_depth,
+                         int64_t n_input_rows,
+                         int64_t n_input_cols,
+                         int64_t *ptr_weight,
+                         int64_t n_kernel_depth,
+                         int64_t n_kernel_rows,
+                         int64_t n_kernel_cols,
+                         int64_t sdepth,
+                         int64_t srow,
+                         int64_t scol,
+                         const char *vf,
+                         const char *xc);
+
+/**
+ * Output size of one dimension: "V" `(x-k)/s + 1`, "F" `(x-1)*s + k`.
+ */
+int64_t THLongTensor_convsize(int64_t x, int64_t k, int64_t s, const char *vf);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x `ir-(kr-1)*srow` x `ic-(kc-1)*scol`) = beta*r_ + alpha*Rev(t_[i], k_[k]); `t_` 3-D (planes x rows x cols), `k_` 3-D.
+ */
+void THLongTensor_conv2DRevger(struct THLongTensor *r_,
+                               int64_t beta,
+                               int64_t alpha,
+                               struct THLongTensor *t_,
+                               struct THLongTensor *k_,
+                               int64_t srow,
+                               int64_t scol);
+
+/**
+ * Batched conv2DRevger: `t_` (B x nInputPlane x rows x cols), `k_` (B x nKernelPlane x kr x kc); the batch is summed.
+ */
+void THLongTensor_conv2DRevgerm(struct THLongTensor *r_,
+                                int64_t beta,
+                                int64_t alpha,
+                                struct THLongTensor *t_,
+                                struct THLongTensor *k_,
+                                int64_t srow,
+                                int64_t scol);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x out) = beta*r_ + alpha*conv(t_[i], k_[k]) for every pair; `t_`, `k_` 3-D.
+ */
+void THLongTensor_conv2Dger(struct THLongTensor *r_,
+                            int64_t beta,
+                            int64_t alpha,
+                            struct THLongTensor *t_,
+                            struct THLongTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * `r_` (nOutputPlane x out) = beta*r_ + alpha * sum_i conv(t_[i], k_[o][i]); `t_` 3-D, `k_` 4-D (nOutputPlane x nInputPlane x kr x kc).
+ */
+void THLongTensor_conv2Dmv(struct THLongTensor *r_,
+                           int64_t beta,
+                           int64_t alpha,
+                           struct THLongTensor *t_,
+                           struct THLongTensor *k_,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * Batched conv2Dmv: `t_` (B x nInputPlane x rows x cols), `r_` (B x nOutputPlane x out).
+ */
+void THLongTensor_conv2Dmm(struct THLongTensor *r_,
+                           int64_t beta,
+                           int64_t alpha,
+                           struct THLongTensor *t_,
+                           struct THLongTensor *k_,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * `r_` (2-D) = beta*r_ + alpha*conv(t_, k_) for 2-D `t_` and `k_`.
+ */
+void THLongTensor_conv2Dmul(struct THLongTensor *r_,
+                            int64_t beta,
+                            int64_t alpha,
+                            struct THLongTensor *t_,
+                            struct THLongTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * `r_[p]` = beta*r_[p] + alpha*conv(t_[p], k_[p]) for 3-D `t_`, `k_` with equal plane counts.
+ */
+void THLongTensor_conv2Dcmul(struct THLongTensor *r_,
+                             int64_t beta,
+                             int64_t alpha,
+                             struct THLongTensor *t_,
+                             struct THLongTensor *k_,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * `r_` = beta*r_, then for each row m of `map` (1-based from, to): `r_[to] += alpha*conv(t_[from], k_[m])`.
+ */
+void THLongTensor_conv2Dmap(struct THLongTensor *r_,
+                            int64_t beta,
+                            int64_t alpha,
+                            struct THLongTensor *t_,
+                            struct THLongTensor *k_,
+                            struct THLongTensor *map,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2DRevger: `t_`, `k_` 4-D (planes x depth x rows x cols), `r_` 5-D.
+ */
+void THLongTensor_conv3DRevger(struct THLongTensor *r_,
+                               int64_t beta,
+                               int64_t alpha,
+                               struct THLongTensor *t_,
+                               struct THLongTensor *k_,
+                               int64_t sdepth,
+                               int64_t srow,
+                               int64_t scol);
+
+/**
+ * 3-D conv2Dger: `t_`, `k_` 4-D, `r_` 5-D (nKernelPlane x nInputPlane x out).
+ */
+void THLongTensor_conv3Dger(struct THLongTensor *r_,
+                            int64_t beta,
+                            int64_t alpha,
+                            struct THLongTensor *t_,
+                            struct THLongTensor *k_,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2Dmv: `t_` 4-D, `k_` 5-D (nOutputPlane x nInputPlane x kt x kr x kc), `r_` 4-D.
+ */
+void THLongTensor_conv3Dmv(struct THLongTensor *r_,
+                           int64_t beta,
+                           int64_t alpha,
+                           struct THLongTensor *t_,
+                           struct THLongTensor *k_,
+                           int64_t sdepth,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * 3-D conv2Dmul: `t_`, `k_`, `r_` 3-D volumes.
+ */
+void THLongTensor_conv3Dmul(struct THLongTensor *r_,
+                            int64_t beta,
+                            int64_t alpha,
+                            struct THLongTensor *t_,
+                            struct THLongTensor *k_,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2Dcmul: `t_`, `k_`, `r_` 4-D with equal plane counts.
+ */
+void THLongTensor_conv3Dcmul(struct THLongTensor *r_,
+                             int64_t beta,
+                             int64_t alpha,
+                             struct THLongTensor *t_,
+                             struct THLongTensor *k_,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * 3-D conv2Dmap: `t_`, `k_`, `r_` 4-D; `map` rows are 1-based (from, to) plane pairs.
+ */
+void THLongTensor_conv3Dmap(struct THLongTensor *r_,
+                            int64_t beta,
+                            int64_t alpha,
+                            struct THLongTensor *t_,
+                            struct THLongTensor *k_,
+                            struct THLongTensor *map,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ *`r_` (`(ir-kr)/sr+1` x `(ic-kc)/sc+1`) += `alpha` * valid cross-correlation of `t_` (`ir x ic`) with `k_` (`kr x kc`).
+ */
+void THFloatTensor_validXCorr2Dptr(float *r_,
+                                   float alpha,
+                                   float *t_,
+                                   int64_t ir,
+                                   int64_t ic,
+                                   float *k_,
+                                   int64_t kr,
+                                   int64_t kc,
+                                   int64_t sr,
+                                   int64_t sc);
+
+/**
+ *`r_` += `alpha` * valid convolution (flipped kernel) of `t_` with `k_`; sizes as validXCorr2Dptr.
+ */
+void THFloatTensor_validConv2Dptr(float *r_,
+                                  float alpha,
+                                  float *t_,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  float *k_,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full cross-correlation of `t_` with `k_`.
+ */
+void THFloatTensor_fullXCorr2Dptr(float *r_,
+                                  float alpha,
+                                  float *t_,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  float *k_,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full convolution of `t_` with `k_` (`r_[y*sr+ky][x*sc+kx] += t_[y][x]*k_[ky][kx]`).
+ */
+void THFloatTensor_fullConv2Dptr(float *r_,
+                                 float alpha,
+                                 float *t_,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 float *k_,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *`r_` (`ir-(kr-1)*sr` x `ic-(kc-1)*sc`) += `alpha` * sum over (yy, xx) of `k_[yy][xx] * t_[yy*sr + .][xx*sc + .]` (kernel gradient of a strided valid cross-correlation).
+ */
+void THFloatTensor_validXCorr2DRevptr(float *r_,
+                                      float alpha,
+                                      float *t_,
+                                      int64_t ir,
+                                      int64_t ic,
+                                      float *k_,
+                                      int64_t kr,
+                                      int64_t kc,
+                                      int64_t sr,
+                                      int64_t sc);
+
+/**
+ *3-D validXCorr2Dptr: `r_` (`(it-kt)/st+1` x `(ir-kr)/sr+1` x `(ic-kc)/sc+1`).
+ */
+void THFloatTensor_validXCorr3Dptr(float *r_,
+                                   float alpha,
+                                   float *t_,
+                                   int64_t it,
+                                   int64_t ir,
+                                   int64_t ic,
+                                   float *k_,
+                                   int64_t kt,
+                                   int64_t kr,
+                                   int64_t kc,
+                                   int64_t st,
+                                   int64_t sr,
+                                   int64_t sc);
+
+/**
+ *3-D validConv2Dptr.
+ */
+void THFloatTensor_validConv3Dptr(float *r_,
+                                  float alpha,
+                                  float *t_,
+                                  int64_t it,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  float *k_,
+                                  int64_t kt,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t st,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *3-D fullXCorr2Dptr: `r_` (`(it-1)*st+kt` x `(ir-1)*sr+kr` x `(ic-1)*sc+kc`).
+ */
+void THFloatTensor_fullXCorr3Dptr(float *r_,
+                                  float alpha,
+                                  float *t_,
+                                  int64_t it,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  float *k_,
+                                  int64_t kt,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t st,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *3-D fullConv2Dptr.
+ */
+void THFloatTensor_fullConv3Dptr(float *r_,
+                                 float alpha,
+                                 float *t_,
+                                 int64_t it,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 float *k_,
+                                 int64_t kt,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t st,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *3-D validXCorr2DRevptr: `r_` (`it-(kt-1)*st` x `ir-(kr-1)*sr` x `ic-(kc-1)*sc`).
+ */
+void THFloatTensor_validXCorr3DRevptr(float *r_,
+                                      float alpha,
+                                      float *t_,
+                                      int64_t it,
+                                      int64_t ir,
+                                      int64_t ic,
+                                      float *k_,
+                                      int64_t kt,
+                                      int64_t kr,
+                                      int64_t kc,
+                                      int64_t st,
+                                      int64_t sr,
+                                      int64_t sc);
+
+/**
+ * `output_data += alpha * conv` of one 2-D plane, mode from `vf` ("V"/"F") and `xc` ("X"/"C").
+ */
+void THFloatTensor_conv2d(float *output_data,
+                          float alpha,
+                          float *ptr_input,
+                          int64_t n_input_rows,
+                          int64_t n_input_cols,
+                          float *ptr_weight,
+                          int64_t n_kernel_rows,
+                          int64_t n_kernel_cols,
+                          int64_t srow,
+                          int64_t scol,
+                          const char *vf,
+                          const char *xc);
+
+/**
+ * `output_data += alpha * conv` of one 3-D volume, mode from `vf` and `xc`.
+ */
+void THFloatTensor_conv3d(float *output_data,
+                          float alpha,
+                          float *ptr_input,
+                          int64_t n_input_depth,
+                          int64_t n_input_rows,
+                          int64_t n_input_cols,
+                          float *ptr_weight,
+                          int64_t n_kernel_depth,
+                          int64_t n_kernel_rows,
+                          int64_t n_kernel_cols,
+                          int64_t sdepth,
+                          int64_t srow,
+                          int64_t scol,
+                          const char *vf,
+                          const char *xc);
+
+/**
+ * Output size of one dimension: "V" `(x-k)/s + 1`, "F" `(x-1)*s + k`.
+ */
+int64_t THFloatTensor_convsize(int64_t x, int64_t k, int64_t s, const char *vf);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x `ir-(kr-1)*srow` x `ic-(kc-1)*scol`) = beta*r_ + alpha*Rev(t_[i], k_[k]); `t_` 3-D (planes x rows x cols), `k_` 3-D.
+ */
+void THFloatTensor_conv2DRevger(struct THFloatTensor *r_,
+                                float beta,
+                                float alpha,
+                                struct THFloatTensor *t_,
+                                struct THFloatTensor *k_,
+                                int64_t srow,
+                                int64_t scol);
+
+/**
+ * Batched conv2DRevger: `t_` (B x nInputPlane x rows x cols), `k_` (B x nKernelPlane x kr x kc); the batch is summed.
+ */
+void THFloatTensor_conv2DRevgerm(struct THFloatTensor *r_,
+                                 float beta,
+                                 float alpha,
+                                 struct THFloatTensor *t_,
+                                 struct THFloatTensor *k_,
+                                 int64_t srow,
+                                 int64_t scol);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x out) = beta*r_ + alpha*conv(t_[i], k_[k]) for every pair; `t_`, `k_` 3-D.
+ */
+void THFloatTensor_conv2Dger(struct THFloatTensor *r_,
+                             float beta,
+                             float alpha,
+                             struct THFloatTensor *t_,
+                             struct THFloatTensor *k_,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * `r_` (nOutputPlane x out) = beta*r_ + alpha * sum_i conv(t_[i], k_[o][i]); `t_` 3-D, `k_` 4-D (nOutputPlane x nInputPlane x kr x kc).
+ */
+void THFloatTensor_conv2Dmv(struct THFloatTensor *r_,
+                            float beta,
+                            float alpha,
+                            struct THFloatTensor *t_,
+                            struct THFloatTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * Batched conv2Dmv: `t_` (B x nInputPlane x rows x cols), `r_` (B x nOutputPlane x out).
+ */
+void THFloatTensor_conv2Dmm(struct THFloatTensor *r_,
+                            float beta,
+                            float alpha,
+                            struct THFloatTensor *t_,
+                            struct THFloatTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * `r_` (2-D) = beta*r_ + alpha*conv(t_, k_) for 2-D `t_` and `k_`.
+ */
+void THFloatTensor_conv2Dmul(struct THFloatTensor *r_,
+                             float beta,
+                             float alpha,
+                             struct THFloatTensor *t_,
+                             struct THFloatTensor *k_,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * `r_[p]` = beta*r_[p] + alpha*conv(t_[p], k_[p]) for 3-D `t_`, `k_` with equal plane counts.
+ */
+void THFloatTensor_conv2Dcmul(struct THFloatTensor *r_,
+                              float beta,
+                              float alpha,
+                              struct THFloatTensor *t_,
+                              struct THFloatTensor *k_,
+                              int64_t srow,
+                              int64_t scol,
+                              const char *vf,
+                              const char *xc);
+
+/**
+ * `r_` = beta*r_, then for each row m of `map` (1-based from, to): `r_[to] += alpha*conv(t_[from], k_[m])`.
+ */
+void THFloatTensor_conv2Dmap(struct THFloatTensor *r_,
+                             float beta,
+                             float alpha,
+                             struct THFloatTensor *t_,
+                             struct THFloatTensor *k_,
+                             struct THFloatTensor *map,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * 3-D conv2DRevger: `t_`, `k_` 4-D (planes x depth x rows x cols), `r_` 5-D.
+ */
+void THFloatTensor_conv3DRevger(struct THFloatTensor *r_,
+                                float beta,
+                                float alpha,
+                                struct THFloatTensor *t_,
+                                struct THFloatTensor *k_,
+                                int64_t sdepth,
+                                int64_t srow,
+                                int64_t scol);
+
+/**
+ * 3-D conv2Dger: `t_`, `k_` 4-D, `r_` 5-D (nKernelPlane x nInputPlane x out).
+ */
+void THFloatTensor_conv3Dger(struct THFloatTensor *r_,
+                             float beta,
+                             float alpha,
+                             struct THFloatTensor *t_,
+                             struct THFloatTensor *k_,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * 3-D conv2Dmv: `t_` 4-D, `k_` 5-D (nOutputPlane x nInputPlane x kt x kr x kc), `r_` 4-D.
+ */
+void THFloatTensor_conv3Dmv(struct THFloatTensor *r_,
+                            float beta,
+                            float alpha,
+                            struct THFloatTensor *t_,
+                            struct THFloatTensor *k_,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2Dmul: `t_`, `k_`, `r_` 3-D volumes.
+ */
+void THFloatTensor_conv3Dmul(struct THFloatTensor *r_,
+                             float beta,
+                             float alpha,
+                             struct THFloatTensor *t_,
+                             struct THFloatTensor *k_,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * 3-D conv2Dcmul: `t_`, `k_`, `r_` 4-D with equal plane counts.
+ */
+void THFloatTensor_conv3Dcmul(struct THFloatTensor *r_,
+                              float beta,
+                              float alpha,
+                              struct THFloatTensor *t_,
+                              struct THFloatTensor *k_,
+                              int64_t sdepth,
+                              int64_t srow,
+                              int64_t scol,
+                              const char *vf,
+                              const char *xc);
+
+/**
+ * 3-D conv2Dmap: `t_`, `k_`, `r_` 4-D; `map` rows are 1-based (from, to) plane pairs.
+ */
+void THFloatTensor_conv3Dmap(struct THFloatTensor *r_,
+                             float beta,
+                             float alpha,
+                             struct THFloatTensor *t_,
+                             struct THFloatTensor *k_,
+                             struct THFloatTensor *map,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ *`r_` (`(ir-kr)/sr+1` x `(ic-kc)/sc+1`) += `alpha` * valid cross-correlation of `t_` (`ir x ic`) with `k_` (`kr x kc`).
+ */
+void THDoubleTensor_validXCorr2Dptr(double *r_,
+                                    double alpha,
+                                    double *t_,
+                                    int64_t ir,
+                                    int64_t ic,
+                                    double *k_,
+                                    int64_t kr,
+                                    int64_t kc,
+                                    int64_t sr,
+                                    int64_t sc);
+
+/**
+ *`r_` += `alpha` * valid convolution (flipped kernel) of `t_` with `k_`; sizes as validXCorr2Dptr.
+ */
+void THDoubleTensor_validConv2Dptr(double *r_,
+                                   double alpha,
+                                   double *t_,
+                                   int64_t ir,
+                                   int64_t ic,
+                                   double *k_,
+                                   int64_t kr,
+                                   int64_t kc,
+                                   int64_t sr,
+                                   int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full cross-correlation of `t_` with `k_`.
+ */
+void THDoubleTensor_fullXCorr2Dptr(double *r_,
+                                   double alpha,
+                                   double *t_,
+                                   int64_t ir,
+                                   int64_t ic,
+                                   double *k_,
+                                   int64_t kr,
+                                   int64_t kc,
+                                   int64_t sr,
+                                   int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full convolution of `t_` with `k_` (`r_[y*sr+ky][x*sc+kx] += t_[y][x]*k_[ky][kx]`).
+ */
+void THDoubleTensor_fullConv2Dptr(double *r_,
+                                  double alpha,
+                                  double *t_,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  double *k_,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *`r_` (`ir-(kr-1)*sr` x `ic-(kc-1)*sc`) += `alpha` * sum over (yy, xx) of `k_[yy][xx] * t_[yy*sr + .][xx*sc + .]` (kernel gradient of a strided valid cross-correlation).
+ */
+void THDoubleTensor_validXCorr2DRevptr(double *r_,
+                                       double alpha,
+                                       double *t_,
+                                       int64_t ir,
+                                       int64_t ic,
+                                       double *k_,
+                                       int64_t kr,
+                                       int64_t kc,
+                                       int64_t sr,
+                                       int64_t sc);
+
+/**
+ *3-D validXCorr2Dptr: `r_` (`(it-kt)/st+1` x `(ir-kr)/sr+1` x `(ic-kc)/sc+1`).
+ */
+void THDoubleTensor_validXCorr3Dptr(double *r_,
+                                    double alpha,
+                                    double *t_,
+                                    int64_t it,
+                                    int64_t ir,
+                                    int64_t ic,
+                                    double *k_,
+                                    int64_t kt,
+                                    int64_t kr,
+                                    int64_t kc,
+                                    int64_t st,
+                                    int64_t sr,
+                                    int64_t sc);
+
+/**
+ *3-D validConv2Dptr.
+ */
+void THDoubleTensor_validConv3Dptr(double *r_,
+                                   double alpha,
+                                   double *t_,
+                                   int64_t it,
+                                   int64_t ir,
+                                   int64_t ic,
+                                   double *k_,
+                                   int64_t kt,
+                                   int64_t kr,
+                                   int64_t kc,
+                                   int64_t st,
+                                   int64_t sr,
+                                   int64_t sc);
+
+/**
+ *3-D fullXCorr2Dptr: `r_` (`(it-1)*st+kt` x `(ir-1)*sr+kr` x `(ic-1)*sc+kc`).
+ */
+void THDoubleTensor_fullXCorr3Dptr(double *r_,
+                                   double alpha,
+                                   double *t_,
+                                   int64_t it,
+                                   int64_t ir,
+                                   int64_t ic,
+                                   double *k_,
+                                   int64_t kt,
+                                   int64_t kr,
+                                   int64_t kc,
+                                   int64_t st,
+                                   int64_t sr,
+                                   int64_t sc);
+
+/**
+ *3-D fullConv2Dptr.
+ */
+void THDoubleTensor_fullConv3Dptr(double *r_,
+                                  double alpha,
+                                  double *t_,
+                                  int64_t it,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  double *k_,
+                                  int64_t kt,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t st,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *3-D validXCorr2DRevptr: `r_` (`it-(kt-1)*st` x `ir-(kr-1)*sr` x `ic-(kc-1)*sc`).
+ */
+void THDoubleTensor_validXCorr3DRevptr(double *r_,
+                                       double alpha,
+                                       double *t_,
+                                       int64_t it,
+                                       int64_t ir,
+                                       int64_t ic,
+                                       double *k_,
+                                       int64_t kt,
+                                       int64_t kr,
+                                       int64_t kc,
+                                       int64_t st,
+                                       int64_t sr,
+                                       int64_t sc);
+
+/**
+ * `output_data += alpha * conv` of one 2-D plane, mode from `vf` ("V"/"F") and `xc` ("X"/"C").
+ */
+void THDoubleTensor_conv2d(double *output_data,
+                           double alpha,
+                           double *ptr_input,
+                           int64_t n_input_rows,
+                           int64_t n_input_cols,
+                           double *ptr_weight,
+                           int64_t n_kernel_rows,
+                           int64_t n_kernel_cols,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * `output_data += alpha * conv` of one 3-D volume, mode from `vf` and `xc`.
+ */
+void THDoubleTensor_conv3d(double *output_data,
+                           double alpha,
+                           double *ptr_input,
+                           int64_t n_input_depth,
+                           int64_t n_input_rows,
+                           int64_t n_input_cols,
+                           double *ptr_weight,
+                           int64_t n_kernel_depth,
+                           int64_t n_kernel_rows,
+                           int64_t n_kernel_cols,
+                           int64_t sdepth,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * Output size of one dimension: "V" `(x-k)/s + 1`, "F" `(x-1)*s + k`.
+ */
+int64_t THDoubleTensor_convsize(int64_t x, int64_t k, int64_t s, const char *vf);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x `ir-(kr-1)*srow` x `ic-(kc-1)*scol`) = beta*r_ + alpha*Rev(t_[i], k_[k]); `t_` 3-D (planes x rows x cols), `k_` 3-D.
+ */
+void THDoubleTensor_conv2DRevger(struct THDoubleTensor *r_,
+                                 double beta,
+                                 double alpha,
+                                 struct THDoubleTensor *t_,
+                                 struct THDoubleTensor *k_,
+                                 int64_t srow,
+                                 int64_t scol);
+
+/**
+ * Batched conv2DRevger: `t_` (B x nInputPlane x rows x cols), `k_` (B x nKernelPlane x kr x kc); the batch is summed.
+ */
+void THDoubleTensor_conv2DRevgerm(struct THDoubleTensor *r_,
+                                  double beta,
+                                  double alpha,
+                                  struct THDoubleTensor *t_,
+                                  struct THDoubleTensor *k_,
+                                  int64_t srow,
+                                  int64_t scol);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x out) = beta*r_ + alpha*conv(t_[i], k_[k]) for every pair; `t_`, `k_` 3-D.
+ */
+void THDoubleTensor_conv2Dger(struct THDoubleTensor *r_,
+                              double beta,
+                              double alpha,
+                              struct THDoubleTensor *t_,
+                              struct THDoubleTensor *k_,
+                              int64_t srow,
+                              int64_t scol,
+                              const char *vf,
+                              const char *xc);
+
+/**
+ * `r_` (nOutputPlane x out) = beta*r_ + alpha * sum_i conv(t_[i], k_[o][i]); `t_` 3-D, `k_` 4-D (nOutputPlane x nInputPlane x kr x kc).
+ */
+void THDoubleTensor_conv2Dmv(struct THDoubleTensor *r_,
+                             double beta,
+                             double alpha,
+                             struct THDoubleTensor *t_,
+                             struct THDoubleTensor *k_,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * Batched conv2Dmv: `t_` (B x nInputPlane x rows x cols), `r_` (B x nOutputPlane x out).
+ */
+void THDoubleTensor_conv2Dmm(struct THDoubleTensor *r_,
+                             double beta,
+                             double alpha,
+                             struct THDoubleTensor *t_,
+                             struct THDoubleTensor *k_,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * `r_` (2-D) = beta*r_ + alpha*conv(t_, k_) for 2-D `t_` and `k_`.
+ */
+void THDoubleTensor_conv2Dmul(struct THDoubleTensor *r_,
+                              double beta,
+                              double alpha,
+                              struct THDoubleTensor *t_,
+                              struct THDoubleTensor *k_,
+                              int64_t srow,
+                              int64_t scol,
+                              const char *vf,
+                              const char *xc);
+
+/**
+ * `r_[p]` = beta*r_[p] + alpha*conv(t_[p], k_[p]) for 3-D `t_`, `k_` with equal plane counts.
+ */
+void THDoubleTensor_conv2Dcmul(struct THDoubleTensor *r_,
+                               double beta,
+                               double alpha,
+                               struct THDoubleTensor *t_,
+                               struct THDoubleTensor *k_,
+                               int64_t srow,
+                               int64_t scol,
+                               const char *vf,
+                               const char *xc);
+
+/**
+ * `r_` = beta*r_, then for each row m of `map` (1-based from, to): `r_[to] += alpha*conv(t_[from], k_[m])`.
+ */
+void THDoubleTensor_conv2Dmap(struct THDoubleTensor *r_,
+                              double beta,
+                              double alpha,
+                              struct THDoubleTensor *t_,
+                              struct THDoubleTensor *k_,
+                              struct THDoubleTensor *map,
+                              int64_t srow,
+                              int64_t scol,
+                              const char *vf,
+                              const char *xc);
+
+/**
+ * 3-D conv2DRevger: `t_`, `k_` 4-D (planes x depth x rows x cols), `r_` 5-D.
+ */
+void THDoubleTensor_conv3DRevger(struct THDoubleTensor *r_,
+                                 double beta,
+                                 double alpha,
+                                 struct THDoubleTensor *t_,
+                                 struct THDoubleTensor *k_,
+                                 int64_t sdepth,
+                                 int64_t srow,
+                                 int64_t scol);
+
+/**
+ * 3-D conv2Dger: `t_`, `k_` 4-D, `r_` 5-D (nKernelPlane x nInputPlane x out).
+ */
+void THDoubleTensor_conv3Dger(struct THDoubleTensor *r_,
+                              double beta,
+                              double alpha,
+                              struct THDoubleTensor *t_,
+                              struct THDoubleTensor *k_,
+                              int64_t sdepth,
+                              int64_t srow,
+                              int64_t scol,
+                              const char *vf,
+                              const char *xc);
+
+/**
+ * 3-D conv2Dmv: `t_` 4-D, `k_` 5-D (nOutputPlane x nInputPlane x kt x kr x kc), `r_` 4-D.
+ */
+void THDoubleTensor_conv3Dmv(struct THDoubleTensor *r_,
+                             double beta,
+                             double alpha,
+                             struct THDoubleTensor *t_,
+                             struct THDoubleTensor *k_,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * 3-D conv2Dmul: `t_`, `k_`, `r_` 3-D volumes.
+ */
+void THDoubleTensor_conv3Dmul(struct THDoubleTensor *r_,
+                              double beta,
+                              double alpha,
+                              struct THDoubleTensor *t_,
+                              struct THDoubleTensor *k_,
+                              int64_t sdepth,
+                              int64_t srow,
+                              int64_t scol,
+                              const char *vf,
+                              const char *xc);
+
+/**
+ * 3-D conv2Dcmul: `t_`, `k_`, `r_` 4-D with equal plane counts.
+ */
+void THDoubleTensor_conv3Dcmul(struct THDoubleTensor *r_,
+                               double beta,
+                               double alpha,
+                               struct THDoubleTensor *t_,
+                               struct THDoubleTensor *k_,
+                               int64_t sdepth,
+                               int64_t srow,
+                               int64_t scol,
+                               const char *vf,
+                               const char *xc);
+
+/**
+ * 3-D conv2Dmap: `t_`, `k_`, `r_` 4-D; `map` rows are 1-based (from, to) plane pairs.
+ */
+void THDoubleTensor_conv3Dmap(struct THDoubleTensor *r_,
+                              double beta,
+                              double alpha,
+                              struct THDoubleTensor *t_,
+                              struct THDoubleTensor *k_,
+                              struct THDoubleTensor *map,
+                              int64_t sdepth,
+                              int64_t srow,
+                              int64_t scol,
+                              const char *vf,
+                              const char *xc);
+
+/**
+ *`r_` (`(ir-kr)/sr+1` x `(ic-kc)/sc+1`) += `alpha` * valid cross-correlation of `t_` (`ir x ic`) with `k_` (`kr x kc`).
+ */
+void THHalfTensor_validXCorr2Dptr(struct THHalf *r_,
+                                  struct THHalf alpha,
+                                  struct THHalf *t_,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  struct THHalf *k_,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *`r_` += `alpha` * valid convolution (flipped kernel) of `t_` with `k_`; sizes as validXCorr2Dptr.
+ */
+void THHalfTensor_validConv2Dptr(struct THHalf *r_,
+                                 struct THHalf alpha,
+                                 struct THHalf *t_,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 struct THHalf *k_,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full cross-correlation of `t_` with `k_`.
+ */
+void THHalfTensor_fullXCorr2Dptr(struct THHalf *r_,
+                                 struct THHalf alpha,
+                                 struct THHalf *t_,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 struct THHalf *k_,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full convolution of `t_` with `k_` (`r_[y*sr+ky][x*sc+kx] += t_[y][x]*k_[ky][kx]`).
+ */
+void THHalfTensor_fullConv2Dptr(struct THHalf *r_,
+                                struct THHalf alpha,
+                                struct THHalf *t_,
+                                int64_t ir,
+                                int64_t ic,
+                                struct THHalf *k_,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *`r_` (`ir-(kr-1)*sr` x `ic-(kc-1)*sc`) += `alpha` * sum over (yy, xx) of `k_[yy][xx] * t_[yy*sr + .][xx*sc + .]` (kernel gradient of a strided valid cross-correlation).
+ */
+void THHalfTensor_validXCorr2DRevptr(struct THHalf *r_,
+                                     struct THHalf alpha,
+                                     struct THHalf *t_,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     struct THHalf *k_,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ *3-D validXCorr2Dptr: `r_` (`(it-kt)/st+1` x `(ir-kr)/sr+1` x `(ic-kc)/sc+1`).
+ */
+void THHalfTensor_validXCorr3Dptr(struct THHalf *r_,
+                                  struct THHalf alpha,
+                                  struct THHalf *t_,
+                                  int64_t it,
+                                  int64_t ir,
+                                  int64_t ic,
+                                  struct THHalf *k_,
+                                  int64_t kt,
+                                  int64_t kr,
+                                  int64_t kc,
+                                  int64_t st,
+                                  int64_t sr,
+                                  int64_t sc);
+
+/**
+ *3-D validConv2Dptr.
+ */
+void THHalfTensor_validConv3Dptr(struct THHalf *r_,
+                                 struct THHalf alpha,
+                                 struct THHalf *t_,
+                                 int64_t it,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 struct THHalf *k_,
+                                 int64_t kt,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t st,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *3-D fullXCorr2Dptr: `r_` (`(it-1)*st+kt` x `(ir-1)*sr+kr` x `(ic-1)*sc+kc`).
+ */
+void THHalfTensor_fullXCorr3Dptr(struct THHalf *r_,
+                                 struct THHalf alpha,
+                                 struct THHalf *t_,
+                                 int64_t it,
+                                 int64_t ir,
+                                 int64_t ic,
+                                 struct THHalf *k_,
+                                 int64_t kt,
+                                 int64_t kr,
+                                 int64_t kc,
+                                 int64_t st,
+                                 int64_t sr,
+                                 int64_t sc);
+
+/**
+ *3-D fullConv2Dptr.
+ */
+void THHalfTensor_fullConv3Dptr(struct THHalf *r_,
+                                struct THHalf alpha,
+                                struct THHalf *t_,
+                                int64_t it,
+                                int64_t ir,
+                                int64_t ic,
+                                struct THHalf *k_,
+                                int64_t kt,
+                                int64_t kr,
+                                int64_t kc,
+                                int64_t st,
+                                int64_t sr,
+                                int64_t sc);
+
+/**
+ *3-D validXCorr2DRevptr: `r_` (`it-(kt-1)*st` x `ir-(kr-1)*sr` x `ic-(kc-1)*sc`).
+ */
+void THHalfTensor_validXCorr3DRevptr(struct THHalf *r_,
+                                     struct THHalf alpha,
+                                     struct THHalf *t_,
+                                     int64_t it,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     struct THHalf *k_,
+                                     int64_t kt,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t st,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ * `output_data += alpha * conv` of one 2-D plane, mode from `vf` ("V"/"F") and `xc` ("X"/"C").
+ */
+void THHalfTensor_conv2d(struct THHalf *output_data,
+                         struct THHalf alpha,
+                         struct THHalf *ptr_input,
+                         int64_t n_input_rows,
+                         int64_t n_input_cols,
+                         struct THHalf *ptr_weight,
+                         int64_t n_kernel_rows,
+                         int64_t n_kernel_cols,
+                         int64_t srow,
+                         int64_t scol,
+                         const char *vf,
+                         const char *xc);
+
+/**
+ * `output_data += alpha * conv` of one 3-D volume, mode from `vf` and `xc`.
+ */
+void THHalfTensor_conv3d(struct THHalf *output_data,
+                         struct THHalf alpha,
+                         struct THHalf *ptr_input,
+                         int64_t n_input_depth,
+                         int64_t n_input_rows,
+                         int64_t n_input_cols,
+                         struct THHalf *ptr_weight,
+                         int64_t n_kernel_depth,
+                         int64_t n_kernel_rows,
+                         int64_t n_kernel_cols,
+                         int64_t sdepth,
+                         int64_t srow,
+                         int64_t scol,
+                         const char *vf,
+                         const char *xc);
+
+/**
+ * Output size of one dimension: "V" `(x-k)/s + 1`, "F" `(x-1)*s + k`.
+ */
+int64_t THHalfTensor_convsize(int64_t x, int64_t k, int64_t s, const char *vf);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x `ir-(kr-1)*srow` x `ic-(kc-1)*scol`) = beta*r_ + alpha*Rev(t_[i], k_[k]); `t_` 3-D (planes x rows x cols), `k_` 3-D.
+ */
+void THHalfTensor_conv2DRevger(struct THHalfTensor *r_,
+                               struct THHalf beta,
+                               struct THHalf alpha,
+                               struct THHalfTensor *t_,
+                               struct THHalfTensor *k_,
+                               int64_t srow,
+                               int64_t scol);
+
+/**
+ * Batched conv2DRevger: `t_` (B x nInputPlane x rows x cols), `k_` (B x nKernelPlane x kr x kc); the batch is summed.
+ */
+void THHalfTensor_conv2DRevgerm(struct THHalfTensor *r_,
+                                struct THHalf beta,
+                                struct THHalf alpha,
+                                struct THHalfTensor *t_,
+                                struct THHalfTensor *k_,
+                                int64_t srow,
+                                int64_t scol);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x out) = beta*r_ + alpha*conv(t_[i], k_[k]) for every pair; `t_`, `k_` 3-D.
+ */
+void THHalfTensor_conv2Dger(struct THHalfTensor *r_,
+                            struct THHalf beta,
+                            struct THHalf alpha,
+                            struct THHalfTensor *t_,
+                            struct THHalfTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * `r_` (nOutputPlane x out) = beta*r_ + alpha * sum_i conv(t_[i], k_[o][i]); `t_` 3-D, `k_` 4-D (nOutputPlane x nInputPlane x kr x kc).
+ */
+void THHalfTensor_conv2Dmv(struct THHalfTensor *r_,
+                           struct THHalf beta,
+                           struct THHalf alpha,
+                           struct THHalfTensor *t_,
+                           struct THHalfTensor *k_,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * Batched conv2Dmv: `t_` (B x nInputPlane x rows x cols), `r_` (B x nOutputPlane x out).
+ */
+void THHalfTensor_conv2Dmm(struct THHalfTensor *r_,
+                           struct THHalf beta,
+                           struct THHalf alpha,
+                           struct THHalfTensor *t_,
+                           struct THHalfTensor *k_,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * `r_` (2-D) = beta*r_ + alpha*conv(t_, k_) for 2-D `t_` and `k_`.
+ */
+void THHalfTensor_conv2Dmul(struct THHalfTensor *r_,
+                            struct THHalf beta,
+                            struct THHalf alpha,
+                            struct THHalfTensor *t_,
+                            struct THHalfTensor *k_,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * `r_[p]` = beta*r_[p] + alpha*conv(t_[p], k_[p]) for 3-D `t_`, `k_` with equal plane counts.
+ */
+void THHalfTensor_conv2Dcmul(struct THHalfTensor *r_,
+                             struct THHalf beta,
+                             struct THHalf alpha,
+                             struct THHalfTensor *t_,
+                             struct THHalfTensor *k_,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * `r_` = beta*r_, then for each row m of `map` (1-based from, to): `r_[to] += alpha*conv(t_[from], k_[m])`.
+ */
+void THHalfTensor_conv2Dmap(struct THHalfTensor *r_,
+                            struct THHalf beta,
+                            struct THHalf alpha,
+                            struct THHalfTensor *t_,
+                            struct THHalfTensor *k_,
+                            struct THHalfTensor *map,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2DRevger: `t_`, `k_` 4-D (planes x depth x rows x cols), `r_` 5-D.
+ */
+void THHalfTensor_conv3DRevger(struct THHalfTensor *r_,
+                               struct THHalf beta,
+                               struct THHalf alpha,
+                               struct THHalfTensor *t_,
+                               struct THHalfTensor *k_,
+                               int64_t sdepth,
+                               int64_t srow,
+                               int64_t scol);
+
+/**
+ * 3-D conv2Dger: `t_`, `k_` 4-D, `r_` 5-D (nKernelPlane x nInputPlane x out).
+ */
+void THHalfTensor_conv3Dger(struct THHalfTensor *r_,
+                            struct THHalf beta,
+                            struct THHalf alpha,
+                            struct THHalfTensor *t_,
+                            struct THHalfTensor *k_,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2Dmv: `t_` 4-D, `k_` 5-D (nOutputPlane x nInputPlane x kt x kr x kc), `r_` 4-D.
+ */
+void THHalfTensor_conv3Dmv(struct THHalfTensor *r_,
+                           struct THHalf beta,
+                           struct THHalf alpha,
+                           struct THHalfTensor *t_,
+                           struct THHalfTensor *k_,
+                           int64_t sdepth,
+                           int64_t srow,
+                           int64_t scol,
+                           const char *vf,
+                           const char *xc);
+
+/**
+ * 3-D conv2Dmul: `t_`, `k_`, `r_` 3-D volumes.
+ */
+void THHalfTensor_conv3Dmul(struct THHalfTensor *r_,
+                            struct THHalf beta,
+                            struct THHalf alpha,
+                            struct THHalfTensor *t_,
+                            struct THHalfTensor *k_,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ * 3-D conv2Dcmul: `t_`, `k_`, `r_` 4-D with equal plane counts.
+ */
+void THHalfTensor_conv3Dcmul(struct THHalfTensor *r_,
+                             struct THHalf beta,
+                             struct THHalf alpha,
+                             struct THHalfTensor *t_,
+                             struct THHalfTensor *k_,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * 3-D conv2Dmap: `t_`, `k_`, `r_` 4-D; `map` rows are 1-based (from, to) plane pairs.
+ */
+void THHalfTensor_conv3Dmap(struct THHalfTensor *r_,
+                            struct THHalf beta,
+                            struct THHalf alpha,
+                            struct THHalfTensor *t_,
+                            struct THHalfTensor *k_,
+                            struct THHalfTensor *map,
+                            int64_t sdepth,
+                            int64_t srow,
+                            int64_t scol,
+                            const char *vf,
+                            const char *xc);
+
+/**
+ *`r_` (`(ir-kr)/sr+1` x `(ic-kc)/sc+1`) += `alpha` * valid cross-correlation of `t_` (`ir x ic`) with `k_` (`kr x kc`).
+ */
+void THBFloat16Tensor_validXCorr2Dptr(struct THBFloat16 *r_,
+                                      struct THBFloat16 alpha,
+                                      struct THBFloat16 *t_,
+                                      int64_t ir,
+                                      int64_t ic,
+                                      struct THBFloat16 *k_,
+                                      int64_t kr,
+                                      int64_t kc,
+                                      int64_t sr,
+                                      int64_t sc);
+
+/**
+ *`r_` += `alpha` * valid convolution (flipped kernel) of `t_` with `k_`; sizes as validXCorr2Dptr.
+ */
+void THBFloat16Tensor_validConv2Dptr(struct THBFloat16 *r_,
+                                     struct THBFloat16 alpha,
+                                     struct THBFloat16 *t_,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     struct THBFloat16 *k_,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full cross-correlation of `t_` with `k_`.
+ */
+void THBFloat16Tensor_fullXCorr2Dptr(struct THBFloat16 *r_,
+                                     struct THBFloat16 alpha,
+                                     struct THBFloat16 *t_,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     struct THBFloat16 *k_,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ *`r_` (`(ir-1)*sr+kr` x `(ic-1)*sc+kc`) += `alpha` * full convolution of `t_` with `k_` (`r_[y*sr+ky][x*sc+kx] += t_[y][x]*k_[ky][kx]`).
+ */
+void THBFloat16Tensor_fullConv2Dptr(struct THBFloat16 *r_,
+                                    struct THBFloat16 alpha,
+                                    struct THBFloat16 *t_,
+                                    int64_t ir,
+                                    int64_t ic,
+                                    struct THBFloat16 *k_,
+                                    int64_t kr,
+                                    int64_t kc,
+                                    int64_t sr,
+                                    int64_t sc);
+
+/**
+ *`r_` (`ir-(kr-1)*sr` x `ic-(kc-1)*sc`) += `alpha` * sum over (yy, xx) of `k_[yy][xx] * t_[yy*sr + .][xx*sc + .]` (kernel gradient of a strided valid cross-correlation).
+ */
+void THBFloat16Tensor_validXCorr2DRevptr(struct THBFloat16 *r_,
+                                         struct THBFloat16 alpha,
+                                         struct THBFloat16 *t_,
+                                         int64_t ir,
+                                         int64_t ic,
+                                         struct THBFloat16 *k_,
+                                         int64_t kr,
+                                         int64_t kc,
+                                         int64_t sr,
+                                         int64_t sc);
+
+/**
+ *3-D validXCorr2Dptr: `r_` (`(it-kt)/st+1` x `(ir-kr)/sr+1` x `(ic-kc)/sc+1`).
+ */
+void THBFloat16Tensor_validXCorr3Dptr(struct THBFloat16 *r_,
+                                      struct THBFloat16 alpha,
+                                      struct THBFloat16 *t_,
+                                      int64_t it,
+                                      int64_t ir,
+                                      int64_t ic,
+                                      struct THBFloat16 *k_,
+                                      int64_t kt,
+                                      int64_t kr,
+                                      int64_t kc,
+                                      int64_t st,
+                                      int64_t sr,
+                                      int64_t sc);
+
+/**
+ *3-D validConv2Dptr.
+ */
+void THBFloat16Tensor_validConv3Dptr(struct THBFloat16 *r_,
+                                     struct THBFloat16 alpha,
+                                     struct THBFloat16 *t_,
+                                     int64_t it,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     struct THBFloat16 *k_,
+                                     int64_t kt,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t st,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ *3-D fullXCorr2Dptr: `r_` (`(it-1)*st+kt` x `(ir-1)*sr+kr` x `(ic-1)*sc+kc`).
+ */
+void THBFloat16Tensor_fullXCorr3Dptr(struct THBFloat16 *r_,
+                                     struct THBFloat16 alpha,
+                                     struct THBFloat16 *t_,
+                                     int64_t it,
+                                     int64_t ir,
+                                     int64_t ic,
+                                     struct THBFloat16 *k_,
+                                     int64_t kt,
+                                     int64_t kr,
+                                     int64_t kc,
+                                     int64_t st,
+                                     int64_t sr,
+                                     int64_t sc);
+
+/**
+ *3-D fullConv2Dptr.
+ */
+void THBFloat16Tensor_fullConv3Dptr(struct THBFloat16 *r_,
+                                    struct THBFloat16 alpha,
+                                    struct THBFloat16 *t_,
+                                    int64_t it,
+                                    int64_t ir,
+                                    int64_t ic,
+                                    struct THBFloat16 *k_,
+                                    int64_t kt,
+                                    int64_t kr,
+                                    int64_t kc,
+                                    int64_t st,
+                                    int64_t sr,
+                                    int64_t sc);
+
+/**
+ *3-D validXCorr2DRevptr: `r_` (`it-(kt-1)*st` x `ir-(kr-1)*sr` x `ic-(kc-1)*sc`).
+ */
+void THBFloat16Tensor_validXCorr3DRevptr(struct THBFloat16 *r_,
+                                         struct THBFloat16 alpha,
+                                         struct THBFloat16 *t_,
+                                         int64_t it,
+                                         int64_t ir,
+                                         int64_t ic,
+                                         struct THBFloat16 *k_,
+                                         int64_t kt,
+                                         int64_t kr,
+                                         int64_t kc,
+                                         int64_t st,
+                                         int64_t sr,
+                                         int64_t sc);
+
+/**
+ * `output_data += alpha * conv` of one 2-D plane, mode from `vf` ("V"/"F") and `xc` ("X"/"C").
+ */
+void THBFloat16Tensor_conv2d(struct THBFloat16 *output_data,
+                             struct THBFloat16 alpha,
+                             struct THBFloat16 *ptr_input,
+                             int64_t n_input_rows,
+                             int64_t n_input_cols,
+                             struct THBFloat16 *ptr_weight,
+                             int64_t n_kernel_rows,
+                             int64_t n_kernel_cols,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * `output_data += alpha * conv` of one 3-D volume, mode from `vf` and `xc`.
+ */
+void THBFloat16Tensor_conv3d(struct THBFloat16 *output_data,
+                             struct THBFloat16 alpha,
+                             struct THBFloat16 *ptr_input,
+                             int64_t n_input_depth,
+                             int64_t n_input_rows,
+                             int64_t n_input_cols,
+                             struct THBFloat16 *ptr_weight,
+                             int64_t n_kernel_depth,
+                             int64_t n_kernel_rows,
+                             int64_t n_kernel_cols,
+                             int64_t sdepth,
+                             int64_t srow,
+                             int64_t scol,
+                             const char *vf,
+                             const char *xc);
+
+/**
+ * Output size of one dimension: "V" `(x-k)/s + 1`, "F" `(x-1)*s + k`.
+ */
+int64_t THBFloat16Tensor_convsize(int64_t x, int64_t k, int64_t s, const char *vf);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x `ir-(kr-1)*srow` x `ic-(kc-1)*scol`) = beta*r_ + alpha*Rev(t_[i], k_[k]); `t_` 3-D (planes x rows x cols), `k_` 3-D.
+ */
+void THBFloat16Tensor_conv2DRevger(struct THBFloat16Tensor *r_,
+                                   struct THBFloat16 beta,
+                                   struct THBFloat16 alpha,
+                                   struct THBFloat16Tensor *t_,
+                                   struct THBFloat16Tensor *k_,
+                                   int64_t srow,
+                                   int64_t scol);
+
+/**
+ * Batched conv2DRevger: `t_` (B x nInputPlane x rows x cols), `k_` (B x nKernelPlane x kr x kc); the batch is summed.
+ */
+void THBFloat16Tensor_conv2DRevgerm(struct THBFloat16Tensor *r_,
+                                    struct THBFloat16 beta,
+                                    struct THBFloat16 alpha,
+                                    struct THBFloat16Tensor *t_,
+                                    struct THBFloat16Tensor *k_,
+                                    int64_t srow,
+                                    int64_t scol);
+
+/**
+ * `r_` (nKernelPlane x nInputPlane x out) = beta*r_ + alpha*conv(t_[i], k_[k]) for every pair; `t_`, `k_` 3-D.
+ */
+void THBFloat16Tensor_conv2Dger(struct THBFloat16Tensor *r_,
+                                struct THBFloat16 beta,
+                                struct THBFloat16 alpha,
+                                struct THBFloat16Tensor *t_,
+                                struct THBFloat16Tensor *k_,
+                                int64_t srow,
+                                int64_t scol,
+                                const char *vf,
+                                const char *xc);
+
+/**
+ * `r_` (nOutputPlane x out) = beta*r_ + alpha * sum_i conv(t_[i], k_[o][i]); `t_` 3-D, `k_` 4-D (nOutputPlane x nInputPlane x kr x kc).
+ */
+void THBFloat16Tensor_conv2Dmv(struct THBFloat16Tensor *r_,
+                               struct THBFloat16 beta,
+                               struct THBFloat16 alpha,
+                               struct THBFloat16Tensor *t_,
+                               struct THBFloat16Tensor *k_,
+                               int64_t srow,
+                               int64_t scol,
+                               const char *vf,
+                               const char *xc);
+
+/**
+ * Batched conv2Dmv: `t_` (B x nInputPlane x rows x cols), `r_` (B x nOutputPlane x out).
+ */
+void THBFloat16Tensor_conv2Dmm(struct THBFloat16Tensor *r_,
+                               struct THBFloat16 beta,
+                               struct THBFloat16 alpha,
+                               struct THBFloat16Tensor *t_,
+                               struct THBFloat16Tensor *k_,
+                               int64_t srow,
+                               int64_t scol,
+                               const char *vf,
+                               const char *xc);
+
+/**
+ * `r_` (2-D) = beta*r_ + alpha*conv(t_, k_) for 2-D `t_` and `k_`.
+ */
+void THBFloat16Tensor_conv2Dmul(struct THBFloat16Tensor *r_,
+                                struct THBFloat16 beta,
+                                struct THBFloat16 alpha,
+                                struct THBFloat16Tensor *t_,
+                                struct THBFloat16Tensor *k_,
+                                int64_t srow,
+                                int64_t scol,
+                                const char *vf,
+                                const char *xc);
+
+/**
+ * `r_[p]` = beta*r_[p] + alpha*conv(t_[p], k_[p]) for 3-D `t_`, `k_` with equal plane counts.
+ */
+void THBFloat16Tensor_conv2Dcmul(struct THBFloat16Tensor *r_,
+                                 struct THBFloat16 beta,
+                                 struct THBFloat16 alpha,
+                                 struct THBFloat16Tensor *t_,
+                                 struct THBFloat16Tensor *k_,
+                                 int64_t srow,
+                                 int64_t scol,
+                                 const char *vf,
+                                 const char *xc);
+
+/**
+ * `r_` = beta*r_, then for each row m of `map` (1-based from, to): `r_[to] += alpha*conv(t_[from], k_[m])`.
+ */
+void THBFloat16Tensor_conv2Dmap(struct THBFloat16Tensor *r_,
+                                struct THBFloat16 beta,
+                                struct THBFloat16 alpha,
+                                struct THBFloat16Tensor *t_,
+                                struct THBFloat16Tensor *k_,
+                                struct THBFloat16Tensor *map,
+                                int64_t srow,
+                                int64_t scol,
+                                const char *vf,
+                                const char *xc);
+
+/**
+ * 3-D conv2DRevger: `t_`, `k_` 4-D (planes x depth x rows x cols), `r_` 5-D.
+ */
+void THBFloat16Tensor_conv3DRevger(struct THBFloat16Tensor *r_,
+                                   struct THBFloat16 beta,
+                                   struct THBFloat16 alpha,
+                                   struct THBFloat16Tensor *t_,
+                                   struct THBFloat16Tensor *k_,
+                                   int64_t sdepth,
+                                   int64_t srow,
+                                   int64_t scol);
+
+/**
+ * 3-D conv2Dger: `t_`, `k_` 4-D, `r_` 5-D (nKernelPlane x nInputPlane x out).
+ */
+void THBFloat16Tensor_conv3Dger(struct THBFloat16Tensor *r_,
+                                struct THBFloat16 beta,
+                                struct THBFloat16 alpha,
+                                struct THBFloat16Tensor *t_,
+                                struct THBFloat16Tensor *k_,
+                                int64_t sdepth,
+                                int64_t srow,
+                                int64_t scol,
+                                const char *vf,
+                                const char *xc);
+
+/**
+ * 3-D conv2Dmv: `t_` 4-D, `k_` 5-D (nOutputPlane x nInputPlane x kt x kr x kc), `r_` 4-D.
+ */
+void THBFloat16Tensor_conv3Dmv(struct THBFloat16Tensor *r_,
+                               struct THBFloat16 beta,
+                               struct THBFloat16 alpha,
+                               struct THBFloat16Tensor *t_,
+                               struct THBFloat16Tensor *k_,
+                               int64_t sdepth,
+                               int64_t srow,
+                               int64_t scol,
+                               const char *vf,
+                               const char *xc);
+
+/**
+ * 3-D conv2Dmul: `t_`, `k_`, `r_` 3-D volumes.
+ */
+void THBFloat16Tensor_conv3Dmul(struct THBFloat16Tensor *r_,
+                                struct THBFloat16 beta,
+                                struct THBFloat16 alpha,
+                                struct THBFloat16Tensor *t_,
+                                struct THBFloat16Tensor *k_,
+                                int64_t sdepth,
+                                int64_t srow,
+                                int64_t scol,
+                                const char *vf,
+                                const char *xc);
+
+/**
+ * 3-D conv2Dcmul: `t_`, `k_`, `r_` 4-D with equal plane counts.
+ */
+void THBFloat16Tensor_conv3Dcmul(struct THBFloat16Tensor *r_,
+                                 struct THBFloat16 beta,
+                                 struct THBFloat16 alpha,
+                                 struct THBFloat16Tensor *t_,
+                                 struct THBFloat16Tensor *k_,
+                                 int64_t sdepth,
+                                 int64_t srow,
+                                 int64_t scol,
+                                 const char *vf,
+                                 const char *xc);
+
+/**
+ * 3-D conv2Dmap: `t_`, `k_`, `r_` 4-D; `map` rows are 1-based (from, to) plane pairs.
+ */
+void THBFloat16Tensor_conv3Dmap(struct THBFloat16Tensor *r_,
+                                struct THBFloat16 beta,
+                                struct THBFloat16 alpha,
+                                struct THBFloat16Tensor *t_,
+                                struct THBFloat16Tensor *k_,
+                                struct THBFloat16Tensor *map,
+                                int64_t sdepth,
+                                int64_t srow,
+                                int64_t scol,
+                                const char *vf,
+                                const char *xc);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THByteTensor_toDLPack(struct THByteTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THByteTensor *THByteTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THByteTensor_toDLPackUnversioned(struct THByteTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THByteTensor *THByteTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THCharTensor_toDLPack(struct THCharTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THCharTensor *THCharTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCharTensor_toDLPackUnversioned(struct THCharTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCharTensor *THCharTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THShortTensor_toDLPack(struct THShortTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THShortTensor *THShortTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THShortTensor_toDLPackUnversioned(struct THShortTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THShortTensor *THShortTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THIntTensor_toDLPack(struct THIntTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THIntTensor *THIntTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THIntTensor_toDLPackUnversioned(struct THIntTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THIntTensor *THIntTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THLongTensor_toDLPack(struct THLongTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THLongTensor *THLongTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THLongTensor_toDLPackUnversioned(struct THLongTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THLongTensor *THLongTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THFloatTensor_toDLPack(struct THFloatTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THFloatTensor *THFloatTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THFloatTensor_toDLPackUnversioned(struct THFloatTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THFloatTensor *THFloatTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THDoubleTensor_toDLPack(struct THDoubleTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THDoubleTensor *THDoubleTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THDoubleTensor_toDLPackUnversioned(struct THDoubleTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THDoubleTensor *THDoubleTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THHalfTensor_toDLPack(struct THHalfTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THHalfTensor *THHalfTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THHalfTensor_toDLPackUnversioned(struct THHalfTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THHalfTensor *THHalfTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THBFloat16Tensor_toDLPack(struct THBFloat16Tensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THBFloat16Tensor *THBFloat16Tensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THBFloat16Tensor_toDLPackUnversioned(struct THBFloat16Tensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THBFloat16Tensor *THBFloat16Tensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
+ * keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
+ */
+struct DLManagedTensorVersioned *THBoolTensor_toDLPack(struct THBoolTensor *t);
+
+/**
+ * A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
+ * `m` on success; on error (dtype, device, version, read-only, negative strides)
+ * `m` stays the caller's.
+ */
+struct THBoolTensor *THBoolTensor_fromDLPack(struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THBoolTensor_toDLPackUnversioned(struct THBoolTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THBoolTensor *THBoolTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
+
+/**
+ * Hands in CPython's `PyCapsule_IsValid` and `PyCapsule_GetPointer` for the capsule
+ * destructors (NULL: look them up in the process, the default). libth never links libpython.
+ *
+ * # Safety
+ * Non-NULL arguments must be exactly those two CPython functions.
+ */
+void THDLPack_setCapsuleApi(void *is_valid, void *get_pointer);
+
+/**
+ * A PyCapsule destructor for capsules named `"dltensor_versioned"` holding a
+ * `DLManagedTensorVersioned`: if nobody consumed the capsule (it still has that name) the
+ * managed tensor's deleter runs. Safe while a Python exception is pending. Pass its address as
+ * the destructor of `PyCapsule_New`.
+ *
+ * # Safety
+ * `capsule` must be a live PyCapsule; called by CPython with the GIL held.
+ */
+void THDLPack_capsuleDestructor(void *capsule);
+
+/**
+ * As `THDLPack_capsuleDestructor`, for legacy capsules named `"dltensor"` (`DLManagedTensor`).
+ *
+ * # Safety
+ * As for `THDLPack_capsuleDestructor`.
+ */
+void THDLPack_capsuleDestructorUnversioned(void *capsule);
 
 /**
  *TH's `THFile_isOpened` (1 or 0).
@@ -3357,6 +7170,320 @@ void THBoolTensor_catArray(struct THBoolTensor *result,
                            struct THBoolTensor **inputs,
                            int num_inputs,
                            int dimension);
+
+/**
+ * Solves `A X = B` (LU with partial pivoting). `rb_ = X` (n x nrhs, column-major),
+ * `ra_` = the LU factors; `b_`/`a_` NULL means `rb_`/`ra_` in place. A 1-D `b_` is
+ * one right-hand side. A singular `A` is an error naming the zero pivot.
+ */
+void THFloatTensor_gesv(struct THFloatTensor *rb_,
+                        struct THFloatTensor *ra_,
+                        struct THFloatTensor *b_,
+                        struct THFloatTensor *a_);
+
+/**
+ * Solves `op(A) X = B` for triangular `A`; `uplo` "U"/"L", `trans` "N"/"T",
+ * `diag` "N"/"U". `ra_` receives `A` column-major. A zero diagonal (diag "N") is an
+ * error.
+ */
+void THFloatTensor_trtrs(struct THFloatTensor *rb_,
+                         struct THFloatTensor *ra_,
+                         struct THFloatTensor *b_,
+                         struct THFloatTensor *a_,
+                         const char *uplo,
+                         const char *trans,
+                         const char *diag);
+
+/**
+ * Least squares (m >= n) or minimum-norm (m < n) solution of `A X = B`: `rb_`
+ * becomes n x nrhs (strides `(1, max(m,n))`), `ra_` the packed QR/LQ factors.
+ */
+void THFloatTensor_gels(struct THFloatTensor *rb_,
+                        struct THFloatTensor *ra_,
+                        struct THFloatTensor *b_,
+                        struct THFloatTensor *a_);
+
+/**
+ * Symmetric eigendecomposition of triangle `uplo` of `a_` (NULL: `rv_`): `re_`
+ * ascending eigenvalues, `rv_` eigenvectors (columns) when `jobz` is "V".
+ */
+void THFloatTensor_syev(struct THFloatTensor *re_,
+                        struct THFloatTensor *rv_,
+                        struct THFloatTensor *a_,
+                        const char *jobz,
+                        const char *uplo);
+
+/**
+ * General eigendecomposition: `re_` (n x 2: real, imaginary parts), `rv_` right
+ * eigenvectors in LAPACK's real form when `jobvr` is "V".
+ */
+void THFloatTensor_geev(struct THFloatTensor *re_,
+                        struct THFloatTensor *rv_,
+                        struct THFloatTensor *a_,
+                        const char *jobvr);
+
+/**
+ * `a = U diag(S) V^T`; `jobu` "A" (all columns) or "S" (min(m,n) columns); `rv_`
+ * holds V.
+ */
+void THFloatTensor_gesvd(struct THFloatTensor *ru_,
+                         struct THFloatTensor *rs_,
+                         struct THFloatTensor *rv_,
+                         struct THFloatTensor *a,
+                         const char *jobu);
+
+/**
+ * As `gesvd`; `ra_` receives `a` column-major, and `a` NULL means `ra_`.
+ */
+void THFloatTensor_gesvd2(struct THFloatTensor *ru_,
+                          struct THFloatTensor *rs_,
+                          struct THFloatTensor *rv_,
+                          struct THFloatTensor *ra_,
+                          struct THFloatTensor *a,
+                          const char *jobu);
+
+/**
+ * Matrix inverse (column-major); a singular `a` is an error.
+ */
+void THFloatTensor_getri(struct THFloatTensor *ra_, struct THFloatTensor *a);
+
+/**
+ * Cholesky factor: "U" gives U with A = U^T U, "L" gives L with A = L L^T (the
+ * other triangle zeroed). A non-positive-definite `a` is an error.
+ */
+void THFloatTensor_potrf(struct THFloatTensor *ra_, struct THFloatTensor *a, const char *uplo);
+
+/**
+ * Solves `A X = B` from the Cholesky factor `a_` of `A`.
+ */
+void THFloatTensor_potrs(struct THFloatTensor *rb_,
+                         struct THFloatTensor *b_,
+                         struct THFloatTensor *a_,
+                         const char *uplo);
+
+/**
+ * Inverse of `A` from its Cholesky factor `a` (symmetric result).
+ */
+void THFloatTensor_potri(struct THFloatTensor *ra_, struct THFloatTensor *a, const char *uplo);
+
+/**
+ * Pivoted Cholesky: `P^T A P = U^T U` ("U") or `L L^T` ("L"); `rpiv_` 0-based
+ * pivots with `P[rpiv_[k], k] = 1`; `tol < 0` picks LAPACK's default. A
+ * rank-deficient `a` is an error (as in TH).
+ */
+void THFloatTensor_pstrf(struct THFloatTensor *ra_,
+                         struct THIntTensor *rpiv_,
+                         struct THFloatTensor *a,
+                         const char *uplo,
+                         float tol);
+
+/**
+ * `a = Q R`: `rq_` m x min(m,n) with orthonormal columns, `rr_` min(m,n) x n upper
+ * triangular.
+ */
+void THFloatTensor_qr(struct THFloatTensor *rq_,
+                      struct THFloatTensor *rr_,
+                      struct THFloatTensor *a);
+
+/**
+ * LAPACK's QR: `ra_` packed reflectors and R, `rtau_` reflector scalars.
+ */
+void THFloatTensor_geqrf(struct THFloatTensor *ra_,
+                         struct THFloatTensor *rtau_,
+                         struct THFloatTensor *a);
+
+/**
+ * Forms the first `tau`-length columns of Q from `geqrf`'s output.
+ */
+void THFloatTensor_orgqr(struct THFloatTensor *ra_,
+                         struct THFloatTensor *a,
+                         struct THFloatTensor *tau);
+
+/**
+ * `ra_ = op(Q) c` (side "L") or `c op(Q)` ("R") with Q from `geqrf`'s `a`, `tau`;
+ * trans "N"/"T". `a` NULL means `ra_`; `c` NULL means `ra_` (in place).
+ */
+void THFloatTensor_ormqr(struct THFloatTensor *ra_,
+                         struct THFloatTensor *a,
+                         struct THFloatTensor *tau,
+                         struct THFloatTensor *c,
+                         const char *side,
+                         const char *trans);
+
+/**
+ * Batched LU of the 3-D `a`: `ra_` factors, `rpivots_` LAPACK 1-based pivots (Int
+ * B x n), `rinfo_` (may be NULL) per-matrix info; `pivot` must be nonzero.
+ */
+void THFloatTensor_btrifact(struct THFloatTensor *ra_,
+                            struct THIntTensor *rpivots_,
+                            struct THIntTensor *rinfo_,
+                            int pivot,
+                            struct THFloatTensor *a);
+
+/**
+ * Batched solve with `btrifact`'s output; `rb_` resized as `b`.
+ */
+void THFloatTensor_btrisolve(struct THFloatTensor *rb_,
+                             struct THFloatTensor *b,
+                             struct THFloatTensor *atf,
+                             struct THIntTensor *pivots);
+
+/**
+ * Solves `A X = B` (LU with partial pivoting). `rb_ = X` (n x nrhs, column-major),
+ * `ra_` = the LU factors; `b_`/`a_` NULL means `rb_`/`ra_` in place. A 1-D `b_` is
+ * one right-hand side. A singular `A` is an error naming the zero pivot.
+ */
+void THDoubleTensor_gesv(struct THDoubleTensor *rb_,
+                         struct THDoubleTensor *ra_,
+                         struct THDoubleTensor *b_,
+                         struct THDoubleTensor *a_);
+
+/**
+ * Solves `op(A) X = B` for triangular `A`; `uplo` "U"/"L", `trans` "N"/"T",
+ * `diag` "N"/"U". `ra_` receives `A` column-major. A zero diagonal (diag "N") is an
+ * error.
+ */
+void THDoubleTensor_trtrs(struct THDoubleTensor *rb_,
+                          struct THDoubleTensor *ra_,
+                          struct THDoubleTensor *b_,
+                          struct THDoubleTensor *a_,
+                          const char *uplo,
+                          const char *trans,
+                          const char *diag);
+
+/**
+ * Least squares (m >= n) or minimum-norm (m < n) solution of `A X = B`: `rb_`
+ * becomes n x nrhs (strides `(1, max(m,n))`), `ra_` the packed QR/LQ factors.
+ */
+void THDoubleTensor_gels(struct THDoubleTensor *rb_,
+                         struct THDoubleTensor *ra_,
+                         struct THDoubleTensor *b_,
+                         struct THDoubleTensor *a_);
+
+/**
+ * Symmetric eigendecomposition of triangle `uplo` of `a_` (NULL: `rv_`): `re_`
+ * ascending eigenvalues, `rv_` eigenvectors (columns) when `jobz` is "V".
+ */
+void THDoubleTensor_syev(struct THDoubleTensor *re_,
+                         struct THDoubleTensor *rv_,
+                         struct THDoubleTensor *a_,
+                         const char *jobz,
+                         const char *uplo);
+
+/**
+ * General eigendecomposition: `re_` (n x 2: real, imaginary parts), `rv_` right
+ * eigenvectors in LAPACK's real form when `jobvr` is "V".
+ */
+void THDoubleTensor_geev(struct THDoubleTensor *re_,
+                         struct THDoubleTensor *rv_,
+                         struct THDoubleTensor *a_,
+                         const char *jobvr);
+
+/**
+ * `a = U diag(S) V^T`; `jobu` "A" (all columns) or "S" (min(m,n) columns); `rv_`
+ * holds V.
+ */
+void THDoubleTensor_gesvd(struct THDoubleTensor *ru_,
+                          struct THDoubleTensor *rs_,
+                          struct THDoubleTensor *rv_,
+                          struct THDoubleTensor *a,
+                          const char *jobu);
+
+/**
+ * As `gesvd`; `ra_` receives `a` column-major, and `a` NULL means `ra_`.
+ */
+void THDoubleTensor_gesvd2(struct THDoubleTensor *ru_,
+                           struct THDoubleTensor *rs_,
+                           struct THDoubleTensor *rv_,
+                           struct THDoubleTensor *ra_,
+                           struct THDoubleTensor *a,
+                           const char *jobu);
+
+/**
+ * Matrix inverse (column-major); a singular `a` is an error.
+ */
+void THDoubleTensor_getri(struct THDoubleTensor *ra_, struct THDoubleTensor *a);
+
+/**
+ * Cholesky factor: "U" gives U with A = U^T U, "L" gives L with A = L L^T (the
+ * other triangle zeroed). A non-positive-definite `a` is an error.
+ */
+void THDoubleTensor_potrf(struct THDoubleTensor *ra_, struct THDoubleTensor *a, const char *uplo);
+
+/**
+ * Solves `A X = B` from the Cholesky factor `a_` of `A`.
+ */
+void THDoubleTensor_potrs(struct THDoubleTensor *rb_,
+                          struct THDoubleTensor *b_,
+                          struct THDoubleTensor *a_,
+                          const char *uplo);
+
+/**
+ * Inverse of `A` from its Cholesky factor `a` (symmetric result).
+ */
+void THDoubleTensor_potri(struct THDoubleTensor *ra_, struct THDoubleTensor *a, const char *uplo);
+
+/**
+ * Pivoted Cholesky: `P^T A P = U^T U` ("U") or `L L^T` ("L"); `rpiv_` 0-based
+ * pivots with `P[rpiv_[k], k] = 1`; `tol < 0` picks LAPACK's default. A
+ * rank-deficient `a` is an error (as in TH).
+ */
+void THDoubleTensor_pstrf(struct THDoubleTensor *ra_,
+                          struct THIntTensor *rpiv_,
+                          struct THDoubleTensor *a,
+                          const char *uplo,
+                          double tol);
+
+/**
+ * `a = Q R`: `rq_` m x min(m,n) with orthonormal columns, `rr_` min(m,n) x n upper
+ * triangular.
+ */
+void THDoubleTensor_qr(struct THDoubleTensor *rq_,
+                       struct THDoubleTensor *rr_,
+                       struct THDoubleTensor *a);
+
+/**
+ * LAPACK's QR: `ra_` packed reflectors and R, `rtau_` reflector scalars.
+ */
+void THDoubleTensor_geqrf(struct THDoubleTensor *ra_,
+                          struct THDoubleTensor *rtau_,
+                          struct THDoubleTensor *a);
+
+/**
+ * Forms the first `tau`-length columns of Q from `geqrf`'s output.
+ */
+void THDoubleTensor_orgqr(struct THDoubleTensor *ra_,
+                          struct THDoubleTensor *a,
+                          struct THDoubleTensor *tau);
+
+/**
+ * `ra_ = op(Q) c` (side "L") or `c op(Q)` ("R") with Q from `geqrf`'s `a`, `tau`;
+ * trans "N"/"T". `a` NULL means `ra_`; `c` NULL means `ra_` (in place).
+ */
+void THDoubleTensor_ormqr(struct THDoubleTensor *ra_,
+                          struct THDoubleTensor *a,
+                          struct THDoubleTensor *tau,
+                          struct THDoubleTensor *c,
+                          const char *side,
+                          const char *trans);
+
+/**
+ * Batched LU of the 3-D `a`: `ra_` factors, `rpivots_` LAPACK 1-based pivots (Int
+ * B x n), `rinfo_` (may be NULL) per-matrix info; `pivot` must be nonzero.
+ */
+void THDoubleTensor_btrifact(struct THDoubleTensor *ra_,
+                             struct THIntTensor *rpivots_,
+                             struct THIntTensor *rinfo_,
+                             int pivot,
+                             struct THDoubleTensor *a);
+
+/**
+ * Batched solve with `btrifact`'s output; `rb_` resized as `b`.
+ */
+void THDoubleTensor_btrisolve(struct THDoubleTensor *rb_,
+                              struct THDoubleTensor *b,
+                              struct THDoubleTensor *atf,
+                              struct THIntTensor *pivots);
 
 /**
  *`r_ = beta*t + alpha*(m1 @ m2)`: `m1` n x k, `m2` k x p, `t` n x p; `r_` resized to n x p.
