@@ -44,7 +44,7 @@ if [ $# -ge 1 ]; then targets="$1"; else targets=$(RUSTC_BOOTSTRAP=1 cargo fuzz 
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1"
 for t in $targets; do
   mkdir -p "corpus/$t"
-  if ! RUSTC_BOOTSTRAP=1 cargo fuzz build "${profile[@]}" --quiet "$t"; then
+  if ! RUSTC_BOOTSTRAP=1 cargo fuzz build "${profile[@]}" "$t"; then
     # A toolchain that cannot build the instrumented target is not a bug in the library.
     echo "fuzz: cargo fuzz could not build $t: skipped"
     [ "${TH_REQUIRE_FUZZ:-0}" = 1 ] && exit 1
