@@ -57,11 +57,11 @@ TH_LIBRARY="$PWD/target/debug/libth.so" .venv/bin/pip install -q --disable-pip-v
 ./scripts/sanitize.sh
 # The fuzz step builds the whole library again with ASan instrumentation (several minutes on 2
 # cores): CI must finish in 30 minutes, so it is skipped when the steps above already took more
-# than TH_FUZZ_START_BY seconds (default 17 minutes; `scripts/fuzz.sh` runs it on its own).
-if [ "$SECONDS" -le "${TH_FUZZ_START_BY:-1020}" ]; then
+# than TH_FUZZ_START_BY seconds (default 15 minutes; `scripts/fuzz.sh` runs it on its own).
+if [ "$SECONDS" -le "${TH_FUZZ_START_BY:-900}" ]; then
   TH_FUZZ_DEV="${TH_FUZZ_DEV:-1}" ./scripts/fuzz.sh
 else
-  echo "fuzz: skipped: the steps above took ${SECONDS}s (TH_FUZZ_START_BY=${TH_FUZZ_START_BY:-1020})"
+  echo "fuzz: skipped: the steps above took ${SECONDS}s (TH_FUZZ_START_BY=${TH_FUZZ_START_BY:-900})"
 fi
 if [ "${TH_SANITIZE_RUST_TESTS:-0}" = 1 ]; then ./scripts/sanitize_rust.sh; fi
 echo "all tests passed"
