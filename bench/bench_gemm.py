@@ -14,9 +14,15 @@ row is what a numpy user does (convert to float32, matmul, round back), timed wh
 Samples alternate numpy and libth (paired against drift); each cell is the median.
 Columns: GFLOP/s (2mnk / time), ratio = numpy time / libth time (> 1: libth faster), and
 libth's fraction of the machine's FMA peak: 2 cores x clock x FLOPs/cycle of the widest FMA
-(Zen 5: two 512-bit FMA pipes = 64 f32 / 32 f64 FLOPs per cycle). The default peak is the one
-measured by ../shared/bench/peak.c on this machine kind (480 f32 / 240 f64 GFLOP/s at ~3.75 GHz);
-`--peak-f32`/`--peak-f64` override it. Half/BFloat16 compute in f32, so their peak is f32's.
+(AVX-512: two 512-bit FMA pipes = 64 f32 / 32 f64 FLOPs per cycle; AVX2: half that). The
+default peak is the nominal one (`nominal_peak`: /proc/cpuinfo's clock and flags); pass the
+peak measured by ../shared/bench/peak.c with --peak-f32/--peak-f64 when the cores turbo
+(on the Zen 5 kind: 480 f32 / 240 f64 GFLOP/s at ~3.75 GHz). Half/BFloat16 compute in f32, so
+their peak is f32's.
+
+Blocks of numpy and libth calls alternate, each after a 0.3 s pause and an untimed call, so
+neither library's idle worker threads (OpenBLAS spins for a while after each call) share the
+two cores with the other's timed block.
 """
 
 import argparse
@@ -84,6 +90,35 @@ def timed(f, reps):
     return (time.perf_counter() - t0) / reps
 
 
+SETTLE_S = 0.3
+
+
+def settle(op):
+    """Lets the other library's idle threads go to sleep, then warms `op` up (untimed)."""
+    time.sleep(SETTLE_S)
+    op()
+
+
+def nominal_peak():
+    """2 cores x the clock /proc/cpuinfo reports x FLOPs/cycle of the widest FMA (f32, f64).
+
+    The clock read there is the base clock; cores that turbo run faster, so pass the measured
+    peak (`../shared/bench/peak.c`) with --peak-f32/--peak-f64 where one is known."""
+    mhz, flags = 0.0, set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("cpu MHz") and not mhz:
+                    mhz = float(line.split(":")[1])
+                elif line.startswith("flags") and not flags:
+                    flags = set(line.split(":")[1].split())
+    except OSError:
+        return None
+    lanes = 16 if "avx512f" in flags else 8 if "fma" in flags else 4
+    f32 = os.cpu_count() * mhz / 1e3 * lanes * 2 * 2  # 2 FMA pipes, 2 FLOPs per FMA
+    return f32, f32 / 2
+
+
 def bench_case(th, real, m, k, n, ta, tb, samples):
     rng = np.random.default_rng(0)
     a_t, a = th.tensor(real, m, k, ta)
@@ -116,8 +151,14 @@ def bench_case(th, real, m, k, n, ta, tb, samples):
         samples_np = samples
     tt, tn = [], []
     for i in range(samples):
+        # Each block starts after a pause and one untimed call: OpenBLAS's idle workers spin for
+        # a while after a call, and on 2 cores a block started right after numpy's shares the
+        # cores with them (measured here: libth 1024^2 f32 at 121 GFLOP/s alone, 77 right after
+        # a numpy matmul).
         if i < samples_np:
+            settle(np_op)
             tn.append(timed(np_op, np_reps))
+        settle(th_op)
         tt.append(timed(th_op, reps))
     # correctness of the timed result against numpy
     got = bf16_f32(r) if real == "BFloat16" else r.astype(np.float64)
@@ -134,11 +175,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", default=os.path.join(ROOT, "target", "release", "libth.so"))
     ap.add_argument("--samples", type=int, default=5)
-    ap.add_argument("--peak-f32", type=float, default=480.0)
-    ap.add_argument("--peak-f64", type=float, default=240.0)
+    ap.add_argument("--peak-f32", type=float, default=None, help="default: nominal_peak()")
+    ap.add_argument("--peak-f64", type=float, default=None)
     ap.add_argument("--quick", action="store_true", help="skip the 2048 and Half/BFloat16 1024 cases")
     args = ap.parse_args()
     th = TH(args.lib)
+    nominal = nominal_peak() or (480.0, 240.0)
+    args.peak_f32 = args.peak_f32 or nominal[0]
+    args.peak_f64 = args.peak_f64 or nominal[1]
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         if var in os.environ:
             print(f"warning: {var}={os.environ[var]} is set; numpy's OpenBLAS may not use its AVX-512 kernel")

@@ -12,8 +12,9 @@
 #   7. a short libFuzzer run of every fuzz target (scripts/fuzz.sh, TH_FUZZ_SECONDS each,
 #      default 60; TH_SKIP_FUZZ=1 skips it; skipped by itself if cargo fuzz cannot run)
 #   8. the Python package: `pip install ./ffi_examples/python` into .venv, then its pytest suite
-#      (here with TH_LIBRARY=target/debug/libth.so: the package's own backend runs
-#      `cargo build --release`, which a user's install does and the test command skips for time)
+#      (here with `-C profile=dev`: the package's own backend runs cargo as a user's install
+#      does, but with the dev profile, so it reuses the debug build instead of spending ~13
+#      minutes of CI on a release build)
 #   optional: TH_SANITIZE_RUST_TESTS=1 also runs the core's Rust unit tests under ASan and
 #      TSan (scripts/sanitize_rust.sh; two extra builds)
 set -euo pipefail
@@ -51,8 +52,8 @@ for cap in $caps; do
   TH_CPU_CAPABILITY=$cap TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q tests/python
 done
 tests/install/run.sh
-TH_LIBRARY="$PWD/target/debug/libth.so" .venv/bin/pip install -q --disable-pip-version-check \
-  --force-reinstall --no-deps ./ffi_examples/python
+.venv/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+  -C profile=dev ./ffi_examples/python
 (cd ffi_examples/python/tests && ../../../.venv/bin/python -m pytest -q -p no:cacheprovider .)
 ./scripts/sanitize.sh
 # The fuzz step builds the whole library again with ASan instrumentation (several minutes on 2

@@ -612,6 +612,14 @@ pub fn copy<D: Scalar, S: Scalar>(dst: &View<D>, src: &View<S>) -> Result<()> {
     }
     let di = Offsets::new(dst.offset, &dst.sizes, &dst.strides, n);
     let si = Offsets::new(src.offset, &src.sizes, &src.strides, n);
+    if same_type {
+        // bit for bit, as the contiguous path (a NaN's payload survives, as in memcpy)
+        for (a, b) in di.zip(si) {
+            // SAFETY: every offset of both views lies inside its storage (host_ptr); D == S.
+            unsafe { ptr::copy(sp.add(b) as *const D, dp.add(a), 1) };
+        }
+        return Ok(());
+    }
     for (a, b) in di.zip(si) {
         // SAFETY: every offset of both views lies inside its storage (host_ptr).
         unsafe { ptr::write(dp.add(a), ptr::read(sp.add(b)).cast::<D>()) };
@@ -660,6 +668,18 @@ mod tests {
     fn arange(sizes: &[i64]) -> View<f64> {
         let n = numel(sizes).unwrap();
         View::from_slice(&(0..n).map(|i| i as f64).collect::<Vec<_>>(), sizes).unwrap()
+    }
+
+    #[test]
+    fn same_dtype_copies_keep_nan_payloads() {
+        // 0x7D58 is a signalling f16 NaN: a round trip through f32 would set its quiet bit.
+        let bits = [0x7D58u16, 0x3C00, 0xFC01, 0x0001];
+        let vals: Vec<half::f16> = bits.iter().map(|&b| half::f16::from_bits(b)).collect();
+        let src = View::from_slice(&vals, &[2, 2]).unwrap().transpose(0, 1).unwrap();
+        let dst = View::<half::f16>::contiguous(&[2, 2]).unwrap();
+        copy(&dst, &src).unwrap();
+        let got: Vec<u16> = dst.to_vec().unwrap().iter().map(|x| x.to_bits()).collect();
+        assert_eq!(got, [0x7D58, 0xFC01, 0x3C00, 0x0001]);
     }
 
     #[test]

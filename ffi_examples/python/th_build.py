@@ -1,8 +1,9 @@
 """PEP 517 build backend for the `th` Python package.
 
-`build_wheel` runs `cargo build --release` in the repository root (two directories up), so the
-library comes from the repository's own target directory (CARGO_TARGET_DIR is honoured) and an
-up-to-date release build is reused as is. TH_LIBRARY=/path/to/libth.so packages a library built
+`build_wheel` runs `cargo build --release --lib` in the repository root (two directories up), so
+the library comes from the repository's own target directory (CARGO_TARGET_DIR is honoured) and
+an up-to-date release build is reused as is. `pip install -C profile=dev ./ffi_examples/python`
+(or TH_CARGO_PROFILE=dev) builds with another cargo profile instead. TH_LIBRARY=/path/to/libth.so packages a library built
 elsewhere instead. The wheel holds the `th` package plus `th/libth.so`, tagged py3-none-<platform>
 (ctypes bindings do not depend on the Python version).
 """
@@ -44,19 +45,30 @@ def _tag():
     return f"py3-none-{_platform_tag()}"
 
 
-def _library():
+def _profile(config_settings):
+    """The cargo profile: `release` unless `-C profile=NAME` (pip's --config-settings) or
+    TH_CARGO_PROFILE says otherwise (`dev` reuses a debug build, as the test command does)."""
+    profile = (config_settings or {}).get("profile") or os.environ.get("TH_CARGO_PROFILE") or "release"
+    if not profile.replace("-", "").replace("_", "").isalnum():
+        raise RuntimeError(f"bad cargo profile name {profile!r}")
+    return profile
+
+
+def _library(config_settings=None):
     given = os.environ.get("TH_LIBRARY")
     if given:
         if not os.path.isfile(given):
             raise RuntimeError(f"TH_LIBRARY={given} does not exist")
         return given
     cargo = os.environ.get("CARGO", "cargo")
-    print(f"th_build: {cargo} build --release (in {ROOT})", file=sys.stderr)
-    subprocess.run([cargo, "build", "--release"], cwd=ROOT, check=True)
+    profile = _profile(config_settings)
+    print(f"th_build: {cargo} build --profile {profile} --lib (in {ROOT})", file=sys.stderr)
+    subprocess.run([cargo, "build", "--profile", profile, "--lib"], cwd=ROOT, check=True)
     target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
     if not os.path.isabs(target):
         target = os.path.join(ROOT, target)
-    lib = os.path.join(target, "release", "libth.so")
+    # cargo's output folder: `debug` for the dev profile, the profile's name otherwise
+    lib = os.path.join(target, "debug" if profile in ("dev", "test") else profile, "libth.so")
     if not os.path.isfile(lib):
         raise RuntimeError(f"cargo build did not produce {lib}")
     return lib
@@ -107,7 +119,7 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     tag = _tag()
-    lib = _library()
+    lib = _library(config_settings)
     di, meta = _dist_info(tag)
     entries = [(name, open(path, "rb").read()) for name, path in _files()]
     entries.append((f"{NAME}/libth.so", open(lib, "rb").read()))

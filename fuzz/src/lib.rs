@@ -3,9 +3,14 @@
 //!
 //! One module per input format:
 //! - `api`: programs of C API calls (create / view / resize / copy / math / free) across dtypes.
+//! - `dlpack`: DLPack import of malformed and well-formed managed tensors (every dtype, both
+//!   the versioned and the legacy form).
+//! - `file`: THMemoryFile reads (binary/ASCII, every dtype, strings, seeks) and `.npy` loading of
+//!   corrupt content.
 //!
-//! The DLPack import (malformed `DLTensor`s) and THFile / `.npy` reader (corrupt files) drivers
-//! belong here as `dlpack.rs` and `file.rs`, each with a target in `fuzz_targets/`, a saved-input
-//! directory in `regressions/`, and a test in `tests/` of the main crate; see fuzz/README.md.
+//! Each has a target in `fuzz_targets/`, a saved-input directory in `regressions/`, and a test in
+//! `tests/` of the main crate; see fuzz/README.md.
 
 pub mod api;
+pub mod dlpack;
+pub mod file;

@@ -609,22 +609,13 @@ fn threads() -> usize {
     crate::ffi::general::num_threads().max(1)
 }
 
-/// Runs `f(start, end)` over `[0, n)`: in one call when `work` (elements touched) is below
-/// `parallel::GRAIN`, else in several chunks per thread on the library's pool, so a worker
-/// that gets descheduled on a busy machine has its chunks taken by the others. (Which thread
-/// runs a chunk never changes a result: see the module docs.)
+/// Runs `f(start, end)` over `[0, n)` with `parallel::for_range`: in one call when `work`
+/// (elements touched) is below `parallel::GRAIN`, else in several pieces per thread that the
+/// calling thread starts on at once and the pool's workers join as they wake (a sleeping worker
+/// can take a while to get a core back, so the caller does not wait for one to begin). Which
+/// thread runs a piece never changes a result: see the module docs.
 fn par_for(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
-    use rayon::prelude::*;
-    if n == 0 {
-        return;
-    }
-    let pool = if work >= parallel::GRAIN && n > 1 { parallel::pool() } else { None };
-    let Some(pool) = pool else {
-        f(0, n);
-        return;
-    };
-    let chunks = (pool.current_num_threads() * 4).min(n);
-    pool.install(|| (0..chunks).into_par_iter().for_each(|c| f(n * c / chunks, n * (c + 1) / chunks)));
+    parallel::for_range(n, work, f)
 }
 
 /// Runs `r` over the geometry: one accumulator per output, in output (row-major) order.
