@@ -38,7 +38,7 @@ fi
 if [ "${TH_SANITIZE_RUST:-0}" = 1 ]; then
   host=$(rustc -vV | sed -n 's/^host: //p')
   # --target keeps build scripts and proc macros uninstrumented.
-  RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address" \
+  RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address -Cunsafe-allow-abi-mismatch=sanitizer" \
     cargo build --quiet --lib --target "$host" --target-dir target/asan
   libdir="$PWD/target/asan/$host/debug"
 else

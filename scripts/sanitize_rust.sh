@@ -4,7 +4,8 @@
 # but is a nightly-only component that cannot be installed here; the sanitizers' runtimes ship
 # with the stable rust-std, and RUSTC_BOOTSTRAP=1 (scoped to these commands) enables
 # -Zsanitizer on the stable compiler. The standard library itself is not instrumented (that
-# needs -Zbuild-std and the rust-src component), so races inside std are not seen.
+# needs -Zbuild-std and the rust-src component), so races inside std are not seen; rustc
+# refuses to mix instrumented crates with that std unless -Cunsafe-allow-abi-mismatch=sanitizer.
 #   scripts/sanitize_rust.sh [asan|tsan]...   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,7 @@ for san in "${@:-asan tsan}"; do
       *) echo "unknown sanitizer $s"; exit 2 ;;
     esac
     echo "rust unit tests of the core under $s"
-    RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=$flag" \
+    RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=$flag -Cunsafe-allow-abi-mismatch=sanitizer" \
       cargo test --quiet --lib --target "$host" --target-dir "target/$s" -- --test-threads=4 "${filters[@]/%/::}"
   done
 done

@@ -28,6 +28,24 @@ use th::ffi::tensor::*;
 const TH_ERR_INTERNAL: c_int = 10;
 const TH_ERR_PANIC: c_int = 11;
 
+/// Runs `$go!(Name, element type)` for dtype `$k % 10` (the library's ten dtypes).
+macro_rules! by_dtype {
+    ($k:expr, $go:ident) => {
+        match $k % 10 {
+            0 => $go!(Byte, u8),
+            1 => $go!(Char, i8),
+            2 => $go!(Short, i16),
+            3 => $go!(Int, i32),
+            4 => $go!(Long, i64),
+            5 => $go!(Float, f32),
+            6 => $go!(Double, f64),
+            7 => $go!(Half, u16),
+            8 => $go!(BFloat16, u16),
+            _ => $go!(Bool, u8),
+        }
+    };
+}
+
 fn check_code(what: &str) -> c_int {
     let code = THGetLastErrorCode();
     assert!(code != TH_ERR_PANIC && code != TH_ERR_INTERNAL, "{what}: error code {code}");
@@ -46,22 +64,11 @@ unsafe fn read_op(f: *mut THFile, op: u8, k: u8, count: usize, content_len: usiz
             0 => {
                 // scalar
                 macro_rules! go {
-                    ($R:ident) => {
+                    ($R:ident, $T:ty) => {
                         pastey::paste! {{ let _ = [<THFile_read $R Scalar>](f); }}
                     };
                 }
-                match k % 10 {
-                    0 => go!(Byte),
-                    1 => go!(Char),
-                    2 => go!(Short),
-                    3 => go!(Int),
-                    4 => go!(Long),
-                    5 => go!(Float),
-                    6 => go!(Double),
-                    7 => go!(Half),
-                    8 => go!(BFloat16),
-                    _ => go!(Bool),
-                }
+                by_dtype!(k, go);
                 check_code("readScalar");
             }
             1 | 2 => {
@@ -75,23 +82,12 @@ unsafe fn read_op(f: *mut THFile, op: u8, k: u8, count: usize, content_len: usiz
                         assert!(got <= count, "readRaw returned {got} of {count}");
                     }};
                 }
-                match k % 10 {
-                    0 => go!(Byte, u8),
-                    1 => go!(Char, i8),
-                    2 => go!(Short, i16),
-                    3 => go!(Int, i32),
-                    4 => go!(Long, i64),
-                    5 => go!(Float, f32),
-                    6 => go!(Double, f64),
-                    7 => go!(Half, u16),
-                    8 => go!(BFloat16, u16),
-                    _ => go!(Bool, u8),
-                }
+                by_dtype!(k, go)
             }
             3 => {
                 // into a storage of `count` elements
                 macro_rules! go {
-                    ($R:ident) => {{
+                    ($R:ident, $T:ty) => {{
                         pastey::paste! {
                             let s = [<TH $R Storage_newWithSize>](count as isize as _);
                             assert!(!s.is_null());
@@ -102,18 +98,7 @@ unsafe fn read_op(f: *mut THFile, op: u8, k: u8, count: usize, content_len: usiz
                         }
                     }};
                 }
-                match k % 10 {
-                    0 => go!(Byte),
-                    1 => go!(Char),
-                    2 => go!(Short),
-                    3 => go!(Int),
-                    4 => go!(Long),
-                    5 => go!(Float),
-                    6 => go!(Double),
-                    7 => go!(Half),
-                    8 => go!(BFloat16),
-                    _ => go!(Bool),
-                }
+                by_dtype!(k, go)
             }
             4 => {
                 let fmt: &[u8] = [b"*a\0".as_slice(), b"*l\0", b"*n\0", b"*x\0", b"\0"][k as usize % 5];
@@ -213,18 +198,7 @@ fn npy_file(k: u8, content: &[u8]) {
             }
         };
     }
-    match k % 10 {
-        0 => go!(Byte, u8),
-        1 => go!(Char, i8),
-        2 => go!(Short, i16),
-        3 => go!(Int, i32),
-        4 => go!(Long, i64),
-        5 => go!(Float, f32),
-        6 => go!(Double, f64),
-        7 => go!(Half, u16),
-        8 => go!(BFloat16, u16),
-        _ => go!(Bool, u8),
-    }
+    by_dtype!(k, go);
     let _ = std::fs::remove_file(&path);
 }
 
