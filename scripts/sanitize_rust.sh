@@ -15,7 +15,7 @@ for san in "${@:-asan tsan}"; do
   for s in $san; do
     case "$s" in
       asan) flag=address; export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1" ;;
-      tsan) flag=thread; export TSAN_OPTIONS="halt_on_error=1" ;;
+      tsan) flag=thread; export TSAN_OPTIONS="halt_on_error=1:allocator_may_return_null=1:suppressions=$PWD/scripts/tsan.supp" ;;
       *) echo "unknown sanitizer $s"; exit 2 ;;
     esac
     echo "rust unit tests of the core under $s"
