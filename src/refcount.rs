@@ -196,13 +196,15 @@ mod tests {
         let a = Rc::new(Probe(drops.clone()));
         Rc::shared(&a).set_refcounted(false);
         let b = a.clone();
+        let raw = Rc::into_raw(a.clone());
         drop(a);
         drop(b);
         assert_eq!(drops.load(Ordering::SeqCst), 0);
-        // Turn counting back on and let the one real count go.
-        let p = Rc::into_raw(Rc::new(Probe(drops.clone())));
-        // SAFETY: p is live with one count.
-        unsafe { Rc::release_raw(p) };
+        // Turn counting back on and let the one real count go (frees it: no leak).
+        // SAFETY: raw points at the object, still live with its one count.
+        let c = unsafe { Rc::from_raw(raw) };
+        Rc::shared(&c).set_refcounted(true);
+        drop(c);
         assert_eq!(drops.load(Ordering::SeqCst), 1);
     }
 
