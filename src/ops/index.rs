@@ -903,6 +903,13 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
     };
     let mut shape = t.sizes.clone();
     shape[d] = k as i64;
+    // Outputs on one storage (possible for Long, whose indices tensor has the values' type) are
+    // refused before either is resized, so that the error leaves both as they were.
+    if let (Some(a), Some(b)) = (&rt.view().storage, &ri.view().storage)
+        && ptr::eq(Rc::as_ptr(a) as *const u8, Rc::as_ptr(b) as *const u8)
+    {
+        return Err(Error::invalid("the values and indices outputs share a storage").at_arg(2));
+    }
     if k == 0 {
         resize_out(rt, &[])?;
         resize_out(ri, &[])?;
