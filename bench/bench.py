@@ -33,6 +33,9 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 F32 = np.float32
+# The scalar argument of cadd/add, converted to a C float once (as the th package's dtype
+# converter does), not by ctypes on every call: the numpy side likewise gets np.float32 scalars.
+ONE = C.c_float(1.0)
 
 
 class TH:
@@ -200,7 +203,7 @@ def main():
         A[:] = rng.standard_normal(n, dtype=F32)
         B[:] = rng.standard_normal(n, dtype=F32)
         cadd, cmul, pa, pb, pr = th.cadd, th.cmul, a.ptr, b.ptr, r.ptr
-        case(f"cadd f32 {n:.0e}", 12 * n, lambda: np.add(A, B, out=R), lambda: cadd(pr, pa, 1.0, pb),
+        case(f"cadd f32 {n:.0e}", 12 * n, lambda: np.add(A, B, out=R), lambda: cadd(pr, pa, ONE, pb),
              lambda: close(R[:1000], A[:1000] + B[:1000]))
         case(f"cmul f32 {n:.0e}", 12 * n, lambda: np.multiply(A, B, out=R), lambda: cmul(pr, pa, pb),
              lambda: close(R[:1000], A[:1000] * B[:1000]))
@@ -216,16 +219,16 @@ def main():
         at = Tensor(th, ptr=th.newTranspose(a.ptr, 0, 1))
         cadd, pa, pat, pb, pr = th.cadd, a.ptr, at.ptr, b.ptr, r.ptr
         AT = A.T
-        case(f"A+B {m}^2", 12 * m * m, lambda: np.add(A, B, out=R), lambda: cadd(pr, pa, 1.0, pb),
+        case(f"A+B {m}^2", 12 * m * m, lambda: np.add(A, B, out=R), lambda: cadd(pr, pa, ONE, pb),
              lambda: close(R[:8], A[:8] + B[:8]))
-        case(f"A.T+B {m}^2", 12 * m * m, lambda: np.add(AT, B, out=R), lambda: cadd(pr, pat, 1.0, pb),
+        case(f"A.T+B {m}^2", 12 * m * m, lambda: np.add(AT, B, out=R), lambda: cadd(pr, pat, ONE, pb),
              lambda: close(R[:, :8], AT[:, :8] + B[:, :8]))
         if m == 2048:
             v = Tensor(th, (m,))
             V = v.np((m,))
             V[:] = rng.standard_normal(m, dtype=F32)
             pv = v.ptr
-            case(f"A+v[{m}] bcast {m}^2", 8 * m * m, lambda: np.add(A, V, out=R), lambda: cadd(pr, pa, 1.0, pv),
+            case(f"A+v[{m}] bcast {m}^2", 8 * m * m, lambda: np.add(A, V, out=R), lambda: cadd(pr, pa, ONE, pv),
                  lambda: close(R[:8], A[:8] + V))
             v.free()
         for x in (at, a, b, r):
@@ -258,9 +261,9 @@ def main():
     A[:] = np.arange(16, dtype=F32)
     B[:] = 0.5
     cadd, cmul, add, pa, pb, pr = th.cadd, th.cmul, th.add, a.ptr, b.ptr, r.ptr
-    case("tiny cadd 16", 12 * 16, lambda: np.add(A, B, out=R), lambda: cadd(pr, pa, 1.0, pb))
+    case("tiny cadd 16", 12 * 16, lambda: np.add(A, B, out=R), lambda: cadd(pr, pa, ONE, pb))
     case("tiny cmul 16", 12 * 16, lambda: np.multiply(A, B, out=R), lambda: cmul(pr, pa, pb))
-    case("tiny add-scalar 16", 8 * 16, lambda: np.add(A, F32(1.0), out=R), lambda: add(pr, pa, 1.0))
+    case("tiny add-scalar 16", 8 * 16, lambda: np.add(A, F32(1.0), out=R), lambda: add(pr, pa, ONE))
     for x in (a, b, r):
         x.free()
 

@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # The Rust unit tests of the unsafe core (refcounts, storage, allocator, iteration, the error
-# state, the views) under AddressSanitizer and ThreadSanitizer. Miri would be the tool for this
-# but is a nightly-only component that cannot be installed here; the sanitizers' runtimes ship
-# with the stable rust-std, and RUSTC_BOOTSTRAP=1 (scoped to these commands) enables
-# -Zsanitizer on the stable compiler. The standard library itself is not instrumented (that
-# needs -Zbuild-std and the rust-src component), so races inside std are not seen; rustc
-# refuses to mix instrumented crates with that std unless -Cunsafe-allow-abi-mismatch=sanitizer.
+# state, the views) under AddressSanitizer and ThreadSanitizer (Miri, which needs nightly, is
+# scripts/miri.sh). The sanitizers' runtimes ship with the stable rust-std, and
+# RUSTC_BOOTSTRAP=1 (scoped to these commands) enables -Zsanitizer on the stable compiler.
+# The standard library itself is not instrumented (that needs -Zbuild-std and the rust-src
+# component), so races inside std are not seen; rustc refuses to mix instrumented crates with that std unless -Cunsafe-allow-abi-mismatch=sanitizer.
 #   scripts/sanitize_rust.sh [asan|tsan]...   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -76,19 +76,18 @@ pub struct DLManagedTensorVersioned {
 /// The DLPack version this library produces and understands.
 pub const DLPACK_VERSION: DLPackVersion = DLPackVersion { major: 1, minor: 1 };
 
-pub const KDL_CPU: i32 = 1;
-pub const KDL_CUDA_HOST: i32 = 3;
-pub const KDL_ROCM_HOST: i32 = 11;
-pub const KDL_CUDA_MANAGED: i32 = 13;
+pub(crate) const KDL_CPU: i32 = 1;
+pub(crate) const KDL_CUDA_HOST: i32 = 3;
+pub(crate) const KDL_ROCM_HOST: i32 = 11;
+pub(crate) const KDL_CUDA_MANAGED: i32 = 13;
 
-pub const KDL_INT: u8 = 0;
-pub const KDL_UINT: u8 = 1;
-pub const KDL_FLOAT: u8 = 2;
-pub const KDL_BFLOAT: u8 = 4;
-pub const KDL_BOOL: u8 = 6;
+pub(crate) const KDL_INT: u8 = 0;
+pub(crate) const KDL_UINT: u8 = 1;
+pub(crate) const KDL_FLOAT: u8 = 2;
+pub(crate) const KDL_BFLOAT: u8 = 4;
+pub(crate) const KDL_BOOL: u8 = 6;
 
-pub const FLAG_READ_ONLY: u64 = 1;
-pub const FLAG_IS_COPIED: u64 = 2;
+pub(crate) const FLAG_READ_ONLY: u64 = 1;
 
 /// Most dimensions an imported tensor may have (numpy's limit).
 const MAX_DIMS: i32 = 64;

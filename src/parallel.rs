@@ -86,6 +86,34 @@ pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
     }
 }
 
+/// A raw pointer shared with the pieces of a parallel loop. It keeps the pointer's provenance
+/// (an address cast to `usize` and back would lose it, and Miri could then no longer tell
+/// which allocation an access may touch). Whoever shares one guarantees that the pieces only
+/// read through it, or write disjoint elements, while the memory is alive.
+#[derive(Debug)]
+pub(crate) struct SharedPtr<T>(pub *mut T);
+
+// (not derived: the derive would require `T: Copy`)
+impl<T> Clone for SharedPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SharedPtr<T> {}
+
+// SAFETY: see the type's contract; the pointer itself is plain data.
+unsafe impl<T> Send for SharedPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SharedPtr<T> {}
+
+impl<T> SharedPtr<T> {
+    /// The pointer `count` elements away (wrapping arithmetic: validity is checked at use).
+    #[inline(always)]
+    pub fn offset(self, count: isize) -> *mut T {
+        self.0.wrapping_offset(count)
+    }
+}
+
 /// A split loop shared by the caller and the workers (see `for_range`).
 struct Job {
     next: AtomicUsize,

@@ -210,22 +210,29 @@ mod tests {
 
     #[test]
     fn threads_free_exactly_once() {
+        /// The shared object's address, handed to threads with its provenance (not as a usize).
+        #[derive(Clone, Copy)]
+        struct Handle(*mut Shared<Probe>);
+        // SAFETY: the pointee is Sync (atomics and an Arc), and each thread owns a count.
+        unsafe impl Send for Handle {}
+        let rounds = if cfg!(miri) { 200 } else { 10_000 };
         let drops = Arc::new(AtomicUsize::new(0));
-        let p = Rc::into_raw(Rc::new(Probe(drops.clone()))) as usize;
+        let p = Handle(Rc::into_raw(Rc::new(Probe(drops.clone()))));
         let hs: Vec<_> = (0..8)
             .map(|_| {
                 // SAFETY: the main thread holds a count until all threads are joined.
-                unsafe { Rc::retain_raw(p as *const Shared<Probe>) };
+                unsafe { Rc::retain_raw(p.0) };
                 std::thread::spawn(move || {
-                    for _ in 0..10_000 {
+                    let p = p;
+                    for _ in 0..rounds {
                         // SAFETY: this thread owns a count, so p stays live.
                         unsafe {
-                            Rc::retain_raw(p as *const Shared<Probe>);
-                            Rc::release_raw(p as *mut Shared<Probe>);
+                            Rc::retain_raw(p.0);
+                            Rc::release_raw(p.0);
                         }
                     }
                     // SAFETY: releases this thread's own count.
-                    unsafe { Rc::release_raw(p as *mut Shared<Probe>) };
+                    unsafe { Rc::release_raw(p.0) };
                 })
             })
             .collect();
@@ -234,7 +241,7 @@ mod tests {
         }
         assert_eq!(drops.load(Ordering::SeqCst), 0);
         // SAFETY: the last count.
-        unsafe { Rc::release_raw(p as *mut Shared<Probe>) };
+        unsafe { Rc::release_raw(p.0) };
         assert_eq!(drops.load(Ordering::SeqCst), 1);
     }
 

@@ -110,3 +110,18 @@ fn header_is_current_and_matches_exports() {
     assert!(missing.is_empty(), "declared but not exported: {missing:?}");
     assert!(undeclared.is_empty(), "exported but not declared: {undeclared:?}");
 }
+
+/// Every macro the header defines is in the library's namespaces (TH's own, torch7's
+/// `_MERSENNE_*`, DLPack's): an internal constant marked `pub` would otherwise reach C
+/// programs as a bare `#define` (it happened: `LANES`, `FLAG_READ_ONLY`, `KDL_CPU`, ...).
+#[test]
+fn header_defines_only_namespaced_macros() {
+    let header = generate_header();
+    let stray: Vec<&str> = header
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("#define "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .filter(|name| !["TH", "_TH", "__TH", "_MERSENNE_", "DLPACK_"].iter().any(|p| name.starts_with(p)))
+        .collect();
+    assert!(stray.is_empty(), "macros outside the TH/DLPack namespaces in TH.h: {stray:?}");
+}

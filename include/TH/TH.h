@@ -126,28 +126,6 @@ typedef struct DLManagedTensorVersioned {
 #endif /* DLPACK_DLPACK_H_ */
 
 
-#define KDL_CPU 1
-
-#define KDL_CUDA_HOST 3
-
-#define KDL_ROCM_HOST 11
-
-#define KDL_CUDA_MANAGED 13
-
-#define KDL_INT 0
-
-#define KDL_UINT 1
-
-#define KDL_FLOAT 2
-
-#define KDL_BFLOAT 4
-
-#define KDL_BOOL 6
-
-#define FLAG_READ_ONLY 1
-
-#define FLAG_IS_COPIED 2
-
 /**
  * Length of the text buffer in `THDescBuff`.
  */
@@ -157,12 +135,6 @@ typedef struct DLManagedTensorVersioned {
  * The only tensor flag: retain/free count references (clear it to make them no-ops).
  */
 #define TH_TENSOR_REFCOUNTED 1
-
-/**
- * The most dimensions an operation creates from a caller's number alone (`cat` along a
- * dimension past its inputs' adds size-1 dimensions up to it, as in torch7).
- */
-#define MAX_NEW_DIMS 1024
 
 #define TH_ALLOCATOR_MAPPED_SHARED 1
 
@@ -187,16 +159,6 @@ typedef struct DLManagedTensorVersioned {
  * MT19937 shift (torch7's `THRandom.h` name).
  */
 #define _MERSENNE_STATE_M 397
-
-/**
- * Independent accumulators in a `fold` (a power of two).
- */
-#define LANES 32
-
-/**
- * Accumulators for runs shorter than `2 * LANES`.
- */
-#define SMALL_LANES 8
 
 #define TH_STORAGE_REFCOUNTED 1
 

@@ -1231,7 +1231,7 @@ mod tests {
     #[test]
     fn gather_scatter_match_naive() {
         let mut rng = Rng(0x1234_5678);
-        for case in 0..200 {
+        for case in 0..if cfg!(miri) { 10 } else { 200 } {
             let shape = rng.shape(4);
             let d = rng.below(shape.len() as i64) as usize;
             let src = maybe_strided(&randv(&mut rng, &shape), case % 2 == 0);
@@ -1283,7 +1283,7 @@ mod tests {
     #[test]
     fn index_ops_match_naive() {
         let mut rng = Rng(0xdead_beef);
-        for case in 0..200 {
+        for case in 0..if cfg!(miri) { 10 } else { 200 } {
             let shape = rng.shape(4);
             let d = rng.below(shape.len() as i64) as usize;
             let src = maybe_strided(&randv(&mut rng, &shape), case % 2 == 1);
@@ -1525,7 +1525,11 @@ mod tests {
         linspace(&q, 1.0, 2.0, 5).unwrap();
         assert_eq!(q.view().to_vec().unwrap(), vec![1.0, 1.25, 1.5, 1.75, 2.0]);
         logspace(&q, 0.0, 2.0, 3).unwrap();
-        assert_eq!(q.view().to_vec().unwrap(), vec![1.0, 10.0, 100.0]);
+        // powf's accuracy is the platform libm's (Miri models a few ulp of error): compare
+        // within 1e-14 rather than bit for bit.
+        for (got, want) in q.view().to_vec().unwrap().into_iter().zip([1.0, 10.0, 100.0]) {
+            assert!((got - want).abs() <= 1e-14 * want, "{got} vs {want}");
+        }
         assert!(linspace(&q, 0.0, 1.0, 1).is_err());
     }
 

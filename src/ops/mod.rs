@@ -17,7 +17,7 @@ pub mod vmath;
 use crate::apply::Plan;
 use crate::dtype::Scalar;
 use crate::error::{Error, Result};
-use crate::parallel;
+use crate::parallel::{self, SharedPtr};
 use crate::tensor::{Tensor, View, broadcast_shapes, fill_strides, size_desc};
 
 fn base<T: Scalar>(v: &View<T>) -> Result<*mut u8> {
@@ -352,13 +352,13 @@ pub fn pointwise1<O: Scalar, A: Scalar>(r: &Tensor<O>, a: &impl Operand<A>, f: i
         && let Some(pa) = flat_in(a, &o)
     {
         let nt = streams(o.n, size_of::<O>() + size_of::<A>());
-        let (po, pa) = (o.ptr as usize, pa as usize);
+        let (po, pa) = (SharedPtr(o.ptr as *mut O), SharedPtr(pa as *mut A));
         parallel::for_range(o.n, o.n, |s, e| {
             // SAFETY: both operands are contiguous host memory of o.n elements (checked against
             // their storages by flat_out / flat_in), not partially overlapping; pieces are
             // disjoint.
             unsafe {
-                kernels::map1_run(e - s, (po as *mut O).add(s), 1, (pa as *const A).add(s), 1, nt, &f);
+                kernels::map1_run(e - s, po.offset(s as isize), 1, pa.offset(s as isize).cast_const(), 1, nt, &f);
             }
             if nt {
                 kernels::store_fence();
@@ -383,12 +383,12 @@ pub fn pointwise2<O: Scalar, T: Scalar>(
         && let Some(pb) = flat_in(b, &o)
     {
         let nt = streams(o.n, size_of::<O>() + 2 * size_of::<T>());
-        let (po, pa, pb) = (o.ptr as usize, pa as usize, pb as usize);
+        let (po, pa, pb) = (SharedPtr(o.ptr as *mut O), SharedPtr(pa as *mut T), SharedPtr(pb as *mut T));
         parallel::for_range(o.n, o.n, |s, e| {
             // SAFETY: as in pointwise1.
             unsafe {
-                let (a, b) = ((pa as *const T).add(s), (pb as *const T).add(s));
-                kernels::map2_run(e - s, (po as *mut O).add(s), 1, a, 1, b, 1, nt, &f);
+                let (a, b) = (pa.offset(s as isize).cast_const(), pb.offset(s as isize).cast_const());
+                kernels::map2_run(e - s, po.offset(s as isize), 1, a, 1, b, 1, nt, &f);
             }
             if nt {
                 kernels::store_fence();

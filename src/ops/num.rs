@@ -317,7 +317,14 @@ mod tests {
         assert_eq!(200u8.add(100), 44);
         assert_eq!((-1i8).shr(1), 127);
         assert_eq!(1i16.shl(15), i16::MIN);
-        assert_eq!(3.0f32.shl(2.0), 12.0);
+        // 2^2 comes from powf: exact in the platform libm, but Miri models libm functions with a
+        // few ulp of error.
+        let s = 3.0f32.shl(2.0);
+        if cfg!(miri) {
+            assert!((s - 12.0).abs() <= 1e-5, "{s}")
+        } else {
+            assert_eq!(s, 12.0)
+        }
         assert_eq!(2i64.pow(10), 1024);
         assert!(f32::NAN.max_nan(1.0).is_nan());
         assert!(1.0f64.min_nan(f64::NAN).is_nan());

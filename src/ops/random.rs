@@ -860,8 +860,8 @@ mod tests {
         g.manual_seed(42);
         let exact = |s: &str| s.parse::<f64>().unwrap();
         assert_eq!(g.uniform(0.0, 1.0).unwrap(), exact("0.37454011430963874"));
-        assert_eq!(g.normal(0.0, 1.0).unwrap(), exact("0.70734813624035553"));
-        assert_eq!(g.normal(0.0, 1.0).unwrap(), exact("-2.3494471019969621"));
+        assert_libm_eq(g.normal(0.0, 1.0).unwrap(), exact("0.70734813624035553"));
+        assert_libm_eq(g.normal(0.0, 1.0).unwrap(), exact("-2.3494471019969621"));
         let t = tensor::<f32>(&[3]);
         g.manual_seed(1);
         uniform(&t, &g, 0.0, 1.0).unwrap();
@@ -871,13 +871,24 @@ mod tests {
         }
     }
 
+    /// Equality of values computed through libm (log, sin, cos in the normal draws): bit for
+    /// bit natively; within 1e-12 under Miri, which gives libm functions a random few ulp of
+    /// error on every call.
+    fn assert_libm_eq(a: f64, b: f64) {
+        if cfg!(miri) {
+            assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
+        } else {
+            assert_eq!(a, b);
+        }
+    }
+
     #[test]
     fn seeding_resets_the_normal_cache_and_uses_the_low_32_bits() {
         let g = Generator::with_seed(7);
         g.normal(0.0, 1.0).unwrap();
         g.manual_seed(7);
         let a = g.normal(0.0, 1.0).unwrap();
-        assert_eq!(a, Generator::with_seed(7).normal(0.0, 1.0).unwrap());
+        assert_libm_eq(a, Generator::with_seed(7).normal(0.0, 1.0).unwrap());
         let hi = Generator::with_seed((1 << 40) | 7);
         assert_eq!(hi.lock().random(), Generator::with_seed(7).lock().random());
         assert_eq!(hi.state().initial_seed(), (1 << 40) | 7);
@@ -1019,7 +1030,9 @@ mod tests {
         let p = View::from_slice(&[0.1f64, 0.2, 0.0, 0.7], &[4]).unwrap();
         let (j, q) = (tensor::<i64>(&[1]), tensor::<f64>(&[1]));
         multinomial_alias_setup(&p, &j, &q).unwrap();
-        let out = tensor::<i64>(&[100_000]);
+        // (fewer draws under Miri; the bound is still over 3 standard deviations)
+        let n: i64 = if cfg!(miri) { 20_000 } else { 100_000 };
+        let out = tensor::<i64>(&[n]);
         multinomial_alias_draw(&out, &g, &j.view(), &q.view()).unwrap();
         let mut counts = [0usize; 4];
         for x in out.view().to_vec().unwrap() {
@@ -1027,7 +1040,7 @@ mod tests {
         }
         assert_eq!(counts[2], 0);
         for (c, want) in counts.iter().zip([0.1, 0.2, 0.0, 0.7]) {
-            assert!((*c as f64 / 1e5 - want).abs() < 0.01, "{counts:?}");
+            assert!((*c as f64 / n as f64 - want).abs() < 0.01, "{counts:?}");
         }
         let bad_j = View::from_slice(&[0i64, 9, 0, 0], &[4]).unwrap();
         assert!(multinomial_alias_draw(&out, &g, &bad_j, &q.view()).is_err());

@@ -12,9 +12,9 @@
 use super::kernels::{Isa, isa};
 
 /// Independent accumulators in a `fold` (a power of two).
-pub const LANES: usize = 32;
+pub(crate) const LANES: usize = 32;
 /// Accumulators for runs shorter than `2 * LANES`.
-pub const SMALL_LANES: usize = 8;
+pub(crate) const SMALL_LANES: usize = 8;
 
 /// Defines `pub unsafe fn $name` dispatching to AVX-512 / AVX2 / plain copies of `$body`.
 macro_rules! multiversion {
@@ -234,6 +234,37 @@ unsafe fn cols_body<T: Copy, A: Copy, F: Fn(A, T) -> A>(acc: &mut [A], p: *const
     }
 }
 
+/// Rows folded together by `cols_rows` (one pass over the accumulators per `ROWS` rows).
+pub(crate) const ROWS: usize = 4;
+
+#[inline(always)]
+unsafe fn cols_rows_body<T: Copy, A: Copy, G: Fn(T) -> A, C: Fn(A, A) -> A>(
+    acc: &mut [A],
+    p: *const T,
+    s: isize,
+    rs: isize,
+    g: &G,
+    c: &C,
+) {
+    // SAFETY: caller contract (for the whole body): rows 0..ROWS at p + r * rs are each valid
+    // for acc.len() elements at stride s.
+    unsafe {
+        let row = |q: *const T| {
+            let x: [A; ROWS] = std::array::from_fn(|r| g(q.offset(r as isize * rs).read()));
+            c(c(x[0], x[1]), c(x[2], x[3]))
+        };
+        if s == 1 {
+            for (j, a) in acc.iter_mut().enumerate() {
+                *a = c(*a, row(p.add(j)));
+            }
+        } else {
+            for (j, a) in acc.iter_mut().enumerate() {
+                *a = c(*a, row(p.offset(j as isize * s)));
+            }
+        }
+    }
+}
+
 #[inline(always)]
 unsafe fn cols2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A>(
     acc: &mut [A],
@@ -273,6 +304,11 @@ multiversion! {
 multiversion! {
     /// `acc[j] = f(acc[j], p[j * s])` for every `j < acc.len()`.
     fn cols<T: Copy, A: Copy, F: Fn(A, T) -> A>(acc: &mut [A], p: *const T, s: isize, f: &F) => cols_body
+}
+multiversion! {
+    /// `acc[j] = c(acc[j], c(c(x0, x1), c(x2, x3)))` with `xr = g(p[j * s + r * rs])`: `ROWS`
+    /// rows per pass over the accumulators (a quarter of the accumulator loads and stores).
+    fn cols_rows<T: Copy, A: Copy, G: Fn(T) -> A, C: Fn(A, A) -> A>(acc: &mut [A], p: *const T, s: isize, rs: isize, g: &G, c: &C) => cols_rows_body
 }
 multiversion! {
     /// `acc[j] = f(acc[j], p[j * sp], q[j * sq])`.
