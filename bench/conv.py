@@ -37,9 +37,10 @@ def np_mv_valid(inp, ker, sr, sc):
 
 
 def np_mv_full(inp, ker):
+    # full cross-correlation (the cases call TH with 'X'): valid xcorr of the zero-padded input
     kh, kw = ker.shape[2:]
     pad = np.pad(inp, ((0, 0), (kh - 1, kh - 1), (kw - 1, kw - 1)))
-    return np_mv_valid(pad, ker[:, :, ::-1, ::-1], 1, 1)
+    return np_mv_valid(pad, ker, 1, 1)
 
 
 def np_revger(inp, gout):

@@ -23,6 +23,7 @@
 
 use crate::dtype::Scalar;
 use crate::error::{Error, Result};
+use crate::linalg::gemm::{MatMut, MatRef};
 use crate::ops::kernels::{Isa, isa};
 use crate::tensor::{Tensor, View};
 use std::borrow::Cow;
@@ -33,6 +34,23 @@ pub trait ConvK: Copy + Send + Sync + PartialEq + Default + std::fmt::Debug + 's
     fn one() -> Self;
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
+    /// Whether `gemm_acc` is available (the float types): valid-mode `mv`/`mm` then run as
+    /// im2col + GEMM.
+    const GEMM: bool = false;
+    /// `c += a @ b` through the library's GEMM (`c` m x n, `a` m x k, `b` k x n).
+    ///
+    /// # Safety
+    /// As [`crate::linalg::gemm::gemm`].
+    unsafe fn gemm_acc(
+        _m: usize,
+        _n: usize,
+        _k: usize,
+        _a: MatRef<Self>,
+        _b: MatRef<Self>,
+        _c: MatMut<Self>,
+    ) -> Result<()> {
+        Err(Error::internal("conv: no GEMM for this compute type"))
+    }
 }
 
 macro_rules! int_k {
@@ -54,6 +72,11 @@ macro_rules! float_k {
             #[inline(always)] fn one() -> Self { 1.0 }
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
+            const GEMM: bool = true;
+            unsafe fn gemm_acc(m: usize, n: usize, k: usize, a: MatRef<Self>, b: MatRef<Self>, c: MatMut<Self>) -> Result<()> {
+                // SAFETY: forwarded contract.
+                unsafe { crate::linalg::gemm::gemm::<$T>(m, n, k, 1.0, a, b, 1.0, c) }
+            }
         }
     )*};
 }
@@ -636,6 +659,94 @@ struct Job<'a> {
     o: [usize; 3],
     n_out: usize,
     contrib: Contrib<'a>,
+    /// `Some((batches, nin, nout))` when the job is dense `mv`/`mm`: output volume
+    /// `b * nout + q` sums input volumes `b * nin + i` with kernel volumes `q * nin + i`, for
+    /// every `i < nin` (what `contrib` lists), so it can run as one GEMM per batch.
+    dense: Option<(usize, usize, usize)>,
+}
+
+/// Bytes of im2col columns built at a time (the GEMM's right operand; about L2..L3).
+const COLS_BYTES: usize = 4 << 20;
+
+/// Whether a dense valid job runs as im2col + GEMM: with enough output planes, reduction
+/// length and output positions for the GEMM's blocking to beat the direct kernel.
+fn use_gemm<K: ConvK>(kind: Kind, g: &Geom, o: [usize; 3], dense: Option<(usize, usize, usize)>) -> bool {
+    let Some((_, nin, nout)) = dense else { return false };
+    K::GEMM && kind == Kind::Valid && nout >= 4 && nin * g.k_len() >= 16 && o.iter().product::<usize>() >= 64
+}
+
+/// `cols[r][j] = input[...]` for rows `r = (i, kz, ky, kx)` of the kernel volume (`nin` input
+/// volumes) and columns `j` = output positions `c0 + j` (flattened `(z, y, x)`): the input
+/// element that kernel tap `r` meets at that output position (valid mode).
+fn im2col<K: ConvK>(cols: &mut [K], input: &[K], g: &Geom, o: [usize; 3], c0: usize, w: usize) {
+    let [_, ir, ic] = g.i;
+    let [_, kr, kc] = g.k;
+    let [st, sr, sc] = g.s;
+    let [_, or, oc] = o;
+    let (klen, ip, plen) = (g.k_len(), ir * ic, g.in_len());
+    let work = cols.len();
+    par_planes(cols, w, work, |r, row| {
+        let (i, t) = (r / klen, r % klen);
+        let (kz, ky, kx) = (t / (kr * kc), (t / kc) % kr, t % kc);
+        let base = i * plen + kz * ip + ky * ic + kx;
+        let (mut c, mut j) = (c0, 0);
+        while j < w {
+            let (zy, x) = (c / oc, c % oc);
+            let (z, y) = (zy / or, zy % or);
+            let run = (oc - x).min(w - j);
+            let start = base + z * st * ip + y * sr * ic + x * sc;
+            if sc == 1 {
+                row[j..j + run].copy_from_slice(&input[start..start + run]);
+            } else {
+                for (q, v) in row[j..j + run].iter_mut().enumerate() {
+                    *v = input[start + q * sc];
+                }
+            }
+            j += run;
+            c += run;
+        }
+    });
+}
+
+/// A dense valid job as GEMM: for each batch, `out[b]` (nout x positions) += the prepared
+/// kernel (nout x nin*klen, row-major) @ the im2col columns of input group `b`, built
+/// `COLS_BYTES` at a time.
+fn valid_gemm<K: ConvK>(
+    out: &mut [K],
+    inp: &[K],
+    ker: &[K],
+    g: &Geom,
+    o: [usize; 3],
+    dense: (usize, usize, usize),
+) -> Result<()> {
+    let (batches, nin, nout) = dense;
+    let op: usize = o.iter().product();
+    let kk = nin * g.k_len();
+    let group = nin * g.in_len();
+    let chunk = (COLS_BYTES / (kk * size_of::<K>()).max(1)).clamp(1, op);
+    let mut cols = zeros::<K>(kk * chunk)?;
+    if ker.len() != nout * kk || inp.len() < batches * group || out.len() != batches * nout * op {
+        return Err(Error::internal("conv: GEMM operands of unexpected sizes"));
+    }
+    for b in 0..batches {
+        let input = &inp[b * group..(b + 1) * group];
+        let dst = &mut out[b * nout * op..(b + 1) * nout * op];
+        let mut c0 = 0;
+        while c0 < op {
+            let w = chunk.min(op - c0);
+            let cols = &mut cols[..kk * w];
+            im2col(cols, input, g, o, c0, w);
+            let a = MatRef { ptr: ker.as_ptr(), rs: kk as isize, cs: 1 };
+            let bm = MatRef { ptr: cols.as_ptr(), rs: w as isize, cs: 1 };
+            let c = MatMut { ptr: dst[c0..].as_mut_ptr(), rs: op as isize, cs: 1 };
+            // SAFETY: ker is nout x kk, cols kk x w, and c addresses columns c0..c0 + w of the
+            // nout rows (op apart) of dst, which holds nout * op elements; dst is distinct from
+            // both operands (the output was copied away from any shared input by `run`).
+            unsafe { K::gemm_acc(nout, w, kk, a, bm, c)? };
+            c0 += w;
+        }
+    }
+    Ok(())
 }
 
 /// `r = beta*r + alpha*job` with TH's output rules: `r` is resized to `shape` (kept when it has
@@ -696,6 +807,10 @@ fn run<T: ConvElem>(
         }
     }
 
+    if use_gemm::<T::K>(job.kind, &job.g, job.o, job.dense) {
+        valid_gemm(out, &inp, &ker, &job.g, job.o, job.dense.unwrap_or_default())?;
+        return finish(tmp, &out_view, shape);
+    }
     let plen_in = job.g.in_len();
     let plen_out: usize = job.o.iter().product();
     let work = job.n_out.saturating_mul(macs(job.kind, &job.g, job.o));
@@ -713,11 +828,16 @@ fn run<T: ConvElem>(
             .collect();
         plane(dst, kind, &g, o, &pairs);
     });
+    finish(tmp, &out_view, shape)
+}
 
+/// Stores a computed temporary (non-native dtypes, or an output that was not contiguous) into
+/// the output view.
+fn finish<T: ConvElem>(tmp: Option<Vec<T::K>>, out_view: &View<T>, shape: &[i64]) -> Result<()> {
     if let Some(v) = tmp {
         let vals: Vec<T> = v.into_iter().map(T::from_k).collect();
         let src = View::from_slice(&vals, shape)?;
-        crate::tensor::copy(&out_view, &src)?;
+        crate::tensor::copy(out_view, &src)?;
     }
     Ok(())
 }
@@ -780,7 +900,7 @@ pub fn ger<T: ConvElem>(
     let (nin, nk) = (ts[0] as usize, ks[0] as usize);
     let shape = out_shape(&[ks[0], ts[0]], o, nd);
     let contrib = move |p: usize, l: &mut Vec<(usize, usize)>| l.push((p % nin, p / nin));
-    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: nk * nin, contrib: &contrib })
+    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: nk * nin, contrib: &contrib, dense: None })
 }
 
 /// conv2DRevgerm: input `B x nIn x rows x cols`, kernel `B x nK x kr x kc`, output
@@ -806,7 +926,16 @@ pub fn revgerm<T: ConvElem>(r: &Tensor<T>, beta: T, alpha: T, t: &View<T>, k: &V
             l.push((q * nin + i, q * nk + kk));
         }
     };
-    run(r, &shape, beta, alpha, t, k, false, Job { kind: Kind::Rev, g, o, n_out: nk * nin, contrib: &contrib })
+    run(
+        r,
+        &shape,
+        beta,
+        alpha,
+        t,
+        k,
+        false,
+        Job { kind: Kind::Rev, g, o, n_out: nk * nin, contrib: &contrib, dense: None },
+    )
 }
 
 /// conv2Dmv / conv3Dmv: input `nIn x vol`, kernel `nOut x nIn x kvol`, output `nOut x out`,
@@ -838,7 +967,16 @@ pub fn mv<T: ConvElem>(
     let (nin, nout) = (ts[0] as usize, ks[0] as usize);
     let shape = out_shape(&[ks[0]], o, nd);
     let contrib = move |p: usize, l: &mut Vec<(usize, usize)>| l.extend((0..nin).map(|i| (i, p * nin + i)));
-    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: nout, contrib: &contrib })
+    run(
+        r,
+        &shape,
+        beta,
+        alpha,
+        t,
+        k,
+        flip,
+        Job { kind, g, o, n_out: nout, contrib: &contrib, dense: Some((1, nin, nout)) },
+    )
 }
 
 /// conv2Dmm: input `B x nIn x rows x cols`, kernel `nOut x nIn x kr x kc`, output
@@ -863,7 +1001,16 @@ pub fn mm<T: ConvElem>(r: &Tensor<T>, beta: T, alpha: T, t: &View<T>, k: &View<T
         let (q, kk) = (p / nout, p % nout);
         l.extend((0..nin).map(|i| (q * nin + i, kk * nin + i)));
     };
-    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: b * nout, contrib: &contrib })
+    run(
+        r,
+        &shape,
+        beta,
+        alpha,
+        t,
+        k,
+        flip,
+        Job { kind, g, o, n_out: b * nout, contrib: &contrib, dense: Some((b, nin, nout)) },
+    )
 }
 
 /// conv2Dmul / conv3Dmul: one input volume, one kernel volume, one output volume.
@@ -886,7 +1033,7 @@ pub fn mul<T: ConvElem>(
     let (g, o) = Geom::new(sp(&ts, nd), sp(&ks, nd), st, kind, name, sa)?;
     let shape = out_shape(&[], o, nd);
     let contrib = |_p: usize, l: &mut Vec<(usize, usize)>| l.push((0, 0));
-    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: 1, contrib: &contrib })
+    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: 1, contrib: &contrib, dense: None })
 }
 
 /// conv2Dcmul / conv3Dcmul: input and kernel `n x vol`, output `n x out`, output k =
@@ -915,7 +1062,7 @@ pub fn cmul<T: ConvElem>(
     }
     let shape = out_shape(&[ks[0]], o, nd);
     let contrib = |p: usize, l: &mut Vec<(usize, usize)>| l.push((p, p));
-    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: ks[0] as usize, contrib: &contrib })
+    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: ks[0] as usize, contrib: &contrib, dense: None })
 }
 
 /// conv2Dmap / conv3Dmap: input and kernel `n x vol`, output `n x out`; row m of `map` is a
@@ -977,7 +1124,7 @@ pub fn map<T: ConvElem>(
     }
     let shape = out_shape(&[n], o, nd);
     let contrib = move |p: usize, l: &mut Vec<(usize, usize)>| l.extend_from_slice(&per_out[p]);
-    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: n as usize, contrib: &contrib })
+    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: n as usize, contrib: &contrib, dense: None })
 }
 
 // ---------------------------------------------------------------------------------------------

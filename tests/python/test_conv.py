@@ -146,11 +146,15 @@ STR = {v: C.c_char_p(v.encode()) for v in "VFXC"}
 # each spec: (input dims, kernel dims, output builder) in terms of the reference
 
 
-def run_case(lib, rng, real, fn, nd, vf, xc):
-    """One random call of tensor function `fn`; returns nothing, asserts."""
-    s = [int(rng.integers(1, 4)) for _ in range(nd)]
-    ksz = [int(rng.integers(1, 4)) for _ in range(nd)]
-    if vf == "V" or fn.endswith("Revger") or fn.endswith("Revgerm"):
+def run_case(lib, rng, real, fn, nd, vf, xc, big=False):
+    """One random call of tensor function `fn`; returns nothing, asserts. `big`: valid mode with
+    sizes past the library's im2col + GEMM threshold (>= 4 output planes, >= 16 kernel taps
+    over all input planes, >= 64 output positions)."""
+    s = [int(rng.integers(1, 3 if big else 4)) for _ in range(nd)]
+    ksz = [int(rng.integers(2 if big else 1, 4)) for _ in range(nd)]
+    if big:
+        isz = [ksz[d] + int(rng.integers(14, 21) if nd == 2 else rng.integers(6, 9)) for d in range(nd)]
+    elif vf == "V" or fn.endswith("Revger") or fn.endswith("Revgerm"):
         isz = [ksz[d] + int(rng.integers(0, 7)) for d in range(nd)]
     else:
         isz = [int(rng.integers(1, 6)) for _ in range(nd)]
@@ -159,6 +163,8 @@ def run_case(lib, rng, real, fn, nd, vf, xc):
         isz = [max(isz[d], (ksz[d] - 1) * s[d] + 1 + int(rng.integers(0, 3))) for d in range(nd)]
     alpha, beta = pick_scalars(rng, real)
     nin, nout, nb = int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.integers(1, 3))
+    if big:
+        nin, nout = int(rng.integers(2, 5)), int(rng.integers(4, 8))
     base = fn[6:]  # after "conv2D"/"conv3D"
     mapm = None
     if base == "mul":
@@ -238,6 +244,16 @@ def test_tensor_functions(lib, rng, real, fn):
     for vf, xc in modes:
         for _ in range(2 if nd == 2 else 1):
             run_case(lib, rng, real, fn, nd, vf, xc)
+
+
+@pytest.mark.parametrize("real", ["Float", "Double", "Half", "BFloat16"])
+@pytest.mark.parametrize("fn", ["conv2Dmv", "conv2Dmm", "conv3Dmv"])
+def test_gemm_path(lib, rng, real, fn):
+    """Valid-mode mv/mm large enough for the im2col + GEMM path, both kernel orientations."""
+    nd = 3 if fn.startswith("conv3D") else 2
+    for xc in ("X", "C"):
+        for _ in range(2):
+            run_case(lib, rng, real, fn, nd, "V", xc, big=True)
 
 
 # (C name stem, mode; None = Rev)
