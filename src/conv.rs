@@ -16,6 +16,11 @@
 //!   axpy rows (as TH does it, so non-finite kernel values behave exactly as in TH);
 //! - 3-D is a list of 2-D planes (one per kernel depth tap).
 //!
+//! Valid-mode `mv`/`mm` (every output plane sums every input plane) with enough output planes,
+//! taps and positions instead run as GEMM on the float types: the input is unfolded (im2col)
+//! into a (input planes x taps) x (output positions) matrix, a few MiB of columns at a time,
+//! and multiplied by the prepared kernels through the library's GEMM (`use_gemm`).
+//!
 //! Output planes are independent and run in parallel on the library's pool above a work
 //! threshold; within a plane the order is fixed, so results never depend on the thread count.
 //! Integer dtypes wrap (all orderings agree modulo 2^bits); floating dtypes accumulate in their
