@@ -5,7 +5,7 @@
 #   rustup toolchain install nightly && rustup component add miri rust-src --toolchain nightly
 # Without them it says so and exits 0 (TH_REQUIRE_MIRI=1 makes that an error). Not part of the
 # test command: Miri builds its own std and interprets ~1000x slower than native code.
-#   scripts/miri.sh              every unit test that can run under Miri (~25 minutes on 2 cores)
+#   scripts/miri.sh              every unit test that can run under Miri (about an hour here)
 #   scripts/miri.sh refcount     only tests whose name contains "refcount" (libtest filters)
 # Under Miri the CPU-feature probe reports no AVX, so the kernels take their portable paths;
 # tests that need what Miri cannot model (failing allocations, file mappings, FFI into C) are
@@ -22,6 +22,11 @@ fi
 # Borrows rules but not Tree Borrows (crossbeam runs its own Miri CI that way), and the tests
 # that use the thread pool would otherwise stop inside it. (Run one by one under Stacked
 # Borrows, every test passed but one, which stopped inside crossbeam-epoch on a pool thread.)
-export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation -Zmiri-tree-borrows}"
+# -Zmiri-num-cpus=2: Miri reports one CPU by default, and the library would then never start
+# its thread pool; with two, the parallel loops run on the pool and Miri checks them for data
+# races. -Zmiri-ignore-leaks: the pool's worker threads are never joined (a process-wide pool,
+# as in TH/OpenMP), which Miri would report at exit; memory leaks are checked by LeakSanitizer
+# and valgrind in the test command instead.
+export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation -Zmiri-tree-borrows -Zmiri-num-cpus=2 -Zmiri-ignore-leaks}"
 cargo +nightly miri setup --quiet
 cargo +nightly miri test --lib -- "$@"
