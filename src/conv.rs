@@ -19,7 +19,7 @@
 //! Valid-mode `mv`/`mm` (every output plane sums every input plane) with enough output planes,
 //! taps and positions instead run as GEMM on the float types: the input is unfolded (im2col)
 //! into a (input planes x taps) x (output positions) matrix, a few MiB of columns at a time,
-//! and multiplied by the prepared kernels through the library's GEMM (`use_gemm`).
+//! and multiplied by the prepared kernels through the library's GEMM (`gemm_shape`).
 //!
 //! Output planes are independent and run in parallel on the library's pool above a work
 //! threshold; within a plane the order is fixed, so results never depend on the thread count.
@@ -639,12 +639,12 @@ fn prep_kernel<K: ConvK>(k: &[K], len: usize, alpha: K, flip: bool) -> Result<Ve
 /// large enough.
 fn par_planes<K: ConvK>(out: &mut [K], plane: usize, work: usize, f: impl Fn(usize, &mut [K]) + Sync) {
     let n = out.len() / plane;
-    let base = out.as_mut_ptr() as usize;
+    let base = crate::parallel::SharedPtr(out.as_mut_ptr());
     crate::parallel::for_range(n, work, |a, b| {
         for p in a..b {
             // SAFETY: chunk p of `out` (p < n); the ranges handed to workers are disjoint, so no
             // two threads make a slice of the same chunk, and `out` outlives the loop.
-            let s = unsafe { std::slice::from_raw_parts_mut((base as *mut K).add(p * plane), plane) };
+            let s = unsafe { std::slice::from_raw_parts_mut(base.offset((p * plane) as isize), plane) };
             f(p, s);
         }
     });
@@ -673,11 +673,12 @@ struct Job<'a> {
 /// Bytes of im2col columns built at a time (the GEMM's right operand; about L2..L3).
 const COLS_BYTES: usize = 4 << 20;
 
-/// Whether a dense valid job runs as im2col + GEMM: with enough output planes, reduction
-/// length and output positions for the GEMM's blocking to beat the direct kernel.
-fn use_gemm<K: ConvK>(kind: Kind, g: &Geom, o: [usize; 3], dense: Option<(usize, usize, usize)>) -> bool {
-    let Some((_, nin, nout)) = dense else { return false };
-    K::GEMM && kind == Kind::Valid && nout >= 4 && nin * g.k_len() >= 16 && o.iter().product::<usize>() >= 64
+/// The dense shape of a valid job that runs as im2col + GEMM: one with enough output planes,
+/// reduction length and output positions for the GEMM's blocking to beat the direct kernel.
+fn gemm_shape<K: ConvK>(job: &Job) -> Option<(usize, usize, usize)> {
+    let (_, nin, nout) = job.dense?;
+    let big = nout >= 4 && nin * job.g.k_len() >= 16 && job.o.iter().product::<usize>() >= 64;
+    (K::GEMM && job.kind == Kind::Valid && big).then_some(job.dense?)
 }
 
 /// `cols[r][j] = input[...]` for rows `r = (i, kz, ky, kx)` of the kernel volume (`nin` input
@@ -728,11 +729,11 @@ fn valid_gemm<K: ConvK>(
     let op: usize = o.iter().product();
     let kk = nin * g.k_len();
     let group = nin * g.in_len();
-    let chunk = (COLS_BYTES / (kk * size_of::<K>()).max(1)).clamp(1, op);
-    let mut cols = zeros::<K>(kk * chunk)?;
     if ker.len() != nout * kk || inp.len() < batches * group || out.len() != batches * nout * op {
         return Err(Error::internal("conv: GEMM operands of unexpected sizes"));
     }
+    let chunk = (COLS_BYTES / (kk * size_of::<K>()).max(1)).clamp(1, op);
+    let mut cols = zeros::<K>(kk * chunk)?;
     for b in 0..batches {
         let input = &inp[b * group..(b + 1) * group];
         let dst = &mut out[b * nout * op..(b + 1) * nout * op];
@@ -812,8 +813,8 @@ fn run<T: ConvElem>(
         }
     }
 
-    if use_gemm::<T::K>(job.kind, &job.g, job.o, job.dense) {
-        valid_gemm(out, &inp, &ker, &job.g, job.o, job.dense.unwrap_or_default())?;
+    if let Some(dense) = gemm_shape::<T::K>(&job) {
+        valid_gemm(out, &inp, &ker, &job.g, job.o, dense)?;
         return finish(tmp, &out_view, shape);
     }
     let plen_in = job.g.in_len();
