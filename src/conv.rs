@@ -39,8 +39,8 @@ pub trait ConvK: Copy + Send + Sync + PartialEq + Default + std::fmt::Debug + 's
     fn one() -> Self;
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
-    /// Whether `gemm_acc` is available (the float types): valid-mode `mv`/`mm` then run as
-    /// im2col + GEMM.
+    /// Whether `gemm_acc` is available (the float types): large `mv`/`mm` (valid, and full with
+    /// unit strides) and Rev `ger`/`Revgerm` then run as im2col + GEMM.
     const GEMM: bool = false;
     /// `c += a @ b` through the library's GEMM (`c` m x n, `a` m x k, `b` k x n).
     ///
@@ -664,37 +664,49 @@ struct Job<'a> {
     o: [usize; 3],
     n_out: usize,
     contrib: Contrib<'a>,
-    /// `Some((batches, nin, nout))` when the job is dense `mv`/`mm`: output volume
-    /// `b * nout + q` sums input volumes `b * nin + i` with kernel volumes `q * nin + i`, for
-    /// every `i < nin` (what `contrib` lists), so it can run as one GEMM per batch.
+    /// `Some((batches, nin, nout))` when the job can run as GEMMs (what `contrib` lists):
+    /// - valid or full `mv`/`mm`: output volume `b * nout + q` sums input volumes `b * nin + i`
+    ///   with kernel volumes `q * nin + i`, for every `i < nin` (one GEMM per batch);
+    /// - Rev (`ger`, `Revgerm`): output volume `q * nin + i` sums input volumes `b * nin + i`
+    ///   with kernel volumes `b * nout + q`, for every `b < batches` (one GEMM per input
+    ///   volume and batch).
     dense: Option<(usize, usize, usize)>,
 }
 
 /// Bytes of im2col columns built at a time (the GEMM's right operand; about L2..L3).
 const COLS_BYTES: usize = 4 << 20;
 
-/// The dense shape of a valid job that runs as im2col + GEMM: one with enough output planes,
-/// reduction length and output positions for the GEMM's blocking to beat the direct kernel.
+/// The dense shape of a job that runs as im2col + GEMM: valid jobs, full jobs with unit strides
+/// (a valid job on a zero-padded input) and Rev jobs, with enough output planes, reduction
+/// length and output positions for the GEMM's blocking to beat the direct kernels.
 fn gemm_shape<K: ConvK>(job: &Job) -> Option<(usize, usize, usize)> {
     let (_, nin, nout) = job.dense?;
-    let big = nout >= 4 && nin * job.g.k_len() >= 16 && job.o.iter().product::<usize>() >= 64;
-    (K::GEMM && job.kind == Kind::Valid && big).then_some(job.dense?)
+    let (klen, op) = (job.g.k_len(), job.o.iter().product::<usize>());
+    let fits = match job.kind {
+        Kind::Valid => nout >= 4 && nin * klen >= 16 && op >= 64,
+        Kind::Full => job.g.s == [1, 1, 1] && nout >= 4 && nin * klen >= 16 && op >= 64,
+        Kind::Rev => nout >= 4 && klen >= 64,
+    };
+    (K::GEMM && fits).then_some(job.dense?)
 }
 
 /// `cols[r][j] = input[...]` for rows `r = (i, kz, ky, kx)` of the kernel volume (`nin` input
 /// volumes) and columns `j` = output positions `c0 + j` (flattened `(z, y, x)`): the input
-/// element that kernel tap `r` meets at that output position (valid mode).
-fn im2col<K: ConvK>(cols: &mut [K], input: &[K], g: &Geom, o: [usize; 3], c0: usize, w: usize) {
+/// element that kernel tap `r` meets at that output position. Valid mode steps output
+/// positions by the strides, Rev mode (`rev`) steps kernel taps by them. Rows are split between
+/// threads unless the caller runs on one of the pool's pieces already (`par == false`).
+#[allow(clippy::too_many_arguments)]
+fn im2col<K: ConvK>(cols: &mut [K], input: &[K], g: &Geom, o: [usize; 3], c0: usize, w: usize, rev: bool, par: bool) {
     let [_, ir, ic] = g.i;
     let [_, kr, kc] = g.k;
-    let [st, sr, sc] = g.s;
+    let (ts, [st, sr, sc]) = if rev { (g.s, [1; 3]) } else { ([1; 3], g.s) };
     let [_, or, oc] = o;
     let (klen, ip, plen) = (g.k_len(), ir * ic, g.in_len());
-    let work = cols.len();
+    let work = if par { cols.len() } else { 0 };
     par_planes(cols, w, work, |r, row| {
         let (i, t) = (r / klen, r % klen);
         let (kz, ky, kx) = (t / (kr * kc), (t / kc) % kr, t % kc);
-        let base = i * plen + kz * ip + ky * ic + kx;
+        let base = i * plen + kz * ts[0] * ip + ky * ts[1] * ic + kx * ts[2];
         let (mut c, mut j) = (c0, 0);
         while j < w {
             let (zy, x) = (c / oc, c % oc);
@@ -741,7 +753,7 @@ fn valid_gemm<K: ConvK>(
         while c0 < op {
             let w = chunk.min(op - c0);
             let cols = &mut cols[..kk * w];
-            im2col(cols, input, g, o, c0, w);
+            im2col(cols, input, g, o, c0, w, false, true);
             let a = MatRef { ptr: ker.as_ptr(), rs: kk as isize, cs: 1 };
             let bm = MatRef { ptr: cols.as_ptr(), rs: w as isize, cs: 1 };
             let c = MatMut { ptr: dst[c0..].as_mut_ptr(), rs: op as isize, cs: 1 };
@@ -753,6 +765,109 @@ fn valid_gemm<K: ConvK>(
         }
     }
     Ok(())
+}
+
+/// A dense full job with unit strides as GEMM: the full correlation of an input with a kernel
+/// is the valid one of the input zero-padded by `k - 1` on both sides of every dimension with
+/// the kernel reversed (`out[y] += ker[t] * in[y - t]` with `u = k - 1 - t`).
+fn full_gemm<K: ConvK>(
+    out: &mut [K],
+    inp: &[K],
+    ker: &[K],
+    g: &Geom,
+    o: [usize; 3],
+    dense: (usize, usize, usize),
+) -> Result<()> {
+    let (batches, nin, nout) = dense;
+    let [it, ir, ic] = g.i;
+    let [kt, kr, kc] = g.k;
+    let p = [it + 2 * (kt - 1), ir + 2 * (kr - 1), ic + 2 * (kc - 1)];
+    let (plen, ilen, klen) = (p.iter().product::<usize>(), g.in_len(), g.k_len());
+    let olen = nout * o.iter().product::<usize>();
+    if inp.len() < batches * nin * ilen || out.len() != batches * olen {
+        return Err(Error::internal("conv: GEMM operands of unexpected sizes"));
+    }
+    let mut rker = ker.to_vec();
+    for v in rker.chunks_mut(klen) {
+        v.reverse();
+    }
+    // one batch's padded input volumes at a time (the zero borders are written once)
+    let mut pad = zeros::<K>(nin * plen)?;
+    for b in 0..batches {
+        par_planes(&mut pad, plen, nin * plen, |v, dst| {
+            let src = &inp[(b * nin + v) * ilen..(b * nin + v + 1) * ilen];
+            for z in 0..it {
+                for y in 0..ir {
+                    let d = ((z + kt - 1) * p[1] + y + kr - 1) * p[2] + kc - 1;
+                    let s = (z * ir + y) * ic;
+                    dst[d..d + ic].copy_from_slice(&src[s..s + ic]);
+                }
+            }
+        });
+        let g = Geom { i: p, k: g.k, s: [1; 3] };
+        valid_gemm(&mut out[b * olen..(b + 1) * olen], &pad, &rker, &g, o, (1, nin, nout))?;
+    }
+    Ok(())
+}
+
+/// A Rev job as GEMM: for each input volume `i`, the output volumes `(q, i)` of every kernel
+/// `q` form an `nout x positions` matrix (rows `nin` volumes apart) that receives, for each
+/// batch `b`, kernel group `b` (`nout x klen`) @ the Rev im2col columns of input volume
+/// `(b, i)`. Input volumes are split between threads, each with its own columns.
+fn rev_gemm<K: ConvK>(
+    out: &mut [K],
+    inp: &[K],
+    ker: &[K],
+    g: &Geom,
+    o: [usize; 3],
+    dense: (usize, usize, usize),
+) -> Result<()> {
+    let (batches, nin, nout) = dense;
+    let op: usize = o.iter().product();
+    let (klen, plen) = (g.k_len(), g.in_len());
+    if ker.len() != batches * nout * klen || inp.len() < batches * nin * plen || out.len() != nout * nin * op {
+        return Err(Error::internal("conv: GEMM operands of unexpected sizes"));
+    }
+    let chunk = (COLS_BYTES / (klen * size_of::<K>()).max(1)).clamp(1, op);
+    let failed = std::sync::Mutex::new(None);
+    let base = crate::parallel::SharedPtr(out.as_mut_ptr());
+    let work = batches.saturating_mul(nin).saturating_mul(nout).saturating_mul(klen).saturating_mul(op);
+    crate::parallel::for_range(nin, work, |lo, hi| {
+        let mut cols = match zeros::<K>(klen * chunk) {
+            Ok(c) => c,
+            Err(e) => {
+                *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                return;
+            }
+        };
+        for i in lo..hi {
+            let mut c0 = 0;
+            while c0 < op {
+                let w = chunk.min(op - c0);
+                let cols = &mut cols[..klen * w];
+                for b in 0..batches {
+                    let v = b * nin + i;
+                    im2col(cols, &inp[v * plen..(v + 1) * plen], g, o, c0, w, true, false);
+                    let a = MatRef { ptr: ker[b * nout * klen..].as_ptr(), rs: klen as isize, cs: 1 };
+                    let bm = MatRef { ptr: cols.as_ptr(), rs: w as isize, cs: 1 };
+                    let c = MatMut { ptr: base.offset((i * op + c0) as isize), rs: (nin * op) as isize, cs: 1 };
+                    // SAFETY: kernel group b is nout x klen inside ker, cols is klen x w, and c
+                    // addresses positions c0..c0 + w of the nout output volumes (q, i), which lie
+                    // inside out (checked above); input volumes i are split between threads, so
+                    // no other thread touches them, and out is distinct from both operands.
+                    if let Err(e) = unsafe { K::gemm_acc(nout, w, klen, a, bm, c) } {
+                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        return;
+                    }
+                }
+                c0 += w;
+            }
+        }
+    });
+    match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// `r = beta*r + alpha*job` with TH's output rules: `r` is resized to `shape` (kept when it has
@@ -814,7 +929,11 @@ fn run<T: ConvElem>(
     }
 
     if let Some(dense) = gemm_shape::<T::K>(&job) {
-        valid_gemm(out, &inp, &ker, &job.g, job.o, dense)?;
+        match job.kind {
+            Kind::Valid => valid_gemm(out, &inp, &ker, &job.g, job.o, dense)?,
+            Kind::Full => full_gemm(out, &inp, &ker, &job.g, job.o, dense)?,
+            Kind::Rev => rev_gemm(out, &inp, &ker, &job.g, job.o, dense)?,
+        }
         return finish(tmp, &out_view, shape);
     }
     let plen_in = job.g.in_len();
@@ -906,7 +1025,8 @@ pub fn ger<T: ConvElem>(
     let (nin, nk) = (ts[0] as usize, ks[0] as usize);
     let shape = out_shape(&[ks[0], ts[0]], o, nd);
     let contrib = move |p: usize, l: &mut Vec<(usize, usize)>| l.push((p % nin, p / nin));
-    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: nk * nin, contrib: &contrib, dense: None })
+    let dense = (kind == Kind::Rev).then_some((1, nin, nk));
+    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: nk * nin, contrib: &contrib, dense })
 }
 
 /// conv2DRevgerm: input `B x nIn x rows x cols`, kernel `B x nK x kr x kc`, output
@@ -940,7 +1060,7 @@ pub fn revgerm<T: ConvElem>(r: &Tensor<T>, beta: T, alpha: T, t: &View<T>, k: &V
         t,
         k,
         false,
-        Job { kind: Kind::Rev, g, o, n_out: nk * nin, contrib: &contrib, dense: None },
+        Job { kind: Kind::Rev, g, o, n_out: nk * nin, contrib: &contrib, dense: Some((b, nin, nk)) },
     )
 }
 

@@ -3,8 +3,8 @@
 //! on `faer` (`lapack`).
 //!
 //! Every product (addmm, addmv, addr, addbmm, baddbmm, THBlas gemm/gemv/ger) ends in
-//! [`gemm::gemm`]: Float and Double run on the `gemm` crate (AVX-512 kernels picked at run
-//! time, threads from the library's pool), Half and BFloat16 convert to f32 and run the f32
+//! [`gemm::gemm`]: Float and Double run on `faer`'s matmul (x86 assembly kernels, AVX2 or
+//! AVX-512 picked at run time, threads from the library's pool), Half and BFloat16 convert to f32 and run the f32
 //! kernel,
 //! the integer types run a blocked kernel with C's wrapping arithmetic. Bool has no products
 //! (TH has none).

@@ -225,6 +225,22 @@ pub trait Reducer<T, const N: usize>: Sync {
             unsafe { self.fold_cols(acc, ptrs_at(p, scaled(rs, i)), s, ridx + i) };
         }
     }
+    /// `fold_run(identity(), p[r], s, len, first[r])` for each of `rk::MULTI` runs, each
+    /// result exactly as that call gives it. Associative reducers read unit-stride runs
+    /// interleaved (`rk::fold_multi`), which streams from DRAM faster than one run at a time.
+    ///
+    /// # Safety
+    /// Each run must be valid as for `fold_run`.
+    unsafe fn fold_runs(
+        &self,
+        p: [[*const T; N]; rk::MULTI],
+        s: [isize; N],
+        len: usize,
+        first: [usize; rk::MULTI],
+    ) -> [Self::Acc; rk::MULTI] {
+        // SAFETY: forwarded contract (run r).
+        std::array::from_fn(|r| unsafe { self.fold_run(self.identity(), p[r], s, len, first[r]) })
+    }
     /// Combines the result of some elements with the result of the elements after them.
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
 }
@@ -280,6 +296,23 @@ where
             // SAFETY: forwarded contract (row i).
             unsafe { rk::cols(acc, p[0].wrapping_offset(i as isize * rs[0]), s[0], &|a, x| c(a, g(x))) };
         }
+    }
+    unsafe fn fold_runs(
+        &self,
+        p: [[*const T; 1]; rk::MULTI],
+        s: [isize; 1],
+        len: usize,
+        _first: [usize; rk::MULTI],
+    ) -> [A; rk::MULTI] {
+        let (g, c) = (&self.g, &self.c);
+        if s[0] != 1 {
+            // SAFETY: forwarded contract (run r).
+            return std::array::from_fn(|r| unsafe { self.fold_run(self.id, p[r], s, len, 0) });
+        }
+        // SAFETY: forwarded contract; the same fold as `fold_run`'s, combined with the identity
+        // as it does.
+        let rs = unsafe { rk::fold_multi(len, p.map(|q| q[0]), self.id, &|a, x| c(a, g(x)), c) };
+        rs.map(|r| c(self.id, r))
     }
     fn combine(&self, a: A, b: A) -> A {
         (self.c)(a, b)
@@ -766,7 +799,21 @@ unsafe fn run_runs<T: Scalar, R: Reducer<T, N>, const N: usize>(
         let mut parts = vec![r.identity(); nblocks];
         let ps = Sink(parts.as_mut_ptr());
         par_for(nblocks, k, |a, b| {
-            for bi in a..b {
+            // A single run: this piece's full blocks go rk::MULTI at a time, one from each
+            // quarter of the piece (several distant streams of loads per core).
+            let full = b.min(k / BLOCK);
+            let q = if outer.is_empty() { full.saturating_sub(a) / rk::MULTI } else { 0 };
+            for i in 0..q {
+                let bs: [usize; rk::MULTI] = std::array::from_fn(|r| a + r * q + i);
+                let p = bs.map(|bi| ptrs::<T, N>(p0, scaled(inner.st, bi * BLOCK)));
+                // SAFETY: each block is BLOCK elements of this output's single run.
+                let accs = unsafe { r.fold_runs(p, inner.st, BLOCK, bs.map(|bi| bi * BLOCK)) };
+                for (bi, acc) in bs.into_iter().zip(accs) {
+                    // SAFETY: bi < nblocks, and this worker alone owns blocks a..b.
+                    unsafe { ps.put(bi, acc) };
+                }
+            }
+            for bi in a + rk::MULTI * q..b {
                 // SAFETY: bi < nblocks, and this worker alone owns blocks a..b.
                 unsafe { ps.put(bi, block(p0, bi)) };
             }

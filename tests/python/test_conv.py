@@ -147,12 +147,21 @@ STR = {v: C.c_char_p(v.encode()) for v in "VFXC"}
 
 
 def run_case(lib, rng, real, fn, nd, vf, xc, big=False):
-    """One random call of tensor function `fn`; returns nothing, asserts. `big`: valid mode with
-    sizes past the library's im2col + GEMM threshold (>= 4 output planes, >= 16 kernel taps
-    over all input planes, >= 64 output positions)."""
+    """One random call of tensor function `fn`; returns nothing, asserts. `big`: sizes past the
+    library's im2col + GEMM thresholds: mv/mm with >= 4 output planes, >= 16 kernel taps over
+    all input planes and >= 64 output positions (full mode: unit strides); Rev forms with >= 4
+    kernels of >= 64 taps."""
+    is_rev = fn.endswith("Revger") or fn.endswith("Revgerm")
     s = [int(rng.integers(1, 3 if big else 4)) for _ in range(nd)]
+    if big and vf == "F" and not is_rev:
+        s = [1] * nd
     ksz = [int(rng.integers(2 if big else 1, 4)) for _ in range(nd)]
-    if big:
+    if big and is_rev:
+        ksz = [int(rng.integers(8, 12) if nd == 2 else rng.integers(4, 6)) for _ in range(nd)]
+        isz = list(ksz)  # grown below to a non-empty Rev output
+    elif big and vf == "F":
+        isz = [int(rng.integers(8, 14) if nd == 2 else rng.integers(3, 6)) for _ in range(nd)]
+    elif big:
         isz = [ksz[d] + int(rng.integers(14, 21) if nd == 2 else rng.integers(6, 9)) for d in range(nd)]
     elif vf == "V" or fn.endswith("Revger") or fn.endswith("Revgerm"):
         isz = [ksz[d] + int(rng.integers(0, 7)) for d in range(nd)]
@@ -247,13 +256,15 @@ def test_tensor_functions(lib, rng, real, fn):
 
 
 @pytest.mark.parametrize("real", ["Float", "Double", "Half", "BFloat16"])
-@pytest.mark.parametrize("fn", ["conv2Dmv", "conv2Dmm", "conv3Dmv"])
+@pytest.mark.parametrize("fn", ["conv2Dmv", "conv2Dmm", "conv3Dmv", "conv2DRevger", "conv2DRevgerm", "conv3DRevger"])
 def test_gemm_path(lib, rng, real, fn):
-    """Valid-mode mv/mm large enough for the im2col + GEMM path, both kernel orientations."""
+    """Calls large enough for the im2col + GEMM paths: mv/mm in valid and full mode (a valid
+    product on a zero-padded input), both kernel orientations; the Rev forms."""
     nd = 3 if fn.startswith("conv3D") else 2
-    for xc in ("X", "C"):
+    modes = [("V", "X")] if "Rev" in fn else [("V", "X"), ("V", "C"), ("F", "X"), ("F", "C")]
+    for vf, xc in modes:
         for _ in range(2):
-            run_case(lib, rng, real, fn, nd, "V", xc, big=True)
+            run_case(lib, rng, real, fn, nd, vf, xc, big=True)
 
 
 # (C name stem, mode; None = Rev)
