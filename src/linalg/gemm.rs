@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::ops::num::Num;
 use crate::parallel;
 use faer::{Accum, Par};
+use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 
 /// A read-only strided matrix: element `(i, j)` is at `ptr + i*rs + j*cs`.
@@ -268,6 +269,10 @@ pub(crate) fn alloc_vec<T: Copy>(n: usize, v: T) -> Result<Vec<T>> {
 trait Half16: Num + Send + Sync {
     fn f32(self) -> f32;
     fn of_f32(v: f32) -> Self;
+    /// `dst[j] = src[j].f32()` (the `half` crate's slice conversion: F16C where the CPU has it).
+    fn row_to_f32(src: &[Self], dst: &mut [f32]);
+    /// `dst[j] = of_f32(src[j])`.
+    fn row_of_f32(src: &[f32], dst: &mut [Self]);
 }
 impl Half16 for f16 {
     #[inline(always)]
@@ -278,6 +283,12 @@ impl Half16 for f16 {
     fn of_f32(v: f32) -> Self {
         f16::from_f32(v)
     }
+    fn row_to_f32(src: &[Self], dst: &mut [f32]) {
+        src.convert_to_f32_slice(dst)
+    }
+    fn row_of_f32(src: &[f32], dst: &mut [Self]) {
+        dst.convert_from_f32_slice(src)
+    }
 }
 impl Half16 for bf16 {
     #[inline(always)]
@@ -287,6 +298,12 @@ impl Half16 for bf16 {
     #[inline(always)]
     fn of_f32(v: f32) -> Self {
         bf16::from_f32(v)
+    }
+    fn row_to_f32(src: &[Self], dst: &mut [f32]) {
+        src.convert_to_f32_slice(dst)
+    }
+    fn row_of_f32(src: &[f32], dst: &mut [Self]) {
+        dst.convert_from_f32_slice(src)
     }
 }
 
@@ -299,9 +316,16 @@ unsafe fn to_f32<T: Half16>(x: MatRef<T>, rows: usize, cols: usize) -> Result<Ve
     let dst = MatMut { ptr: out.as_mut_ptr(), rs: cols as isize, cs: 1 };
     parallel::for_range(rows, rows * cols, |lo, hi| {
         for i in lo..hi {
-            for j in 0..cols {
-                // SAFETY: (i, j) is inside both matrices; rows are split between threads.
-                unsafe { *dst.at(i, j) = (*x.at(i, j)).f32() };
+            // SAFETY: row i of dst (cols elements) is written by this piece alone.
+            let drow = unsafe { std::slice::from_raw_parts_mut(dst.at(i, 0), cols) };
+            if x.cs == 1 {
+                // SAFETY: row i of x is cols contiguous elements (caller contract).
+                T::row_to_f32(unsafe { std::slice::from_raw_parts(x.at(i, 0), cols) }, drow);
+            } else {
+                for (j, d) in drow.iter_mut().enumerate() {
+                    // SAFETY: (i, j) is inside x.
+                    *d = unsafe { *x.at(i, j) }.f32();
+                }
             }
         }
     });
@@ -347,9 +371,16 @@ unsafe fn via_f32<T: Half16>(
         let src = cm.as_ref();
         parallel::for_range(m, m * n, |lo, hi| {
             for i in lo..hi {
-                for j in 0..n {
-                    // SAFETY: (i, j) is inside both; rows are split between threads.
-                    unsafe { *c.at(i, j) = T::of_f32(*src.at(i, j)) };
+                // SAFETY: row i of the row-major f32 result (n elements).
+                let srow = unsafe { std::slice::from_raw_parts(src.at(i, 0), n) };
+                if c.cs == 1 {
+                    // SAFETY: row i of c is n contiguous elements, written by this piece alone.
+                    T::row_of_f32(srow, unsafe { std::slice::from_raw_parts_mut(c.at(i, 0), n) });
+                } else {
+                    for (j, &v) in srow.iter().enumerate() {
+                        // SAFETY: (i, j) is inside c; rows are split between threads.
+                        unsafe { *c.at(i, j) = T::of_f32(v) };
+                    }
                 }
             }
         });
