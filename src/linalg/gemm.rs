@@ -332,6 +332,21 @@ unsafe fn to_f32<T: Half16>(x: MatRef<T>, rows: usize, cols: usize) -> Result<Ve
     Ok(out)
 }
 
+/// An f32 copy of the `rows x cols` operand `x` and its strides: column-major when `x` is
+/// (its columns then convert as contiguous runs), else row-major.
+///
+/// # Safety
+/// `x` must be readable for `rows x cols` elements.
+unsafe fn operand_f32<T: Half16>(x: MatRef<T>, rows: usize, cols: usize) -> Result<(Vec<f32>, isize, isize)> {
+    if x.rs == 1 && x.cs != 1 && cols > 1 {
+        // SAFETY: the transpose of x (cols x rows, rows contiguous) covers the same elements.
+        let v = unsafe { to_f32(MatRef { ptr: x.ptr, rs: x.cs, cs: 1 }, cols, rows)? };
+        return Ok((v, 1, rows as isize));
+    }
+    // SAFETY: forwarded contract.
+    Ok((unsafe { to_f32(x, rows, cols)? }, cols as isize, 1))
+}
+
 /// Half/BFloat16: f32 copies of the operands, the f32 kernel, one rounding of the result (the
 /// `gemm` crate's own f16 kernel was measured several f16 ulps off at k ~ 600, beyond one rounding).
 ///
@@ -350,20 +365,20 @@ unsafe fn via_f32<T: Half16>(
 ) -> Result<()> {
     {
         // SAFETY: forwarded contract (shapes as documented).
-        let (a32, b32) = unsafe { (to_f32(a, m, k)?, to_f32(b, k, n)?) };
+        let ((a32, ars, acs), (b32, brs, bcs)) = unsafe { (operand_f32(a, m, k)?, operand_f32(b, k, n)?) };
         let read = !beta.is_zero();
         // SAFETY: as above.
         let mut c32 = if read { unsafe { to_f32(c.as_ref(), m, n)? } } else { alloc_vec(m * n, 0f32)? };
         let cm = MatMut { ptr: c32.as_mut_ptr(), rs: n as isize, cs: 1 };
-        // SAFETY: the three f32 buffers are row-major with exactly these shapes and distinct.
+        // SAFETY: the three f32 buffers hold exactly these shapes at these strides and are distinct.
         unsafe {
             crate_gemm(
                 m,
                 n,
                 k,
                 alpha.f32(),
-                MatRef { ptr: a32.as_ptr(), rs: k as isize, cs: 1 },
-                MatRef { ptr: b32.as_ptr(), rs: n as isize, cs: 1 },
+                MatRef { ptr: a32.as_ptr(), rs: ars, cs: acs },
+                MatRef { ptr: b32.as_ptr(), rs: brs, cs: bcs },
                 beta.f32(),
                 cm,
             )
