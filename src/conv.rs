@@ -769,7 +769,8 @@ fn valid_gemm<K: ConvK>(
 
 /// A dense full job with unit strides as GEMM: the full correlation of an input with a kernel
 /// is the valid one of the input zero-padded by `k - 1` on both sides of every dimension with
-/// the kernel reversed (`out[y] += ker[t] * in[y - t]` with `u = k - 1 - t`).
+/// the kernel reversed (`out[y] += ker[t] * in[y - t]` with `u = k - 1 - t`). `ker` arrives
+/// reversed already (`run` prepares it with the opposite flip).
 fn full_gemm<K: ConvK>(
     out: &mut [K],
     inp: &[K],
@@ -782,14 +783,10 @@ fn full_gemm<K: ConvK>(
     let [it, ir, ic] = g.i;
     let [kt, kr, kc] = g.k;
     let p = [it + 2 * (kt - 1), ir + 2 * (kr - 1), ic + 2 * (kc - 1)];
-    let (plen, ilen, klen) = (p.iter().product::<usize>(), g.in_len(), g.k_len());
+    let (plen, ilen) = (p.iter().product::<usize>(), g.in_len());
     let olen = nout * o.iter().product::<usize>();
     if inp.len() < batches * nin * ilen || out.len() != batches * olen {
         return Err(Error::internal("conv: GEMM operands of unexpected sizes"));
-    }
-    let mut rker = ker.to_vec();
-    for v in rker.chunks_mut(klen) {
-        v.reverse();
     }
     // one batch's padded input volumes at a time (the zero borders are written once)
     let mut pad = zeros::<K>(nin * plen)?;
@@ -805,7 +802,7 @@ fn full_gemm<K: ConvK>(
             }
         });
         let g = Geom { i: p, k: g.k, s: [1; 3] };
-        valid_gemm(&mut out[b * olen..(b + 1) * olen], &pad, &rker, &g, o, (1, nin, nout))?;
+        valid_gemm(&mut out[b * olen..(b + 1) * olen], &pad, ker, &g, o, (1, nin, nout))?;
     }
     Ok(())
 }
@@ -891,6 +888,9 @@ fn run<T: ConvElem>(
     let inp = load(t, borrow_t)?;
     let kraw = load(k, borrow_k)?;
     let klen = job.g.k_len();
+    let gemm = gemm_shape::<T::K>(&job);
+    // the full-mode GEMM runs a valid correlation with the kernel reversed (see `full_gemm`)
+    let flip = flip != (gemm.is_some() && job.kind == Kind::Full);
     let ker = prep_kernel(&kraw, klen, alpha.to_k(), flip)?;
     drop(kraw);
     let keep = cur.sizes == shape;
@@ -928,7 +928,7 @@ fn run<T: ConvElem>(
         }
     }
 
-    if let Some(dense) = gemm_shape::<T::K>(&job) {
+    if let Some(dense) = gemm {
         match job.kind {
             Kind::Valid => valid_gemm(out, &inp, &ker, &job.g, job.o, dense)?,
             Kind::Full => full_gemm(out, &inp, &ker, &job.g, job.o, dense)?,
