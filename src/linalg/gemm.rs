@@ -1,7 +1,9 @@
 //! The one GEMM path: `c = beta*c + alpha*(a @ b)` on strided matrices, for every numeric dtype.
 //!
 //! - Float, Double: `faer`'s matmul (its x86 assembly kernels, AVX2+FMA or AVX-512 chosen at run
-//!   time, on any strides), run inside the library's rayon pool with `THGetNumThreads()` threads.
+//!   time, on any strides), run inside the library's rayon pool with `THGetNumThreads()` threads;
+//!   mid-sized products are instead cut into row or column pieces run by its single-thread
+//!   kernel (see `SPLIT_WORK`).
 //!   Measured here (2 cores, AVX2, f32 1024^3): 145 GFLOP/s against 95-120 for the `gemm` crate
 //!   used before (Rayon(2), x86-v4 build) and 142 for numpy's OpenBLAS.
 //! - Half, BFloat16: operands converted to f32 (row-major copies), the f32 kernel, one rounding back.
@@ -64,8 +66,24 @@ impl<T> MatMut<T> {
 }
 
 /// Multiply-adds (m*n*k) below which a product stays on the calling thread (entering the pool
-/// costs a few microseconds; faer's kernels gain from two threads from about 192^3 up here).
-const PAR_WORK: usize = 160 * 160 * 160;
+/// costs a few microseconds).
+pub(crate) const PAR_WORK: usize = 128 * 128 * 128;
+
+/// Multiply-adds up to which a threaded product is cut into pieces along its longer output
+/// dimension, each run by faer's single-thread kernel through `parallel::for_range` (the caller
+/// starts at once and never waits for a pool worker that is still asleep). faer's own threading
+/// splits statically, so every call waits for the second thread to wake; from here up it wins
+/// anyway. Measured here (f32, 2 threads, hot loop, median GFLOP/s): 128^3 109-121 split
+/// against 51-52 faer-threaded, 192^3 111-125 against 66-72, 256^3 87-106 against 51-78,
+/// 384^3 97-117 against 81-88; 512^3 77-84 against 89-105.
+const SPLIT_WORK: usize = 448 * 448 * 448;
+
+/// Output rows (or columns) per piece of a split product at least.
+const SPLIT_MIN_WIDTH: usize = 32;
+
+/// Pieces per thread a split product is cut into (more balance the two cores of a shared
+/// machine; each piece packs the other operand again).
+const SPLIT_PIECES_PER_THREAD: usize = 2;
 
 /// Runs `f` with the library's thread count (inside its pool) when `work` is large enough.
 fn with_threads<R: Send>(work: usize, f: impl FnOnce(Par) -> R + Send) -> R {
@@ -76,6 +94,52 @@ fn with_threads<R: Send>(work: usize, f: impl FnOnce(Par) -> R + Send) -> R {
         return p.install(move || f(Par::rayon(n)));
     }
     f(Par::Seq)
+}
+
+/// `f(a, b, c, rows, cols)` over pieces of the product `c (m x n) = a (m x k) @ b (k x n)`: for
+/// a threaded product up to `SPLIT_WORK`, pieces of the longer output dimension (multiples of
+/// 16 apart) run in parallel with `Par::Seq`; otherwise `f` runs once on the whole product with
+/// the parallelism of `with_threads`.
+fn split_product<T: Copy + Send + Sync>(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: MatRef<T>,
+    b: MatRef<T>,
+    c: MatMut<T>,
+    f: impl Fn(MatRef<T>, MatRef<T>, MatMut<T>, usize, usize, Par) + Send + Sync,
+) {
+    let work = m.saturating_mul(n).saturating_mul(k);
+    let long = m.max(n);
+    let threads = if (PAR_WORK..SPLIT_WORK).contains(&work) {
+        parallel::pool().map_or(1, |p| p.current_num_threads())
+    } else {
+        1
+    };
+    let pieces = (threads * SPLIT_PIECES_PER_THREAD).min(long / SPLIT_MIN_WIDTH);
+    if threads < 2 || pieces < 2 {
+        return with_threads(work, move |par| f(a, b, c, m, n, par));
+    }
+    let bound = |q: usize| if q == pieces { long } else { (long * q / pieces).next_multiple_of(16).min(long) };
+    parallel::for_range(pieces, usize::MAX, |lo, hi| {
+        let (a, b, c) = (a, b, c); // whole (Sync) matrices, not their raw-pointer fields
+        for q in lo..hi {
+            let (s, e) = (bound(q), bound(q + 1));
+            if s >= e {
+                continue;
+            }
+            let o = s as isize;
+            if m >= n {
+                let ap = MatRef { ptr: a.ptr.wrapping_offset(o * a.rs), ..a };
+                let cp = MatMut { ptr: c.ptr.wrapping_offset(o * c.rs), ..c };
+                f(ap, b, cp, e - s, n, Par::Seq);
+            } else {
+                let bp = MatRef { ptr: b.ptr.wrapping_offset(o * b.cs), ..b };
+                let cp = MatMut { ptr: c.ptr.wrapping_offset(o * c.cs), ..c };
+                f(a, bp, cp, m, e - s, Par::Seq);
+            }
+        }
+    });
 }
 
 /// A dtype with a GEMM kernel.
@@ -186,11 +250,10 @@ unsafe fn crate_gemm<T: Num + faer::traits::ComplexField>(
         unsafe { scale(m, n, beta, c) };
         Accum::Add
     };
-    let work = m.saturating_mul(n).saturating_mul(k);
-    with_threads(work, move |par| {
-        let (a, b, c) = (a, b, c);
+    split_product(m, n, k, a, b, c, move |a, b, c, m, n, par| {
         // SAFETY: caller contract: a, b and c are valid for their shapes at their strides, c's
-        // elements are distinct and do not overlap a or b.
+        // elements are distinct and do not overlap a or b; a piece is a block of rows of a and
+        // c (or of columns of b and c), and pieces are disjoint blocks of c.
         unsafe {
             let am = faer::MatRef::from_raw_parts(a.ptr, m, k, a.rs, a.cs);
             let bm = faer::MatRef::from_raw_parts(b.ptr, k, n, b.rs, b.cs);
@@ -211,6 +274,9 @@ const MIN_COPY_WIDTH: usize = 32;
 /// hand when the next tile down reads on. (Square 64 x 64 tiles of a power-of-two-strided
 /// matrix fall into a few cache sets: 4-5 ms for 1024^2 f32 here against ~1.2 ms; 8-row strips
 /// as long as the matrix is wide touch a page per column: 13 ms against ~5 ms for 2048^2.)
+/// Where `x` is column-major, its 4- and 8-byte elements move in square blocks transposed in
+/// AVX registers (`transpose_block`): 1024^2 f32 in 0.64-0.74 ms here against 2.3-2.7 ms
+/// element by element, 2048^2 in 3.6-3.9 ms against 8-11 ms (memcpy: 0.2 / 2.5 ms).
 /// `None` when it cannot be allocated (the product then runs on `x` as it is).
 ///
 /// # Safety
@@ -222,13 +288,26 @@ unsafe fn transposed_copy<T: Copy + Send + Sync>(x: MatRef<T>, rows: usize, cols
     let mut out: Vec<T> = Vec::new();
     out.try_reserve_exact(len).ok()?;
     let dst = MatMut { ptr: out.as_mut_ptr(), rs: cols as isize, cs: 1 };
+    let lanes = if x.rs == 1 { block_lanes::<T>() } else { 0 };
     parallel::for_range(rows.div_ceil(STRIP), len, |lo, hi| {
         let (r0, r1) = (lo * STRIP, (hi * STRIP).min(rows));
         for j0 in (0..cols).step_by(CHUNK) {
             let j1 = (j0 + CHUNK).min(cols);
             for i0 in (r0..r1).step_by(STRIP) {
                 let i1 = (i0 + STRIP).min(r1);
-                for j in j0..j1 {
+                let mut j = j0;
+                if lanes > 0 && i1 - i0 == STRIP {
+                    while j + lanes <= j1 {
+                        for ib in (i0..i1).step_by(lanes) {
+                            // SAFETY: the lanes x lanes block at (ib, j) is inside both matrices
+                            // (STRIP is a multiple of lanes); x's columns are contiguous (rs 1),
+                            // and the block's rows of `out` belong to this piece's strips.
+                            unsafe { transpose_block(x.at(ib, j), x.cs, dst.at(ib, j), cols as isize) };
+                        }
+                        j += lanes;
+                    }
+                }
+                for j in j..j1 {
                     for i in i0..i1 {
                         // SAFETY: (i, j) is inside both matrices; strips are split between
                         // threads, and every element of `out` is written once before it is read.
@@ -241,6 +320,97 @@ unsafe fn transposed_copy<T: Copy + Send + Sync>(x: MatRef<T>, rows: usize, cols
     // SAFETY: every one of the len elements was written above.
     unsafe { out.set_len(len) };
     Some(out)
+}
+
+/// The side of the square blocks `transpose_block` moves for elements of type `T` (8 for 4-byte
+/// elements, 4 for 8-byte ones), or 0 where it has no such block (other sizes, no AVX).
+fn block_lanes<T>() -> usize {
+    let avx = cfg!(target_arch = "x86_64") && crate::ops::kernels::isa() != crate::ops::kernels::Isa::Scalar;
+    match size_of::<T>() {
+        4 if avx => 8,
+        8 if avx => 4,
+        _ => 0,
+    }
+}
+
+/// Copies the `L x L` block (`L = block_lanes::<T>()`) whose column `j` is the `L` contiguous
+/// elements at `src + j*cs` to `dst` transposed: its row `i` is `L` contiguous elements at
+/// `dst + i*ld`. The bits move through AVX shuffles, no arithmetic touches them.
+///
+/// # Safety
+/// `block_lanes::<T>()` is not 0; the block's elements are readable at `src` and writable at
+/// `dst` as described.
+#[inline]
+unsafe fn transpose_block<T>(src: *const T, cs: isize, dst: *mut T, ld: isize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: forwarded contract: the CPU has AVX (block_lanes checked isa()), and the
+        // element size selects the block's shape.
+        unsafe {
+            match size_of::<T>() {
+                4 => return transpose_8x8_32(src.cast(), cs, dst.cast(), ld),
+                8 => return transpose_4x4_64(src.cast(), cs, dst.cast(), ld),
+                _ => {}
+            }
+        }
+    }
+    let _ = (src, cs, dst, ld);
+    unreachable!("transpose_block called without a block shape");
+}
+
+/// `transpose_block` for 4-byte elements (as f32 bit patterns): 8 loads, 24 shuffles, 8 stores.
+///
+/// # Safety
+/// As `transpose_block`, with AVX on the CPU.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn transpose_8x8_32(src: *const f32, cs: isize, dst: *mut f32, ld: isize) {
+    use std::arch::x86_64::*;
+    // SAFETY: the 8 columns of 8 elements and the 8 rows of 8 elements are inside the blocks the
+    // caller vouched for; unaligned loads and stores.
+    unsafe {
+        let col = |j: isize| _mm256_loadu_ps(src.offset(j * cs));
+        let (r0, r1, r2, r3, r4, r5, r6, r7) = (col(0), col(1), col(2), col(3), col(4), col(5), col(6), col(7));
+        let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
+        let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
+        let (t4, t5) = (_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5));
+        let (t6, t7) = (_mm256_unpacklo_ps(r6, r7), _mm256_unpackhi_ps(r6, r7));
+        let (u0, u1) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2));
+        let (u2, u3) = (_mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3));
+        let (u4, u5) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xEE>(t4, t6));
+        let (u6, u7) = (_mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xEE>(t5, t7));
+        let row = |i: isize, v: __m256| _mm256_storeu_ps(dst.offset(i * ld), v);
+        row(0, _mm256_permute2f128_ps::<0x20>(u0, u4));
+        row(1, _mm256_permute2f128_ps::<0x20>(u1, u5));
+        row(2, _mm256_permute2f128_ps::<0x20>(u2, u6));
+        row(3, _mm256_permute2f128_ps::<0x20>(u3, u7));
+        row(4, _mm256_permute2f128_ps::<0x31>(u0, u4));
+        row(5, _mm256_permute2f128_ps::<0x31>(u1, u5));
+        row(6, _mm256_permute2f128_ps::<0x31>(u2, u6));
+        row(7, _mm256_permute2f128_ps::<0x31>(u3, u7));
+    }
+}
+
+/// `transpose_block` for 8-byte elements (as f64 bit patterns): 4 loads, 8 shuffles, 4 stores.
+///
+/// # Safety
+/// As `transpose_block`, with AVX on the CPU.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn transpose_4x4_64(src: *const f64, cs: isize, dst: *mut f64, ld: isize) {
+    use std::arch::x86_64::*;
+    // SAFETY: as in transpose_8x8_32, for 4 columns and 4 rows of 4 elements.
+    unsafe {
+        let col = |j: isize| _mm256_loadu_pd(src.offset(j * cs));
+        let (r0, r1, r2, r3) = (col(0), col(1), col(2), col(3));
+        let (t0, t1) = (_mm256_unpacklo_pd(r0, r1), _mm256_unpackhi_pd(r0, r1));
+        let (t2, t3) = (_mm256_unpacklo_pd(r2, r3), _mm256_unpackhi_pd(r2, r3));
+        let row = |i: isize, v: __m256d| _mm256_storeu_pd(dst.offset(i * ld), v);
+        row(0, _mm256_permute2f128_pd::<0x20>(t0, t2));
+        row(1, _mm256_permute2f128_pd::<0x20>(t1, t3));
+        row(2, _mm256_permute2f128_pd::<0x31>(t0, t2));
+        row(3, _mm256_permute2f128_pd::<0x31>(t1, t3));
+    }
 }
 
 macro_rules! crate_kernel {
@@ -610,15 +780,23 @@ mod tests {
 
     #[test]
     fn float_kernels_copy_slow_layouts() {
+        slow_layouts::<f32>();
+        slow_layouts::<f64>();
+    }
+
+    fn slow_layouts<T: Gemm + std::fmt::Debug>() {
         // a column-major under a row-major c, b row-major under a column-major c: the operand is
-        // copied (tiles of 64, ragged) before faer runs; beta not in {0, 1} scales c first.
+        // copied (register-transposed 8x8 or 4x4 blocks, then ragged edges) before faer runs;
+        // beta not in {0, 1} scales c first.
         let (m, n, k) = if cfg!(miri) { (33, 34, 5) } else { (70, 65, 67) };
-        let a: Vec<f32> = (0..m * k).map(|i| (i % 11) as f32 - 5.0).collect(); // row-major m x k
-        let b: Vec<f32> = (0..k * n).map(|i| (i % 9) as f32 - 4.0).collect(); // row-major k x n
-        let c0: Vec<f32> = (0..m * n).map(|i| (i % 5) as f32).collect(); // row-major m x n
+        let v = |x: usize| T::from_f64(x as f64);
+        let a: Vec<T> = (0..m * k).map(|i| v(i % 11).sub(v(5))).collect(); // row-major m x k
+        let b: Vec<T> = (0..k * n).map(|i| v(i % 9).sub(v(4))).collect(); // row-major k x n
+        let c0: Vec<T> = (0..m * n).map(|i| v(i % 5)).collect(); // row-major m x n
+        let (two, half) = (T::from_f64(2.0), T::from_f64(0.5));
         let mut want = c0.clone();
-        naive(m, n, k, 2.0, &a, &b, 0.5, &mut want);
-        let at: Vec<f32> = (0..m * k).map(|q| a[(q % m) * k + q / m]).collect(); // column-major a
+        naive(m, n, k, two, &a, &b, half, &mut want);
+        let at: Vec<T> = (0..m * k).map(|q| a[(q % m) * k + q / m]).collect(); // column-major a
         let mut c = c0.clone();
         // SAFETY: buffers of the stated shapes and layouts.
         unsafe {
@@ -626,26 +804,26 @@ mod tests {
                 m,
                 n,
                 k,
-                2.0,
+                two,
                 MatRef { ptr: at.as_ptr(), rs: 1, cs: m as isize },
                 MatRef { ptr: b.as_ptr(), rs: n as isize, cs: 1 },
-                0.5,
+                half,
                 MatMut { ptr: c.as_mut_ptr(), rs: n as isize, cs: 1 },
             )
             .unwrap()
         };
         assert_eq!(c, want);
-        let mut cc: Vec<f32> = (0..m * n).map(|q| c0[(q % m) * n + q / m]).collect(); // column-major c
+        let mut cc: Vec<T> = (0..m * n).map(|q| c0[(q % m) * n + q / m]).collect(); // column-major c
         // SAFETY: as above.
         unsafe {
             gemm(
                 m,
                 n,
                 k,
-                2.0,
+                two,
                 MatRef { ptr: a.as_ptr(), rs: k as isize, cs: 1 },
                 MatRef { ptr: b.as_ptr(), rs: n as isize, cs: 1 },
-                0.5,
+                half,
                 MatMut { ptr: cc.as_mut_ptr(), rs: 1, cs: m as isize },
             )
             .unwrap()
@@ -654,6 +832,34 @@ mod tests {
             for j in 0..n {
                 assert_eq!(cc[i + j * m], want[i * n + j]);
             }
+        }
+    }
+
+    #[test]
+    fn split_products_cover_every_piece() {
+        // in the split range (PAR_WORK..SPLIT_WORK) with the long side in rows, then in columns,
+        // ragged against the 16-element piece boundaries, with beta not in {0, 1}
+        let shapes: &[(usize, usize, usize)] =
+            if cfg!(miri) { &[(70, 3, 2), (3, 70, 2)] } else { &[(211, 130, 150), (40, 301, 200)] };
+        for &(m, n, k) in shapes {
+            let a: Vec<f64> = (0..m * k).map(|i| (i % 13) as f64 - 6.0).collect();
+            let b: Vec<f64> = (0..k * n).map(|i| (i % 7) as f64 - 3.0).collect();
+            let c0: Vec<f64> = (0..m * n).map(|i| (i % 5) as f64).collect();
+            let mut want = c0.clone();
+            naive(m, n, k, 2.0, &a, &b, -0.5, &mut want);
+            let mut c = c0.clone();
+            let pieces = std::sync::Mutex::new(0);
+            let (am, bm) =
+                (MatRef { ptr: a.as_ptr(), rs: k as isize, cs: 1 }, MatRef { ptr: b.as_ptr(), rs: n as isize, cs: 1 });
+            let cm = MatMut { ptr: c.as_mut_ptr(), rs: n as isize, cs: 1 };
+            if !cfg!(miri) {
+                split_product(m, n, k, am, bm, cm, |_, _, _, _, _, _| *pieces.lock().unwrap() += 1);
+                let threads = parallel::pool().map_or(1, |p| p.current_num_threads());
+                assert_eq!(*pieces.lock().unwrap() > 1, threads > 1, "{m}x{n}x{k}");
+            }
+            // SAFETY: row-major buffers of the stated shapes.
+            unsafe { gemm(m, n, k, 2.0, am, bm, -0.5, cm).unwrap() };
+            assert_eq!(c, want, "{m}x{n}x{k}");
         }
     }
 

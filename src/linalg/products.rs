@@ -257,7 +257,7 @@ pub fn baddbmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, b1: &View
         let (sa, sb, sc) = (b1.strides[0], b2.strides[0], o.strides[0]);
         let per = m.saturating_mul(n).saturating_mul(k);
         // Small matrices: one thread per group of batches; large ones: threads inside gemm.
-        let work = if per < 64 * 64 * 64 { nb.saturating_mul(per) } else { 0 };
+        let work = if per < gemm::PAR_WORK { nb.saturating_mul(per) } else { 0 };
         let err = Mutex::new(None);
         parallel::for_range(nb, work, |lo, hi| {
             for i in lo..hi {
