@@ -1,6 +1,7 @@
 //! The library's private rayon pool, sized by `THSetNumThreads` / `TH_NUM_THREADS` / the core
 //! count, and the grain size below which loops stay on the calling thread.
 
+use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
@@ -37,17 +38,30 @@ pub fn pool() -> Option<Arc<rayon::ThreadPool>> {
     Some(p)
 }
 
+thread_local! {
+    /// Set while the calling thread of `for_range` runs pieces of it.
+    static IN_PIECE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread is running a piece of a parallel loop: a pool worker, or the caller of
+/// `for_range` inside one of its pieces. Work started here stays on this thread (the other
+/// threads are busy with the outer loop; splitting again would only add hand-offs).
+pub fn nested() -> bool {
+    rayon::current_thread_index().is_some() || IN_PIECE.with(Cell::get)
+}
+
 /// Runs `f(start, end)` over `[0, n)`. When `work` (elements touched) is at least `GRAIN` and
 /// the pool has several threads, the range is cut into pieces (a few per thread, each at least
 /// half a grain of work) that the calling thread and the pool's workers claim in turn: the
 /// caller starts at once, and it never waits for a worker that has not started (on a machine
 /// shared with other processes a worker may not get a core for a while); it only waits for
-/// pieces already claimed. Otherwise `f(0, n)` runs on this thread.
+/// pieces already claimed. Otherwise (and inside a piece of another parallel loop, see
+/// `nested`) `f(0, n)` runs on this thread.
 pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
     if n == 0 {
         return;
     }
-    let pool = if work >= GRAIN && n > 1 { pool() } else { None };
+    let pool = if work >= GRAIN && n > 1 && !nested() { pool() } else { None };
     let Some(pool) = pool else {
         f(0, n);
         return;
@@ -71,7 +85,9 @@ pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
         let job = job.clone();
         pool.spawn(move || job.work());
     }
+    IN_PIECE.with(|p| p.set(true));
     job.work();
+    IN_PIECE.with(|p| p.set(false));
     let mut spins = 0u32;
     while job.done.load(Ordering::Acquire) < pieces {
         if spins < 1 << 12 {
@@ -151,6 +167,22 @@ impl Job {
 mod tests {
     use super::*;
     use std::sync::Mutex;
+
+    #[test]
+    fn nested_loops_stay_on_their_thread() {
+        assert!(!nested());
+        let moved = AtomicBool::new(false);
+        for_range(4, 1 << 20, |_, _| {
+            let me = std::thread::current().id();
+            for_range(100, 1 << 20, |_, _| {
+                if std::thread::current().id() != me {
+                    moved.store(true, Ordering::Relaxed);
+                }
+            });
+        });
+        assert!(!moved.load(Ordering::Relaxed));
+        assert!(!nested(), "the caller's flag is cleared after its pieces");
+    }
 
     #[test]
     fn for_range_covers_the_range_once() {

@@ -85,9 +85,11 @@ const SPLIT_MIN_WIDTH: usize = 32;
 /// machine; each piece packs the other operand again).
 const SPLIT_PIECES_PER_THREAD: usize = 2;
 
-/// Runs `f` with the library's thread count (inside its pool) when `work` is large enough.
+/// Runs `f` with the library's thread count (inside its pool) when `work` is large enough and
+/// this thread is not already running a piece of a parallel loop.
 fn with_threads<R: Send>(work: usize, f: impl FnOnce(Par) -> R + Send) -> R {
     if work >= PAR_WORK
+        && !parallel::nested()
         && let Some(p) = parallel::pool()
     {
         let n = p.current_num_threads();
@@ -111,7 +113,7 @@ fn split_product<T: Copy + Send + Sync>(
 ) {
     let work = m.saturating_mul(n).saturating_mul(k);
     let long = m.max(n);
-    let threads = if (PAR_WORK..SPLIT_WORK).contains(&work) {
+    let threads = if (PAR_WORK..SPLIT_WORK).contains(&work) && !parallel::nested() {
         parallel::pool().map_or(1, |p| p.current_num_threads())
     } else {
         1
