@@ -20,9 +20,9 @@ peak measured by ../shared/bench/peak.c with --peak-f32/--peak-f64 when the core
 (on the Zen 5 kind: 480 f32 / 240 f64 GFLOP/s at ~3.75 GHz). Half/BFloat16 compute in f32, so
 their peak is f32's.
 
-Blocks of numpy and libth calls alternate, each after a 0.3 s pause and an untimed call, so
-neither library's idle worker threads (OpenBLAS spins for a while after each call) share the
-two cores with the other's timed block.
+Blocks of numpy and libth calls alternate, each after a pause (0.3 s, then until the process
+is idle) and an untimed call, so neither library's idle worker threads (OpenBLAS spins for a
+while after each call) share the two cores with the other's timed block.
 """
 
 import argparse
@@ -91,11 +91,30 @@ def timed(f, reps):
 
 
 SETTLE_S = 0.3
+QUIET_CPU_S = 0.002  # process CPU time per 50 ms window that counts as idle
+SETTLE_MAX_S = 3.0
+
+
+def process_cpu():
+    t = os.times()
+    return t.user + t.system
 
 
 def settle(op):
-    """Lets the other library's idle threads go to sleep, then warms `op` up (untimed)."""
+    """Lets the other library's idle threads go to sleep, then warms `op` up (untimed).
+
+    Waits SETTLE_S, then until the process uses (almost) no CPU over a 50 ms window, at most
+    SETTLE_MAX_S. OpenBLAS's workers spin after a call, usually ~0.1 s here but at times past
+    0.3 s: a fixed 0.3 s pause then left them on the cores during libth's block (measured: f32
+    512^2 at 37-43 GFLOP/s after such a pause, 98-121 after 1 s, 117-129 with OpenBLAS on one
+    thread)."""
     time.sleep(SETTLE_S)
+    end = time.perf_counter() + SETTLE_MAX_S
+    while time.perf_counter() < end:
+        c0 = process_cpu()
+        time.sleep(0.05)
+        if process_cpu() - c0 <= QUIET_CPU_S:
+            break
     op()
 
 
