@@ -85,23 +85,11 @@ const SPLIT_MIN_WIDTH: usize = 32;
 /// machine; each piece packs the other operand again).
 const SPLIT_PIECES_PER_THREAD: usize = 2;
 
-/// Runs `f` with the library's thread count (inside its pool) when `work` is large enough and
-/// this thread is not already running a piece of a parallel loop.
-fn with_threads<R: Send>(work: usize, f: impl FnOnce(Par) -> R + Send) -> R {
-    if work >= PAR_WORK
-        && !parallel::nested()
-        && let Some(p) = parallel::pool()
-    {
-        let n = p.current_num_threads();
-        return p.install(move || f(Par::rayon(n)));
-    }
-    f(Par::Seq)
-}
-
-/// `f(a, b, c, rows, cols)` over pieces of the product `c (m x n) = a (m x k) @ b (k x n)`: for
-/// a threaded product up to `SPLIT_WORK`, pieces of the longer output dimension (multiples of
-/// 16 apart) run in parallel with `Par::Seq`; otherwise `f` runs once on the whole product with
-/// the parallelism of `with_threads`.
+/// `f(a, b, c, rows, cols, par)` over the product `c (m x n) = a (m x k) @ b (k x n)`, once or
+/// in pieces: below `PAR_WORK`, inside a piece of another parallel loop (`parallel::nested`) or
+/// with a one-thread pool, once with `Par::Seq`; up to `SPLIT_WORK`, in pieces of the longer
+/// output dimension (multiples of 16 apart) run in parallel with `Par::Seq`; above, once with
+/// faer's threading inside the library's pool.
 fn split_product<T: Copy + Send + Sync>(
     m: usize,
     n: usize,
@@ -112,15 +100,15 @@ fn split_product<T: Copy + Send + Sync>(
     f: impl Fn(MatRef<T>, MatRef<T>, MatMut<T>, usize, usize, Par) + Send + Sync,
 ) {
     let work = m.saturating_mul(n).saturating_mul(k);
-    let long = m.max(n);
-    let threads = if (PAR_WORK..SPLIT_WORK).contains(&work) && !parallel::nested() {
-        parallel::pool().map_or(1, |p| p.current_num_threads())
-    } else {
-        1
+    let pool = if work >= PAR_WORK && !parallel::nested() { parallel::pool() } else { None };
+    let Some(pool) = pool else {
+        return f(a, b, c, m, n, Par::Seq);
     };
+    let threads = pool.current_num_threads();
+    let long = m.max(n);
     let pieces = (threads * SPLIT_PIECES_PER_THREAD).min(long / SPLIT_MIN_WIDTH);
-    if threads < 2 || pieces < 2 {
-        return with_threads(work, move |par| f(a, b, c, m, n, par));
+    if work >= SPLIT_WORK || pieces < 2 {
+        return pool.install(move || f(a, b, c, m, n, Par::rayon(threads)));
     }
     let bound = |q: usize| if q == pieces { long } else { (long * q / pieces).next_multiple_of(16).min(long) };
     parallel::for_range(pieces, usize::MAX, |lo, hi| {
