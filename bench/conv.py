@@ -3,7 +3,9 @@
 Run after `cargo build --release`:  .venv/bin/python bench/conv.py
 Prints, per case, the median time of TH and numpy and GFLOP/s (2 flops per multiply-add).
 Not a test: numbers depend on the machine and its load. TH_NUM_THREADS sets TH's threads;
-numpy's OpenBLAS uses its own (OPENBLAS_NUM_THREADS)."""
+numpy's OpenBLAS uses its own (OPENBLAS_NUM_THREADS). Before each library's timed calls the
+process waits until the other library's threads are idle (`bench_gemm.settle`: OpenBLAS's
+workers spin for a while after a call and would take the cores from TH's)."""
 
 import ctypes as C
 import os
@@ -15,13 +17,14 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 from thlib import Lib  # noqa: E402
+from bench_gemm import settle  # noqa: E402
 
 lib = Lib(os.environ.get("TH_LIB") or os.path.join(ROOT, "target", "release", "libth.so"))
 SWV = np.lib.stride_tricks.sliding_window_view
 
 
 def median_time(f, reps=7):
-    f()
+    settle(f)
     ts = []
     for _ in range(reps):
         t0 = time.perf_counter()
@@ -97,4 +100,7 @@ if __name__ == "__main__":
     case("conv2Dmv 3x128x128 -> 16, 7x7 valid", "Float", np.float32, 3, 128, 128, 16, 7, 7)
     case("conv2Dmv 16x64x64 -> 32, 5x5 valid, stride 2", "Float", np.float32, 16, 64, 64, 32, 5, 5, s=(2, 2))
     case("conv2Dmv 16x60x60 -> 32, 5x5 full", "Float", np.float32, 16, 60, 60, 32, 5, 5, vf="F")
+    case("conv2Dmv 64x32x32 -> 64, 3x3 valid", "Double", np.float64, 64, 32, 32, 64, 3, 3)
+    case("conv2Dmv 16x60x60 -> 32, 5x5 full", "Double", np.float64, 16, 60, 60, 32, 5, 5, vf="F")
     case("conv2DRevger 16x64x64, 32 grads 60x60 (5x5 weight grad)", "Float", np.float32, 16, 64, 64, 32, 5, 5, mode="rev")
+    case("conv2DRevger 16x64x64, 32 grads 60x60 (5x5 weight grad)", "Double", np.float64, 16, 64, 64, 32, 5, 5, mode="rev")

@@ -16,10 +16,12 @@
 //!   axpy rows (as TH does it, so non-finite kernel values behave exactly as in TH);
 //! - 3-D is a list of 2-D planes (one per kernel depth tap).
 //!
-//! Valid-mode `mv`/`mm` (every output plane sums every input plane) with enough output planes,
-//! taps and positions instead run as GEMM on the float types: the input is unfolded (im2col)
-//! into a (input planes x taps) x (output positions) matrix, a few MiB of columns at a time,
-//! and multiplied by the prepared kernels through the library's GEMM (`gemm_shape`).
+//! Valid-mode `mv`/`mm` (every output plane sums every input plane; full mode as a valid job
+//! on a zero-padded input) and the Rev forms with enough output planes, taps and positions
+//! instead run as GEMM on the float types (`gemm_shape`): with unit strides on a CPU with an
+//! implicit-GEMM kernel, straight from the input (`implicit`); otherwise the input is
+//! unfolded (im2col) into a (input planes x taps) x (output positions) matrix, a few MiB of
+//! columns at a time, and multiplied by the prepared kernels through the library's GEMM.
 //!
 //! Output planes are independent and run in parallel on the library's pool above a work
 //! threshold; within a plane the order is fixed, so results never depend on the thread count.
@@ -32,6 +34,8 @@ use crate::linalg::gemm::{MatMut, MatRef};
 use crate::ops::kernels::{Isa, isa};
 use crate::tensor::{Tensor, View};
 use std::borrow::Cow;
+
+mod implicit;
 
 /// The arithmetic of the compute type (integers wrap).
 pub trait ConvK: Copy + Send + Sync + PartialEq + Default + std::fmt::Debug + 'static {
@@ -55,6 +59,12 @@ pub trait ConvK: Copy + Send + Sync + PartialEq + Default + std::fmt::Debug + 's
         _c: MatMut<Self>,
     ) -> Result<()> {
         Err(Error::internal("conv: no GEMM for this compute type"))
+    }
+    /// Runs a dense valid job (as `valid_gemm` takes it), or a Rev job (`rev`, as `rev_gemm`
+    /// takes it), as an implicit GEMM where the CPU has a kernel for this type and the job
+    /// suits one (`implicit::run`); `Ok(false)`: not run.
+    fn implicit(_rev: bool, _out: &mut [Self], _ops: &Operands<Self>) -> Result<bool> {
+        Ok(false)
     }
 }
 
@@ -81,6 +91,9 @@ macro_rules! float_k {
             unsafe fn gemm_acc(m: usize, n: usize, k: usize, a: MatRef<Self>, b: MatRef<Self>, c: MatMut<Self>) -> Result<()> {
                 // SAFETY: forwarded contract.
                 unsafe { crate::linalg::gemm::gemm::<$T>(m, n, k, 1.0, a, b, 1.0, c) }
+            }
+            fn implicit(rev: bool, out: &mut [Self], ops: &Operands<Self>) -> Result<bool> {
+                implicit::run(rev, out, ops)
             }
         }
     )*};
@@ -673,6 +686,16 @@ struct Job<'a> {
     dense: Option<(usize, usize, usize)>,
 }
 
+/// The operands of a dense job as the GEMM paths take them (see `Job::dense`): the input
+/// volumes, the prepared kernels, the geometry, the output size and `(batches, nin, nout)`.
+pub struct Operands<'a, K> {
+    pub inp: &'a [K],
+    pub ker: &'a [K],
+    pub g: Geom,
+    pub o: [usize; 3],
+    pub dense: (usize, usize, usize),
+}
+
 /// Bytes of im2col columns built at a time (the GEMM's right operand; about L2..L3).
 const COLS_BYTES: usize = 4 << 20;
 
@@ -729,20 +752,17 @@ fn im2col<K: ConvK>(cols: &mut [K], input: &[K], g: &Geom, o: [usize; 3], c0: us
 /// A dense valid job as GEMM: for each batch, `out[b]` (nout x positions) += the prepared
 /// kernel (nout x nin*klen, row-major) @ the im2col columns of input group `b`, built
 /// `COLS_BYTES` at a time.
-fn valid_gemm<K: ConvK>(
-    out: &mut [K],
-    inp: &[K],
-    ker: &[K],
-    g: &Geom,
-    o: [usize; 3],
-    dense: (usize, usize, usize),
-) -> Result<()> {
-    let (batches, nin, nout) = dense;
+fn valid_gemm<K: ConvK>(out: &mut [K], ops: &Operands<K>) -> Result<()> {
+    let (inp, ker, g, o) = (ops.inp, ops.ker, &ops.g, ops.o);
+    let (batches, nin, nout) = ops.dense;
     let op: usize = o.iter().product();
     let kk = nin * g.k_len();
     let group = nin * g.in_len();
     if ker.len() != nout * kk || inp.len() < batches * group || out.len() != batches * nout * op {
         return Err(Error::internal("conv: GEMM operands of unexpected sizes"));
+    }
+    if K::implicit(false, out, ops)? {
+        return Ok(());
     }
     let chunk = (COLS_BYTES / (kk * size_of::<K>()).max(1)).clamp(1, op);
     let mut cols = zeros::<K>(kk * chunk)?;
@@ -771,15 +791,9 @@ fn valid_gemm<K: ConvK>(
 /// is the valid one of the input zero-padded by `k - 1` on both sides of every dimension with
 /// the kernel reversed (`out[y] += ker[t] * in[y - t]` with `u = k - 1 - t`). `ker` arrives
 /// reversed already (`run` prepares it with the opposite flip).
-fn full_gemm<K: ConvK>(
-    out: &mut [K],
-    inp: &[K],
-    ker: &[K],
-    g: &Geom,
-    o: [usize; 3],
-    dense: (usize, usize, usize),
-) -> Result<()> {
-    let (batches, nin, nout) = dense;
+fn full_gemm<K: ConvK>(out: &mut [K], ops: &Operands<K>) -> Result<()> {
+    let (inp, ker, g, o) = (ops.inp, ops.ker, &ops.g, ops.o);
+    let (batches, nin, nout) = ops.dense;
     let [it, ir, ic] = g.i;
     let [kt, kr, kc] = g.k;
     let p = [it + 2 * (kt - 1), ir + 2 * (kr - 1), ic + 2 * (kc - 1)];
@@ -801,8 +815,8 @@ fn full_gemm<K: ConvK>(
                 }
             }
         });
-        let g = Geom { i: p, k: g.k, s: [1; 3] };
-        valid_gemm(&mut out[b * olen..(b + 1) * olen], &pad, ker, &g, o, (1, nin, nout))?;
+        let padded = Operands { inp: &pad, ker, g: Geom { i: p, k: g.k, s: [1; 3] }, o, dense: (1, nin, nout) };
+        valid_gemm(&mut out[b * olen..(b + 1) * olen], &padded)?;
     }
     Ok(())
 }
@@ -811,19 +825,16 @@ fn full_gemm<K: ConvK>(
 /// `q` form an `nout x positions` matrix (rows `nin` volumes apart) that receives, for each
 /// batch `b`, kernel group `b` (`nout x klen`) @ the Rev im2col columns of input volume
 /// `(b, i)`. Input volumes are split between threads, each with its own columns.
-fn rev_gemm<K: ConvK>(
-    out: &mut [K],
-    inp: &[K],
-    ker: &[K],
-    g: &Geom,
-    o: [usize; 3],
-    dense: (usize, usize, usize),
-) -> Result<()> {
-    let (batches, nin, nout) = dense;
+fn rev_gemm<K: ConvK>(out: &mut [K], ops: &Operands<K>) -> Result<()> {
+    let (inp, ker, g, o) = (ops.inp, ops.ker, &ops.g, ops.o);
+    let (batches, nin, nout) = ops.dense;
     let op: usize = o.iter().product();
     let (klen, plen) = (g.k_len(), g.in_len());
     if ker.len() != batches * nout * klen || inp.len() < batches * nin * plen || out.len() != nout * nin * op {
         return Err(Error::internal("conv: GEMM operands of unexpected sizes"));
+    }
+    if K::implicit(true, out, ops)? {
+        return Ok(());
     }
     let chunk = (COLS_BYTES / (klen * size_of::<K>()).max(1)).clamp(1, op);
     let failed = std::sync::Mutex::new(None);
@@ -929,10 +940,11 @@ fn run<T: ConvElem>(
     }
 
     if let Some(dense) = gemm {
+        let ops = Operands { inp: &inp, ker: &ker, g: job.g, o: job.o, dense };
         match job.kind {
-            Kind::Valid => valid_gemm(out, &inp, &ker, &job.g, job.o, dense)?,
-            Kind::Full => full_gemm(out, &inp, &ker, &job.g, job.o, dense)?,
-            Kind::Rev => rev_gemm(out, &inp, &ker, &job.g, job.o, dense)?,
+            Kind::Valid => valid_gemm(out, &ops)?,
+            Kind::Full => full_gemm(out, &ops)?,
+            Kind::Rev => rev_gemm(out, &ops)?,
         }
         return finish(tmp, &out_view, shape);
     }

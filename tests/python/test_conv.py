@@ -148,16 +148,18 @@ STR = {v: C.c_char_p(v.encode()) for v in "VFXC"}
 
 def run_case(lib, rng, real, fn, nd, vf, xc, big=False):
     """One random call of tensor function `fn`; returns nothing, asserts. `big`: sizes past the
-    library's im2col + GEMM thresholds: mv/mm with >= 4 output planes, >= 16 kernel taps over
-    all input planes and >= 64 output positions (full mode: unit strides); Rev forms with >= 4
-    kernels of >= 64 taps."""
+    library's GEMM thresholds: mv/mm with >= 4 output planes, >= 16 kernel taps over all input
+    planes and >= 64 output positions (full mode: unit strides); Rev forms with >= 4 kernels of
+    >= 64 taps. With unit strides and an AVX2 CPU these run as implicit GEMM, else (and under
+    TH_CPU_CAPABILITY=scalar) as im2col + GEMM."""
     is_rev = fn.endswith("Revger") or fn.endswith("Revgerm")
     s = [int(rng.integers(1, 3 if big else 4)) for _ in range(nd)]
     if big and vf == "F" and not is_rev:
         s = [1] * nd
     ksz = [int(rng.integers(2 if big else 1, 4)) for _ in range(nd)]
     if big and is_rev:
-        ksz = [int(rng.integers(8, 12) if nd == 2 else rng.integers(4, 6)) for _ in range(nd)]
+        # 3-D: rows of 8-9 taps in the last dimension (the implicit-GEMM Rev kernel needs 8)
+        ksz = [int(rng.integers(8, 12)) for _ in range(2)] if nd == 2 else [int(rng.integers(4, 6)), int(rng.integers(4, 6)), int(rng.integers(8, 10))]
         isz = list(ksz)  # grown below to a non-empty Rev output
     elif big and vf == "F":
         isz = [int(rng.integers(8, 14) if nd == 2 else rng.integers(3, 6)) for _ in range(nd)]

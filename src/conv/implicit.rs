@@ -1,0 +1,865 @@
+//! Valid, unit-stride correlations of many input volumes with many kernels (`mv`/`mm`, and the
+//! full mode run on a zero-padded input) as an implicit GEMM: no im2col columns, no packing of
+//! the input.
+//!
+//! Within one output depth slice, output positions are numbered as the input's: `p = y*ic + x`
+//! (`ic` input columns). The input element that tap `r = (i, kz, ky, kx)` meets at position
+//! `p` is then `input[off[r] + p]`, `off[r] = i*plen + kz*ir*ic + ky*ic + kx`, so a run of
+//! consecutive positions reads consecutive input elements. A tile of `MR` output volumes x
+//! `NV` vectors of positions accumulates in registers over every tap (the kernel broadcast
+//! from a packed panel, the input loaded straight from the input volume), then adds its valid
+//! positions (`x < oc`) to the output; the `ic - oc` positions of a row past `oc` are computed
+//! and dropped (`implicit_fits` bounds that waste).
+//!
+//! Each output element sums its taps in order in one accumulator, so the result depends neither
+//! on the tiling nor on the thread count.
+
+use super::{ConvK, Geom, Operands};
+use crate::parallel::{SharedPtr, for_range};
+
+/// One SIMD vector of `E` (or, in tests, a plain array of them: `Lanes`).
+pub(crate) trait Vector: Copy {
+    type E: ConvK;
+    const LANES: usize;
+    /// # Safety
+    /// The CPU has the vector's instruction set (as for every method).
+    unsafe fn zero() -> Self;
+    /// Loads `LANES` elements from `p` (no alignment needed).
+    ///
+    /// # Safety
+    /// `p..p + LANES` is readable.
+    unsafe fn load(p: *const Self::E) -> Self;
+    /// `*p` in every lane.
+    ///
+    /// # Safety
+    /// `p` is readable.
+    unsafe fn splat(p: *const Self::E) -> Self;
+    /// `self + a * b` (fused where the CPU fuses).
+    ///
+    /// # Safety
+    /// As `zero`.
+    unsafe fn mul_add(self, a: Self, b: Self) -> Self;
+    /// Stores the lanes at `p`.
+    ///
+    /// # Safety
+    /// `p..p + LANES` is writable.
+    unsafe fn store(self, p: *mut Self::E);
+    /// Loads the first `n` lanes (`n < LANES`) from `p`, zero in the others (which are not
+    /// read).
+    ///
+    /// # Safety
+    /// `p..p + n` is readable.
+    unsafe fn load_part(p: *const Self::E, n: usize) -> Self;
+    /// The lanes summed in lane order.
+    ///
+    /// # Safety
+    /// As `zero`.
+    #[inline(always)]
+    unsafe fn sum(self) -> Self::E {
+        let mut l = [Self::E::zero(); MAX_LANES];
+        // SAFETY: the CPU has the instruction set (the caller's contract); LANES <= MAX_LANES.
+        unsafe { self.store(l.as_mut_ptr()) };
+        l[..Self::LANES].iter().fold(Self::E::zero(), |s, &x| s.add(x))
+    }
+}
+
+/// The widest vector's lane count.
+const MAX_LANES: usize = 8;
+
+/// `N` lanes as a plain array (any CPU, Miri).
+#[cfg(test)]
+#[derive(Clone, Copy)]
+pub(crate) struct Lanes<E, const N: usize>([E; N]);
+
+#[cfg(test)]
+impl<E: ConvK, const N: usize> Vector for Lanes<E, N> {
+    type E = E;
+    const LANES: usize = N;
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        Lanes([E::zero(); N])
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const E) -> Self {
+        // SAFETY: the caller guarantees p..p + N is readable.
+        Lanes(std::array::from_fn(|l| unsafe { *p.add(l) }))
+    }
+    #[inline(always)]
+    unsafe fn splat(p: *const E) -> Self {
+        // SAFETY: the caller guarantees p is readable.
+        Lanes([unsafe { *p }; N])
+    }
+    #[inline(always)]
+    unsafe fn mul_add(self, a: Self, b: Self) -> Self {
+        Lanes(std::array::from_fn(|l| self.0[l].add(a.0[l].mul(b.0[l]))))
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut E) {
+        for (l, v) in self.0.iter().enumerate() {
+            // SAFETY: the caller guarantees p..p + N is writable.
+            unsafe { *p.add(l) = *v };
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_part(p: *const E, n: usize) -> Self {
+        // SAFETY: the caller guarantees p..p + n is readable.
+        Lanes(std::array::from_fn(|l| if l < n { unsafe { *p.add(l) } } else { E::zero() }))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::Vector;
+    use std::arch::x86_64::*;
+
+    /// 8 f32 lanes (AVX2 + FMA).
+    #[derive(Clone, Copy)]
+    pub struct F32x8(__m256);
+    /// 4 f64 lanes (AVX2 + FMA).
+    #[derive(Clone, Copy)]
+    pub struct F64x4(__m256d);
+
+    macro_rules! avx_vector {
+        ($V:ident, $E:ty, $n:expr, $zero:ident, $load:ident, $splat:ident, $fma:ident, $store:ident,
+         $maskload:ident, $mask:expr) => {
+            impl Vector for $V {
+                type E = $E;
+                const LANES: usize = $n;
+                #[inline(always)]
+                unsafe fn zero() -> Self {
+                    // SAFETY: the caller guarantees AVX2 + FMA.
+                    $V(unsafe { $zero() })
+                }
+                #[inline(always)]
+                unsafe fn load(p: *const $E) -> Self {
+                    // SAFETY: the caller guarantees AVX2 + FMA and LANES readable elements.
+                    $V(unsafe { $load(p) })
+                }
+                #[inline(always)]
+                unsafe fn splat(p: *const $E) -> Self {
+                    // SAFETY: the caller guarantees AVX2 + FMA and a readable p.
+                    $V(unsafe { $splat(&*p) })
+                }
+                #[inline(always)]
+                unsafe fn mul_add(self, a: Self, b: Self) -> Self {
+                    // SAFETY: the caller guarantees AVX2 + FMA.
+                    $V(unsafe { $fma(a.0, b.0, self.0) })
+                }
+                #[inline(always)]
+                unsafe fn store(self, p: *mut $E) {
+                    // SAFETY: the caller guarantees AVX2 + FMA and LANES writable elements.
+                    unsafe { $store(p, self.0) }
+                }
+                #[inline(always)]
+                unsafe fn load_part(p: *const $E, n: usize) -> Self {
+                    // SAFETY: the caller guarantees AVX2 + FMA and n readable elements; the
+                    // masked load reads lanes < n only and zeroes the others.
+                    $V(unsafe { $maskload(p, $mask(n)) })
+                }
+            }
+        };
+    }
+    /// Lanes `< n` of 8 x 32 bits set.
+    #[inline(always)]
+    unsafe fn mask32(n: usize) -> __m256i {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)) }
+    }
+    /// Lanes `< n` of 4 x 64 bits set.
+    #[inline(always)]
+    unsafe fn mask64(n: usize) -> __m256i {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { _mm256_cmpgt_epi64(_mm256_set1_epi64x(n as i64), _mm256_setr_epi64x(0, 1, 2, 3)) }
+    }
+    avx_vector!(
+        F32x8,
+        f32,
+        8,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_broadcast_ss,
+        _mm256_fmadd_ps,
+        _mm256_storeu_ps,
+        _mm256_maskload_ps,
+        mask32
+    );
+    avx_vector!(
+        F64x4,
+        f64,
+        4,
+        _mm256_setzero_pd,
+        _mm256_loadu_pd,
+        _mm256_broadcast_sd,
+        _mm256_fmadd_pd,
+        _mm256_storeu_pd,
+        _mm256_maskload_pd,
+        mask64
+    );
+}
+
+/// Rows of a tile (output volumes sharing each input load).
+pub(crate) const MR: usize = 6;
+/// Vectors of positions in a tile: 6 x 2 accumulators, 2 input vectors and a broadcast fit in
+/// AVX2's 16 registers with one to spare (with 4 x 3 the compiler spilled an accumulator).
+pub(crate) const NV: usize = 2;
+/// Most positions a tile can have (`NV` vectors of the widest lane count).
+const MAX_NP: usize = NV * MAX_LANES;
+
+/// Whether the job suits the implicit GEMM: unit strides, and at most half of the computed
+/// positions dropped (`x >= oc` of every input row).
+pub(crate) fn fits(g: &Geom, o: [usize; 3]) -> bool {
+    g.s == [1, 1, 1] && o[2] * 2 >= g.i[2]
+}
+
+/// What every tile of a job shares.
+pub(crate) struct Plan<'a, E> {
+    inp: &'a [E],
+    /// Kernel panels: panel `j` (at `j*kk*MR`) holds output volumes `j*MR..j*MR + rows` as
+    /// `kk x rows` (tap `r`, volume `m`); `rows = MR` but in the last panel.
+    apack: &'a [E],
+    /// Input offset of every tap (see the module doc).
+    offs: &'a [usize],
+    /// Taps per block (whole input volumes: see `tiles`).
+    block: usize,
+    out: SharedPtr<E>,
+    nout: usize,
+    /// Input columns and elements per input depth slice.
+    ic: usize,
+    slab_in: usize,
+    /// Output columns, rows and depth.
+    oc: usize,
+    or: usize,
+    od: usize,
+    /// Computed positions per output depth slice (`(or - 1)*ic + oc`).
+    positions: usize,
+    /// Elements of one batch of input volumes, and of one output volume.
+    group: usize,
+    op: usize,
+}
+
+/// Runs tiles `lo..hi` of a plan (see `tiles`).
+pub(crate) type TilesFn<E> = unsafe fn(&Plan<E>, usize, usize);
+
+/// One tile of `R` rows (`R <= MR`) x `NV` vectors of positions over taps `offs` (with the
+/// panel's weights `a`): the sums start from the first rows of `buf` (or from zero when
+/// `first`), run in registers, and are stored back there.
+///
+/// # Safety
+/// The CPU has `V`'s instruction set; `a` holds `offs.len() * R` elements; every
+/// `src + off .. src + off + NV*LANES` (`off` in `offs`) is readable.
+#[inline(always)]
+unsafe fn tile<V: Vector, const R: usize>(
+    a: *const V::E,
+    offs: &[usize],
+    src: *const V::E,
+    buf: &mut [[V::E; MAX_NP]; MR],
+    first: bool,
+) {
+    // SAFETY: per the contract (the CPU has V's instruction set; the reads stay inside the
+    // ranges the caller vouches for); buf's accesses stay inside rows of MAX_NP >= NV*LANES.
+    unsafe {
+        let mut acc = [[V::zero(); NV]; R];
+        if !first {
+            for (vs, row) in acc.iter_mut().zip(buf.iter()) {
+                for (v, x) in vs.iter_mut().enumerate() {
+                    *x = V::load(row.as_ptr().add(v * V::LANES));
+                }
+            }
+        }
+        for (r, &off) in offs.iter().enumerate() {
+            let b = src.add(off);
+            let mut bv = [V::zero(); NV];
+            for (v, x) in bv.iter_mut().enumerate() {
+                *x = V::load(b.add(v * V::LANES));
+            }
+            let ar = a.add(r * R);
+            for (m, row) in acc.iter_mut().enumerate() {
+                let av = V::splat(ar.add(m));
+                for (x, &y) in row.iter_mut().zip(&bv) {
+                    *x = x.mul_add(av, y);
+                }
+            }
+        }
+        for (row, vs) in buf.iter_mut().zip(&acc) {
+            for (v, x) in vs.iter().enumerate() {
+                x.store(row.as_mut_ptr().add(v * V::LANES));
+            }
+        }
+    }
+}
+
+/// Bytes of input rows a block of taps may read per tile (see `drive`).
+const BLOCK_BYTES: usize = 16 << 10;
+
+/// Panels of output volumes whose partial sums a tile keeps at once (on the stack).
+const GROUP: usize = 16;
+
+/// Computes tiles `lo..hi` of the job. Tile `t` covers positions `(t % per_slab) * np..` of
+/// depth slice `t / per_slab` (batch-major), for every output volume: `GROUP` panels at a
+/// time, over the taps in blocks of `plan.block` (so that the input rows a block reads stay in
+/// L1 while every panel of the group uses them).
+///
+/// # Safety
+/// The CPU has `V`'s instruction set; `plan` describes buffers that hold what it says (as
+/// `drive` builds it), and no other thread touches the output elements of these tiles.
+#[inline(always)]
+unsafe fn tiles<V: Vector>(plan: &Plan<V::E>, lo: usize, hi: usize) {
+    let np = NV * V::LANES;
+    let per_slab = plan.positions.div_ceil(np);
+    let kk = plan.offs.len();
+    let panels = plan.nout.div_ceil(MR);
+    let mut bufs = [[[V::E::zero(); MAX_NP]; MR]; GROUP];
+    // (first position in the tile, output index within the volume, length) of each valid run
+    let mut runs = [(0usize, 0usize, 0usize); MAX_NP];
+    for t in lo..hi {
+        let (bz, p0) = (t / per_slab, (t % per_slab) * np);
+        let (b, z) = (bz / plan.od, bz % plan.od);
+        let end = p0 + np.min(plan.positions - p0);
+        // the slice's last tile ends at its last position, overlapping the one before (only
+        // positions p0.. are kept), so that every tile reads what a whole tile reads
+        let start = p0.min(plan.positions.saturating_sub(np));
+        let whole = start + np <= plan.positions;
+        let src = b * plan.group + z * plan.slab_in + start;
+        let mut nr = 0;
+        let mut p = p0;
+        while p < end {
+            let (y, x) = (p / plan.ic, p % plan.ic);
+            if x < plan.oc {
+                let len = (plan.oc - x).min(end - p);
+                runs[nr] = (p - start, (z * plan.or + y) * plan.oc + x, len);
+                nr += 1;
+                p += len;
+            } else {
+                p += plan.ic - x;
+            }
+        }
+        for g0 in (0..panels).step_by(GROUP) {
+            let group = g0..panels.min(g0 + GROUP);
+            if whole {
+                for k0 in (0..kk).step_by(plan.block) {
+                    let offs = &plan.offs[k0..kk.min(k0 + plan.block)];
+                    let src = plan.inp.as_ptr().wrapping_add(src);
+                    for (j, buf) in group.clone().zip(bufs.iter_mut()) {
+                        let rows = MR.min(plan.nout - j * MR);
+                        let a = plan.apack[j * kk * MR + k0 * rows..].as_ptr();
+                        let first = k0 == 0;
+                        // SAFETY: V's instruction set per the contract; the panel holds kk*rows
+                        // elements from j*kk*MR, so taps k0.. leave offs.len()*rows of them. The
+                        // last element read, src + offs[kk - 1] + np - 1, is at most that of the last
+                        // position of slice z of batch b (start + np <= positions), which lies
+                        // in the input volume `drive` checked.
+                        unsafe {
+                            match rows {
+                                6 => tile::<V, 6>(a, offs, src, buf, first),
+                                5 => tile::<V, 5>(a, offs, src, buf, first),
+                                4 => tile::<V, 4>(a, offs, src, buf, first),
+                                3 => tile::<V, 3>(a, offs, src, buf, first),
+                                2 => tile::<V, 2>(a, offs, src, buf, first),
+                                _ => tile::<V, 1>(a, offs, src, buf, first),
+                            }
+                        }
+                    }
+                }
+            } else {
+                // a slice of fewer positions than a tile: a whole tile could read past the input,
+                // so only the valid positions, one element at a time (taps in the same order)
+                for (j, buf) in group.clone().zip(bufs.iter_mut()) {
+                    let rows = MR.min(plan.nout - j * MR);
+                    let a = &plan.apack[j * kk * MR..j * kk * MR + kk * rows];
+                    for &(q, _, len) in &runs[..nr] {
+                        for (m, row) in buf.iter_mut().enumerate().take(rows) {
+                            for (c, x) in row[q..q + len].iter_mut().enumerate() {
+                                let at = src + q + c;
+                                *x =
+                                    plan.offs.iter().enumerate().fold(V::E::zero(), |s, (r, &off)| {
+                                        s.add(a[r * rows + m].mul(plan.inp[at + off]))
+                                    });
+                            }
+                        }
+                    }
+                }
+            }
+            for (j, buf) in group.zip(bufs.iter()) {
+                let rows = MR.min(plan.nout - j * MR);
+                for (m, row) in buf.iter().enumerate().take(rows) {
+                    let vol = (b * plan.nout + j * MR + m) * plan.op;
+                    for &(q, d, len) in &runs[..nr] {
+                        // SAFETY: output volume b*nout + j*MR + m (< batches*nout) holds op
+                        // elements and d + len <= op (a valid run of slice z); `drive` checked
+                        // that the output holds batches*nout*op elements, and these are this
+                        // call's alone.
+                        let dst = unsafe { std::slice::from_raw_parts_mut(plan.out.offset((vol + d) as isize), len) };
+                        for (o, &x) in dst.iter_mut().zip(&row[q..q + len]) {
+                            *o = o.add(x);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What every item of a Rev job shares (see `rev`).
+pub(crate) struct RevPlan<'a, E> {
+    inp: &'a [E],
+    /// The prepared kernels (the output gradients): `batches x nq x klen`, rows `nout..nq`
+    /// zero (`nq` even).
+    gp: &'a [E],
+    out: SharedPtr<E>,
+    batches: usize,
+    nin: usize,
+    nout: usize,
+    nq: usize,
+    /// Elements of an input volume and of a kernel volume.
+    plen: usize,
+    klen: usize,
+    /// Input columns and elements per input depth slice.
+    ic: usize,
+    slab_in: usize,
+    /// Kernel depth, rows and columns; output rows and columns, elements per output volume.
+    k: [usize; 3],
+    or: usize,
+    oc: usize,
+    op: usize,
+}
+
+/// Runs items `lo..hi` of a Rev plan (see `rev_items`).
+pub(crate) type RevFn<E> = unsafe fn(&RevPlan<E>, usize, usize);
+
+/// Output positions (weights) per Rev item.
+const UR: usize = 6;
+
+/// The sums of one Rev item: output positions whose input offsets are `uoff` x kernels `q0`
+/// and `q0 + 1`, for input volume `i`, over every batch and kernel tap: each kernel row is a
+/// run of `kc` consecutive taps, read in vectors (the last one partial) from the kernel rows
+/// and from the input at `uoff + row offset`.
+///
+/// # Safety
+/// The CPU has `V`'s instruction set; `plan` is as `rev` builds it, `i < nin`, `q0 + 1 < nq`,
+/// and every `uoff` is the input offset of an output position.
+#[inline(always)]
+unsafe fn rev_item<V: Vector, const R: usize>(
+    plan: &RevPlan<V::E>,
+    i: usize,
+    q0: usize,
+    uoff: [usize; R],
+) -> [[V::E; 2]; R] {
+    let [kd, kr, kc] = plan.k;
+    let (full, tail) = (kc / V::LANES * V::LANES, kc % V::LANES);
+    // SAFETY: per the contract. Kernel reads stay in rows q0, q0 + 1 of batch b (goff + kc <=
+    // klen); input reads stay in volume (b, i): the last, uoff + toff + kc - 1, is at most the
+    // volume's last element for every output position (the output is the input less the
+    // kernel, plus one, in every dimension).
+    unsafe {
+        let mut acc = [[V::zero(); 2]; R];
+        for b in 0..plan.batches {
+            let img = plan.inp.as_ptr().add((b * plan.nin + i) * plan.plen);
+            let g = plan.gp.as_ptr().add((b * plan.nq + q0) * plan.klen);
+            for tz in 0..kd {
+                for ty in 0..kr {
+                    let toff = tz * plan.slab_in + ty * plan.ic;
+                    let goff = (tz * kr + ty) * kc;
+                    let src: [*const V::E; R] = std::array::from_fn(|m| img.add(uoff[m] + toff));
+                    let (g0, g1) = (g.add(goff), g.add(plan.klen + goff));
+                    let mut x = 0;
+                    while x < full {
+                        let (a0, a1) = (V::load(g0.add(x)), V::load(g1.add(x)));
+                        for (m, row) in acc.iter_mut().enumerate() {
+                            let v = V::load(src[m].add(x));
+                            row[0] = row[0].mul_add(a0, v);
+                            row[1] = row[1].mul_add(a1, v);
+                        }
+                        x += V::LANES;
+                    }
+                    if tail > 0 {
+                        let (a0, a1) = (V::load_part(g0.add(x), tail), V::load_part(g1.add(x), tail));
+                        for (m, row) in acc.iter_mut().enumerate() {
+                            let v = V::load_part(src[m].add(x), tail);
+                            row[0] = row[0].mul_add(a0, v);
+                            row[1] = row[1].mul_add(a1, v);
+                        }
+                    }
+                }
+            }
+        }
+        acc.map(|row| row.map(|v| v.sum()))
+    }
+}
+
+/// Computes items `lo..hi` of a Rev job: item `t` is input volume `t / (pairs * groups)`,
+/// kernels `2 * ((t / groups) % pairs)` and the next, output positions `UR * (t % groups)..`
+/// (consecutive items share their input volume and kernel rows).
+///
+/// # Safety
+/// The CPU has `V`'s instruction set; `plan` is as `rev` builds it, and no other thread touches
+/// the output elements of these items.
+#[inline(always)]
+unsafe fn rev_items<V: Vector>(plan: &RevPlan<V::E>, lo: usize, hi: usize) {
+    let (pairs, groups) = (plan.nq / 2, plan.op.div_ceil(UR));
+    for t in lo..hi {
+        let (i, q0, u0) = (t / (pairs * groups), (t / groups) % pairs * 2, t % groups * UR);
+        let n = UR.min(plan.op - u0);
+        let mut uoff = [0; UR];
+        for (m, o) in uoff.iter_mut().enumerate().take(n) {
+            let (zy, x) = ((u0 + m) / plan.oc, (u0 + m) % plan.oc);
+            *o = (zy / plan.or) * plan.slab_in + (zy % plan.or) * plan.ic + x;
+        }
+        let mut sums = [[V::E::zero(); 2]; UR];
+        macro_rules! item {
+            ($r:literal) => {{
+                // SAFETY: forwarded contract; i < nin, q0 + 1 < nq, and the first $r offsets
+                // are those of output positions u0.. (n of them).
+                let s = unsafe { rev_item::<V, $r>(plan, i, q0, std::array::from_fn(|m| uoff[m])) };
+                sums[..$r].copy_from_slice(&s);
+            }};
+        }
+        match n {
+            6 => item!(6),
+            5 => item!(5),
+            4 => item!(4),
+            3 => item!(3),
+            2 => item!(2),
+            _ => item!(1),
+        }
+        for (c, q) in (q0..plan.nout.min(q0 + 2)).enumerate() {
+            for (m, row) in sums.iter().enumerate().take(n) {
+                let at = (q * plan.nin + i) * plan.op + u0 + m;
+                // SAFETY: q < nout, i < nin and u0 + m < op: inside the output `rev` checked
+                // (nout * nin * op elements); the element belongs to this item alone.
+                unsafe {
+                    let o = plan.out.offset(at as isize);
+                    *o = (*o).add(row[c]);
+                }
+            }
+        }
+    }
+}
+
+/// The element types with a kernel: the positions per tile and the tile loop the CPU runs
+/// best for valid jobs, and the item loop for Rev jobs, if it has them.
+pub(crate) trait Simd: ConvK {
+    fn kernel() -> Option<(usize, TilesFn<Self>)>;
+    fn rev_kernel() -> Option<RevFn<Self>>;
+}
+
+macro_rules! simd {
+    ($E:ty, $V:ident, $f:ident, $rf:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        /// # Safety
+        /// As `tiles`, on a CPU with AVX2 + FMA.
+        unsafe fn $f(plan: &Plan<$E>, lo: usize, hi: usize) {
+            // SAFETY: forwarded contract; the CPU has AVX2 + FMA.
+            unsafe { tiles::<avx2::$V>(plan, lo, hi) }
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        /// # Safety
+        /// As `rev_items`, on a CPU with AVX2 + FMA.
+        unsafe fn $rf(plan: &RevPlan<$E>, lo: usize, hi: usize) {
+            // SAFETY: forwarded contract; the CPU has AVX2 + FMA.
+            unsafe { rev_items::<avx2::$V>(plan, lo, hi) }
+        }
+
+        impl Simd for $E {
+            fn kernel() -> Option<(usize, TilesFn<Self>)> {
+                #[cfg(target_arch = "x86_64")]
+                if crate::ops::kernels::isa() == crate::ops::kernels::Isa::Avx2 {
+                    return Some((NV * <avx2::$V as Vector>::LANES, $f));
+                }
+                None
+            }
+            fn rev_kernel() -> Option<RevFn<Self>> {
+                #[cfg(target_arch = "x86_64")]
+                if crate::ops::kernels::isa() == crate::ops::kernels::Isa::Avx2 {
+                    return Some($rf);
+                }
+                None
+            }
+        }
+    };
+}
+simd!(f32, F32x8, tiles_f32x8, rev_f32x8);
+simd!(f64, F64x4, tiles_f64x4, rev_f64x4);
+
+/// Builds the plan of a Rev job and runs its items with `f`, in parallel above the pool's
+/// grain.
+fn rev_drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, f: RevFn<E>) -> crate::error::Result<()> {
+    let (inp, ker, g, o) = (ops.inp, ops.ker, &ops.g, ops.o);
+    let (batches, nin, nout) = ops.dense;
+    let (plen, klen, op) = (g.in_len(), g.k_len(), o.iter().product::<usize>());
+    if ker.len() != batches * nout * klen || inp.len() < batches * nin * plen || out.len() != nout * nin * op {
+        return Err(crate::error::Error::internal("conv: implicit Rev operands of unexpected sizes"));
+    }
+    if g.s != [1; 3] || (0..3).any(|d| o[d] + g.k[d] - 1 != g.i[d]) {
+        return Err(crate::error::Error::internal("conv: implicit Rev of an unexpected shape"));
+    }
+    let nq = nout.div_ceil(2) * 2;
+    let mut gp = super::zeros::<E>(batches * nq * klen)?;
+    for (b, dst) in gp.chunks_exact_mut(nq * klen).enumerate() {
+        dst[..nout * klen].copy_from_slice(&ker[b * nout * klen..(b + 1) * nout * klen]);
+    }
+    let plan = RevPlan {
+        inp,
+        gp: &gp,
+        out: SharedPtr(out.as_mut_ptr()),
+        batches,
+        nin,
+        nout,
+        nq,
+        plen,
+        klen,
+        ic: g.i[2],
+        slab_in: g.i[1] * g.i[2],
+        k: g.k,
+        or: o[1],
+        oc: o[2],
+        op,
+    };
+    let total = nin * (nq / 2) * op.div_ceil(UR);
+    let work = (batches * nout * nin * op).saturating_mul(klen);
+    // SAFETY: the plan's buffers hold what it says (sizes and shape checked above), `f` is the
+    // item loop of a kernel the CPU has (`Simd::rev_kernel`) or the plain one, items of
+    // different pieces write disjoint output elements, and `out` is borrowed mutably for the
+    // whole loop.
+    for_range(total, work, |lo, hi| unsafe { f(&plan, lo, hi) });
+    Ok(())
+}
+
+/// Runs a job with the CPU's kernel for `E`:
+/// - valid (`!rev`): `out[b][q] += sum_i xcorr(input[b][i], ker[q][i])`, unit strides, `dense =
+///   (batches, nin, nout)`, kernels prepared as `nout x nin*klen` (row-major), when the job
+///   `fits`;
+/// - Rev: `out[q][i] += sum_b xcorr(input[b][i], ker[b][q])`, unit strides, kernels prepared as
+///   `batches x nout x klen`, output `nout x nin x op`, when kernel rows have at least 8 taps.
+///
+/// `Ok(false)`: not run (no kernel for this CPU and type, or the job does not suit one).
+pub(crate) fn run<E: Simd>(rev: bool, out: &mut [E], ops: &Operands<E>) -> crate::error::Result<bool> {
+    let (g, o) = (&ops.g, ops.o);
+    if rev {
+        match E::rev_kernel() {
+            Some(f) if g.s == [1; 3] && g.k[2] >= 8 => rev_drive(out, ops, f).map(|()| true),
+            _ => Ok(false),
+        }
+    } else {
+        match E::kernel() {
+            Some((np, f)) if fits(g, o) => drive(out, ops, np, f).map(|()| true),
+            _ => Ok(false),
+        }
+    }
+}
+
+/// Builds the plan of a job and runs its tiles with `f` (`np` positions per tile), in parallel
+/// above the pool's grain.
+fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -> crate::error::Result<()> {
+    let (inp, ker, g, o) = (ops.inp, ops.ker, &ops.g, ops.o);
+    let (batches, nin, nout) = ops.dense;
+    let [_, ir, ic] = g.i;
+    let [kd, kr, kc] = g.k;
+    let [od, or, oc] = o;
+    let (plen, klen) = (g.in_len(), g.k_len());
+    let (kk, op) = (nin * klen, od * or * oc);
+    if ker.len() != nout * kk || inp.len() < batches * nin * plen || out.len() != batches * nout * op {
+        return Err(crate::error::Error::internal("conv: implicit GEMM operands of unexpected sizes"));
+    }
+    if np == 0 || np > MAX_NP || g.s != [1; 3] || od + kd - 1 != g.i[0] || or + kr - 1 != ir || oc + kc - 1 != ic {
+        return Err(crate::error::Error::internal("conv: implicit GEMM of an unexpected shape"));
+    }
+    let mut offs = super::zeros::<usize>(kk)?;
+    for (r, off) in offs.iter_mut().enumerate() {
+        let (i, t) = (r / klen, r % klen);
+        let (kz, ky, kx) = (t / (kr * kc), (t / kc) % kr, t % kc);
+        *off = i * plen + (kz * ir + ky) * ic + kx;
+    }
+    let mut apack = super::zeros::<E>(nout * kk)?;
+    for (q, row) in ker.chunks_exact(kk).enumerate() {
+        let (j, m) = (q / MR, q % MR);
+        let rows = MR.min(nout - j * MR);
+        for (r, &w) in row.iter().enumerate() {
+            apack[j * kk * MR + r * rows + m] = w;
+        }
+    }
+    let positions = (or - 1) * ic + oc;
+    // input volumes per block: their rows under one tile (np + kc - 1 elements, rounded out to
+    // whole cache lines) in about half of a 32 KiB L1
+    let row_bytes = ((np + kc - 1) * size_of::<E>()).div_ceil(64) * 64 + 64;
+    let vols = (BLOCK_BYTES / (kd * kr * row_bytes)).max(1);
+    let block = vols.min(nin) * klen;
+    let plan = Plan {
+        inp,
+        apack: &apack,
+        block,
+        offs: &offs,
+        out: SharedPtr(out.as_mut_ptr()),
+        nout,
+        ic,
+        slab_in: ir * ic,
+        oc,
+        or,
+        od,
+        positions,
+        group: nin * plen,
+        op,
+    };
+    let total = batches * od * positions.div_ceil(np);
+    let work = (batches * nout * op).saturating_mul(kk);
+    // SAFETY: the plan's buffers hold what it says (sizes checked above; offsets and panels
+    // built from them), `f` is the tile loop of a kernel the CPU has (`Simd::kernel`) or the
+    // plain one, tiles of different pieces write disjoint output elements, and `out` is borrowed
+    // mutably for the whole loop.
+    for_range(total, work, |lo, hi| unsafe { f(&plan, lo, hi) });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (batches, input volumes, output volumes).
+    type Dense = (usize, usize, usize);
+    /// Input sizes, kernel sizes, volumes.
+    type Case = ([usize; 3], [usize; 3], Dense);
+    /// Runs one job.
+    type Runner<'a> = &'a dyn Fn(&mut [f64], &Operands<f64>);
+
+    /// The tile loop on plain arrays (any CPU, Miri).
+    unsafe fn plain<E: ConvK, const N: usize>(plan: &Plan<E>, lo: usize, hi: usize) {
+        // SAFETY: forwarded contract; plain arrays need no instruction set.
+        unsafe { tiles::<Lanes<E, N>>(plan, lo, hi) }
+    }
+
+    /// `out[v][u] += sum_{(iv, kv) in pairs(v)} sum_t ker[kv][t] * inp[iv][u + t]` (valid
+    /// unit-stride correlation, positions and taps as 3-D coordinates) one element at a time.
+    fn naive(
+        inp: &[f64],
+        ker: &[f64],
+        g: &Geom,
+        o: [usize; 3],
+        pairs: &dyn Fn(usize) -> Vec<(usize, usize)>,
+        out: &mut [f64],
+    ) {
+        let [_, ir, ic] = g.i;
+        let [_, kr, kc] = g.k;
+        let [_, or, oc] = o;
+        let (plen, klen, op) = (g.in_len(), g.k_len(), o.iter().product::<usize>());
+        for (v, dst) in out.chunks_exact_mut(op).enumerate() {
+            for (u, d) in dst.iter_mut().enumerate() {
+                let (uz, uy, ux) = (u / (or * oc), (u / oc) % or, u % oc);
+                let mut s = 0.0;
+                for (iv, kv) in pairs(v) {
+                    for t in 0..klen {
+                        let (tz, ty, tx) = (t / (kr * kc), (t / kc) % kr, t % kc);
+                        s += ker[kv * klen + t] * inp[iv * plen + ((uz + tz) * ir + uy + ty) * ic + ux + tx];
+                    }
+                }
+                *d += s;
+            }
+        }
+    }
+
+    /// Runs every case through `run` and through the naive `want` (both add to the same start)
+    /// and compares them exactly: the values are small integers, so every order of summation
+    /// is exact. The last element of the first input row is infinite: it meets only the last
+    /// output column (mv) or the last weight column (Rev), and must reach no other (all
+    /// weights are non-zero, so a stray read would show as infinity or NaN).
+    fn check(cases: &[Case], rev: bool, run: Runner) {
+        for &(i, k, dense) in cases {
+            let (batches, nin, nout) = dense;
+            let g = Geom { i, k, s: [1; 3] };
+            let o = [i[0] - k[0] + 1, i[1] - k[1] + 1, i[2] - k[2] + 1];
+            let mut inp: Vec<f64> = (0..batches * nin * g.in_len()).map(|v| ((v * 7) % 13) as f64 - 6.0).collect();
+            inp[i[2] - 1] = f64::INFINITY;
+            let kvols = if rev { batches * nout } else { nout * nin };
+            let ker: Vec<f64> = (0..kvols * g.k_len()).map(|v| (v % 7) as f64 + 1.0).collect();
+            let outs = if rev { nout * nin } else { batches * nout };
+            let start: Vec<f64> = (0..outs * o.iter().product::<usize>()).map(|v| (v % 3) as f64).collect();
+            let mut want = start.clone();
+            if rev {
+                // output volume (q, i) sums (input (b, i), kernel (b, q)) over batches
+                naive(
+                    &inp,
+                    &ker,
+                    &g,
+                    o,
+                    &|v| (0..batches).map(|b| (b * nin + v % nin, b * nout + v / nin)).collect(),
+                    &mut want,
+                );
+            } else {
+                // output volume (b, q) sums (input (b, i), kernel (q, i)) over input volumes
+                naive(
+                    &inp,
+                    &ker,
+                    &g,
+                    o,
+                    &|v| (0..nin).map(|i| (v / nout * nin + i, v % nout * nin + i)).collect(),
+                    &mut want,
+                );
+            }
+            assert!(want.iter().any(|v| v.is_infinite()));
+            let mut got = start;
+            run(&mut got, &Operands { inp: &inp, ker: &ker, g, o, dense });
+            assert_eq!(got, want, "input {i:?} kernel {k:?} {dense:?}");
+        }
+    }
+
+    /// Ragged panels (nout % MR != 0), tiles across rows and slices, each slice's last tile
+    /// (overlapping the one before), a slice smaller than a tile (one element at a time), 3-D,
+    /// several batches, several blocks of taps (13 volumes of 11 rows: 7 or 11 volumes per
+    /// block) and several groups of panels (100 output volumes).
+    #[test]
+    fn implicit_tiles_match_naive() {
+        let cases = [
+            ([1, 9, 11], [1, 3, 4], (1, 2, 5)),
+            ([1, 6, 30], [1, 2, 3], (2, 3, 4)),
+            ([3, 5, 7], [2, 2, 3], (2, 2, 6)),
+            ([1, 4, 4], [1, 4, 4], (1, 1, 3)),
+            ([1, 12, 6], [1, 11, 2], (2, 13, 7)),
+            ([1, 5, 9], [1, 2, 2], (1, 2, 100)),
+        ];
+        let mut kernels: Vec<(usize, TilesFn<f64>)> = vec![(NV * 4, plain::<f64, 4>), (NV, plain::<f64, 1>)];
+        kernels.extend(f64::kernel());
+        for (np, f) in kernels {
+            check(&cases, false, &|out, ops| drive(out, ops, np, f).unwrap());
+        }
+    }
+
+    /// Kernel rows of whole and partial vectors, 1..6 output positions per item, an odd
+    /// number of kernels (a zero row), 3-D and several batches.
+    #[test]
+    fn implicit_rev_matches_naive() {
+        let cases = [
+            ([1, 9, 14], [1, 6, 11], (1, 2, 3)),
+            ([1, 8, 13], [1, 6, 8], (2, 3, 2)),
+            ([3, 6, 12], [2, 4, 9], (2, 2, 5)),
+            ([1, 7, 20], [1, 7, 20], (1, 1, 1)),
+        ];
+        let mut kernels: Vec<RevFn<f64>> = vec![plain_rev::<f64, 4>, plain_rev::<f64, 1>];
+        kernels.extend(f64::rev_kernel());
+        for f in kernels {
+            check(&cases, true, &|out, ops| rev_drive(out, ops, f).unwrap());
+        }
+    }
+
+    /// The Rev item loop on plain arrays.
+    unsafe fn plain_rev<E: ConvK, const N: usize>(plan: &RevPlan<E>, lo: usize, hi: usize) {
+        // SAFETY: forwarded contract; plain arrays need no instruction set.
+        unsafe { rev_items::<Lanes<E, N>>(plan, lo, hi) }
+    }
+
+    #[test]
+    fn implicit_f32_kernel_matches_plain() {
+        let Some((np, f)) = f32::kernel() else { return };
+        let g = Geom { i: [1, 20, 37], k: [1, 5, 5], s: [1; 3] };
+        let o = [1, 16, 33];
+        let (nin, nout) = (3, 7);
+        let inp: Vec<f32> = (0..nin * g.in_len()).map(|v| ((v * 7) % 13) as f32 - 6.0).collect();
+        let ker: Vec<f32> = (0..nout * nin * 25).map(|v| ((v * 5) % 11) as f32 - 5.0).collect();
+        let mut a = vec![1.0f32; nout * 16 * 33];
+        let mut b = a.clone();
+        let ops = Operands { inp: &inp, ker: &ker, g, o, dense: (1, nin, nout) };
+        drive(&mut a, &ops, np, f).unwrap();
+        drive(&mut b, &ops, NV * 8, plain::<f32, 8>).unwrap();
+        assert_eq!(a, b);
+    }
+}
