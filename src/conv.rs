@@ -18,8 +18,8 @@
 //!
 //! Valid-mode `mv`/`mm` (every output plane sums every input plane; full mode as a valid job
 //! on a zero-padded input) and the Rev forms with enough output planes, taps and positions
-//! instead run as GEMM on the float types (`gemm_shape`): with unit strides on a CPU with an
-//! implicit-GEMM kernel, straight from the input (`implicit`); otherwise the input is
+//! instead run as GEMM on the float types (`gemm_shape`): on a CPU with an implicit-GEMM
+//! kernel, straight from the input (`implicit`); otherwise the input is
 //! unfolded (im2col) into a (input planes x taps) x (output positions) matrix, a few MiB of
 //! columns at a time, and multiplied by the prepared kernels through the library's GEMM.
 //!

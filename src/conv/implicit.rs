@@ -1,21 +1,29 @@
-//! Valid, unit-stride correlations of many input volumes with many kernels (`mv`/`mm`, and the
-//! full mode run on a zero-padded input) as an implicit GEMM: no im2col columns, no packing of
-//! the input.
+//! Valid correlations of many input volumes with many kernels (`mv`/`mm`, the full mode run on
+//! a zero-padded input) and the kernel gradients (Rev: `Revger`/`Revgerm`) as an implicit
+//! GEMM: no im2col columns, no packing of the input.
 //!
-//! Within one output depth slice, output positions are numbered as the input's: `p = y*ic + x`
-//! (`ic` input columns). The input element that tap `r = (i, kz, ky, kx)` meets at position
-//! `p` is then `input[off[r] + p]`, `off[r] = i*plen + kz*ir*ic + ky*ic + kx`, so a run of
-//! consecutive positions reads consecutive input elements. A tile of `MR` output volumes x
-//! `NV` vectors of positions accumulates in registers over every tap (the kernel broadcast
-//! from a packed panel, the input loaded straight from the input volume), then adds its valid
-//! positions (`x < oc`) to the output; the `ic - oc` positions of a row past `oc` are computed
-//! and dropped (`implicit_fits` bounds that waste).
+//! Valid jobs: within one output depth slice, output positions are numbered as the input's:
+//! `p = y*ic + x` (`ic` input columns). The input element that tap `r = (i, kz, ky, kx)` meets
+//! at position `p` is then `input[off[r] + p]`, `off[r] = i*plen + kz*ir*ic + ky*ic + kx`, so a
+//! run of consecutive positions reads consecutive input elements. A tile of `MR` output
+//! volumes x `NV` vectors of positions accumulates in registers over every tap (the kernel
+//! broadcast from a packed panel, the input loaded straight from the input volume), then adds
+//! its valid positions (`x < oc`) to the output; the `ic - oc` positions of a row past `oc` are
+//! computed and dropped (`fits` bounds that waste).
 //!
-//! Each output element sums its taps in order in one accumulator, so the result depends neither
-//! on the tiling nor on the thread count.
+//! Rev jobs: each weight sums the kernel's rows, runs of consecutive taps that meet runs of
+//! consecutive input elements; `UR` weights x 2 kernels accumulate in vectors over the runs
+//! (the last vector of a run masked, so that no element outside the sum is read).
+//!
+//! Strides: the input is first split into stride phases (`phases`), in which the elements a
+//! tap meets (valid) or a weight meets (Rev) are consecutive again.
+//!
+//! Each output element sums its taps in a fixed order, so the result depends neither on the
+//! tiling nor on the thread count.
 
 use super::{ConvK, Geom, Operands};
 use crate::parallel::{SharedPtr, for_range};
+use std::borrow::Cow;
 
 /// One SIMD vector of `E` (or, in tests, a plain array of them: `Lanes`).
 pub(crate) trait Vector: Copy {
@@ -205,10 +213,10 @@ pub(crate) const NV: usize = 2;
 /// Most positions a tile can have (`NV` vectors of the widest lane count).
 const MAX_NP: usize = NV * MAX_LANES;
 
-/// Whether the job suits the implicit GEMM: unit strides, and at most half of the computed
-/// positions dropped (`x >= oc` of every input row).
+/// Whether a valid job suits the implicit GEMM: at most half of the computed positions
+/// dropped (`x >= oc` of every row of `ceil(ic / sx)` columns, see `drive`).
 pub(crate) fn fits(g: &Geom, o: [usize; 3]) -> bool {
-    g.s == [1, 1, 1] && o[2] * 2 >= g.i[2]
+    o[2] * 2 >= g.i[2].div_ceil(g.s[2])
 }
 
 /// What every tile of a job shares.
@@ -401,6 +409,7 @@ unsafe fn tiles<V: Vector>(plan: &Plan<V::E>, lo: usize, hi: usize) {
 
 /// What every item of a Rev job shares (see `rev`).
 pub(crate) struct RevPlan<'a, E> {
+    /// The input as `phases` lays it out.
     inp: &'a [E],
     /// The prepared kernels (the output gradients): `batches x nq x klen`, rows `nout..nq`
     /// zero (`nq` even).
@@ -410,13 +419,16 @@ pub(crate) struct RevPlan<'a, E> {
     nin: usize,
     nout: usize,
     nq: usize,
-    /// Elements of an input volume and of a kernel volume.
-    plen: usize,
+    /// Elements of an input volume (all its phases) and of one phase; of a kernel volume.
+    vol: usize,
+    phase: usize,
     klen: usize,
-    /// Input columns and elements per input depth slice.
+    /// Columns of a phase row and elements of a phase depth slice.
     ic: usize,
     slab_in: usize,
-    /// Kernel depth, rows and columns; output rows and columns, elements per output volume.
+    /// Strides (the taps' spacing in the input); kernel depth, rows and columns; output rows
+    /// and columns, elements per output volume.
+    s: [usize; 3],
     k: [usize; 3],
     or: usize,
     oc: usize,
@@ -453,7 +465,7 @@ unsafe fn rev_item<V: Vector, const R: usize>(
     unsafe {
         let mut acc = [[V::zero(); 2]; R];
         for b in 0..plan.batches {
-            let img = plan.inp.as_ptr().add((b * plan.nin + i) * plan.plen);
+            let img = plan.inp.as_ptr().add((b * plan.nin + i) * plan.vol);
             let g = plan.gp.as_ptr().add((b * plan.nq + q0) * plan.klen);
             for tz in 0..kd {
                 for ty in 0..kr {
@@ -500,9 +512,12 @@ unsafe fn rev_items<V: Vector>(plan: &RevPlan<V::E>, lo: usize, hi: usize) {
         let (i, q0, u0) = (t / (pairs * groups), (t / groups) % pairs * 2, t % groups * UR);
         let n = UR.min(plan.op - u0);
         let mut uoff = [0; UR];
+        let [sz, sy, sx] = plan.s;
         for (m, o) in uoff.iter_mut().enumerate().take(n) {
             let (zy, x) = ((u0 + m) / plan.oc, (u0 + m) % plan.oc);
-            *o = (zy / plan.or) * plan.slab_in + (zy % plan.or) * plan.ic + x;
+            let (z, y) = (zy / plan.or, zy % plan.or);
+            let which = ((z % sz) * sy + y % sy) * sx + x % sx;
+            *o = which * plan.phase + (z / sz) * plan.slab_in + (y / sy) * plan.ic + x / sx;
         }
         let mut sums = [[V::E::zero(); 2]; UR];
         macro_rules! item {
@@ -592,26 +607,29 @@ fn rev_drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, f: RevFn<E>) -> crate::
     if ker.len() != batches * nout * klen || inp.len() < batches * nin * plen || out.len() != nout * nin * op {
         return Err(crate::error::Error::internal("conv: implicit Rev operands of unexpected sizes"));
     }
-    if g.s != [1; 3] || (0..3).any(|d| o[d] + g.k[d] - 1 != g.i[d]) {
+    if (0..3).any(|d| g.s[d] == 0 || (g.k[d] - 1) * g.s[d] >= g.i[d] || o[d] != g.i[d] - (g.k[d] - 1) * g.s[d]) {
         return Err(crate::error::Error::internal("conv: implicit Rev of an unexpected shape"));
     }
+    let (inp, [pd, ph, pw]) = phases(inp, g, batches * nin)?;
     let nq = nout.div_ceil(2) * 2;
     let mut gp = super::zeros::<E>(batches * nq * klen)?;
     for (b, dst) in gp.chunks_exact_mut(nq * klen).enumerate() {
         dst[..nout * klen].copy_from_slice(&ker[b * nout * klen..(b + 1) * nout * klen]);
     }
     let plan = RevPlan {
-        inp,
+        inp: &inp,
         gp: &gp,
         out: SharedPtr(out.as_mut_ptr()),
         batches,
         nin,
         nout,
         nq,
-        plen,
+        vol: pd * ph * pw * g.s.iter().product::<usize>(),
+        phase: pd * ph * pw,
         klen,
-        ic: g.i[2],
-        slab_in: g.i[1] * g.i[2],
+        ic: pw,
+        slab_in: ph * pw,
+        s: g.s,
         k: g.k,
         or: o[1],
         oc: o[2],
@@ -628,18 +646,19 @@ fn rev_drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, f: RevFn<E>) -> crate::
 }
 
 /// Runs a job with the CPU's kernel for `E`:
-/// - valid (`!rev`): `out[b][q] += sum_i xcorr(input[b][i], ker[q][i])`, unit strides, `dense =
-///   (batches, nin, nout)`, kernels prepared as `nout x nin*klen` (row-major), when the job
+/// - valid (`!rev`): `out[b][q] += sum_i xcorr(input[b][i], ker[q][i])` (output strides), `dense
+///   = (batches, nin, nout)`, kernels prepared as `nout x nin*klen` (row-major), when the job
 ///   `fits`;
-/// - Rev: `out[q][i] += sum_b xcorr(input[b][i], ker[b][q])`, unit strides, kernels prepared as
-///   `batches x nout x klen`, output `nout x nin x op`, when kernel rows have at least 8 taps.
+/// - Rev: `out[q][i] += sum_b xcorr(input[b][i], ker[b][q])` (taps strides apart), kernels
+///   prepared as `batches x nout x klen`, output `nout x nin x op`, when kernel rows have at
+///   least 8 taps.
 ///
 /// `Ok(false)`: not run (no kernel for this CPU and type, or the job does not suit one).
 pub(crate) fn run<E: Simd>(rev: bool, out: &mut [E], ops: &Operands<E>) -> crate::error::Result<bool> {
     let (g, o) = (&ops.g, ops.o);
     if rev {
         match E::rev_kernel() {
-            Some(f) if g.s == [1; 3] && g.k[2] >= 8 => rev_drive(out, ops, f).map(|()| true),
+            Some(f) if g.k[2] >= 8 => rev_drive(out, ops, f).map(|()| true),
             _ => Ok(false),
         }
     } else {
@@ -653,24 +672,32 @@ pub(crate) fn run<E: Simd>(rev: bool, out: &mut [E], ops: &Operands<E>) -> crate
 /// Builds the plan of a job and runs its tiles with `f` (`np` positions per tile), in parallel
 /// above the pool's grain.
 fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -> crate::error::Result<()> {
-    let (inp, ker, g, o) = (ops.inp, ops.ker, &ops.g, ops.o);
+    let (ker, g, o) = (ops.ker, &ops.g, ops.o);
     let (batches, nin, nout) = ops.dense;
-    let [_, ir, ic] = g.i;
     let [kd, kr, kc] = g.k;
+    let [sz, sy, sx] = g.s;
     let [od, or, oc] = o;
     let (plen, klen) = (g.in_len(), g.k_len());
     let (kk, op) = (nin * klen, od * or * oc);
-    if ker.len() != nout * kk || inp.len() < batches * nin * plen || out.len() != batches * nout * op {
+    if ker.len() != nout * kk || ops.inp.len() < batches * nin * plen || out.len() != batches * nout * op {
         return Err(crate::error::Error::internal("conv: implicit GEMM operands of unexpected sizes"));
     }
-    if np == 0 || np > MAX_NP || g.s != [1; 3] || od + kd - 1 != g.i[0] || or + kr - 1 != ir || oc + kc - 1 != ic {
+    if np == 0
+        || np > MAX_NP
+        || (0..3).any(|d| g.s[d] == 0 || g.i[d] < g.k[d] || o[d] != (g.i[d] - g.k[d]) / g.s[d] + 1)
+    {
         return Err(crate::error::Error::internal("conv: implicit GEMM of an unexpected shape"));
     }
+    let (inp, dims) = phases(ops.inp, g, batches * nin)?;
+    let [pd, ph, pw] = dims;
+    let phase = pd * ph * pw;
+    let vol = phase * sz * sy * sx;
     let mut offs = super::zeros::<usize>(kk)?;
     for (r, off) in offs.iter_mut().enumerate() {
         let (i, t) = (r / klen, r % klen);
         let (kz, ky, kx) = (t / (kr * kc), (t / kc) % kr, t % kc);
-        *off = i * plen + (kz * ir + ky) * ic + kx;
+        let which = ((kz % sz) * sy + ky % sy) * sx + kx % sx;
+        *off = i * vol + which * phase + ((kz / sz) * ph + ky / sy) * pw + kx / sx;
     }
     let mut apack = super::zeros::<E>(nout * kk)?;
     for (q, row) in ker.chunks_exact(kk).enumerate() {
@@ -680,26 +707,26 @@ fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -
             apack[j * kk * MR + r * rows + m] = w;
         }
     }
-    let positions = (or - 1) * ic + oc;
+    let positions = (or - 1) * pw + oc;
     // input volumes per block: their rows under one tile (np + kc - 1 elements, rounded out to
     // whole cache lines) in about half of a 32 KiB L1
     let row_bytes = ((np + kc - 1) * size_of::<E>()).div_ceil(64) * 64 + 64;
     let vols = (BLOCK_BYTES / (kd * kr * row_bytes)).max(1);
     let block = vols.min(nin) * klen;
     let plan = Plan {
-        inp,
+        inp: &inp,
         apack: &apack,
         block,
         offs: &offs,
         out: SharedPtr(out.as_mut_ptr()),
         nout,
-        ic,
-        slab_in: ir * ic,
+        ic: pw,
+        slab_in: ph * pw,
         oc,
         or,
         od,
         positions,
-        group: nin * plen,
+        group: nin * vol,
         op,
     };
     let total = batches * od * positions.div_ceil(np);
@@ -712,14 +739,53 @@ fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -
     Ok(())
 }
 
+/// The input as the tiles read it, and the size of its (phase) volumes. With unit strides,
+/// the input itself. With strides `(sz, sy, sx)`, each of the `n` input volumes becomes
+/// `sz*sy*sx` phase volumes of `ceil(i / s)` elements per dimension, phase `(a, b, c)` holding
+/// input element `(z*sz + a, y*sy + b, x*sx + c)` at `(z, y, x)` (zero past the input): the
+/// elements a tap meets under consecutive output positions, `sx` apart in the input, are
+/// consecutive in the phase volume of the tap's remainders, at the tap's quotients.
+#[allow(clippy::type_complexity)]
+fn phases<'a, E: ConvK>(inp: &'a [E], g: &Geom, n: usize) -> crate::error::Result<(Cow<'a, [E]>, [usize; 3])> {
+    if g.s == [1; 3] {
+        return Ok((Cow::Borrowed(inp), g.i));
+    }
+    let [id, ir, ic] = g.i;
+    let [sz, sy, sx] = g.s;
+    let dims: [usize; 3] = std::array::from_fn(|d| g.i[d].div_ceil(g.s[d]));
+    let [pd, ph, pw] = dims;
+    let phase = pd * ph * pw;
+    let vol = phase * sz * sy * sx;
+    let mut out = super::zeros::<E>(n * vol)?;
+    super::par_planes(&mut out, vol, n * vol, |v, dst| {
+        let src = &inp[v * g.in_len()..(v + 1) * g.in_len()];
+        for (which, dst) in dst.chunks_exact_mut(phase).enumerate() {
+            let (a, b, c) = (which / (sy * sx), (which / sx) % sy, which % sx);
+            for (zy, row) in dst.chunks_exact_mut(pw).enumerate() {
+                let (z, y) = ((zy / ph) * sz + a, (zy % ph) * sy + b);
+                if z >= id || y >= ir {
+                    continue;
+                }
+                let line = &src[(z * ir + y) * ic..(z * ir + y + 1) * ic];
+                for (x, d) in row.iter_mut().enumerate() {
+                    if let Some(&v) = line.get(x * sx + c) {
+                        *d = v;
+                    }
+                }
+            }
+        }
+    });
+    Ok((Cow::Owned(out), dims))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// (batches, input volumes, output volumes).
     type Dense = (usize, usize, usize);
-    /// Input sizes, kernel sizes, volumes.
-    type Case = ([usize; 3], [usize; 3], Dense);
+    /// Input sizes, kernel sizes, strides, volumes.
+    type Case = ([usize; 3], [usize; 3], [usize; 3], Dense);
     /// Runs one job.
     type Runner<'a> = &'a dyn Fn(&mut [f64], &Operands<f64>);
 
@@ -729,19 +795,22 @@ mod tests {
         unsafe { tiles::<Lanes<E, N>>(plan, lo, hi) }
     }
 
-    /// `out[v][u] += sum_{(iv, kv) in pairs(v)} sum_t ker[kv][t] * inp[iv][u + t]` (valid
-    /// unit-stride correlation, positions and taps as 3-D coordinates) one element at a time.
+    /// `out[v][u] += sum_{(iv, kv) in pairs(v)} sum_t ker[kv][t] * inp[iv][u*su + t*st]`
+    /// (positions and taps as 3-D coordinates; valid: `su` the strides, `st` 1; Rev: the
+    /// other way round) one element at a time.
     fn naive(
         inp: &[f64],
         ker: &[f64],
         g: &Geom,
         o: [usize; 3],
+        (su, st): ([usize; 3], [usize; 3]),
         pairs: &dyn Fn(usize) -> Vec<(usize, usize)>,
         out: &mut [f64],
     ) {
         let [_, ir, ic] = g.i;
         let [_, kr, kc] = g.k;
         let [_, or, oc] = o;
+        let at = |u: usize, t: usize, d: usize| u * su[d] + t * st[d];
         let (plen, klen, op) = (g.in_len(), g.k_len(), o.iter().product::<usize>());
         for (v, dst) in out.chunks_exact_mut(op).enumerate() {
             for (u, d) in dst.iter_mut().enumerate() {
@@ -750,7 +819,8 @@ mod tests {
                 for (iv, kv) in pairs(v) {
                     for t in 0..klen {
                         let (tz, ty, tx) = (t / (kr * kc), (t / kc) % kr, t % kc);
-                        s += ker[kv * klen + t] * inp[iv * plen + ((uz + tz) * ir + uy + ty) * ic + ux + tx];
+                        s += ker[kv * klen + t]
+                            * inp[iv * plen + (at(uz, tz, 0) * ir + at(uy, ty, 1)) * ic + at(ux, tx, 2)];
                     }
                 }
                 *d += s;
@@ -764,10 +834,12 @@ mod tests {
     /// output column (mv) or the last weight column (Rev), and must reach no other (all
     /// weights are non-zero, so a stray read would show as infinity or NaN).
     fn check(cases: &[Case], rev: bool, run: Runner) {
-        for &(i, k, dense) in cases {
+        for &(i, k, s, dense) in cases {
             let (batches, nin, nout) = dense;
-            let g = Geom { i, k, s: [1; 3] };
-            let o = [i[0] - k[0] + 1, i[1] - k[1] + 1, i[2] - k[2] + 1];
+            let g = Geom { i, k, s };
+            let o: [usize; 3] =
+                std::array::from_fn(|d| if rev { i[d] - (k[d] - 1) * s[d] } else { (i[d] - k[d]) / s[d] + 1 });
+            let strides = if rev { ([1; 3], s) } else { (s, [1; 3]) };
             let mut inp: Vec<f64> = (0..batches * nin * g.in_len()).map(|v| ((v * 7) % 13) as f64 - 6.0).collect();
             inp[i[2] - 1] = f64::INFINITY;
             let kvols = if rev { batches * nout } else { nout * nin };
@@ -782,6 +854,7 @@ mod tests {
                     &ker,
                     &g,
                     o,
+                    strides,
                     &|v| (0..batches).map(|b| (b * nin + v % nin, b * nout + v / nin)).collect(),
                     &mut want,
                 );
@@ -792,6 +865,7 @@ mod tests {
                     &ker,
                     &g,
                     o,
+                    strides,
                     &|v| (0..nin).map(|i| (v / nout * nin + i, v % nout * nin + i)).collect(),
                     &mut want,
                 );
@@ -799,23 +873,27 @@ mod tests {
             assert!(want.iter().any(|v| v.is_infinite()));
             let mut got = start;
             run(&mut got, &Operands { inp: &inp, ker: &ker, g, o, dense });
-            assert_eq!(got, want, "input {i:?} kernel {k:?} {dense:?}");
+            assert_eq!(got, want, "input {i:?} kernel {k:?} strides {s:?} {dense:?}");
         }
     }
 
     /// Ragged panels (nout % MR != 0), tiles across rows and slices, each slice's last tile
     /// (overlapping the one before), a slice smaller than a tile (one element at a time), 3-D,
     /// several batches, several blocks of taps (13 volumes of 11 rows: 7 or 11 volumes per
-    /// block) and several groups of panels (100 output volumes).
+    /// block), several groups of panels (100 output volumes) and strides (phase volumes, with
+    /// inputs that do not divide by the stride).
     #[test]
     fn implicit_tiles_match_naive() {
         let cases = [
-            ([1, 9, 11], [1, 3, 4], (1, 2, 5)),
-            ([1, 6, 30], [1, 2, 3], (2, 3, 4)),
-            ([3, 5, 7], [2, 2, 3], (2, 2, 6)),
-            ([1, 4, 4], [1, 4, 4], (1, 1, 3)),
-            ([1, 12, 6], [1, 11, 2], (2, 13, 7)),
-            ([1, 5, 9], [1, 2, 2], (1, 2, 100)),
+            ([1, 9, 11], [1, 3, 4], [1; 3], (1, 2, 5)),
+            ([1, 6, 30], [1, 2, 3], [1; 3], (2, 3, 4)),
+            ([3, 5, 7], [2, 2, 3], [1; 3], (2, 2, 6)),
+            ([1, 4, 4], [1, 4, 4], [1; 3], (1, 1, 3)),
+            ([1, 12, 6], [1, 11, 2], [1; 3], (2, 13, 7)),
+            ([1, 5, 9], [1, 2, 2], [1; 3], (1, 2, 40)),
+            ([1, 11, 23], [1, 3, 5], [1, 2, 2], (2, 2, 7)),
+            ([1, 10, 25], [1, 2, 4], [1, 3, 3], (1, 3, 5)),
+            ([5, 7, 13], [2, 3, 3], [2, 1, 2], (1, 2, 3)),
         ];
         let mut kernels: Vec<(usize, TilesFn<f64>)> = vec![(NV * 4, plain::<f64, 4>), (NV, plain::<f64, 1>)];
         kernels.extend(f64::kernel());
@@ -829,10 +907,12 @@ mod tests {
     #[test]
     fn implicit_rev_matches_naive() {
         let cases = [
-            ([1, 9, 14], [1, 6, 11], (1, 2, 3)),
-            ([1, 8, 13], [1, 6, 8], (2, 3, 2)),
-            ([3, 6, 12], [2, 4, 9], (2, 2, 5)),
-            ([1, 7, 20], [1, 7, 20], (1, 1, 1)),
+            ([1, 9, 14], [1, 6, 11], [1; 3], (1, 2, 3)),
+            ([1, 8, 13], [1, 6, 8], [1; 3], (2, 3, 2)),
+            ([3, 6, 12], [2, 4, 9], [1; 3], (2, 2, 5)),
+            ([1, 7, 20], [1, 7, 20], [1; 3], (1, 1, 1)),
+            ([1, 12, 25], [1, 4, 9], [1, 2, 2], (2, 2, 3)),
+            ([4, 7, 30], [2, 3, 10], [2, 3, 3], (1, 2, 2)),
         ];
         let mut kernels: Vec<RevFn<f64>> = vec![plain_rev::<f64, 4>, plain_rev::<f64, 1>];
         kernels.extend(f64::rev_kernel());
