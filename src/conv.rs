@@ -706,8 +706,8 @@ fn gemm_shape<K: ConvK>(job: &Job) -> Option<(usize, usize, usize)> {
     let (_, nin, nout) = job.dense?;
     let (klen, op) = (job.g.k_len(), job.o.iter().product::<usize>());
     let fits = match job.kind {
-        Kind::Valid => nout >= 4 && nin * klen >= 16 && op >= 64,
-        Kind::Full => job.g.s == [1, 1, 1] && nout >= 4 && nin * klen >= 16 && op >= 64,
+        Kind::Valid => nout >= 4 && nin * klen >= 16 && op >= 16,
+        Kind::Full => job.g.s == [1, 1, 1] && nout >= 4 && nin * klen >= 16 && op >= 16,
         Kind::Rev => nout >= 4 && klen >= 64,
     };
     (K::GEMM && fits).then_some(job.dense?)

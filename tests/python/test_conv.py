@@ -149,7 +149,7 @@ STR = {v: C.c_char_p(v.encode()) for v in "VFXC"}
 def run_case(lib, rng, real, fn, nd, vf, xc, big=False):
     """One random call of tensor function `fn`; returns nothing, asserts. `big`: sizes past the
     library's GEMM thresholds: mv/mm with >= 4 output planes, >= 16 kernel taps over all input
-    planes and >= 64 output positions (full mode: unit strides); Rev forms with >= 4 kernels of
+    planes and >= 16 output positions (full mode: unit strides); Rev forms with >= 4 kernels of
     >= 64 taps. With unit strides and an AVX2 CPU these run as implicit GEMM, else (and under
     TH_CPU_CAPABILITY=scalar) as im2col + GEMM."""
     is_rev = fn.endswith("Revger") or fn.endswith("Revgerm")
