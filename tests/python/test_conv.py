@@ -150,8 +150,8 @@ def run_case(lib, rng, real, fn, nd, vf, xc, big=False):
     """One random call of tensor function `fn`; returns nothing, asserts. `big`: sizes past the
     library's GEMM thresholds: mv/mm with >= 4 output planes, >= 16 kernel taps over all input
     planes and >= 16 output positions (full mode: unit strides); Rev forms with >= 4 kernels of
-    >= 64 taps. With unit strides and an AVX2 CPU these run as implicit GEMM, else (and under
-    TH_CPU_CAPABILITY=scalar) as im2col + GEMM."""
+    >= 64 taps. On an AVX2 CPU these run as implicit GEMM (Rev: with kernel rows of 8 or more),
+    else (and under TH_CPU_CAPABILITY=scalar) as im2col + GEMM."""
     is_rev = fn.endswith("Revger") or fn.endswith("Revgerm")
     s = [int(rng.integers(1, 3 if big else 4)) for _ in range(nd)]
     if big and vf == "F" and not is_rev:
