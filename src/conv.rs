@@ -43,6 +43,10 @@ pub trait ConvK: Copy + Send + Sync + PartialEq + Default + std::fmt::Debug + 's
     fn one() -> Self;
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
+    /// Not infinite or NaN (integers: always).
+    fn finite(self) -> bool {
+        true
+    }
     /// Whether `gemm_acc` is available (the float types): large `mv`/`mm` (valid, and full with
     /// unit strides) and Rev `ger`/`Revgerm` then run as im2col + GEMM.
     const GEMM: bool = false;
@@ -87,6 +91,7 @@ macro_rules! float_k {
             #[inline(always)] fn one() -> Self { 1.0 }
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
+            fn finite(self) -> bool { self.is_finite() }
             const GEMM: bool = true;
             unsafe fn gemm_acc(m: usize, n: usize, k: usize, a: MatRef<Self>, b: MatRef<Self>, c: MatMut<Self>) -> Result<()> {
                 // SAFETY: forwarded contract.
@@ -899,7 +904,12 @@ fn run<T: ConvElem>(
     let inp = load(t, borrow_t)?;
     let kraw = load(k, borrow_k)?;
     let klen = job.g.k_len();
-    let gemm = gemm_shape::<T::K>(&job);
+    let mut gemm = gemm_shape::<T::K>(&job);
+    if job.kind == Kind::Full && kraw.iter().any(|&w| !w.finite()) {
+        // the full-mode GEMM multiplies zero padding by every kernel value: an infinite or NaN
+        // one would add NaN where TH's scatter form (input elements only) does not
+        gemm = None;
+    }
     // the full-mode GEMM runs a valid correlation with the kernel reversed (see `full_gemm`)
     let flip = flip != (gemm.is_some() && job.kind == Kind::Full);
     let ker = prep_kernel(&kraw, klen, alpha.to_k(), flip)?;

@@ -425,3 +425,25 @@ def test_weight_gradient_shapes(lib, rng, real):
         mag = np.stack([np.stack([sum(ref_rev(np.abs(wx[b, i]).astype(float), np.abs(wg[b, k]).astype(float), s) for b in range(2)) for i in range(2)]) for k in range(3)])
         assert want.shape[2:] == (h - (oh - 1) * s[0], w - (ow - 1) * s[1])
         check(real, lib.to_numpy(r), want, mag)
+
+
+@pytest.mark.parametrize("real", ["Float", "Double"])
+def test_full_mode_non_finite_kernel(lib, rng, real):
+    """Full mode sums input elements only (TH's scatter form): an infinite kernel value gives
+    +-inf where it meets non-zero inputs, and no NaN from the zero border a padded (GEMM)
+    evaluation would multiply it by. Sizes past the GEMM thresholds."""
+    dt = np.float32 if real == "Float" else np.float64
+    t = (rng.integers(1, 4, size=(3, 12, 13)) * rng.choice([-1, 1], size=(3, 12, 13))).astype(dt)
+    k = rng.integers(1, 4, size=(5, 3, 3, 4)).astype(dt)
+    k[2, 1, 0, 3] = np.inf
+    r = lib.new(real)
+    lib.call(f"TH{real}Tensor_conv2Dmv", None, r, lib.scalar(real, 0.0), lib.scalar(real, 1.0), lib.from_numpy(t, real),
+             lib.from_numpy(k, real), C.c_int64(1), C.c_int64(1), STR["F"], STR["X"])
+    with np.errstate(invalid="ignore"):
+        want = np.stack([sum(ref_conv(t[i].astype(float), k[o, i].astype(float), [1, 1], "F", "X") for i in range(3)) for o in range(5)])
+    got = lib.to_numpy(r)
+    assert np.isinf(want).any()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-5)
