@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Benchmarks libth against numpy (see bench/bench.py and the README's "Benchmarks" section).
-# Builds the release library, the STREAM add probe (bench/stream_add.c) and the C per-call
-# driver (bench/percall.c), makes a local venv (.venv, numpy) when missing, then runs
-# bench/bench.py. Extra arguments go to bench.py (e.g. --quick, --only cadd, --json out.json).
+# Benchmarks libth against numpy (see the README's "Benchmarks" section).
+#   scripts/bench.sh [math|gemm|conv|all] [ARGS...]
+# math: bench/bench.py (pointwise ops, reductions; with the STREAM add probe bench/stream_add.c
+# and the C per-call driver bench/percall.c); gemm: bench/bench_gemm.py (sgemm/dgemm 128..2048,
+# tall-skinny, transposed, Half/BFloat16, as GFLOP/s and fraction of peak); conv: bench/conv.py
+# (THTensorConv against numpy's im2col + BLAS). Default: all three, ARGS to bench.py (e.g.
+# --quick, --only cadd, --json out.json); with a name, ARGS go to that script (conv.py takes
+# none). Builds the release
+# library and makes a local venv (.venv, numpy) when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,11 +16,28 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy" 2>/dev/null
   .venv/bin/pip install -q --disable-pip-version-check "numpy==2.4.6" "pytest>=8"
 fi
 
-cargo build --release
-mkdir -p target/bench
-cc -O2 -fopenmp -Wall -Wextra bench/stream_add.c -o target/bench/stream_add
-cc -std=c99 -O2 -Wall -Wextra -Werror -Iinclude bench/percall.c \
-   -Ltarget/release -lth -Wl,-rpath,"$PWD/target/release" -o target/bench/percall
+what=all
+case "${1:-}" in
+  math | gemm | conv | all) what=$1; shift ;;
+esac
 
-exec .venv/bin/python bench/bench.py --lib target/release/libth.so \
-  --stream target/bench/stream_add --percall target/bench/percall "$@"
+cargo build --release
+lib=target/release/libth.so
+if [ "$what" = math ] || [ "$what" = all ]; then
+  mkdir -p target/bench
+  cc -O2 -fopenmp -Wall -Wextra bench/stream_add.c -o target/bench/stream_add
+  cc -std=c99 -O2 -Wall -Wextra -Werror -Iinclude bench/percall.c \
+     -Ltarget/release -lth -Wl,-rpath,"$PWD/target/release" -o target/bench/percall
+  .venv/bin/python bench/bench.py --lib "$lib" \
+    --stream target/bench/stream_add --percall target/bench/percall "$@"
+fi
+if [ "$what" = all ]; then
+  set --
+fi
+if [ "$what" = gemm ] || [ "$what" = all ]; then
+  # numpy's OpenBLAS picks its best kernel only without the workspace's OPENBLAS_* overrides
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python bench/bench_gemm.py --lib "$lib" "$@"
+fi
+if [ "$what" = conv ] || [ "$what" = all ]; then
+  TH_LIB="$lib" .venv/bin/python bench/conv.py
+fi
