@@ -48,7 +48,7 @@ pub trait ConvK: Copy + Send + Sync + PartialEq + Default + std::fmt::Debug + 's
         true
     }
     /// Whether `gemm_acc` is available (the float types): large `mv`/`mm` (valid, and full with
-    /// unit strides) and Rev `ger`/`Revgerm` then run as im2col + GEMM.
+    /// unit strides) and Rev `ger`/`Revgerm` then run as GEMM (implicit, or im2col + GEMM).
     const GEMM: bool = false;
     /// `c += a @ b` through the library's GEMM (`c` m x n, `a` m x k, `b` k x n).
     ///
@@ -704,15 +704,20 @@ pub struct Operands<'a, K> {
 /// Bytes of im2col columns built at a time (the GEMM's right operand; about L2..L3).
 const COLS_BYTES: usize = 4 << 20;
 
-/// The dense shape of a job that runs as im2col + GEMM: valid jobs, full jobs with unit strides
-/// (a valid job on a zero-padded input) and Rev jobs, with enough output planes, reduction
-/// length and output positions for the GEMM's blocking to beat the direct kernels.
-fn gemm_shape<K: ConvK>(job: &Job) -> Option<(usize, usize, usize)> {
+/// The dense shape of a job that runs as GEMM (implicit, or im2col + GEMM): valid jobs, full
+/// jobs with unit strides and finite kernels `ker` (a valid job on a zero-padded input) and Rev
+/// jobs, with enough output planes, reduction length and output positions for the GEMM's
+/// blocking to beat the direct kernels.
+fn gemm_shape<K: ConvK>(job: &Job, ker: &[K]) -> Option<(usize, usize, usize)> {
     let (_, nin, nout) = job.dense?;
     let (klen, op) = (job.g.k_len(), job.o.iter().product::<usize>());
     let fits = match job.kind {
         Kind::Valid => nout >= 4 && nin * klen >= 16 && op >= 16,
-        Kind::Full => job.g.s == [1, 1, 1] && nout >= 4 && nin * klen >= 16 && op >= 16,
+        // the full-mode GEMM multiplies the zero padding by every kernel value: an infinite or
+        // NaN one would add NaN where TH's scatter form (input elements only) does not
+        Kind::Full => {
+            job.g.s == [1, 1, 1] && nout >= 4 && nin * klen >= 16 && op >= 16 && ker.iter().all(|&w| w.finite())
+        }
         Kind::Rev => nout >= 4 && klen >= 64,
     };
     (K::GEMM && fits).then_some(job.dense?)
@@ -904,12 +909,7 @@ fn run<T: ConvElem>(
     let inp = load(t, borrow_t)?;
     let kraw = load(k, borrow_k)?;
     let klen = job.g.k_len();
-    let mut gemm = gemm_shape::<T::K>(&job);
-    if job.kind == Kind::Full && kraw.iter().any(|&w| !w.finite()) {
-        // the full-mode GEMM multiplies zero padding by every kernel value: an infinite or NaN
-        // one would add NaN where TH's scatter form (input elements only) does not
-        gemm = None;
-    }
+    let gemm = gemm_shape::<T::K>(&job, &kraw);
     // the full-mode GEMM runs a valid correlation with the kernel reversed (see `full_gemm`)
     let flip = flip != (gemm.is_some() && job.kind == Kind::Full);
     let ker = prep_kernel(&kraw, klen, alpha.to_k(), flip)?;

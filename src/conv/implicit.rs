@@ -231,7 +231,8 @@ pub(crate) struct Plan<'a, E> {
     block: usize,
     out: SharedPtr<E>,
     nout: usize,
-    /// Input columns and elements per input depth slice.
+    /// Columns of an input row and elements of an input depth slice (of a phase volume with
+    /// strides, see `phases`).
     ic: usize,
     slab_in: usize,
     /// Output columns, rows and depth.
@@ -352,10 +353,11 @@ unsafe fn tiles<V: Vector>(plan: &Plan<V::E>, lo: usize, hi: usize) {
                         let a = plan.apack[j * kk * MR + k0 * rows..].as_ptr();
                         let first = k0 == 0;
                         // SAFETY: V's instruction set per the contract; the panel holds kk*rows
-                        // elements from j*kk*MR, so taps k0.. leave offs.len()*rows of them. The
-                        // last element read, src + offs[kk - 1] + np - 1, is at most that of the last
-                        // position of slice z of batch b (start + np <= positions), which lies
-                        // in the input volume `drive` checked.
+                        // elements from j*kk*MR, so taps k0.. leave offs.len()*rows of them. Each
+                        // tap's last read, src + off + np - 1, is its element at the last position
+                        // of slice z of batch b (start + np <= positions), which lies inside its
+                        // (phase) volume of the input `drive` laid out; earlier positions read
+                        // earlier elements.
                         unsafe {
                             match rows {
                                 6 => tile::<V, 6>(a, offs, src, buf, first),
@@ -407,7 +409,7 @@ unsafe fn tiles<V: Vector>(plan: &Plan<V::E>, lo: usize, hi: usize) {
     }
 }
 
-/// What every item of a Rev job shares (see `rev`).
+/// What every item of a Rev job shares (see `rev_drive`).
 pub(crate) struct RevPlan<'a, E> {
     /// The input as `phases` lays it out.
     inp: &'a [E],
@@ -447,7 +449,7 @@ const UR: usize = 6;
 /// and from the input at `uoff + row offset`.
 ///
 /// # Safety
-/// The CPU has `V`'s instruction set; `plan` is as `rev` builds it, `i < nin`, `q0 + 1 < nq`,
+/// The CPU has `V`'s instruction set; `plan` is as `rev_drive` builds it, `i < nin`, `q0 + 1 < nq`,
 /// and every `uoff` is the input offset of an output position.
 #[inline(always)]
 unsafe fn rev_item<V: Vector, const R: usize>(
@@ -503,7 +505,7 @@ unsafe fn rev_item<V: Vector, const R: usize>(
 /// (consecutive items share their input volume and kernel rows).
 ///
 /// # Safety
-/// The CPU has `V`'s instruction set; `plan` is as `rev` builds it, and no other thread touches
+/// The CPU has `V`'s instruction set; `plan` is as `rev_drive` builds it, and no other thread touches
 /// the output elements of these items.
 #[inline(always)]
 unsafe fn rev_items<V: Vector>(plan: &RevPlan<V::E>, lo: usize, hi: usize) {
@@ -539,7 +541,7 @@ unsafe fn rev_items<V: Vector>(plan: &RevPlan<V::E>, lo: usize, hi: usize) {
         for (c, q) in (q0..plan.nout.min(q0 + 2)).enumerate() {
             for (m, row) in sums.iter().enumerate().take(n) {
                 let at = (q * plan.nin + i) * plan.op + u0 + m;
-                // SAFETY: q < nout, i < nin and u0 + m < op: inside the output `rev` checked
+                // SAFETY: q < nout, i < nin and u0 + m < op: inside the output `rev_drive` checked
                 // (nout * nin * op elements); the element belongs to this item alone.
                 unsafe {
                     let o = plan.out.offset(at as isize);
