@@ -23,6 +23,7 @@ pub mod npy;
 pub mod ops;
 pub mod parallel;
 pub mod refcount;
+pub(crate) mod simd;
 pub mod storage;
 pub mod tensor;
 

@@ -15,6 +15,7 @@
 
 #![allow(clippy::too_many_arguments)] // m, n, k, alpha, a, b, beta, c
 
+use super::packed::{self, Packed};
 use crate::error::{Error, Result};
 use crate::ops::num::Num;
 use crate::parallel;
@@ -314,7 +315,7 @@ unsafe fn transposed_copy<T: Copy + Send + Sync>(x: MatRef<T>, rows: usize, cols
 
 /// The side of the square blocks `transpose_block` moves for elements of type `T` (8 for 4-byte
 /// elements, 4 for 8-byte ones), or 0 where it has no such block (other sizes, no AVX).
-fn block_lanes<T>() -> usize {
+pub(super) fn block_lanes<T>() -> usize {
     let avx = cfg!(target_arch = "x86_64") && crate::ops::kernels::isa() != crate::ops::kernels::Isa::Scalar;
     match size_of::<T>() {
         4 if avx => 8,
@@ -331,7 +332,7 @@ fn block_lanes<T>() -> usize {
 /// `block_lanes::<T>()` is not 0; the block's elements are readable at `src` and writable at
 /// `dst` as described.
 #[inline]
-unsafe fn transpose_block<T>(src: *const T, cs: isize, dst: *mut T, ld: isize) {
+pub(super) unsafe fn transpose_block<T>(src: *const T, cs: isize, dst: *mut T, ld: isize) {
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: forwarded contract: the CPU has AVX (block_lanes checked isa()), and the
@@ -403,12 +404,47 @@ unsafe fn transpose_4x4_64(src: *const f64, cs: isize, dst: *mut f64, ld: isize)
     }
 }
 
+/// Output rows, columns and depth from which a Float/Double product runs on the packed kernel
+/// (where the CPU has one); smaller ones run on faer's, which has kernels for small shapes.
+const MIN_PACKED: usize = 16;
+
+/// Float, Double: the packed kernel (`super::packed`, AVX2 + FMA), else faer's matmul
+/// (`crate_gemm`: AVX-512 machines, `TH_CPU_CAPABILITY=scalar`, small shapes, or no memory
+/// for the pack buffers).
+///
+/// # Safety
+/// As [`Gemm::kernel`].
+unsafe fn float_gemm<T: Packed + Num + faer::traits::ComplexField>(
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: MatRef<T>,
+    b: MatRef<T>,
+    beta: T,
+    c: MatMut<T>,
+) {
+    if let Some(kernel) = T::kernel().filter(|_| m.min(n).min(k) >= MIN_PACKED) {
+        let threads = if m.saturating_mul(n).saturating_mul(k) >= PAR_WORK && !parallel::nested() {
+            parallel::pool().map_or(1, |p| p.current_num_threads())
+        } else {
+            1
+        };
+        // SAFETY: forwarded contract; the kernel runs on this CPU (`Packed::kernel`).
+        if unsafe { packed::gemm(kernel, m, n, k, alpha, a, b, beta, c, threads) } {
+            return;
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c) }
+}
+
 macro_rules! crate_kernel {
     ($($T:ty),*) => {$(
         impl Gemm for $T {
             unsafe fn kernel(m: usize, n: usize, k: usize, alpha: Self, a: MatRef<Self>, b: MatRef<Self>, beta: Self, c: MatMut<Self>) -> Result<()> {
                 // SAFETY: forwarded contract.
-                unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c) };
+                unsafe { float_gemm(m, n, k, alpha, a, b, beta, c) };
                 Ok(())
             }
         }
@@ -532,7 +568,7 @@ unsafe fn via_f32<T: Half16>(
         let cm = MatMut { ptr: c32.as_mut_ptr(), rs: n as isize, cs: 1 };
         // SAFETY: the three f32 buffers hold exactly these shapes at these strides and are distinct.
         unsafe {
-            crate_gemm(
+            float_gemm(
                 m,
                 n,
                 k,

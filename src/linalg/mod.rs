@@ -12,4 +12,5 @@
 pub mod blas;
 pub mod gemm;
 pub mod lapack;
+mod packed;
 pub mod products;

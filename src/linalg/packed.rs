@@ -1,0 +1,550 @@
+//! The packed GEMM of Float and Double on AVX2 + FMA: `c = beta*c + alpha*(a @ b)` on one
+//! thread, for any strides of `a` and `b` (`gemm` splits larger products into pieces run by
+//! this kernel on the library's pool).
+//!
+//! The classic blocking (Goto; BLIS's loop order): for each block of `nc` columns and `KC`
+//! depth, `b` is packed into panels of `nr` columns (k-major: a panel's row `p` is `nr`
+//! consecutive elements); for each block of `mc` rows, `a` is packed into panels of `MR` rows
+//! (k-major, `MR` consecutive elements per `p`). A register tile of `MR x nr` (6 x 16 f32, 6 x 8
+//! f64: 12 accumulators) then sums a whole panel pair: per `p`, two vector loads of `b`, six
+//! broadcasts of `a`, twelve FMAs. A `b` panel (`KC x nr`, 16 KB) stays in L1 while every `a`
+//! panel of the block (`mc x KC`, `A_BYTES`) streams from L2.
+//!
+//! Packing reads each operand in its own layout (a transposed operand packs from columns, 8x8 or
+//! 4x4 blocks transposed in registers), so `a^T`, `b^T` and both run as fast as plain operands.
+//! Panels past the matrix edge are zero-padded; edge tiles go through a small buffer.
+//!
+//! Every element of `c` sums its products in one fixed order (k blocks in order, `p` in order
+//! within one), whatever the tiling or the thread count.
+
+#![allow(clippy::too_many_arguments)] // m, n, k, alpha, a, b, beta, c
+
+use super::gemm::{MatMut, MatRef, block_lanes, transpose_block};
+use crate::parallel::{self, SharedPtr};
+use crate::simd::{Lane, MAX_LANES, Vector};
+use std::ops::Range;
+
+/// Rows of a register tile.
+pub(crate) const MR: usize = 6;
+/// Vectors of columns in a register tile: 6 x 2 accumulators, 2 `b` vectors and a broadcast
+/// fill 15 of AVX2's 16 registers.
+const NV: usize = 2;
+/// The widest tile (`NV` vectors of the widest lane count).
+const MAX_NR: usize = NV * MAX_LANES;
+/// Depth of a packed block (a `b` panel is `KC x nr`: 16 KB for f32 and f64).
+const KC: usize = 256;
+/// Bytes of a packed `a` block (`mc x KC`), kept in L2 (144 rows of f32, 72 of f64).
+const A_BYTES: usize = 144 << 10;
+/// Bytes of a packed `b` block (`KC x nc`): 2048 columns of f32, 1024 of f64.
+const B_BYTES: usize = 2 << 20;
+
+/// The compute loop of one element type: `rows` instantiated for the CPU's vectors, and their
+/// lane count.
+#[derive(Clone, Copy)]
+pub(crate) struct Kernel<E> {
+    pub lanes: usize,
+    pub rows: RowsFn<E>,
+}
+
+/// Computes one piece of a block (see `rows`).
+pub(crate) type RowsFn<E> = unsafe fn(&Block<E>, Range<usize>, Range<usize>, *mut E);
+
+/// The blocking of a product: (`nr`, `mc`, `nc`, `kc`) for vectors of `lanes` elements,
+/// limited to the product's size.
+fn blocking<E>(lanes: usize, m: usize, n: usize, k: usize) -> (usize, usize, usize, usize) {
+    let nr = NV * lanes;
+    let kc = KC.min(k);
+    let mc = (A_BYTES / (KC * size_of::<E>()) / MR * MR).min(m.next_multiple_of(MR));
+    let nc = (B_BYTES / (KC * size_of::<E>()) / nr * nr).min(n.next_multiple_of(nr));
+    (nr, mc, nc, kc)
+}
+
+/// Pieces per thread a threaded product is cut into (claimed in turn: on a shared machine a
+/// thread that gets less of its core takes fewer).
+const PIECES_PER_THREAD: usize = 2;
+
+/// One `kb`-deep block of a product, shared by its pieces: the packed block of `b` (columns
+/// `jc..jc + nb`, panels of `nr`) and where its sums go.
+pub(crate) struct Block<E> {
+    /// Rows of `a` and `c`.
+    m: usize,
+    a: MatRef<E>,
+    /// `c` from column `jc`.
+    c: MatMut<E>,
+    bpack: SharedPtr<E>,
+    pc: usize,
+    kb: usize,
+    nb: usize,
+    nr: usize,
+    mc: usize,
+    alpha: E,
+    /// `Some(beta)` for the first block of `k` (`c = beta*c + ...`), `None` after (`c += ...`).
+    scale: Option<E>,
+}
+
+/// `c = beta*c + alpha*(a @ b)` for an `m x n x k` product (`m, n, k >= 1`) with `kernel`, in
+/// `threads * PIECES_PER_THREAD` pieces on the library's pool when `threads > 1` (rows of `c`,
+/// or columns when it is wider than tall; every piece of a block shares its packed `b`).
+/// `beta == 0` does not read `c`. Returns false, touching nothing, when the pack buffers cannot
+/// be allocated.
+///
+/// # Safety
+/// `kernel` runs on this CPU; `a` is readable for `m x k` elements, `b` for `k x n`, `c`
+/// read/writable for `m x n` distinct elements not overlapping `a` or `b`.
+pub(crate) unsafe fn gemm<E: Packed>(
+    kernel: Kernel<E>,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: E,
+    a: MatRef<E>,
+    b: MatRef<E>,
+    beta: E,
+    c: MatMut<E>,
+    threads: usize,
+) -> bool {
+    // the kernel stores rows of c as vectors: a column-major c is computed as c^T = b^T a^T
+    let t = |x: MatRef<E>| MatRef { ptr: x.ptr, rs: x.cs, cs: x.rs };
+    let (m, n, a, b, c) = if c.cs != 1 && c.rs == 1 {
+        (n, m, t(b), t(a), MatMut { ptr: c.ptr, rs: c.cs, cs: c.rs })
+    } else {
+        (m, n, a, b, c)
+    };
+    let (nr, mc, nc, kc) = blocking::<E>(kernel.lanes, m, n, k);
+    // pieces: whole panels of rows (or of columns)
+    let by_rows = m >= n;
+    let panels = if by_rows { m.div_ceil(MR) } else { nc.div_ceil(nr) };
+    let pieces = if threads > 1 { (threads * PIECES_PER_THREAD).min(panels) } else { 1 };
+    let bound = |q: usize| panels * q / pieces;
+    let alen = mc * kc;
+    E::with_buffer(nc * kc + pieces * alen, |buf| {
+        let Some(buf) = buf else { return false };
+        let (bpack, apacks) = buf.split_at_mut(nc * kc);
+        let (bpack, apacks) = (SharedPtr(bpack.as_mut_ptr()), SharedPtr(apacks.as_mut_ptr()));
+        for jc in (0..n).step_by(nc) {
+            let nb = nc.min(n - jc);
+            for pc in (0..k).step_by(kc) {
+                let kb = kc.min(k - pc);
+                let bpanels = nb.div_ceil(nr);
+                parallel::for_range(bpanels, if pieces > 1 { kb * nb } else { 0 }, |lo, hi| {
+                    let out = bpack;
+                    // SAFETY: panels lo..hi of the block (inside b: jc + nb <= n, pc + kb <= k)
+                    // go to their own kb * nr elements at panel * kb * nr, inside bpack's
+                    // nc * kc elements.
+                    unsafe { pack_b(b, pc, jc, kb, nb, nr, lo..hi, out.0) };
+                });
+                let blk = Block {
+                    m,
+                    a,
+                    c: MatMut { ptr: c.ptr.wrapping_offset(jc as isize * c.cs), ..c },
+                    bpack,
+                    pc,
+                    kb,
+                    nb,
+                    nr,
+                    mc,
+                    alpha,
+                    scale: if pc == 0 { Some(beta) } else { None },
+                };
+                parallel::for_range(pieces, usize::MAX, |lo, hi| {
+                    let (blk, apacks) = (&blk, apacks); // the whole (Sync) values, not raw fields
+                    for q in lo..hi {
+                        let (mine, all_rows, all_cols) = (bound(q)..bound(q + 1), 0..m.div_ceil(MR), 0..bpanels);
+                        let (rows, cols) = if by_rows {
+                            (mine, all_cols)
+                        } else {
+                            (all_rows, mine.start.min(bpanels)..mine.end.min(bpanels))
+                        };
+                        // SAFETY: the kernel runs on this CPU (contract); piece q packs a into
+                        // its own alen elements of apacks (pieces * alen of them), reads the
+                        // packed b block, and writes the tiles of its panels of rows (or
+                        // columns), which no other piece writes.
+                        unsafe { (kernel.rows)(blk, rows, cols, apacks.0.add(q * alen)) };
+                    }
+                });
+            }
+        }
+        true
+    })
+}
+
+/// Tiles of one block: panels of rows `rows` (`MR` rows each) by panels of columns `cols`
+/// (`nr` columns each) of `c`, summing `a`'s rows (packed `mc` at a time into `apack`) with the
+/// packed `b` block.
+///
+/// # Safety
+/// The CPU has `V`'s instruction set; `blk` describes a block `gemm` built (its packed `b`
+/// written), the panels are inside `c`, `apack` is writable for `mc * kb` elements, and no
+/// other thread touches these tiles of `c` or `apack` meanwhile.
+#[inline(always)]
+unsafe fn rows<V: Vector>(blk: &Block<V::E>, rows: Range<usize>, cols: Range<usize>, apack: *mut V::E) {
+    let (kb, nr) = (blk.kb, blk.nr);
+    let c = blk.c;
+    let m_end = (rows.end * MR).min(blk.m);
+    // SAFETY: the CPU has V's instruction set (contract). Row blocks ic..ic + mb lie inside a
+    // and c (mb <= mc rows, packed into mb.next_multiple_of(MR) * kb <= mc * kb elements); a
+    // tile's panels start at jp * kb * nr and ip * kb * MR inside the packed blocks, and its
+    // rows x cols corner of c at (ic + ip*MR, jp*nr) is inside c.
+    unsafe {
+        let alpha = V::splat(&blk.alpha);
+        for ic in (rows.start * MR..m_end).step_by(blk.mc) {
+            let mb = blk.mc.min(m_end - ic);
+            pack_a(blk.a, ic, blk.pc, mb, kb, apack);
+            for jp in cols.clone() {
+                let bp = blk.bpack.0.add(jp * kb * nr);
+                let ncols = nr.min(blk.nb - jp * nr);
+                for ip in 0..mb.div_ceil(MR) {
+                    let acc = micro::<V>(kb, apack.add(ip * kb * MR), bp);
+                    let (i, j) = (ic + ip * MR, jp * nr);
+                    let ct = MatMut { ptr: c.ptr.wrapping_offset(i as isize * c.rs + j as isize * c.cs), ..c };
+                    store::<V>(&acc, ct, MR.min(mb - ip * MR), ncols, alpha, blk.scale);
+                }
+            }
+        }
+    }
+}
+
+/// The `MR x NV` vectors of sums `a[p*MR + i] * b[p*nr + j]` over `p < kb`.
+///
+/// # Safety
+/// The CPU has `V`'s instruction set; `a` holds `kb * MR` elements and `b` `kb * NV*LANES`.
+#[inline(always)]
+unsafe fn micro<V: Vector>(kb: usize, a: *const V::E, b: *const V::E) -> [[V; NV]; MR] {
+    let nr = NV * V::LANES;
+    // SAFETY: per the contract, every p < kb reads a[p*MR..p*MR + MR] and b[p*nr..p*nr + nr].
+    unsafe {
+        let mut acc = [[V::zero(); NV]; MR];
+        for p in 0..kb {
+            let bp = b.add(p * nr);
+            let bv: [V; NV] = std::array::from_fn(|v| V::load(bp.add(v * V::LANES)));
+            let ap = a.add(p * MR);
+            for (i, row) in acc.iter_mut().enumerate() {
+                let av = V::splat(ap.add(i));
+                for (x, &y) in row.iter_mut().zip(&bv) {
+                    *x = x.mul_add(av, y);
+                }
+            }
+        }
+        acc
+    }
+}
+
+/// Writes the `rows x cols` corner of a tile to `c`: `c = alpha*acc + beta*c` (`scale ==
+/// Some(beta)`, `beta == 0` without reading `c`) or `c += alpha*acc` (`None`). Whole tiles of a
+/// row-major `c` update in place; others go through a buffer.
+///
+/// # Safety
+/// The CPU has `V`'s instruction set; `c` is read/writable for `rows x cols` elements (`rows <=
+/// MR`, `cols <= NV*LANES`).
+#[inline(always)]
+unsafe fn store<V: Vector>(
+    acc: &[[V; NV]; MR],
+    c: MatMut<V::E>,
+    rows: usize,
+    cols: usize,
+    alpha: V,
+    scale: Option<V::E>,
+) {
+    let read = scale.is_none_or(|s| s != V::E::zero());
+    // SAFETY: `p..p + LANES` is readable and writable at every call below.
+    let update = |p: *mut V::E, x: V| unsafe {
+        let old = match scale {
+            None => V::load(p),
+            Some(s) if !read => {
+                let _ = s;
+                V::zero()
+            }
+            Some(s) => V::zero().mul_add(V::load(p), V::splat(&s)),
+        };
+        old.mul_add(x, alpha).store(p);
+    };
+    // SAFETY: rows x cols elements of c are in bounds (contract); the buffer rows hold MAX_NR
+    // >= NV*LANES elements.
+    unsafe {
+        if rows == MR && cols == NV * V::LANES && c.cs == 1 {
+            for (i, row) in acc.iter().enumerate() {
+                let p = c.ptr.offset(i as isize * c.rs);
+                for (v, &x) in row.iter().enumerate() {
+                    update(p.add(v * V::LANES), x);
+                }
+            }
+            return;
+        }
+        let mut buf = [V::E::zero(); MAX_NR];
+        for (i, row) in acc.iter().enumerate().take(rows) {
+            let at = |j: usize| c.ptr.offset(i as isize * c.rs + j as isize * c.cs);
+            if read {
+                for (j, x) in buf.iter_mut().enumerate().take(cols) {
+                    *x = *at(j);
+                }
+            }
+            for (v, &x) in row.iter().enumerate() {
+                update(buf.as_mut_ptr().add(v * V::LANES), x);
+            }
+            for (j, &x) in buf.iter().enumerate().take(cols) {
+                *at(j) = x;
+            }
+        }
+    }
+}
+
+/// Packs panels `panels` of `b[pc.., jc..]` (`kb x nb`), each `nr` columns, k-major, the last
+/// zero-padded to a whole panel: panel `jp` at `out + jp * kb * nr`.
+///
+/// # Safety
+/// The block is inside `b`; the panels' `kb * nr` elements each are writable at `out`.
+unsafe fn pack_b<E: Lane>(
+    b: MatRef<E>,
+    pc: usize,
+    jc: usize,
+    kb: usize,
+    nb: usize,
+    nr: usize,
+    panels: Range<usize>,
+    out: *mut E,
+) {
+    let l = block_lanes::<E>();
+    // SAFETY: reads (pc + p, j0 + j) with p < kb, j < cols: inside the block; writes panel jp's
+    // kb * nr elements at jp * kb * nr.
+    unsafe {
+        for jp in panels {
+            let dst = out.add(jp * kb * nr);
+            let j0 = jc + jp * nr;
+            let cols = nr.min(nb - jp * nr);
+            let at = |p: usize, j: usize| b.ptr.offset((pc + p) as isize * b.rs + (j0 + j) as isize * b.cs);
+            if b.cs == 1 {
+                for p in 0..kb {
+                    let d = dst.add(p * nr);
+                    std::ptr::copy_nonoverlapping(at(p, 0), d, cols);
+                    for j in cols..nr {
+                        *d.add(j) = E::zero();
+                    }
+                }
+                continue;
+            }
+            let mut p0 = 0;
+            if b.rs == 1 && cols == nr && l > 0 && nr.is_multiple_of(l) {
+                // b's columns are contiguous along k: l x l blocks transposed in registers
+                while p0 + l <= kb {
+                    for j in (0..nr).step_by(l) {
+                        transpose_block(at(p0, j), b.cs, dst.add(p0 * nr + j), nr as isize);
+                    }
+                    p0 += l;
+                }
+            }
+            for j in 0..nr {
+                for p in p0..kb {
+                    *dst.add(p * nr + j) = if j < cols { *at(p, j) } else { E::zero() };
+                }
+            }
+        }
+    }
+}
+
+/// Packs `a[ic.., pc..]` (`mb x kb`) as panels of `MR` rows, k-major, zero-padded to a whole
+/// panel.
+///
+/// # Safety
+/// The block is inside `a`; `out` is writable for `mb.next_multiple_of(MR) * kb` elements.
+#[inline(always)]
+unsafe fn pack_a<E: Lane>(a: MatRef<E>, ic: usize, pc: usize, mb: usize, kb: usize, out: *mut E) {
+    // SAFETY: reads (i0 + i, pc + p) with i < rows, p < kb: inside the block; writes panel ip's
+    // kb * MR elements at ip * kb * MR.
+    unsafe {
+        for ip in 0..mb.div_ceil(MR) {
+            let dst = out.add(ip * kb * MR);
+            let i0 = ic + ip * MR;
+            let rows = MR.min(mb - ip * MR);
+            let at = |i: usize, p: usize| a.ptr.offset((i0 + i) as isize * a.rs + (pc + p) as isize * a.cs);
+            if rows == MR && a.rs == 1 {
+                for p in 0..kb {
+                    std::ptr::copy_nonoverlapping(at(0, p), dst.add(p * MR), MR);
+                }
+            } else if rows == MR {
+                let src: [*const E; MR] = std::array::from_fn(|i| at(i, 0));
+                for p in 0..kb {
+                    for (i, s) in src.iter().enumerate() {
+                        *dst.add(p * MR + i) = *s.offset(p as isize * a.cs);
+                    }
+                }
+            } else {
+                for p in 0..kb {
+                    for i in 0..MR {
+                        *dst.add(p * MR + i) = if i < rows { *at(i, p) } else { E::zero() };
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The element types with a packed kernel, and each thread's pack buffer for them.
+pub(crate) trait Packed: Lane {
+    /// The compute loop for this CPU's vectors, where it has some (AVX2 + FMA).
+    fn kernel() -> Option<Kernel<Self>>;
+    /// `f(Some(buffer))` with this thread's pack buffer grown to `len` elements, or `f(None)`
+    /// when it cannot be allocated (or is in use further up this thread's stack). The buffer
+    /// stays allocated for the thread's next product: `B_BYTES` and `A_BYTES` per piece, a
+    /// few MB at most.
+    fn with_buffer<R>(len: usize, f: impl FnOnce(Option<&mut [Self]>) -> R) -> R;
+}
+
+macro_rules! packed {
+    ($E:ty, $V:ident, $f:ident, $buf:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        /// # Safety
+        /// As `rows`, on a CPU with AVX2 + FMA.
+        unsafe fn $f(blk: &Block<$E>, rows_: Range<usize>, cols: Range<usize>, apack: *mut $E) {
+            // SAFETY: forwarded contract; the CPU has AVX2 + FMA.
+            unsafe { rows::<crate::simd::avx2::$V>(blk, rows_, cols, apack) }
+        }
+
+        thread_local! {
+            static $buf: std::cell::RefCell<Vec<$E>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+
+        impl Packed for $E {
+            fn kernel() -> Option<Kernel<Self>> {
+                #[cfg(target_arch = "x86_64")]
+                if crate::ops::kernels::isa() == crate::ops::kernels::Isa::Avx2 {
+                    return Some(Kernel { lanes: <crate::simd::avx2::$V as Vector>::LANES, rows: $f });
+                }
+                None
+            }
+            fn with_buffer<R>(len: usize, f: impl FnOnce(Option<&mut [Self]>) -> R) -> R {
+                $buf.with(|cell| {
+                    let Ok(mut v) = cell.try_borrow_mut() else { return f(None) };
+                    let have = v.len();
+                    if have < len {
+                        if v.try_reserve_exact(len - have).is_err() {
+                            return f(None);
+                        }
+                        v.resize(len, 0.0);
+                    }
+                    f(Some(&mut v[..len]))
+                })
+            }
+        }
+    };
+}
+packed!(f32, F32x8, rows_f32x8, PACK_F32);
+packed!(f64, F64x4, rows_f64x4, PACK_F64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simd::Lanes;
+
+    /// `c = beta*c + alpha*(a @ b)` by the definition, in f64.
+    fn naive(m: usize, n: usize, k: usize, alpha: f64, a: MatRef<f64>, b: MatRef<f64>, beta: f64, c: &mut [f64]) {
+        for i in 0..m {
+            for j in 0..n {
+                let s = (0..k).fold(0.0, |s, p| {
+                    // SAFETY: (i, p) and (p, j) are inside the test's matrices.
+                    s + unsafe {
+                        *a.ptr.offset(i as isize * a.rs + p as isize * a.cs)
+                            * *b.ptr.offset(p as isize * b.rs + j as isize * b.cs)
+                    }
+                });
+                let old = if beta == 0.0 { 0.0 } else { beta * c[i * n + j] };
+                c[i * n + j] = old + alpha * s;
+            }
+        }
+    }
+
+    /// A matrix of `rows x cols` small integers (exact sums) in one of four layouts: row-major,
+    /// column-major, row-major with padded rows, or with both strides above 1. Returns the
+    /// storage and the view.
+    fn matrix(rows: usize, cols: usize, layout: usize, seed: usize) -> (Vec<f64>, isize, isize) {
+        let (rs, cs, len) = match layout {
+            0 => (cols, 1, rows * cols),
+            1 => (1, rows, rows * cols),
+            2 => (cols + 3, 1, rows * (cols + 3)),
+            _ => (2, 2 * rows + 1, (2 * rows + 1) * cols),
+        };
+        let mut v = vec![f64::NAN; len]; // elements outside the view must not be read
+        for i in 0..rows {
+            for j in 0..cols {
+                v[i * rs + j * cs] = ((i * 7 + j * 3 + seed) % 11) as f64 - 5.0;
+            }
+        }
+        (v, rs as isize, cs as isize)
+    }
+
+    /// The compute loop on plain arrays of `N` lanes (any CPU, Miri).
+    unsafe fn plain<const N: usize>(blk: &Block<f64>, rows_: Range<usize>, cols: Range<usize>, apack: *mut f64) {
+        // SAFETY: forwarded contract; plain arrays need no instruction set.
+        unsafe { rows::<Lanes<f64, N>>(blk, rows_, cols, apack) }
+    }
+
+    fn check(
+        kernel: Kernel<f64>,
+        (m, n, k): (usize, usize, usize),
+        layouts: [usize; 3],
+        alpha: f64,
+        beta: f64,
+        threads: usize,
+    ) {
+        let (av, ars, acs) = matrix(m, k, layouts[0], 1);
+        let (bv, brs, bcs) = matrix(k, n, layouts[1], 2);
+        let (mut cv, crs, ccs) = matrix(m, n, layouts[2], 3);
+        let (a, b) = (MatRef { ptr: av.as_ptr(), rs: ars, cs: acs }, MatRef { ptr: bv.as_ptr(), rs: brs, cs: bcs });
+        let at = |i: usize, j: usize| i * crs as usize + j * ccs as usize;
+        let mut want: Vec<f64> = (0..m * n).map(|q| cv[at(q / n, q % n)]).collect();
+        if beta == 0.0 {
+            // not read: NaN where c's elements are
+            for q in 0..m * n {
+                cv[at(q / n, q % n)] = f64::NAN;
+            }
+        }
+        naive(m, n, k, alpha, a, b, beta, &mut want);
+        let c = MatMut { ptr: cv.as_mut_ptr(), rs: crs, cs: ccs };
+        // SAFETY: the views are inside their buffers and c's elements are distinct; the kernel
+        // runs on this CPU (plain arrays, or `Packed::kernel`).
+        assert!(unsafe { gemm(kernel, m, n, k, alpha, a, b, beta, c, threads) });
+        for (q, &w) in want.iter().enumerate() {
+            let (i, j) = (q / n, q % n);
+            assert_eq!(cv[at(i, j)], w, "{m}x{n}x{k} layouts {layouts:?} threads {threads} ({i}, {j})");
+        }
+    }
+
+    /// Shapes: single tiles, ragged edges against 6 x 8 tiles, several k blocks, several `a`
+    /// blocks (mc = 72 rows of f64) and `b` blocks (nc = 1024 columns of f64).
+    fn shapes() -> Vec<(usize, usize, usize)> {
+        if cfg!(miri) {
+            vec![(6, 8, 3), (7, 9, 5), (13, 17, 260)]
+        } else {
+            vec![(1, 1, 1), (6, 8, 3), (7, 9, 5), (13, 17, 260), (80, 30, 513), (5, 1030, 7), (150, 20, 40)]
+        }
+    }
+
+    fn run_all(kernel: Kernel<f64>) {
+        for shape in shapes() {
+            for (q, layouts) in
+                [[0, 0, 0], [1, 1, 0], [1, 0, 1], [2, 3, 2], [3, 2, 3], [0, 1, 0]].into_iter().enumerate()
+            {
+                for (alpha, beta) in [(1.0, 0.0), (2.0, 1.0), (-1.0, 0.5)] {
+                    // one thread, and pieces of rows or columns (run on the pool or in turn)
+                    check(kernel, shape, layouts, alpha, beta, 1 + q % 3);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn packed_matches_naive() {
+        run_all(Kernel { lanes: 4, rows: plain::<4> });
+        if !cfg!(miri) {
+            run_all(Kernel { lanes: 2, rows: plain::<2> });
+        }
+    }
+
+    #[test]
+    fn packed_avx2_matches_naive() {
+        // skipped where the CPU has no AVX2 kernel (or TH_CPU_CAPABILITY picks another path)
+        if let Some(kernel) = <f64 as Packed>::kernel() {
+            run_all(kernel);
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! SIMD vectors for the hand-written kernels (the implicit-GEMM convolutions, the packed GEMM):
+//! one trait, `Vector`, over AVX2 + FMA registers (`avx2`) and, in tests, plain arrays
+//! (`Lanes`, which run anywhere, Miri included). A kernel is written once, generic over
+//! `Vector`, and instantiated inside a `#[target_feature]` function per instruction set.
+
+/// An element type of a vector: f32, f64.
+pub(crate) trait Lane: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+    fn zero() -> Self;
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+}
+
+macro_rules! lane {
+    ($($T:ty),*) => {$(
+        impl Lane for $T {
+            #[inline(always)]
+            fn zero() -> Self {
+                0.0
+            }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+        }
+    )*};
+}
+lane!(f32, f64);
+
+/// One SIMD vector of `E` (or, in tests, a plain array of them: `Lanes`).
+pub(crate) trait Vector: Copy {
+    type E: Lane;
+    const LANES: usize;
+    /// # Safety
+    /// The CPU has the vector's instruction set (as for every method).
+    unsafe fn zero() -> Self;
+    /// Loads `LANES` elements from `p` (no alignment needed).
+    ///
+    /// # Safety
+    /// `p..p + LANES` is readable.
+    unsafe fn load(p: *const Self::E) -> Self;
+    /// `*p` in every lane.
+    ///
+    /// # Safety
+    /// `p` is readable.
+    unsafe fn splat(p: *const Self::E) -> Self;
+    /// `self + a * b` (fused where the CPU fuses).
+    ///
+    /// # Safety
+    /// As `zero`.
+    unsafe fn mul_add(self, a: Self, b: Self) -> Self;
+    /// Stores the lanes at `p`.
+    ///
+    /// # Safety
+    /// `p..p + LANES` is writable.
+    unsafe fn store(self, p: *mut Self::E);
+    /// Loads the first `n` lanes (`n < LANES`) from `p`, zero in the others (which are not
+    /// read).
+    ///
+    /// # Safety
+    /// `p..p + n` is readable.
+    unsafe fn load_part(p: *const Self::E, n: usize) -> Self;
+    /// The lanes summed in lane order.
+    ///
+    /// # Safety
+    /// As `zero`.
+    #[inline(always)]
+    unsafe fn sum(self) -> Self::E {
+        let mut l = [Self::E::zero(); MAX_LANES];
+        // SAFETY: the CPU has the instruction set (the caller's contract); LANES <= MAX_LANES.
+        unsafe { self.store(l.as_mut_ptr()) };
+        l[..Self::LANES].iter().fold(Self::E::zero(), |s, &x| s.add(x))
+    }
+}
+
+/// The widest vector's lane count.
+pub(crate) const MAX_LANES: usize = 8;
+
+/// `N` lanes as a plain array (any CPU, Miri).
+#[cfg(test)]
+#[derive(Clone, Copy)]
+pub(crate) struct Lanes<E, const N: usize>([E; N]);
+
+#[cfg(test)]
+impl<E: Lane, const N: usize> Vector for Lanes<E, N> {
+    type E = E;
+    const LANES: usize = N;
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        Lanes([E::zero(); N])
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const E) -> Self {
+        // SAFETY: the caller guarantees p..p + N is readable.
+        Lanes(std::array::from_fn(|l| unsafe { *p.add(l) }))
+    }
+    #[inline(always)]
+    unsafe fn splat(p: *const E) -> Self {
+        // SAFETY: the caller guarantees p is readable.
+        Lanes([unsafe { *p }; N])
+    }
+    #[inline(always)]
+    unsafe fn mul_add(self, a: Self, b: Self) -> Self {
+        Lanes(std::array::from_fn(|l| self.0[l].add(a.0[l].mul(b.0[l]))))
+    }
+    #[inline(always)]
+    unsafe fn store(self, p: *mut E) {
+        for (l, v) in self.0.iter().enumerate() {
+            // SAFETY: the caller guarantees p..p + N is writable.
+            unsafe { *p.add(l) = *v };
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_part(p: *const E, n: usize) -> Self {
+        // SAFETY: the caller guarantees p..p + n is readable.
+        Lanes(std::array::from_fn(|l| if l < n { unsafe { *p.add(l) } } else { E::zero() }))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2 {
+    use super::Vector;
+    use std::arch::x86_64::*;
+
+    /// 8 f32 lanes (AVX2 + FMA).
+    #[derive(Clone, Copy)]
+    pub(crate) struct F32x8(__m256);
+    /// 4 f64 lanes (AVX2 + FMA).
+    #[derive(Clone, Copy)]
+    pub(crate) struct F64x4(__m256d);
+
+    macro_rules! avx_vector {
+        ($V:ident, $E:ty, $n:expr, $zero:ident, $load:ident, $splat:ident, $fma:ident, $store:ident,
+         $maskload:ident, $mask:expr) => {
+            impl Vector for $V {
+                type E = $E;
+                const LANES: usize = $n;
+                #[inline(always)]
+                unsafe fn zero() -> Self {
+                    // SAFETY: the caller guarantees AVX2 + FMA.
+                    $V(unsafe { $zero() })
+                }
+                #[inline(always)]
+                unsafe fn load(p: *const $E) -> Self {
+                    // SAFETY: the caller guarantees AVX2 + FMA and LANES readable elements.
+                    $V(unsafe { $load(p) })
+                }
+                #[inline(always)]
+                unsafe fn splat(p: *const $E) -> Self {
+                    // SAFETY: the caller guarantees AVX2 + FMA and a readable p.
+                    $V(unsafe { $splat(&*p) })
+                }
+                #[inline(always)]
+                unsafe fn mul_add(self, a: Self, b: Self) -> Self {
+                    // SAFETY: the caller guarantees AVX2 + FMA.
+                    $V(unsafe { $fma(a.0, b.0, self.0) })
+                }
+                #[inline(always)]
+                unsafe fn store(self, p: *mut $E) {
+                    // SAFETY: the caller guarantees AVX2 + FMA and LANES writable elements.
+                    unsafe { $store(p, self.0) }
+                }
+                #[inline(always)]
+                unsafe fn load_part(p: *const $E, n: usize) -> Self {
+                    // SAFETY: the caller guarantees AVX2 + FMA and n readable elements; the
+                    // masked load reads lanes < n only and zeroes the others.
+                    $V(unsafe { $maskload(p, $mask(n)) })
+                }
+            }
+        };
+    }
+    /// Lanes `< n` of 8 x 32 bits set.
+    #[inline(always)]
+    unsafe fn mask32(n: usize) -> __m256i {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)) }
+    }
+    /// Lanes `< n` of 4 x 64 bits set.
+    #[inline(always)]
+    unsafe fn mask64(n: usize) -> __m256i {
+        // SAFETY: the caller guarantees AVX2.
+        unsafe { _mm256_cmpgt_epi64(_mm256_set1_epi64x(n as i64), _mm256_setr_epi64x(0, 1, 2, 3)) }
+    }
+    avx_vector!(
+        F32x8,
+        f32,
+        8,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_broadcast_ss,
+        _mm256_fmadd_ps,
+        _mm256_storeu_ps,
+        _mm256_maskload_ps,
+        mask32
+    );
+    avx_vector!(
+        F64x4,
+        f64,
+        4,
+        _mm256_setzero_pd,
+        _mm256_loadu_pd,
+        _mm256_broadcast_sd,
+        _mm256_fmadd_pd,
+        _mm256_storeu_pd,
+        _mm256_maskload_pd,
+        mask64
+    );
+}
