@@ -47,7 +47,7 @@ pub(crate) struct Kernel<E> {
 }
 
 /// Computes one piece of a block (see `rows`).
-pub(crate) type RowsFn<E> = unsafe fn(&Block<E>, Range<usize>, Range<usize>, *mut E);
+pub(crate) type RowsFn<E> = unsafe fn(&Block<E>, Range<usize>, Range<usize>, *mut E, usize);
 
 /// The blocking of a product: (`nr`, `mc`, `nc`, `kc`) for vectors of `lanes` elements,
 /// limited to the product's size.
@@ -59,15 +59,13 @@ fn blocking<E>(lanes: usize, m: usize, n: usize, k: usize) -> (usize, usize, usi
     (nr, mc, nc, kc)
 }
 
-/// Pieces per thread a threaded product is cut into (claimed in turn: on a shared machine a
-/// thread that gets less of its core takes fewer).
-const PIECES_PER_THREAD: usize = 2;
+/// Tasks per thread a threaded block is cut into at least (claimed in turn, so that a thread
+/// that gets less of its core takes fewer, and the block's end waits on a small task only).
+const TASKS_PER_THREAD: usize = 4;
 
-/// One `kb`-deep block of a product, shared by its pieces: the packed block of `b` (columns
+/// One `kb`-deep block of a product, shared by its tasks: the packed block of `b` (columns
 /// `jc..jc + nb`, panels of `nr`) and where its sums go.
 pub(crate) struct Block<E> {
-    /// Rows of `a` and `c`.
-    m: usize,
     a: MatRef<E>,
     /// `c` from column `jc`.
     c: MatMut<E>,
@@ -76,17 +74,16 @@ pub(crate) struct Block<E> {
     kb: usize,
     nb: usize,
     nr: usize,
-    mc: usize,
     alpha: E,
     /// `Some(beta)` for the first block of `k` (`c = beta*c + ...`), `None` after (`c += ...`).
     scale: Option<E>,
 }
 
-/// `c = beta*c + alpha*(a @ b)` for an `m x n x k` product (`m, n, k >= 1`) with `kernel`, in
-/// `threads * PIECES_PER_THREAD` pieces on the library's pool when `threads > 1` (rows of `c`,
-/// or columns when it is wider than tall; every piece of a block shares its packed `b`).
-/// `beta == 0` does not read `c`. Returns false, touching nothing, when the pack buffers cannot
-/// be allocated.
+/// `c = beta*c + alpha*(a @ b)` for an `m x n x k` product (`m, n, k >= 1`) with `kernel`.
+/// With `threads > 1`, each block of `b` is packed once, in parallel, and its tasks (blocks of
+/// rows of `c`, or of columns when `c` is wider than tall) run on the library's pool. `beta ==
+/// 0` does not read `c`. Returns false, touching nothing, when the packed `b` block cannot be
+/// allocated.
 ///
 /// # Safety
 /// `kernel` runs on this CPU; `a` is readable for `m x k` elements, `b` for `k x n`, `c`
@@ -111,22 +108,24 @@ pub(crate) unsafe fn gemm<E: Packed>(
         (m, n, a, b, c)
     };
     let (nr, mc, nc, kc) = blocking::<E>(kernel.lanes, m, n, k);
-    // pieces: whole panels of rows (or of columns)
-    let by_rows = m >= n;
-    let panels = if by_rows { m.div_ceil(MR) } else { nc.div_ceil(nr) };
-    let pieces = if threads > 1 { (threads * PIECES_PER_THREAD).min(panels) } else { 1 };
-    let bound = |q: usize| panels * q / pieces;
-    let alen = mc * kc;
-    E::with_buffer(nc * kc + pieces * alen, |buf| {
-        let Some(buf) = buf else { return false };
-        let (bpack, apacks) = buf.split_at_mut(nc * kc);
-        let (bpack, apacks) = (SharedPtr(bpack.as_mut_ptr()), SharedPtr(apacks.as_mut_ptr()));
+    let tasks = threads * TASKS_PER_THREAD;
+    // a task: `task_rows` rows (at most one packed block of a) by `task_panels` panels of b
+    let (task_rows, task_panels) = if threads == 1 {
+        (mc, usize::MAX)
+    } else if m >= n {
+        (m.div_ceil(tasks).next_multiple_of(MR).min(mc), usize::MAX)
+    } else {
+        (m.next_multiple_of(MR), nc.div_ceil(nr).div_ceil(tasks))
+    };
+    E::with_buffer(Slot::B, nc * kc, |bpack| {
+        let Some(bpack) = bpack else { return false };
+        let bpack = SharedPtr(bpack.as_mut_ptr());
         for jc in (0..n).step_by(nc) {
             let nb = nc.min(n - jc);
+            let bpanels = nb.div_ceil(nr);
             for pc in (0..k).step_by(kc) {
                 let kb = kc.min(k - pc);
-                let bpanels = nb.div_ceil(nr);
-                parallel::for_range(bpanels, if pieces > 1 { kb * nb } else { 0 }, |lo, hi| {
+                parallel::for_range(bpanels, if threads > 1 { kb * nb } else { 0 }, |lo, hi| {
                     let out = bpack;
                     // SAFETY: panels lo..hi of the block (inside b: jc + nb <= n, pc + kb <= k)
                     // go to their own kb * nr elements at panel * kb * nr, inside bpack's
@@ -134,7 +133,6 @@ pub(crate) unsafe fn gemm<E: Packed>(
                     unsafe { pack_b(b, pc, jc, kb, nb, nr, lo..hi, out.0) };
                 });
                 let blk = Block {
-                    m,
                     a,
                     c: MatMut { ptr: c.ptr.wrapping_offset(jc as isize * c.cs), ..c },
                     bpack,
@@ -142,25 +140,32 @@ pub(crate) unsafe fn gemm<E: Packed>(
                     kb,
                     nb,
                     nr,
-                    mc,
                     alpha,
                     scale: if pc == 0 { Some(beta) } else { None },
                 };
-                parallel::for_range(pieces, usize::MAX, |lo, hi| {
-                    let (blk, apacks) = (&blk, apacks); // the whole (Sync) values, not raw fields
-                    for q in lo..hi {
-                        let (mine, all_rows, all_cols) = (bound(q)..bound(q + 1), 0..m.div_ceil(MR), 0..bpanels);
-                        let (rows, cols) = if by_rows {
-                            (mine, all_cols)
-                        } else {
-                            (all_rows, mine.start.min(bpanels)..mine.end.min(bpanels))
-                        };
-                        // SAFETY: the kernel runs on this CPU (contract); piece q packs a into
-                        // its own alen elements of apacks (pieces * alen of them), reads the
-                        // packed b block, and writes the tiles of its panels of rows (or
-                        // columns), which no other piece writes.
-                        unsafe { (kernel.rows)(blk, rows, cols, apacks.0.add(q * alen)) };
-                    }
+                let (row_tasks, col_tasks) = (m.div_ceil(task_rows), bpanels.div_ceil(task_panels.min(bpanels)));
+                let work = if threads > 1 { usize::MAX } else { 0 };
+                parallel::for_range(row_tasks * col_tasks, work, |lo, hi| {
+                    let blk = &blk; // the whole (Sync) block, not its raw-pointer fields
+                    let run = |apack: *mut E, rows_per: usize| {
+                        for q in lo..hi {
+                            let (r, cp) = (q / col_tasks, q % col_tasks);
+                            let rows = r * task_rows..m.min((r + 1) * task_rows);
+                            let cols = cp * task_panels..bpanels.min((cp + 1) * task_panels);
+                            // SAFETY: the kernel runs on this CPU (contract); the task's rows and
+                            // panels are inside the block, apack holds rows_per * kb elements
+                            // of this thread's, and no other task writes these tiles of c.
+                            unsafe { (kernel.rows)(blk, rows, cols, apack, rows_per) };
+                        }
+                    };
+                    E::with_buffer(Slot::A, mc * kb, |apack| match apack {
+                        Some(v) => run(v.as_mut_ptr(), mc),
+                        // without memory for a packed block of a: one panel at a time, on the stack
+                        None => {
+                            let mut panel = [E::zero(); MR * KC];
+                            run(panel.as_mut_ptr(), MR)
+                        }
+                    })
                 });
             }
         }
@@ -168,27 +173,25 @@ pub(crate) unsafe fn gemm<E: Packed>(
     })
 }
 
-/// Tiles of one block: panels of rows `rows` (`MR` rows each) by panels of columns `cols`
-/// (`nr` columns each) of `c`, summing `a`'s rows (packed `mc` at a time into `apack`) with the
-/// packed `b` block.
+/// Tiles of one block: rows `rows` of `c` by panels of columns `cols` (`nr` columns each),
+/// summing `a`'s rows (packed `mc` at a time into `apack`) with the packed `b` block.
 ///
 /// # Safety
 /// The CPU has `V`'s instruction set; `blk` describes a block `gemm` built (its packed `b`
-/// written), the panels are inside `c`, `apack` is writable for `mc * kb` elements, and no
-/// other thread touches these tiles of `c` or `apack` meanwhile.
+/// written), the rows and panels are inside it, `mc` is a multiple of `MR`, `apack` is writable
+/// for `mc * kb` elements, and no other thread touches these tiles of `c` or `apack` meanwhile.
 #[inline(always)]
-unsafe fn rows<V: Vector>(blk: &Block<V::E>, rows: Range<usize>, cols: Range<usize>, apack: *mut V::E) {
+unsafe fn rows<V: Vector>(blk: &Block<V::E>, rows: Range<usize>, cols: Range<usize>, apack: *mut V::E, mc: usize) {
     let (kb, nr) = (blk.kb, blk.nr);
     let c = blk.c;
-    let m_end = (rows.end * MR).min(blk.m);
     // SAFETY: the CPU has V's instruction set (contract). Row blocks ic..ic + mb lie inside a
     // and c (mb <= mc rows, packed into mb.next_multiple_of(MR) * kb <= mc * kb elements); a
     // tile's panels start at jp * kb * nr and ip * kb * MR inside the packed blocks, and its
     // rows x cols corner of c at (ic + ip*MR, jp*nr) is inside c.
     unsafe {
         let alpha = V::splat(&blk.alpha);
-        for ic in (rows.start * MR..m_end).step_by(blk.mc) {
-            let mb = blk.mc.min(m_end - ic);
+        for ic in rows.clone().step_by(mc) {
+            let mb = mc.min(rows.end - ic);
             pack_a(blk.a, ic, blk.pc, mb, kb, apack);
             for jp in cols.clone() {
                 let bp = blk.bpack.0.add(jp * kb * nr);
@@ -378,15 +381,22 @@ unsafe fn pack_a<E: Lane>(a: MatRef<E>, ic: usize, pc: usize, mb: usize, kb: usi
     }
 }
 
-/// The element types with a packed kernel, and each thread's pack buffer for them.
+/// A thread's pack buffers: the packed block of `b` (the thread that runs a product) and of `a`
+/// (every thread that runs its tasks).
+#[derive(Clone, Copy)]
+pub(crate) enum Slot {
+    B = 0,
+    A = 1,
+}
+
+/// The element types with a packed kernel, and each thread's pack buffers for them.
 pub(crate) trait Packed: Lane {
     /// The compute loop for this CPU's vectors, where it has some (AVX2 + FMA).
     fn kernel() -> Option<Kernel<Self>>;
-    /// `f(Some(buffer))` with this thread's pack buffer grown to `len` elements, or `f(None)`
-    /// when it cannot be allocated (or is in use further up this thread's stack). The buffer
-    /// stays allocated for the thread's next product: `B_BYTES` and `A_BYTES` per piece, a
-    /// few MB at most.
-    fn with_buffer<R>(len: usize, f: impl FnOnce(Option<&mut [Self]>) -> R) -> R;
+    /// `f(Some(buffer))` with this thread's pack buffer `slot` grown to `len` elements, or
+    /// `f(None)` when it cannot be allocated (or is in use further up this thread's stack). The
+    /// buffers stay allocated for the thread's next product: `B_BYTES` and `A_BYTES` at most.
+    fn with_buffer<R>(slot: Slot, len: usize, f: impl FnOnce(Option<&mut [Self]>) -> R) -> R;
 }
 
 macro_rules! packed {
@@ -395,13 +405,14 @@ macro_rules! packed {
         #[target_feature(enable = "avx2,fma")]
         /// # Safety
         /// As `rows`, on a CPU with AVX2 + FMA.
-        unsafe fn $f(blk: &Block<$E>, rows_: Range<usize>, cols: Range<usize>, apack: *mut $E) {
+        unsafe fn $f(blk: &Block<$E>, rows_: Range<usize>, cols: Range<usize>, apack: *mut $E, mc: usize) {
             // SAFETY: forwarded contract; the CPU has AVX2 + FMA.
-            unsafe { rows::<crate::simd::avx2::$V>(blk, rows_, cols, apack) }
+            unsafe { rows::<crate::simd::avx2::$V>(blk, rows_, cols, apack, mc) }
         }
 
         thread_local! {
-            static $buf: std::cell::RefCell<Vec<$E>> = const { std::cell::RefCell::new(Vec::new()) };
+            static $buf: [std::cell::RefCell<Vec<$E>>; 2] =
+                const { [std::cell::RefCell::new(Vec::new()), std::cell::RefCell::new(Vec::new())] };
         }
 
         impl Packed for $E {
@@ -412,9 +423,9 @@ macro_rules! packed {
                 }
                 None
             }
-            fn with_buffer<R>(len: usize, f: impl FnOnce(Option<&mut [Self]>) -> R) -> R {
-                $buf.with(|cell| {
-                    let Ok(mut v) = cell.try_borrow_mut() else { return f(None) };
+            fn with_buffer<R>(slot: Slot, len: usize, f: impl FnOnce(Option<&mut [Self]>) -> R) -> R {
+                $buf.with(|cells| {
+                    let Ok(mut v) = cells[slot as usize].try_borrow_mut() else { return f(None) };
                     let have = v.len();
                     if have < len {
                         if v.try_reserve_exact(len - have).is_err() {
@@ -473,9 +484,15 @@ mod tests {
     }
 
     /// The compute loop on plain arrays of `N` lanes (any CPU, Miri).
-    unsafe fn plain<const N: usize>(blk: &Block<f64>, rows_: Range<usize>, cols: Range<usize>, apack: *mut f64) {
+    unsafe fn plain<const N: usize>(
+        blk: &Block<f64>,
+        rows_: Range<usize>,
+        cols: Range<usize>,
+        apack: *mut f64,
+        mc: usize,
+    ) {
         // SAFETY: forwarded contract; plain arrays need no instruction set.
-        unsafe { rows::<Lanes<f64, N>>(blk, rows_, cols, apack) }
+        unsafe { rows::<Lanes<f64, N>>(blk, rows_, cols, apack, mc) }
     }
 
     fn check(
@@ -502,7 +519,13 @@ mod tests {
         let c = MatMut { ptr: cv.as_mut_ptr(), rs: crs, cs: ccs };
         // SAFETY: the views are inside their buffers and c's elements are distinct; the kernel
         // runs on this CPU (plain arrays, or `Packed::kernel`).
-        assert!(unsafe { gemm(kernel, m, n, k, alpha, a, b, beta, c, threads) });
+        let run = || assert!(unsafe { gemm(kernel, m, n, k, alpha, a, b, beta, c, threads) });
+        if threads == 1 && layouts[0] == 2 {
+            // this thread's packed-a buffer in use: the tasks pack one panel at a time instead
+            <f64 as Packed>::with_buffer(Slot::A, 1, |_| run());
+        } else {
+            run();
+        }
         for (q, &w) in want.iter().enumerate() {
             let (i, j) = (q / n, q % n);
             assert_eq!(cv[at(i, j)], w, "{m}x{n}x{k} layouts {layouts:?} threads {threads} ({i}, {j})");
