@@ -1,11 +1,13 @@
 //! The one GEMM path: `c = beta*c + alpha*(a @ b)` on strided matrices, for every numeric dtype.
 //!
-//! - Float, Double: `faer`'s matmul (its x86 assembly kernels, AVX2+FMA or AVX-512 chosen at run
-//!   time, on any strides), run inside the library's rayon pool with `THGetNumThreads()` threads;
+//! - Float, Double on AVX2 + FMA, every dimension at least `MIN_PACKED`: the packed kernel of
+//!   `super::packed` (both operands packed from any strides, so transposed operands cost
+//!   nothing), its tasks on the library's pool.
+//! - Float, Double otherwise (AVX-512 machines, `TH_CPU_CAPABILITY=scalar`, small shapes):
+//!   `faer`'s matmul (its x86 assembly kernels, AVX2+FMA or AVX-512 chosen at run time, on any
+//!   strides), run inside the library's rayon pool with `THGetNumThreads()` threads;
 //!   mid-sized products are instead cut into row or column pieces run by its single-thread
 //!   kernel (see `SPLIT_WORK`).
-//!   Measured here (2 cores, AVX2, f32 1024^3): 145 GFLOP/s against 95-120 for the `gemm` crate
-//!   used before (Rayon(2), x86-v4 build) and 142 for numpy's OpenBLAS.
 //! - Half, BFloat16: operands converted to f32 (row-major copies), the f32 kernel, one rounding back.
 //! - Byte, Char, Short, Int, Long: a blocked kernel (packed A/B panels, 4x16 register tile) in
 //!   the element type's wrapping arithmetic, which is C's result modulo 2^bits.

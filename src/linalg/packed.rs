@@ -21,7 +21,7 @@
 
 use super::gemm::{MatMut, MatRef, block_lanes, transpose_block};
 use crate::parallel::{self, SharedPtr};
-use crate::simd::{Lane, MAX_LANES, Vector};
+use crate::simd::{Lane, MAX_LANES, Vector, prefetch};
 use std::ops::Range;
 
 /// Rows of a register tile.
@@ -197,10 +197,18 @@ unsafe fn rows<V: Vector>(blk: &Block<V::E>, rows: Range<usize>, cols: Range<usi
                 let bp = blk.bpack.0.add(jp * kb * nr);
                 let ncols = nr.min(blk.nb - jp * nr);
                 for ip in 0..mb.div_ceil(MR) {
-                    let acc = micro::<V>(kb, apack.add(ip * kb * MR), bp);
                     let (i, j) = (ic + ip * MR, jp * nr);
                     let ct = MatMut { ptr: c.ptr.wrapping_offset(i as isize * c.rs + j as isize * c.cs), ..c };
-                    store::<V>(&acc, ct, MR.min(mb - ip * MR), ncols, alpha, blk.scale);
+                    let trows = MR.min(mb - ip * MR);
+                    // the tile's rows of c are wanted once its sums are done: fetched meanwhile
+                    // (f64 1024^3 on one thread, paired with faer: 1.02-1.03x without, 1.15-1.26x
+                    // with)
+                    for r in 0..trows as isize {
+                        prefetch(ct.ptr.wrapping_offset(r * c.rs));
+                        prefetch(ct.ptr.wrapping_offset(r * c.rs + (ncols - 1) as isize * c.cs));
+                    }
+                    let acc = micro::<V>(kb, apack.add(ip * kb * MR), bp);
+                    store::<V>(&acc, ct, trows, ncols, alpha, blk.scale);
                 }
             }
         }
