@@ -261,10 +261,7 @@ unsafe fn store<V: Vector>(
     let update = |p: *mut V::E, x: V| unsafe {
         let old = match scale {
             None => V::load(p),
-            Some(s) if !read => {
-                let _ = s;
-                V::zero()
-            }
+            Some(_) if !read => V::zero(),
             Some(s) => V::zero().mul_add(V::load(p), V::splat(&s)),
         };
         old.mul_add(x, alpha).store(p);
