@@ -68,7 +68,41 @@ pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
     };
     let threads = pool.current_num_threads();
     let pieces = (threads * PIECES_PER_THREAD).min(work / (GRAIN / 2)).max(threads).min(n);
-    let f: &(dyn Fn(usize, usize) + Sync) = &f;
+    run(&pool, pieces, n, &f);
+}
+
+/// Runs `f(i)` for every `i < n`, on the calling thread and (with `parallel`, outside another
+/// loop's piece) the pool's workers. Indices are claimed one at a time in increasing order, and
+/// a claimed index runs to its end on a thread that is running, so `f(i)` may wait (spin) for
+/// the work of lower indices: the lowest unfinished claimed index never waits on anything
+/// unfinished. Without a pool, `f(0)`, `f(1)`, ... run in turn on this thread.
+pub fn for_each_ordered(n: usize, parallel: bool, f: impl Fn(usize) + Sync) {
+    let pool = if parallel && n > 1 && !nested() { pool() } else { None };
+    let Some(pool) = pool else {
+        (0..n).for_each(f);
+        return;
+    };
+    run(&pool, n, n, &|a, b| (a..b).for_each(&f));
+}
+
+/// Spins (then yields) until `ready()`: for waits on a piece that another running thread of
+/// the same loop is finishing.
+pub fn wait_until(ready: impl Fn() -> bool) {
+    let mut spins = 0u32;
+    while !ready() {
+        if spins < 1 << 12 {
+            std::hint::spin_loop();
+            spins += 1;
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// `[0, n)` cut into `pieces` pieces (piece `i` is `n*i/pieces .. n*(i+1)/pieces`), claimed in
+/// turn by this thread and up to `pieces - 1` of the pool's workers; returns when every piece
+/// has run.
+fn run(pool: &rayon::ThreadPool, pieces: usize, n: usize, f: &(dyn Fn(usize, usize) + Sync)) {
     // SAFETY: the 'static lifetime is a lie told only to `Job`: a worker calls `f` only for a
     // piece it claimed (index < pieces), and this function does not return before every
     // claimed piece has finished (`done == pieces` below); later claims fail and never touch `f`.
@@ -81,22 +115,14 @@ pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
         n,
         f: f as *const (dyn Fn(usize, usize) + Sync),
     });
-    for _ in 1..threads.min(pieces) {
+    for _ in 1..pool.current_num_threads().min(pieces) {
         let job = job.clone();
         pool.spawn(move || job.work());
     }
     IN_PIECE.with(|p| p.set(true));
     job.work();
     IN_PIECE.with(|p| p.set(false));
-    let mut spins = 0u32;
-    while job.done.load(Ordering::Acquire) < pieces {
-        if spins < 1 << 12 {
-            std::hint::spin_loop();
-            spins += 1;
-        } else {
-            std::thread::yield_now();
-        }
-    }
+    wait_until(|| job.done.load(Ordering::Acquire) >= pieces);
     if job.panicked.load(Ordering::Relaxed) {
         panic!("a parallel piece panicked");
     }

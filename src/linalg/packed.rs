@@ -23,6 +23,7 @@ use super::gemm::{MatMut, MatRef, block_lanes, transpose_block};
 use crate::parallel::{self, SharedPtr};
 use crate::simd::{Lane, MAX_LANES, Vector, prefetch};
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Rows of a register tile.
 pub(crate) const MR: usize = 6;
@@ -59,9 +60,11 @@ fn blocking<E>(lanes: usize, m: usize, n: usize, k: usize) -> (usize, usize, usi
     (nr, mc, nc, kc)
 }
 
-/// Tasks per thread a threaded block is cut into at least (claimed in turn, so that a thread
-/// that gets less of its core takes fewer, and the block's end waits on a small task only).
+/// Tasks per thread each block of a threaded product is cut into at least (claimed in turn, so
+/// that a thread that gets less of its core takes fewer).
 const TASKS_PER_THREAD: usize = 4;
+/// Pieces per thread the packing of a `b` block is cut into.
+const PACKS_PER_THREAD: usize = 2;
 
 /// One `kb`-deep block of a product, shared by its tasks: the packed block of `b` (columns
 /// `jc..jc + nb`, panels of `nr`) and where its sums go.
@@ -79,11 +82,23 @@ pub(crate) struct Block<E> {
     scale: Option<E>,
 }
 
-/// `c = beta*c + alpha*(a @ b)` for an `m x n x k` product (`m, n, k >= 1`) with `kernel`.
-/// With `threads > 1`, each block of `b` is packed once, in parallel, and its tasks (blocks of
-/// rows of `c`, or of columns when `c` is wider than tall) run on the library's pool. `beta ==
-/// 0` does not read `c`. Returns false, touching nothing, when the packed `b` block cannot be
-/// allocated.
+/// `c = beta*c + alpha*(a @ b)` for an `m x n x k` product (`m, n, k >= 1`) with `kernel`, on
+/// the calling thread and, with `threads > 1`, the library's pool. Returns false, touching
+/// nothing, when the packed `b` block cannot be allocated. `beta == 0` does not read `c`.
+///
+/// The product is a list of blocks (`nc` columns by `kc` deep, k blocks innermost), each one
+/// list of items: `packs` pieces packing its `b` block, then `tasks` tasks computing its sums
+/// (`tasks` is a multiple of `threads`: blocks of rows of `c`, or of column panels when `c` is
+/// wider than tall; the same split for every block). The threads claim the items in order
+/// (`parallel::for_each_ordered`) and wait only where an item needs another's result:
+/// - task `t` of block `s` needs block `s`'s packs and task `t` of block `s - 1` (its rows of
+///   `c`, summed in order);
+/// - the packs of block `s` overwrite the `b` buffer of block `s - 2` (two buffers, when they can
+///   be had), so they need every task of that block.
+///
+/// So a thread that ends its share of a block early packs the next one, and starts on its tasks
+/// while the other threads finish theirs: no thread waits at a block's end. Every element of `c`
+/// sums in the same order whatever the thread count.
 ///
 /// # Safety
 /// `kernel` runs on this CPU; `a` is readable for `m x k` elements, `b` for `k x n`, `c`
@@ -108,69 +123,95 @@ pub(crate) unsafe fn gemm<E: Packed>(
         (m, n, a, b, c)
     };
     let (nr, mc, nc, kc) = blocking::<E>(kernel.lanes, m, n, k);
-    let tasks = threads * TASKS_PER_THREAD;
-    // a task: `task_rows` rows (at most one packed block of a) by `task_panels` panels of b
-    let (task_rows, task_panels) = if threads == 1 {
-        (mc, usize::MAX)
-    } else if m >= n {
-        (m.div_ceil(tasks).next_multiple_of(MR).min(mc), usize::MAX)
-    } else {
-        (m.next_multiple_of(MR), nc.div_ceil(nr).div_ceil(tasks))
+    let threads = threads.max(1);
+    let (rpanels, bpanels) = (m.div_ceil(MR), nc.div_ceil(nr));
+    // tasks of rows: at most mc rows each (one packed block of a), at least TASKS_PER_THREAD
+    // per thread when threaded; wide products (m < n) split the panels of b instead
+    let by_rows = threads == 1 || m >= n;
+    let units = if by_rows { rpanels } else { bpanels };
+    let fewest = if threads == 1 { 1 } else { threads * TASKS_PER_THREAD };
+    let tasks = if by_rows { rpanels.div_ceil(mc / MR) } else { 1 }.max(fewest).next_multiple_of(threads).min(units);
+    let packs = if threads == 1 { 1 } else { threads * PACKS_PER_THREAD };
+    let (kblocks, blocks) = (k.div_ceil(kc), n.div_ceil(nc) * k.div_ceil(kc));
+    // two b buffers when threaded (packing the next block while this one's tasks end)
+    let with_b = |bufs: usize, f: &dyn Fn(*mut E)| {
+        E::with_buffer(Slot::B, bufs * nc * kc, |v| v.map(|v| f(v.as_mut_ptr())).is_some())
     };
-    E::with_buffer(Slot::B, nc * kc, |bpack| {
-        let Some(bpack) = bpack else { return false };
-        let bpack = SharedPtr(bpack.as_mut_ptr());
-        for jc in (0..n).step_by(nc) {
-            let nb = nc.min(n - jc);
-            let bpanels = nb.div_ceil(nr);
-            for pc in (0..k).step_by(kc) {
-                let kb = kc.min(k - pc);
-                parallel::for_range(bpanels, if threads > 1 { kb * nb } else { 0 }, |lo, hi| {
-                    let out = bpack;
-                    // SAFETY: panels lo..hi of the block (inside b: jc + nb <= n, pc + kb <= k)
-                    // go to their own kb * nr elements at panel * kb * nr, inside bpack's
-                    // nc * kc elements.
-                    unsafe { pack_b(b, pc, jc, kb, nb, nr, lo..hi, out.0) };
-                });
-                let blk = Block {
-                    a,
-                    c: MatMut { ptr: c.ptr.wrapping_offset(jc as isize * c.cs), ..c },
-                    bpack,
-                    pc,
-                    kb,
-                    nb,
-                    nr,
-                    alpha,
-                    scale: if pc == 0 { Some(beta) } else { None },
-                };
-                let (row_tasks, col_tasks) = (m.div_ceil(task_rows), bpanels.div_ceil(task_panels.min(bpanels)));
-                let work = if threads > 1 { usize::MAX } else { 0 };
-                parallel::for_range(row_tasks * col_tasks, work, |lo, hi| {
-                    let blk = &blk; // the whole (Sync) block, not its raw-pointer fields
-                    let run = |apack: *mut E, rows_per: usize| {
-                        for q in lo..hi {
-                            let (r, cp) = (q / col_tasks, q % col_tasks);
-                            let rows = r * task_rows..m.min((r + 1) * task_rows);
-                            let cols = cp * task_panels..bpanels.min((cp + 1) * task_panels);
-                            // SAFETY: the kernel runs on this CPU (contract); the task's rows and
-                            // panels are inside the block, apack holds rows_per * kb elements
-                            // of this thread's, and no other task writes these tiles of c.
-                            unsafe { (kernel.rows)(blk, rows, cols, apack, rows_per) };
-                        }
-                    };
-                    E::with_buffer(Slot::A, mc * kb, |apack| match apack {
-                        Some(v) => run(v.as_mut_ptr(), mc),
-                        // without memory for a packed block of a: one panel at a time, on the stack
-                        None => {
-                            let mut panel = [E::zero(); MR * KC];
-                            run(panel.as_mut_ptr(), MR)
-                        }
-                    })
-                });
+    let run = |bufs: usize, bpack: *mut E| {
+        let bpack = SharedPtr(bpack);
+        // per task: the blocks it has summed; per buffer: the pack pieces done in it
+        let progress: Vec<AtomicUsize> = (0..tasks).map(|_| AtomicUsize::new(0)).collect();
+        let packed = [AtomicUsize::new(0), AtomicUsize::new(0)];
+        let per_block = packs + tasks;
+        parallel::for_each_ordered(blocks * per_block, threads > 1, |item| {
+            let (a, b, c) = (a, b, c); // the whole (Sync) views, not their raw-pointer fields
+            let (s, q) = (item / per_block, item % per_block);
+            let (jc, pc) = (s / kblocks * nc, s % kblocks * kc);
+            let (nb, kb) = (nc.min(n - jc), kc.min(k - pc));
+            let buf = bpack.offset(((s % bufs) * nc * kc) as isize);
+            let blk_panels = nb.div_ceil(nr);
+            if q < packs {
+                if s >= bufs {
+                    // the blocks that last used this buffer are summed
+                    parallel::wait_until(|| progress.iter().all(|p| p.load(Ordering::Acquire) > s - bufs));
+                }
+                let _done = Done(&packed[s % bufs]);
+                let (lo, hi) = (blk_panels * q / packs, blk_panels * (q + 1) / packs);
+                // SAFETY: panels lo..hi of the block (inside b: jc + nb <= n, pc + kb <= k) go
+                // to their own kb * nr elements at panel * kb * nr, inside the buffer's nc * kc
+                // elements; no task reads this buffer until every piece is done.
+                unsafe { pack_b(b, pc, jc, kb, nb, nr, lo..hi, buf) };
+                return;
             }
-        }
-        true
-    })
+            let t = q - packs;
+            // this block's b is packed, and this task's sums of the block before are done
+            let want = (s / bufs + 1) * packs;
+            parallel::wait_until(|| {
+                packed[s % bufs].load(Ordering::Acquire) >= want && progress[t].load(Ordering::Acquire) >= s
+            });
+            let _done = Done(&progress[t]);
+            let (rows, cols) = if by_rows {
+                ((units * t / tasks * MR)..m.min(units * (t + 1) / tasks * MR), 0..blk_panels)
+            } else {
+                (0..m, blk_panels * t / tasks..blk_panels * (t + 1) / tasks)
+            };
+            if rows.is_empty() || cols.is_empty() {
+                return;
+            }
+            let blk = Block {
+                a,
+                c: MatMut { ptr: c.ptr.wrapping_offset(jc as isize * c.cs), ..c },
+                bpack: SharedPtr(buf),
+                pc,
+                kb,
+                nb,
+                nr,
+                alpha,
+                scale: if pc == 0 { Some(beta) } else { None },
+            };
+            // SAFETY: the kernel runs on this CPU (contract); the task's rows and panels are
+            // inside the block, its b block is packed (waited for above), `apack` holds
+            // `rows_per * kb` elements of this thread's, and no other task writes these tiles
+            // of c meanwhile (tasks of one block are disjoint; the task of the block before on
+            // the same tiles is done).
+            let go = |apack: *mut E, rows_per: usize| unsafe { (kernel.rows)(&blk, rows, cols, apack, rows_per) };
+            E::with_buffer(Slot::A, mc * kb, |apack| match apack {
+                Some(v) => go(v.as_mut_ptr(), mc),
+                // without memory for a packed block of a: one panel at a time, on the stack
+                None => go([E::zero(); MR * KC].as_mut_ptr(), MR),
+            })
+        });
+    };
+    (threads > 1 && with_b(2, &|p| run(2, p))) || with_b(1, &|p| run(1, p))
+}
+
+/// Counts one finished item on drop (also when it unwinds, so that no wait on it hangs).
+struct Done<'a>(&'a AtomicUsize);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Release);
+    }
 }
 
 /// Tiles of one block: rows `rows` of `c` by panels of columns `cols` (`nr` columns each),
