@@ -17,7 +17,7 @@
 
 #![allow(clippy::too_many_arguments)] // m, n, k, alpha, a, b, beta, c
 
-use super::packed::{self, Packed};
+use super::packed::{self, Packed, Source};
 use crate::error::{Error, Result};
 use crate::ops::num::Num;
 use crate::parallel;
@@ -426,19 +426,37 @@ unsafe fn float_gemm<T: Packed + Num + faer::traits::ComplexField>(
     beta: T,
     c: MatMut<T>,
 ) {
-    if let Some(kernel) = T::kernel().filter(|_| m.min(n).min(k) >= MIN_PACKED) {
-        let threads = if m.saturating_mul(n).saturating_mul(k) >= PAR_WORK && !parallel::nested() {
-            parallel::pool().map_or(1, |p| p.current_num_threads())
-        } else {
-            1
-        };
-        // SAFETY: forwarded contract; the kernel runs on this CPU (`Packed::kernel`).
-        if unsafe { packed::gemm(kernel, m, n, k, alpha, a, b, beta, c, threads) } {
-            return;
-        }
-    }
     // SAFETY: forwarded contract.
-    unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c) }
+    if !unsafe { try_packed(m, n, k, alpha, a, b, beta, c) } {
+        // SAFETY: forwarded contract.
+        unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c) }
+    }
+}
+
+/// The product on the packed kernel of `E` (operands of `S` converted as they are packed),
+/// threaded from `PAR_WORK` multiply-adds: false, touching nothing, where the CPU has no such
+/// kernel, a dimension is below `MIN_PACKED`, or the pack buffers cannot be allocated.
+///
+/// # Safety
+/// As [`Gemm::kernel`].
+unsafe fn try_packed<E: Packed, S: Source<E>>(
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: E,
+    a: MatRef<S>,
+    b: MatRef<S>,
+    beta: E,
+    c: MatMut<E>,
+) -> bool {
+    let Some(kernel) = E::kernel().filter(|_| m.min(n).min(k) >= MIN_PACKED) else { return false };
+    let threads = if m.saturating_mul(n).saturating_mul(k) >= PAR_WORK && !parallel::nested() {
+        parallel::pool().map_or(1, |p| p.current_num_threads())
+    } else {
+        1
+    };
+    // SAFETY: forwarded contract; the kernel runs on this CPU (`Packed::kernel`).
+    unsafe { packed::gemm(kernel, m, n, k, alpha, a, b, beta, c, threads) }
 }
 
 macro_rules! crate_kernel {
@@ -464,7 +482,7 @@ pub(crate) fn alloc_vec<T: Copy>(n: usize, v: T) -> Result<Vec<T>> {
 }
 
 /// The 16-bit floats, computed through f32.
-trait Half16: Num + Send + Sync {
+trait Half16: Num + Send + Sync + Source<f32> {
     fn f32(self) -> f32;
     fn of_f32(v: f32) -> Self;
     /// `dst[j] = src[j].f32()` (the `half` crate's slice conversion: F16C where the CPU has it).
@@ -545,8 +563,10 @@ unsafe fn operand_f32<T: Half16>(x: MatRef<T>, rows: usize, cols: usize) -> Resu
     Ok((unsafe { to_f32(x, rows, cols)? }, cols as isize, 1))
 }
 
-/// Half/BFloat16: f32 copies of the operands, the f32 kernel, one rounding of the result (the
-/// `gemm` crate's own f16 kernel was measured several f16 ulps off at k ~ 600, beyond one rounding).
+/// Half/BFloat16: the f32 kernel, one rounding of the result (the `gemm` crate's own f16 kernel
+/// was measured several f16 ulps off at k ~ 600, beyond one rounding). The sums go to an f32
+/// copy of `c`; the packed kernel converts the operands as it packs them, faer's path (no AVX2,
+/// small shapes) takes f32 copies of them.
 ///
 /// # Safety
 /// As [`Gemm::kernel`].
@@ -562,25 +582,21 @@ unsafe fn via_f32<T: Half16>(
     c: MatMut<T>,
 ) -> Result<()> {
     {
-        // SAFETY: forwarded contract (shapes as documented).
-        let ((a32, ars, acs), (b32, brs, bcs)) = unsafe { (operand_f32(a, m, k)?, operand_f32(b, k, n)?) };
         let read = !beta.is_zero();
-        // SAFETY: as above.
+        // SAFETY: forwarded contract (shapes as documented).
         let mut c32 = if read { unsafe { to_f32(c.as_ref(), m, n)? } } else { alloc_vec(m * n, 0f32)? };
         let cm = MatMut { ptr: c32.as_mut_ptr(), rs: n as isize, cs: 1 };
-        // SAFETY: the three f32 buffers hold exactly these shapes at these strides and are distinct.
-        unsafe {
-            float_gemm(
-                m,
-                n,
-                k,
-                alpha.f32(),
-                MatRef { ptr: a32.as_ptr(), rs: ars, cs: acs },
-                MatRef { ptr: b32.as_ptr(), rs: brs, cs: bcs },
-                beta.f32(),
-                cm,
-            )
-        };
+        let (alpha, beta) = (alpha.f32(), beta.f32());
+        // SAFETY: as above; c32 is distinct from the operands.
+        if !unsafe { try_packed(m, n, k, alpha, a, b, beta, cm) } {
+            // SAFETY: as above.
+            let ((a32, ars, acs), (b32, brs, bcs)) = unsafe { (operand_f32(a, m, k)?, operand_f32(b, k, n)?) };
+            let (am, bm) =
+                (MatRef { ptr: a32.as_ptr(), rs: ars, cs: acs }, MatRef { ptr: b32.as_ptr(), rs: brs, cs: bcs });
+            // SAFETY: the three f32 buffers hold exactly these shapes at these strides and are
+            // distinct.
+            unsafe { float_gemm(m, n, k, alpha, am, bm, beta, cm) };
+        }
         let src = cm.as_ref();
         parallel::for_range(m, m * n, |lo, hi| {
             for i in lo..hi {

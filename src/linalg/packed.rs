@@ -39,16 +39,16 @@ const A_BYTES: usize = 144 << 10;
 /// Bytes of a packed `b` block (`KC x nc`): 2048 columns of f32, 1024 of f64.
 const B_BYTES: usize = 2 << 20;
 
-/// The compute loop of one element type: `rows` instantiated for the CPU's vectors, and their
+/// The compute loop of one element type: `tiles` instantiated for the CPU's vectors, and their
 /// lane count.
 #[derive(Clone, Copy)]
 pub(crate) struct Kernel<E> {
     pub lanes: usize,
-    pub rows: RowsFn<E>,
+    pub tiles: TilesFn<E>,
 }
 
-/// Computes one piece of a block (see `rows`).
-pub(crate) type RowsFn<E> = unsafe fn(&Block<E>, Range<usize>, Range<usize>, *mut E, usize);
+/// Sums one packed block of `a` into a block's tiles (see `tiles`).
+pub(crate) type TilesFn<E> = unsafe fn(&Block<E>, usize, usize, Range<usize>, *const E);
 
 /// The blocking of a product: (`nr`, `mc`, `nc`, `kc`) for vectors of `lanes` elements,
 /// limited to the product's size.
@@ -69,11 +69,9 @@ const PACKS_PER_THREAD: usize = 2;
 /// One `kb`-deep block of a product, shared by its tasks: the packed block of `b` (columns
 /// `jc..jc + nb`, panels of `nr`) and where its sums go.
 pub(crate) struct Block<E> {
-    a: MatRef<E>,
     /// `c` from column `jc`.
     c: MatMut<E>,
     bpack: SharedPtr<E>,
-    pc: usize,
     kb: usize,
     nb: usize,
     nr: usize,
@@ -83,7 +81,8 @@ pub(crate) struct Block<E> {
 }
 
 /// `c = beta*c + alpha*(a @ b)` for an `m x n x k` product (`m, n, k >= 1`) with `kernel`, on
-/// the calling thread and, with `threads > 1`, the library's pool. Returns false, touching
+/// the calling thread and, with `threads > 1`, the library's pool. The operands' elements `S`
+/// are converted to the kernel's `E` as they are packed (Half/BFloat16 to f32). Returns false, touching
 /// nothing, when the packed `b` block cannot be allocated. `beta == 0` does not read `c`.
 ///
 /// The product is a list of blocks (`nc` columns by `kc` deep, k blocks innermost), each one
@@ -103,20 +102,20 @@ pub(crate) struct Block<E> {
 /// # Safety
 /// `kernel` runs on this CPU; `a` is readable for `m x k` elements, `b` for `k x n`, `c`
 /// read/writable for `m x n` distinct elements not overlapping `a` or `b`.
-pub(crate) unsafe fn gemm<E: Packed>(
+pub(crate) unsafe fn gemm<E: Packed, S: Source<E>>(
     kernel: Kernel<E>,
     m: usize,
     n: usize,
     k: usize,
     alpha: E,
-    a: MatRef<E>,
-    b: MatRef<E>,
+    a: MatRef<S>,
+    b: MatRef<S>,
     beta: E,
     c: MatMut<E>,
     threads: usize,
 ) -> bool {
     // the kernel stores rows of c as vectors: a column-major c is computed as c^T = b^T a^T
-    let t = |x: MatRef<E>| MatRef { ptr: x.ptr, rs: x.cs, cs: x.rs };
+    let t = |x: MatRef<S>| MatRef { ptr: x.ptr, rs: x.cs, cs: x.rs };
     let (m, n, a, b, c) = if c.cs != 1 && c.rs == 1 {
         (n, m, t(b), t(a), MatMut { ptr: c.ptr, rs: c.cs, cs: c.rs })
     } else {
@@ -179,22 +178,26 @@ pub(crate) unsafe fn gemm<E: Packed>(
                 return;
             }
             let blk = Block {
-                a,
                 c: MatMut { ptr: c.ptr.wrapping_offset(jc as isize * c.cs), ..c },
                 bpack: SharedPtr(buf),
-                pc,
                 kb,
                 nb,
                 nr,
                 alpha,
                 scale: if pc == 0 { Some(beta) } else { None },
             };
-            // SAFETY: the kernel runs on this CPU (contract); the task's rows and panels are
-            // inside the block, its b block is packed (waited for above), `apack` holds
-            // `rows_per * kb` elements of this thread's, and no other task writes these tiles
-            // of c meanwhile (tasks of one block are disjoint; the task of the block before on
-            // the same tiles is done).
-            let go = |apack: *mut E, rows_per: usize| unsafe { (kernel.rows)(&blk, rows, cols, apack, rows_per) };
+            // SAFETY: the kernel runs on this CPU (contract); the task's rows (ic..ic + mb, at
+            // most `rows_per`, a multiple of MR) and panels are inside the block and a, its b
+            // block is packed (waited for above), `apack` holds `rows_per * kb` elements of
+            // this thread's, and no other task writes these tiles of c meanwhile (tasks of one
+            // block are disjoint; the task of the block before on the same tiles is done).
+            let go = |apack: *mut E, rows_per: usize| unsafe {
+                for ic in rows.clone().step_by(rows_per) {
+                    let mb = rows_per.min(rows.end - ic);
+                    pack_a(a, ic, pc, mb, kb, apack);
+                    (kernel.tiles)(&blk, ic, mb, cols.clone(), apack);
+                }
+            };
             E::with_buffer(Slot::A, mc * kb, |apack| match apack {
                 Some(v) => go(v.as_mut_ptr(), mc),
                 // without memory for a packed block of a: one panel at a time, on the stack
@@ -214,43 +217,39 @@ impl Drop for Done<'_> {
     }
 }
 
-/// Tiles of one block: rows `rows` of `c` by panels of columns `cols` (`nr` columns each),
-/// summing `a`'s rows (packed `mc` at a time into `apack`) with the packed `b` block.
+/// The tiles of rows `ic..ic + mb` of a block's `c` by its panels of columns `cols` (`nr`
+/// columns each): those rows of `a`, packed at `apack`, summed with the packed `b` block.
 ///
 /// # Safety
 /// The CPU has `V`'s instruction set; `blk` describes a block `gemm` built (its packed `b`
-/// written), the rows and panels are inside it, `mc` is a multiple of `MR`, `apack` is writable
-/// for `mc * kb` elements, and no other thread touches these tiles of `c` or `apack` meanwhile.
+/// written), the rows and panels are inside it, `apack` holds the rows packed by `pack_a`
+/// (`mb.next_multiple_of(MR) * kb` elements), and no other thread touches these tiles of `c`
+/// meanwhile.
 #[inline(always)]
-unsafe fn rows<V: Vector>(blk: &Block<V::E>, rows: Range<usize>, cols: Range<usize>, apack: *mut V::E, mc: usize) {
+unsafe fn tiles<V: Vector>(blk: &Block<V::E>, ic: usize, mb: usize, cols: Range<usize>, apack: *const V::E) {
     let (kb, nr) = (blk.kb, blk.nr);
     let c = blk.c;
-    // SAFETY: the CPU has V's instruction set (contract). Row blocks ic..ic + mb lie inside a
-    // and c (mb <= mc rows, packed into mb.next_multiple_of(MR) * kb <= mc * kb elements); a
-    // tile's panels start at jp * kb * nr and ip * kb * MR inside the packed blocks, and its
-    // rows x cols corner of c at (ic + ip*MR, jp*nr) is inside c.
+    // SAFETY: the CPU has V's instruction set (contract). A tile's panels start at jp * kb * nr
+    // and ip * kb * MR inside the packed blocks, and its rows x cols corner of c at
+    // (ic + ip*MR, jp*nr) is inside c.
     unsafe {
         let alpha = V::splat(&blk.alpha);
-        for ic in rows.clone().step_by(mc) {
-            let mb = mc.min(rows.end - ic);
-            pack_a(blk.a, ic, blk.pc, mb, kb, apack);
-            for jp in cols.clone() {
-                let bp = blk.bpack.0.add(jp * kb * nr);
-                let ncols = nr.min(blk.nb - jp * nr);
-                for ip in 0..mb.div_ceil(MR) {
-                    let (i, j) = (ic + ip * MR, jp * nr);
-                    let ct = MatMut { ptr: c.ptr.wrapping_offset(i as isize * c.rs + j as isize * c.cs), ..c };
-                    let trows = MR.min(mb - ip * MR);
-                    // the tile's rows of c are wanted once its sums are done: fetched meanwhile
-                    // (f64 1024^3 on one thread, paired with faer: 1.02-1.03x without, 1.15-1.26x
-                    // with)
-                    for r in 0..trows as isize {
-                        prefetch(ct.ptr.wrapping_offset(r * c.rs));
-                        prefetch(ct.ptr.wrapping_offset(r * c.rs + (ncols - 1) as isize * c.cs));
-                    }
-                    let acc = micro::<V>(kb, apack.add(ip * kb * MR), bp);
-                    store::<V>(&acc, ct, trows, ncols, alpha, blk.scale);
+        for jp in cols.clone() {
+            let bp = blk.bpack.0.add(jp * kb * nr);
+            let ncols = nr.min(blk.nb - jp * nr);
+            for ip in 0..mb.div_ceil(MR) {
+                let (i, j) = (ic + ip * MR, jp * nr);
+                let ct = MatMut { ptr: c.ptr.wrapping_offset(i as isize * c.rs + j as isize * c.cs), ..c };
+                let trows = MR.min(mb - ip * MR);
+                // the tile's rows of c are wanted once its sums are done: fetched meanwhile
+                // (f64 1024^3 on one thread, paired with faer: 1.02-1.03x without, 1.15-1.26x
+                // with)
+                for r in 0..trows as isize {
+                    prefetch(ct.ptr.wrapping_offset(r * c.rs));
+                    prefetch(ct.ptr.wrapping_offset(r * c.rs + (ncols - 1) as isize * c.cs));
                 }
+                let acc = micro::<V>(kb, apack.add(ip * kb * MR), bp);
+                store::<V>(&acc, ct, trows, ncols, alpha, blk.scale);
             }
         }
     }
@@ -342,8 +341,8 @@ unsafe fn store<V: Vector>(
 ///
 /// # Safety
 /// The block is inside `b`; the panels' `kb * nr` elements each are writable at `out`.
-unsafe fn pack_b<E: Lane>(
-    b: MatRef<E>,
+unsafe fn pack_b<E: Lane, S: Source<E>>(
+    b: MatRef<S>,
     pc: usize,
     jc: usize,
     kb: usize,
@@ -352,7 +351,6 @@ unsafe fn pack_b<E: Lane>(
     panels: Range<usize>,
     out: *mut E,
 ) {
-    let l = block_lanes::<E>();
     // SAFETY: reads (pc + p, j0 + j) with p < kb, j < cols: inside the block; writes panel jp's
     // kb * nr elements at jp * kb * nr.
     unsafe {
@@ -363,27 +361,21 @@ unsafe fn pack_b<E: Lane>(
             let at = |p: usize, j: usize| b.ptr.offset((pc + p) as isize * b.rs + (j0 + j) as isize * b.cs);
             if b.cs == 1 {
                 for p in 0..kb {
-                    let d = dst.add(p * nr);
-                    std::ptr::copy_nonoverlapping(at(p, 0), d, cols);
-                    for j in cols..nr {
-                        *d.add(j) = E::zero();
+                    S::run(at(p, 0), dst.add(p * nr), 1, cols);
+                }
+            } else if b.rs == 1 {
+                // b's columns are contiguous along k
+                S::columns(at(0, 0), b.cs, kb, cols, nr, dst);
+            } else {
+                for p in 0..kb {
+                    for j in 0..cols {
+                        *dst.add(p * nr + j) = (*at(p, j)).get();
                     }
                 }
-                continue;
             }
-            let mut p0 = 0;
-            if b.rs == 1 && cols == nr && l > 0 && nr.is_multiple_of(l) {
-                // b's columns are contiguous along k: l x l blocks transposed in registers
-                while p0 + l <= kb {
-                    for j in (0..nr).step_by(l) {
-                        transpose_block(at(p0, j), b.cs, dst.add(p0 * nr + j), nr as isize);
-                    }
-                    p0 += l;
-                }
-            }
-            for j in 0..nr {
-                for p in p0..kb {
-                    *dst.add(p * nr + j) = if j < cols { *at(p, j) } else { E::zero() };
+            for p in 0..kb {
+                for j in cols..nr {
+                    *dst.add(p * nr + j) = E::zero();
                 }
             }
         }
@@ -396,7 +388,7 @@ unsafe fn pack_b<E: Lane>(
 /// # Safety
 /// The block is inside `a`; `out` is writable for `mb.next_multiple_of(MR) * kb` elements.
 #[inline(always)]
-unsafe fn pack_a<E: Lane>(a: MatRef<E>, ic: usize, pc: usize, mb: usize, kb: usize, out: *mut E) {
+unsafe fn pack_a<E: Lane, S: Source<E>>(a: MatRef<S>, ic: usize, pc: usize, mb: usize, kb: usize, out: *mut E) {
     // SAFETY: reads (i0 + i, pc + p) with i < rows, p < kb: inside the block; writes panel ip's
     // kb * MR elements at ip * kb * MR.
     unsafe {
@@ -407,25 +399,161 @@ unsafe fn pack_a<E: Lane>(a: MatRef<E>, ic: usize, pc: usize, mb: usize, kb: usi
             let at = |i: usize, p: usize| a.ptr.offset((i0 + i) as isize * a.rs + (pc + p) as isize * a.cs);
             if rows == MR && a.rs == 1 {
                 for p in 0..kb {
-                    std::ptr::copy_nonoverlapping(at(0, p), dst.add(p * MR), MR);
+                    S::run(at(0, p), dst.add(p * MR), 1, MR);
                 }
             } else if rows == MR {
-                let src: [*const E; MR] = std::array::from_fn(|i| at(i, 0));
-                for p in 0..kb {
-                    for (i, s) in src.iter().enumerate() {
-                        *dst.add(p * MR + i) = *s.offset(p as isize * a.cs);
-                    }
-                }
+                S::rows(std::array::from_fn(|i| at(i, 0)), a.cs, kb, dst);
             } else {
                 for p in 0..kb {
                     for i in 0..MR {
-                        *dst.add(p * MR + i) = if i < rows { *at(i, p) } else { E::zero() };
+                        *dst.add(p * MR + i) = if i < rows { (*at(i, p)).get() } else { E::zero() };
                     }
                 }
             }
         }
     }
 }
+
+/// The element types of operands the packed kernel of `E` takes: `E` itself, and Half/BFloat16
+/// for f32 (converted as they are packed, the `half` crate's F16C conversion where the CPU has
+/// it).
+pub(crate) trait Source<E: Lane>: Copy + Send + Sync {
+    /// The element as `E` (exact: f16 and bf16 are subsets of f32).
+    fn get(self) -> E;
+    /// `dst[q * ds] = src[q]` for `q < len`.
+    ///
+    /// # Safety
+    /// `src` is readable for `len` elements, `dst` writable at those `len` places.
+    unsafe fn run(src: *const Self, dst: *mut E, ds: usize, len: usize);
+    /// Packs `cols` columns of `kb` elements, column `j` contiguous at `src + j*cs`, as rows of
+    /// `nr`: `dst[p*nr + j] = src[p + j*cs]`.
+    ///
+    /// # Safety
+    /// Those elements are readable; `dst` is writable for `kb * nr` elements (`cols <= nr`).
+    unsafe fn columns(src: *const Self, cs: isize, kb: usize, cols: usize, nr: usize, dst: *mut E);
+    /// Packs `MR` rows of `kb` elements (row `i` at `src[i]`, elements `cs` apart) k-major:
+    /// `dst[p*MR + i] = src[i][p*cs]`.
+    ///
+    /// # Safety
+    /// Those elements are readable; `dst` is writable for `kb * MR` elements.
+    unsafe fn rows(src: [*const Self; MR], cs: isize, kb: usize, dst: *mut E);
+}
+
+macro_rules! same_source {
+    ($($E:ty),*) => {$(
+        impl Source<$E> for $E {
+            #[inline(always)]
+            fn get(self) -> $E {
+                self
+            }
+            #[inline(always)]
+            unsafe fn run(src: *const Self, dst: *mut $E, ds: usize, len: usize) {
+                // SAFETY: forwarded contract.
+                unsafe {
+                    if ds == 1 {
+                        std::ptr::copy_nonoverlapping(src, dst, len);
+                    } else {
+                        for q in 0..len {
+                            *dst.add(q * ds) = *src.add(q);
+                        }
+                    }
+                }
+            }
+            unsafe fn columns(src: *const Self, cs: isize, kb: usize, cols: usize, nr: usize, dst: *mut $E) {
+                let l = block_lanes::<$E>();
+                // SAFETY: forwarded contract: (p, j) with p < kb, j < cols are read at
+                // src + p + j*cs and written at dst + p*nr + j (l x l blocks of them at once).
+                unsafe {
+                    let mut p0 = 0;
+                    if cols == nr && l > 0 && nr.is_multiple_of(l) {
+                        // l x l blocks transposed in registers
+                        while p0 + l <= kb {
+                            for j in (0..nr).step_by(l) {
+                                transpose_block(src.offset(p0 as isize + j as isize * cs), cs, dst.add(p0 * nr + j), nr as isize);
+                            }
+                            p0 += l;
+                        }
+                    }
+                    for j in 0..cols {
+                        for p in p0..kb {
+                            *dst.add(p * nr + j) = *src.offset(p as isize + j as isize * cs);
+                        }
+                    }
+                }
+            }
+            #[inline(always)]
+            unsafe fn rows(src: [*const Self; MR], cs: isize, kb: usize, dst: *mut $E) {
+                // SAFETY: forwarded contract.
+                unsafe {
+                    for p in 0..kb {
+                        for (i, s) in src.iter().enumerate() {
+                            *dst.add(p * MR + i) = *s.offset(p as isize * cs);
+                        }
+                    }
+                }
+            }
+        }
+    )*};
+}
+same_source!(f32, f64);
+
+macro_rules! half_source {
+    ($($S:ty),*) => {$(
+        impl Source<f32> for $S {
+            #[inline(always)]
+            fn get(self) -> f32 {
+                self.to_f32()
+            }
+            unsafe fn run(src: *const Self, dst: *mut f32, ds: usize, len: usize) {
+                use half::slice::HalfFloatSliceExt;
+                // SAFETY: forwarded contract.
+                unsafe {
+                    let src = std::slice::from_raw_parts(src, len);
+                    if ds == 1 {
+                        src.convert_to_f32_slice(std::slice::from_raw_parts_mut(dst, len));
+                        return;
+                    }
+                    // converted in runs through a buffer, then spread
+                    const RUN: usize = 64;
+                    let mut buf = [0f32; RUN];
+                    for (q, run) in src.chunks(RUN).enumerate() {
+                        run.convert_to_f32_slice(&mut buf[..run.len()]);
+                        for (r, &v) in buf[..run.len()].iter().enumerate() {
+                            *dst.add((q * RUN + r) * ds) = v;
+                        }
+                    }
+                }
+            }
+            unsafe fn columns(src: *const Self, cs: isize, kb: usize, cols: usize, nr: usize, dst: *mut f32) {
+                // SAFETY: forwarded contract: column j is kb contiguous elements at src + j*cs,
+                // spread to dst + j + p*nr.
+                unsafe {
+                    for j in 0..cols {
+                        Self::run(src.offset(j as isize * cs), dst.add(j), nr, kb);
+                    }
+                }
+            }
+            unsafe fn rows(src: [*const Self; MR], cs: isize, kb: usize, dst: *mut f32) {
+                // SAFETY: forwarded contract.
+                unsafe {
+                    if cs == 1 {
+                        // each row is kb contiguous elements: converted as runs
+                        for (i, s) in src.iter().enumerate() {
+                            Self::run(*s, dst.add(i), MR, kb);
+                        }
+                        return;
+                    }
+                    for p in 0..kb {
+                        for (i, s) in src.iter().enumerate() {
+                            *dst.add(p * MR + i) = (*s.offset(p as isize * cs)).to_f32();
+                        }
+                    }
+                }
+            }
+        }
+    )*};
+}
+half_source!(half::f16, half::bf16);
 
 /// A thread's pack buffers: the packed block of `b` (the thread that runs a product) and of `a`
 /// (every thread that runs its tasks).
@@ -436,7 +564,7 @@ pub(crate) enum Slot {
 }
 
 /// The element types with a packed kernel, and each thread's pack buffers for them.
-pub(crate) trait Packed: Lane {
+pub(crate) trait Packed: Lane + Source<Self> {
     /// The compute loop for this CPU's vectors, where it has some (AVX2 + FMA).
     fn kernel() -> Option<Kernel<Self>>;
     /// `f(Some(buffer))` with this thread's pack buffer `slot` grown to `len` elements, or
@@ -450,10 +578,10 @@ macro_rules! packed {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,fma")]
         /// # Safety
-        /// As `rows`, on a CPU with AVX2 + FMA.
-        unsafe fn $f(blk: &Block<$E>, rows_: Range<usize>, cols: Range<usize>, apack: *mut $E, mc: usize) {
+        /// As `tiles`, on a CPU with AVX2 + FMA.
+        unsafe fn $f(blk: &Block<$E>, ic: usize, mb: usize, cols: Range<usize>, apack: *const $E) {
             // SAFETY: forwarded contract; the CPU has AVX2 + FMA.
-            unsafe { rows::<crate::simd::avx2::$V>(blk, rows_, cols, apack, mc) }
+            unsafe { tiles::<crate::simd::avx2::$V>(blk, ic, mb, cols, apack) }
         }
 
         thread_local! {
@@ -465,7 +593,7 @@ macro_rules! packed {
             fn kernel() -> Option<Kernel<Self>> {
                 #[cfg(target_arch = "x86_64")]
                 if crate::ops::kernels::isa() == crate::ops::kernels::Isa::Avx2 {
-                    return Some(Kernel { lanes: <crate::simd::avx2::$V as Vector>::LANES, rows: $f });
+                    return Some(Kernel { lanes: <crate::simd::avx2::$V as Vector>::LANES, tiles: $f });
                 }
                 None
             }
@@ -485,8 +613,8 @@ macro_rules! packed {
         }
     };
 }
-packed!(f32, F32x8, rows_f32x8, PACK_F32);
-packed!(f64, F64x4, rows_f64x4, PACK_F64);
+packed!(f32, F32x8, tiles_f32x8, PACK_F32);
+packed!(f64, F64x4, tiles_f64x4, PACK_F64);
 
 #[cfg(test)]
 mod tests {
@@ -530,19 +658,26 @@ mod tests {
     }
 
     /// The compute loop on plain arrays of `N` lanes (any CPU, Miri).
-    unsafe fn plain<const N: usize>(
-        blk: &Block<f64>,
-        rows_: Range<usize>,
+    unsafe fn plain<E: Lane, const N: usize>(
+        blk: &Block<E>,
+        ic: usize,
+        mb: usize,
         cols: Range<usize>,
-        apack: *mut f64,
-        mc: usize,
+        apack: *const E,
     ) {
         // SAFETY: forwarded contract; plain arrays need no instruction set.
-        unsafe { rows::<Lanes<f64, N>>(blk, rows_, cols, apack, mc) }
+        unsafe { tiles::<Lanes<E, N>>(blk, ic, mb, cols, apack) }
     }
 
-    fn check(
-        kernel: Kernel<f64>,
+    /// How a test builds its elements from (small integer or NaN) f64 values.
+    struct Types<E, S> {
+        kernel: Kernel<E>,
+        elem: fn(f64) -> E,
+        source: fn(f64) -> S,
+    }
+
+    fn check<E: Packed + Into<f64>, S: Source<E>>(
+        ty: &Types<E, S>,
         (m, n, k): (usize, usize, usize),
         layouts: [usize; 3],
         alpha: f64,
@@ -562,19 +697,25 @@ mod tests {
             }
         }
         naive(m, n, k, alpha, a, b, beta, &mut want);
-        let c = MatMut { ptr: cv.as_mut_ptr(), rs: crs, cs: ccs };
+        let (sa, sb): (Vec<S>, Vec<S>) =
+            (av.iter().map(|&x| (ty.source)(x)).collect(), bv.iter().map(|&x| (ty.source)(x)).collect());
+        let mut ce: Vec<E> = cv.iter().map(|&x| (ty.elem)(x)).collect();
+        let (a, b) = (MatRef { ptr: sa.as_ptr(), rs: ars, cs: acs }, MatRef { ptr: sb.as_ptr(), rs: brs, cs: bcs });
+        let c = MatMut { ptr: ce.as_mut_ptr(), rs: crs, cs: ccs };
+        let (alpha, beta) = ((ty.elem)(alpha), (ty.elem)(beta));
         // SAFETY: the views are inside their buffers and c's elements are distinct; the kernel
         // runs on this CPU (plain arrays, or `Packed::kernel`).
-        let run = || assert!(unsafe { gemm(kernel, m, n, k, alpha, a, b, beta, c, threads) });
+        let run = || assert!(unsafe { gemm(ty.kernel, m, n, k, alpha, a, b, beta, c, threads) });
         if threads == 1 && layouts[0] == 2 {
             // this thread's packed-a buffer in use: the tasks pack one panel at a time instead
-            <f64 as Packed>::with_buffer(Slot::A, 1, |_| run());
+            E::with_buffer(Slot::A, 1, |_| run());
         } else {
             run();
         }
         for (q, &w) in want.iter().enumerate() {
             let (i, j) = (q / n, q % n);
-            assert_eq!(cv[at(i, j)], w, "{m}x{n}x{k} layouts {layouts:?} threads {threads} ({i}, {j})");
+            let got: f64 = ce[at(i, j)].into();
+            assert_eq!(got, w, "{m}x{n}x{k} layouts {layouts:?} threads {threads} ({i}, {j})");
         }
     }
 
@@ -589,24 +730,28 @@ mod tests {
         }
     }
 
-    fn run_all(kernel: Kernel<f64>) {
+    fn run_all<E: Packed + Into<f64>, S: Source<E>>(ty: Types<E, S>) {
         for shape in shapes() {
             for (q, layouts) in
                 [[0, 0, 0], [1, 1, 0], [1, 0, 1], [2, 3, 2], [3, 2, 3], [0, 1, 0]].into_iter().enumerate()
             {
                 for (alpha, beta) in [(1.0, 0.0), (2.0, 1.0), (-1.0, 0.5)] {
                     // one thread, and pieces of rows or columns (run on the pool or in turn)
-                    check(kernel, shape, layouts, alpha, beta, 1 + q % 3);
+                    check(&ty, shape, layouts, alpha, beta, 1 + q % 3);
                 }
             }
         }
     }
 
+    fn doubles(kernel: Kernel<f64>) -> Types<f64, f64> {
+        Types { kernel, elem: |x| x, source: |x| x }
+    }
+
     #[test]
     fn packed_matches_naive() {
-        run_all(Kernel { lanes: 4, rows: plain::<4> });
+        run_all(doubles(Kernel { lanes: 4, tiles: plain::<f64, 4> }));
         if !cfg!(miri) {
-            run_all(Kernel { lanes: 2, rows: plain::<2> });
+            run_all(doubles(Kernel { lanes: 2, tiles: plain::<f64, 2> }));
         }
     }
 
@@ -614,7 +759,20 @@ mod tests {
     fn packed_avx2_matches_naive() {
         // skipped where the CPU has no AVX2 kernel (or TH_CPU_CAPABILITY picks another path)
         if let Some(kernel) = <f64 as Packed>::kernel() {
-            run_all(kernel);
+            run_all(doubles(kernel));
+        }
+    }
+
+    /// Half and BFloat16 operands, converted to f32 as they are packed (the sums of these small
+    /// integers are exact in f32).
+    #[test]
+    fn packed_converts_half_operands() {
+        let kernel = <f32 as Packed>::kernel().unwrap_or(Kernel { lanes: 8, tiles: plain::<f32, 8> });
+        let elem = |x: f64| x as f32;
+        run_all(Types { kernel, elem, source: half::f16::from_f64 });
+        if !cfg!(miri) {
+            run_all(Types { kernel, elem, source: half::bf16::from_f64 });
+            run_all(Types { kernel: Kernel { lanes: 4, tiles: plain::<f32, 4> }, elem, source: |x| x as f32 });
         }
     }
 }
