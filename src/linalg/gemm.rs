@@ -8,7 +8,8 @@
 //!   strides), run inside the library's rayon pool with `THGetNumThreads()` threads;
 //!   mid-sized products are instead cut into row or column pieces run by its single-thread
 //!   kernel (see `SPLIT_WORK`).
-//! - Half, BFloat16: operands converted to f32 (row-major copies), the f32 kernel, one rounding back.
+//! - Half, BFloat16: the f32 kernel into an f32 copy of `c`, one rounding back. The packed kernel
+//!   converts the operands as it packs them; faer's path takes f32 copies of them.
 //! - Byte, Char, Short, Int, Long: a blocked kernel (packed A/B panels, 4x16 register tile) in
 //!   the element type's wrapping arithmetic, which is C's result modulo 2^bits.
 //!
