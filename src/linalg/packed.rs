@@ -569,7 +569,9 @@ pub(crate) trait Packed: Lane + Source<Self> {
     fn kernel() -> Option<Kernel<Self>>;
     /// `f(Some(buffer))` with this thread's pack buffer `slot` grown to `len` elements, or
     /// `f(None)` when it cannot be allocated (or is in use further up this thread's stack). The
-    /// buffers stay allocated for the thread's next product: `B_BYTES` and `A_BYTES` at most.
+    /// buffers stay allocated for the thread's next product: at most two blocks of `B_BYTES`
+    /// (a threaded product packs the next block of `b` while the last tasks of one run) and
+    /// `A_BYTES`.
     fn with_buffer<R>(slot: Slot, len: usize, f: impl FnOnce(Option<&mut [Self]>) -> R) -> R;
 }
 
