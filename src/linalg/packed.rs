@@ -765,6 +765,24 @@ mod tests {
         }
     }
 
+    /// Products started at once from several threads share the pool: each caller runs its own
+    /// items, and a worker that claims one of them ends it, so none waits on another's product.
+    #[test]
+    #[cfg_attr(miri, ignore = "minutes under Miri; the pool's loops are covered by the tests above")]
+    fn concurrent_products_share_the_pool() {
+        let kernel = <f64 as Packed>::kernel().unwrap_or(Kernel { lanes: 4, tiles: plain::<f64, 4> });
+        std::thread::scope(|s| {
+            for q in 0..3 {
+                s.spawn(move || {
+                    for (alpha, beta) in [(1.0, 0.0), (2.0, 1.0)] {
+                        check(&doubles(kernel), (150, 20 + q, 513), [q, 0, 0], alpha, beta, 2);
+                        check(&doubles(kernel), (9, 300, 270), [0, q, 1], alpha, beta, 2);
+                    }
+                });
+            }
+        });
+    }
+
     /// Half and BFloat16 operands, converted to f32 as they are packed (the sums of these small
     /// integers are exact in f32).
     #[test]
