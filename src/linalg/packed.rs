@@ -45,7 +45,12 @@ const B_BYTES: usize = 2 << 20;
 pub(crate) struct Kernel<E> {
     pub lanes: usize,
     pub tiles: TilesFn<E>,
+    /// The matrix-vector loop (`dots`) for the same vectors.
+    pub dots: DotsFn<E>,
 }
+
+/// `y = beta*y + alpha*(a @ x)` over some rows (see `dots`).
+pub(crate) type DotsFn<E> = unsafe fn(Range<usize>, usize, E, MatRef<E>, *const E, E, MatMut<E>);
 
 /// Sums one packed block of `a` into a block's tiles (see `tiles`).
 pub(crate) type TilesFn<E> = unsafe fn(&Block<E>, usize, usize, Range<usize>, *const E);
@@ -250,6 +255,64 @@ unsafe fn tiles<V: Vector>(blk: &Block<V::E>, ic: usize, mb: usize, cols: Range<
                 }
                 let acc = micro::<V>(kb, apack.add(ip * kb * MR), bp);
                 store::<V>(&acc, ct, trows, ncols, alpha, blk.scale);
+            }
+        }
+    }
+}
+
+/// Rows of `a` a matrix-vector step reads at once (each `x` vector loaded serves all of them).
+const DOT_ROWS: usize = 4;
+
+/// `y[i] = beta*y[i] + alpha*(a[i, ..] . x)` for `i` in `rows`: rows of `a` contiguous along `k`
+/// (`a.cs == 1`) and `x` contiguous, `DOT_ROWS` rows at a time, each summed in two vector
+/// accumulators (lanes added in order at the end). `beta == 0` does not read `y` (`y` is a
+/// column: element `i` at `y.ptr + i*y.rs`).
+///
+/// # Safety
+/// The CPU has `V`'s instruction set; the rows of `a` are readable for `k` elements each, `x`
+/// for `k`, `y`'s elements in `rows` writable and touched by no other thread meanwhile.
+#[inline(always)]
+unsafe fn dots<V: Vector>(
+    rows: Range<usize>,
+    k: usize,
+    alpha: V::E,
+    a: MatRef<V::E>,
+    x: *const V::E,
+    beta: V::E,
+    y: MatMut<V::E>,
+) {
+    let l = V::LANES;
+    // SAFETY: every load reads p..p + LANES (or the n < LANES left) below k of a row of a or of
+    // x; a short last group repeats its last row (read, not written); y's elements i in rows.
+    unsafe {
+        for i in rows.clone().step_by(DOT_ROWS) {
+            let r = DOT_ROWS.min(rows.end - i);
+            let row: [*const V::E; DOT_ROWS] =
+                std::array::from_fn(|q| a.ptr.offset((i + q.min(r - 1)) as isize * a.rs));
+            let mut acc = [[V::zero(); 2]; DOT_ROWS];
+            let mut p = 0;
+            while p + 2 * l <= k {
+                let xv = [V::load(x.add(p)), V::load(x.add(p + l))];
+                for (acc, row) in acc.iter_mut().zip(&row) {
+                    for (h, (s, &xh)) in acc.iter_mut().zip(&xv).enumerate() {
+                        *s = s.mul_add(V::load(row.add(p + h * l)), xh);
+                    }
+                }
+                p += 2 * l;
+            }
+            while p < k {
+                let n = l.min(k - p);
+                let load = |q: *const V::E| if n == l { V::load(q) } else { V::load_part(q, n) };
+                let xv = load(x.add(p));
+                for (acc, row) in acc.iter_mut().zip(&row) {
+                    acc[0] = acc[0].mul_add(load(row.add(p)), xv);
+                }
+                p += n;
+            }
+            for (q, acc) in acc.iter().enumerate().take(r) {
+                let yi = y.ptr.offset((i + q) as isize * y.rs);
+                let dot = alpha.mul(acc[0].sum().add(acc[1].sum()));
+                *yi = if beta == V::E::zero() { dot } else { dot.add(beta.mul(*yi)) };
             }
         }
     }
@@ -576,7 +639,7 @@ pub(crate) trait Packed: Lane + Source<Self> {
 }
 
 macro_rules! packed {
-    ($E:ty, $V:ident, $f:ident, $buf:ident) => {
+    ($E:ty, $V:ident, $f:ident, $g:ident, $buf:ident) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,fma")]
         /// # Safety
@@ -584,6 +647,15 @@ macro_rules! packed {
         unsafe fn $f(blk: &Block<$E>, ic: usize, mb: usize, cols: Range<usize>, apack: *const $E) {
             // SAFETY: forwarded contract; the CPU has AVX2 + FMA.
             unsafe { tiles::<crate::simd::avx2::$V>(blk, ic, mb, cols, apack) }
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        /// # Safety
+        /// As `dots`, on a CPU with AVX2 + FMA.
+        unsafe fn $g(rows: Range<usize>, k: usize, alpha: $E, a: MatRef<$E>, x: *const $E, beta: $E, y: MatMut<$E>) {
+            // SAFETY: forwarded contract; the CPU has AVX2 + FMA.
+            unsafe { dots::<crate::simd::avx2::$V>(rows, k, alpha, a, x, beta, y) }
         }
 
         thread_local! {
@@ -595,7 +667,7 @@ macro_rules! packed {
             fn kernel() -> Option<Kernel<Self>> {
                 #[cfg(target_arch = "x86_64")]
                 if crate::ops::kernels::isa() == crate::ops::kernels::Isa::Avx2 {
-                    return Some(Kernel { lanes: <crate::simd::avx2::$V as Vector>::LANES, tiles: $f });
+                    return Some(Kernel { lanes: <crate::simd::avx2::$V as Vector>::LANES, tiles: $f, dots: $g });
                 }
                 None
             }
@@ -615,8 +687,8 @@ macro_rules! packed {
         }
     };
 }
-packed!(f32, F32x8, tiles_f32x8, PACK_F32);
-packed!(f64, F64x4, tiles_f64x4, PACK_F64);
+packed!(f32, F32x8, tiles_f32x8, dots_f32x8, PACK_F32);
+packed!(f64, F64x4, tiles_f64x4, dots_f64x4, PACK_F64);
 
 #[cfg(test)]
 mod tests {
@@ -669,6 +741,25 @@ mod tests {
     ) {
         // SAFETY: forwarded contract; plain arrays need no instruction set.
         unsafe { tiles::<Lanes<E, N>>(blk, ic, mb, cols, apack) }
+    }
+
+    /// The matrix-vector loop on plain arrays of `N` lanes.
+    unsafe fn plain_dots<E: Lane, const N: usize>(
+        rows: Range<usize>,
+        k: usize,
+        alpha: E,
+        a: MatRef<E>,
+        x: *const E,
+        beta: E,
+        y: MatMut<E>,
+    ) {
+        // SAFETY: forwarded contract; plain arrays need no instruction set.
+        unsafe { dots::<Lanes<E, N>>(rows, k, alpha, a, x, beta, y) }
+    }
+
+    /// Both loops on plain arrays of `N` lanes.
+    fn lanes<E: Lane, const N: usize>() -> Kernel<E> {
+        Kernel { lanes: N, tiles: plain::<E, N>, dots: plain_dots::<E, N> }
     }
 
     /// How a test builds its elements from (small integer or NaN) f64 values.
@@ -751,9 +842,9 @@ mod tests {
 
     #[test]
     fn packed_matches_naive() {
-        run_all(doubles(Kernel { lanes: 4, tiles: plain::<f64, 4> }));
+        run_all(doubles(lanes::<f64, 4>()));
         if !cfg!(miri) {
-            run_all(doubles(Kernel { lanes: 2, tiles: plain::<f64, 2> }));
+            run_all(doubles(lanes::<f64, 2>()));
         }
     }
 
@@ -765,12 +856,54 @@ mod tests {
         }
     }
 
+    /// `dots` against the naive sum, exactly: row groups of 4 with a short last one, k across
+    /// the two-vector steps, the one-vector steps and a part vector, padded rows, a strided y,
+    /// `beta == 0` with NaN in y.
+    fn check_dots(kernel: Kernel<f64>) {
+        for (m, k) in [(1, 1), (3, 7), (5, 8), (9, 13), (6, 40), (13, 67)] {
+            let lda = k + 3;
+            let a: Vec<f64> =
+                (0..m * lda).map(|q| if q % lda < k { ((q * 7) % 11) as f64 - 5.0 } else { f64::NAN }).collect();
+            let x: Vec<f64> = (0..k).map(|p| ((p * 3) % 7) as f64 - 3.0).collect();
+            for (alpha, beta) in [(1.0, 0.0), (2.0, 1.0), (-1.0, 0.5)] {
+                let mut y: Vec<f64> =
+                    (0..2 * m).map(|i| if beta == 0.0 || i % 2 == 1 { f64::NAN } else { i as f64 }).collect();
+                let want: Vec<f64> = (0..m)
+                    .map(|i| {
+                        let s: f64 = (0..k).map(|p| a[i * lda + p] * x[p]).sum();
+                        alpha * s + if beta == 0.0 { 0.0 } else { beta * y[2 * i] }
+                    })
+                    .collect();
+                let am = MatRef { ptr: a.as_ptr(), rs: lda as isize, cs: 1 };
+                let ym = MatMut { ptr: y.as_mut_ptr(), rs: 2, cs: 1 };
+                // split in two calls, as threads would
+                for rows in [0..m / 2, m / 2..m] {
+                    // SAFETY: rows of a hold k elements each, x k, y's elements 2i are inside y.
+                    unsafe { (kernel.dots)(rows, k, alpha, am, x.as_ptr(), beta, ym) };
+                }
+                for i in 0..m {
+                    assert_eq!(y[2 * i], want[i], "{m}x{k} alpha {alpha} beta {beta} row {i}");
+                    assert!(y[2 * i + 1].is_nan(), "y[{}] written", 2 * i + 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn dots_match_naive() {
+        check_dots(lanes::<f64, 4>());
+        check_dots(lanes::<f64, 2>());
+        if let Some(kernel) = <f64 as Packed>::kernel() {
+            check_dots(kernel);
+        }
+    }
+
     /// Products started at once from several threads share the pool: each caller runs its own
     /// items, and a worker that claims one of them ends it, so none waits on another's product.
     #[test]
     #[cfg_attr(miri, ignore = "minutes under Miri; the pool's loops are covered by the tests above")]
     fn concurrent_products_share_the_pool() {
-        let kernel = <f64 as Packed>::kernel().unwrap_or(Kernel { lanes: 4, tiles: plain::<f64, 4> });
+        let kernel = <f64 as Packed>::kernel().unwrap_or(lanes::<f64, 4>());
         std::thread::scope(|s| {
             for q in 0..3 {
                 s.spawn(move || {
@@ -787,12 +920,12 @@ mod tests {
     /// integers are exact in f32).
     #[test]
     fn packed_converts_half_operands() {
-        let kernel = <f32 as Packed>::kernel().unwrap_or(Kernel { lanes: 8, tiles: plain::<f32, 8> });
+        let kernel = <f32 as Packed>::kernel().unwrap_or(lanes::<f32, 8>());
         let elem = |x: f64| x as f32;
         run_all(Types { kernel, elem, source: half::f16::from_f64 });
         if !cfg!(miri) {
             run_all(Types { kernel, elem, source: half::bf16::from_f64 });
-            run_all(Types { kernel: Kernel { lanes: 4, tiles: plain::<f32, 4> }, elem, source: |x| x as f32 });
+            run_all(Types { kernel: lanes::<f32, 4>(), elem, source: |x| x as f32 });
         }
     }
 }
