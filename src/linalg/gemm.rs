@@ -3,6 +3,8 @@
 //! - Float, Double on AVX2 + FMA, every dimension at least `MIN_PACKED`: the packed kernel of
 //!   `super::packed` (both operands packed from any strides, so transposed operands cost
 //!   nothing), its tasks on the library's pool.
+//! - Float, Double matrix-vector products (`n == 1`) with the matrix's rows and the vector
+//!   contiguous, on AVX2 + FMA: `packed::dots`, pieces of rows on the library's pool.
 //! - Float, Double otherwise (AVX-512 machines, `TH_CPU_CAPABILITY=scalar`, small shapes):
 //!   `faer`'s matmul (its x86 assembly kernels, AVX2+FMA or AVX-512 chosen at run time, on any
 //!   strides), run inside the library's rayon pool with `THGetNumThreads()` threads;
