@@ -6,7 +6,8 @@
 
 (The workspace sets OPENBLAS_CORETYPE=Haswell, which halves numpy's GEMM; unset it for the
 command only, so numpy runs OpenBLAS's AVX-512 kernel.) Cases: sgemm/dgemm squares 128..2048,
-a tall-skinny product, Half and BFloat16, transposed operands. libth computes
+a tall-skinny product, Half and BFloat16, transposed operands, matrix-vector products (addmm
+with one column, the addmv path). libth computes
 `r = 0*r + 1*(a @ b)` with `THxTensor_addmm` on tensors whose memory numpy also views, so both
 libraries multiply the very same buffers; numpy writes with `out=`. numpy has no bfloat16: its
 row is what a numpy user does (convert to float32, matmul, round back), timed whole.
@@ -227,6 +228,10 @@ def main():
         for s in [1024] + ([] if args.quick else [2048]):
             cases.append((real, s, s, s, True, False, f"{s}^2 A^T"))
             cases.append((real, s, s, s, True, True, f"{s}^2 A^T B^T"))
+        # matrix-vector (addmm with one column, as addmv): bound by reading the matrix
+        for s in [1024] + ([] if args.quick else [4096]):
+            cases.append((real, s, s, 1, False, False, f"matrix-vector {s}^2"))
+            cases.append((real, s, s, 1, True, False, f"matrix-vector {s}^2 A^T"))
     for real in ("Half", "BFloat16"):
         for s in [256, 512] + ([] if args.quick else [1024]):
             cases.append((real, s, s, s, False, False, f"{s}^2"))
