@@ -136,7 +136,8 @@ pub(crate) unsafe fn gemm<E: Packed, S: Source<E>>(
     let fewest = if threads == 1 { 1 } else { threads * TASKS_PER_THREAD };
     let tasks = if by_rows { rpanels.div_ceil(mc / MR) } else { 1 }.max(fewest).next_multiple_of(threads).min(units);
     let packs = if threads == 1 { 1 } else { threads * PACKS_PER_THREAD };
-    let (kblocks, blocks) = (k.div_ceil(kc), n.div_ceil(nc) * k.div_ceil(kc));
+    let kblocks = k.div_ceil(kc);
+    let blocks = n.div_ceil(nc) * kblocks;
     // two b buffers when threaded (packing the next block while this one's tasks end)
     let with_b = |bufs: usize, f: &dyn Fn(*mut E)| {
         E::with_buffer(Slot::B, bufs * nc * kc, |v| v.map(|v| f(v.as_mut_ptr())).is_some())
