@@ -1,5 +1,6 @@
 //! SIMD vectors for the hand-written kernels (the implicit-GEMM convolutions, the packed GEMM):
-//! one trait, `Vector`, over AVX2 + FMA registers (`avx2`) and, in tests, plain arrays
+//! one trait, `Vector`, over AVX2 + FMA registers (`avx2`), AVX-512 registers (`avx512`) and, in
+//! tests, plain arrays
 //! (`Lanes`, which run anywhere, Miri included). A kernel is written once, generic over
 //! `Vector`, and instantiated inside a `#[target_feature]` function per instruction set.
 
@@ -91,7 +92,7 @@ pub(crate) trait Vector: Copy {
 }
 
 /// The widest vector's lane count.
-pub(crate) const MAX_LANES: usize = 8;
+pub(crate) const MAX_LANES: usize = 16;
 
 /// `N` lanes as a plain array (any CPU, Miri).
 #[cfg(test)]
@@ -134,6 +135,52 @@ impl<E: Lane, const N: usize> Vector for Lanes<E, N> {
     }
 }
 
+/// `Vector` for an x86 register type `$V` of `$n` lanes of `$E`, from its intrinsics: `$splat`
+/// takes the element, `$part(p, n)` loads the first `n` lanes (zeroing the others). Every
+/// method's caller guarantees the register type's instruction set.
+#[cfg(target_arch = "x86_64")]
+macro_rules! x86_vector {
+    ($V:ident, $E:ty, $n:expr, $zero:ident, $load:ident, $splat:ident, $fma:ident, $store:ident,
+     |$pp:ident, $pn:ident| $part:expr) => {
+        impl Vector for $V {
+            type E = $E;
+            const LANES: usize = $n;
+            #[inline(always)]
+            unsafe fn zero() -> Self {
+                // SAFETY: the caller guarantees the instruction set.
+                $V(unsafe { $zero() })
+            }
+            #[inline(always)]
+            unsafe fn load(p: *const $E) -> Self {
+                // SAFETY: the caller guarantees the instruction set and LANES readable elements.
+                $V(unsafe { $load(p) })
+            }
+            #[inline(always)]
+            unsafe fn splat(p: *const $E) -> Self {
+                // SAFETY: the caller guarantees the instruction set and a readable p.
+                $V(unsafe { $splat(*p) })
+            }
+            #[inline(always)]
+            unsafe fn mul_add(self, a: Self, b: Self) -> Self {
+                // SAFETY: the caller guarantees the instruction set.
+                $V(unsafe { $fma(a.0, b.0, self.0) })
+            }
+            #[inline(always)]
+            unsafe fn store(self, p: *mut $E) {
+                // SAFETY: the caller guarantees the instruction set and LANES writable elements.
+                unsafe { $store(p, self.0) }
+            }
+            #[inline(always)]
+            unsafe fn load_part($pp: *const $E, $pn: usize) -> Self {
+                // SAFETY: the caller guarantees the instruction set and n readable elements; the
+                // masked load reads lanes < n only (masked-off lanes never fault) and zeroes the
+                // others.
+                $V(unsafe { $part })
+            }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2 {
     use super::Vector;
@@ -146,46 +193,6 @@ pub(crate) mod avx2 {
     #[derive(Clone, Copy)]
     pub(crate) struct F64x4(__m256d);
 
-    macro_rules! avx_vector {
-        ($V:ident, $E:ty, $n:expr, $zero:ident, $load:ident, $splat:ident, $fma:ident, $store:ident,
-         $maskload:ident, $mask:expr) => {
-            impl Vector for $V {
-                type E = $E;
-                const LANES: usize = $n;
-                #[inline(always)]
-                unsafe fn zero() -> Self {
-                    // SAFETY: the caller guarantees AVX2 + FMA.
-                    $V(unsafe { $zero() })
-                }
-                #[inline(always)]
-                unsafe fn load(p: *const $E) -> Self {
-                    // SAFETY: the caller guarantees AVX2 + FMA and LANES readable elements.
-                    $V(unsafe { $load(p) })
-                }
-                #[inline(always)]
-                unsafe fn splat(p: *const $E) -> Self {
-                    // SAFETY: the caller guarantees AVX2 + FMA and a readable p.
-                    $V(unsafe { $splat(&*p) })
-                }
-                #[inline(always)]
-                unsafe fn mul_add(self, a: Self, b: Self) -> Self {
-                    // SAFETY: the caller guarantees AVX2 + FMA.
-                    $V(unsafe { $fma(a.0, b.0, self.0) })
-                }
-                #[inline(always)]
-                unsafe fn store(self, p: *mut $E) {
-                    // SAFETY: the caller guarantees AVX2 + FMA and LANES writable elements.
-                    unsafe { $store(p, self.0) }
-                }
-                #[inline(always)]
-                unsafe fn load_part(p: *const $E, n: usize) -> Self {
-                    // SAFETY: the caller guarantees AVX2 + FMA and n readable elements; the
-                    // masked load reads lanes < n only and zeroes the others.
-                    $V(unsafe { $maskload(p, $mask(n)) })
-                }
-            }
-        };
-    }
     /// Lanes `< n` of 8 x 32 bits set.
     #[inline(always)]
     unsafe fn mask32(n: usize) -> __m256i {
@@ -198,28 +205,63 @@ pub(crate) mod avx2 {
         // SAFETY: the caller guarantees AVX2.
         unsafe { _mm256_cmpgt_epi64(_mm256_set1_epi64x(n as i64), _mm256_setr_epi64x(0, 1, 2, 3)) }
     }
-    avx_vector!(
+    x86_vector!(
         F32x8,
         f32,
         8,
         _mm256_setzero_ps,
         _mm256_loadu_ps,
-        _mm256_broadcast_ss,
+        _mm256_set1_ps,
         _mm256_fmadd_ps,
         _mm256_storeu_ps,
-        _mm256_maskload_ps,
-        mask32
+        |p, n| _mm256_maskload_ps(p, mask32(n))
     );
-    avx_vector!(
+    x86_vector!(
         F64x4,
         f64,
         4,
         _mm256_setzero_pd,
         _mm256_loadu_pd,
-        _mm256_broadcast_sd,
+        _mm256_set1_pd,
         _mm256_fmadd_pd,
         _mm256_storeu_pd,
-        _mm256_maskload_pd,
-        mask64
+        |p, n| _mm256_maskload_pd(p, mask64(n))
+    );
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx512 {
+    use super::Vector;
+    use std::arch::x86_64::*;
+
+    /// 16 f32 lanes (AVX-512F).
+    #[derive(Clone, Copy)]
+    pub(crate) struct F32x16(__m512);
+    /// 8 f64 lanes (AVX-512F).
+    #[derive(Clone, Copy)]
+    pub(crate) struct F64x8(__m512d);
+
+    // lanes < n set (n < LANES <= 16: the shift does not overflow)
+    x86_vector!(
+        F32x16,
+        f32,
+        16,
+        _mm512_setzero_ps,
+        _mm512_loadu_ps,
+        _mm512_set1_ps,
+        _mm512_fmadd_ps,
+        _mm512_storeu_ps,
+        |p, n| _mm512_maskz_loadu_ps(((1u32 << n) - 1) as __mmask16, p)
+    );
+    x86_vector!(
+        F64x8,
+        f64,
+        8,
+        _mm512_setzero_pd,
+        _mm512_loadu_pd,
+        _mm512_set1_pd,
+        _mm512_fmadd_pd,
+        _mm512_storeu_pd,
+        |p, n| _mm512_maskz_loadu_pd(((1u32 << n) - 1) as __mmask8, p)
     );
 }

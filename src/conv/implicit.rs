@@ -25,9 +25,9 @@ use super::{ConvK, Geom, Operands};
 use crate::parallel::{SharedPtr, for_range};
 #[cfg(test)]
 use crate::simd::Lanes;
-#[cfg(target_arch = "x86_64")]
-use crate::simd::avx2;
 use crate::simd::{Lane, MAX_LANES, Vector};
+#[cfg(target_arch = "x86_64")]
+use crate::simd::{avx2, avx512};
 use std::borrow::Cow;
 
 /// Rows of a tile (output volumes sharing each input load).
@@ -380,50 +380,61 @@ unsafe fn rev_items<V: Vector>(plan: &RevPlan<V::E>, lo: usize, hi: usize) {
 /// The element types with a kernel: the positions per tile and the tile loop the CPU runs
 /// best for valid jobs, and the item loop for Rev jobs, if it has them.
 pub(crate) trait Simd: ConvK {
-    fn kernel() -> Option<(usize, TilesFn<Self>)>;
-    fn rev_kernel() -> Option<RevFn<Self>>;
+    /// The loops for the instruction set in use (AVX2 + FMA, AVX-512F), if any: positions per
+    /// tile, the tile loop and the Rev item loop.
+    fn loops() -> Option<(usize, TilesFn<Self>, RevFn<Self>)>;
+    fn kernel() -> Option<(usize, TilesFn<Self>)> {
+        Self::loops().map(|(np, f, _)| (np, f))
+    }
+    fn rev_kernel() -> Option<RevFn<Self>> {
+        Self::loops().map(|(_, _, f)| f)
+    }
+}
+
+/// `tiles` and `rev_items` on one instruction set's vectors `$V` (`$feat`: its target features),
+/// as `Simd::kernel` returns them.
+#[cfg(target_arch = "x86_64")]
+macro_rules! isa_loops {
+    ($V:ty, $feat:literal) => {{
+        #[target_feature(enable = $feat)]
+        /// # Safety
+        /// As `tiles`, on a CPU with these features.
+        unsafe fn tiles_isa(plan: &Plan<<$V as Vector>::E>, lo: usize, hi: usize) {
+            // SAFETY: forwarded contract; the CPU has the features.
+            unsafe { tiles::<$V>(plan, lo, hi) }
+        }
+
+        #[target_feature(enable = $feat)]
+        /// # Safety
+        /// As `rev_items`, on a CPU with these features.
+        unsafe fn rev_isa(plan: &RevPlan<<$V as Vector>::E>, lo: usize, hi: usize) {
+            // SAFETY: forwarded contract; the CPU has the features.
+            unsafe { rev_items::<$V>(plan, lo, hi) }
+        }
+        (NV * <$V as Vector>::LANES, tiles_isa as TilesFn<<$V as Vector>::E>, rev_isa as RevFn<<$V as Vector>::E>)
+    }};
 }
 
 macro_rules! simd {
-    ($E:ty, $V:ident, $f:ident, $rf:ident) => {
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        /// # Safety
-        /// As `tiles`, on a CPU with AVX2 + FMA.
-        unsafe fn $f(plan: &Plan<$E>, lo: usize, hi: usize) {
-            // SAFETY: forwarded contract; the CPU has AVX2 + FMA.
-            unsafe { tiles::<avx2::$V>(plan, lo, hi) }
-        }
-
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        /// # Safety
-        /// As `rev_items`, on a CPU with AVX2 + FMA.
-        unsafe fn $rf(plan: &RevPlan<$E>, lo: usize, hi: usize) {
-            // SAFETY: forwarded contract; the CPU has AVX2 + FMA.
-            unsafe { rev_items::<avx2::$V>(plan, lo, hi) }
-        }
-
+    ($E:ty, $V2:ident, $V5:ident) => {
         impl Simd for $E {
-            fn kernel() -> Option<(usize, TilesFn<Self>)> {
+            fn loops() -> Option<(usize, TilesFn<Self>, RevFn<Self>)> {
                 #[cfg(target_arch = "x86_64")]
-                if crate::ops::kernels::isa() == crate::ops::kernels::Isa::Avx2 {
-                    return Some((NV * <avx2::$V as Vector>::LANES, $f));
-                }
-                None
-            }
-            fn rev_kernel() -> Option<RevFn<Self>> {
-                #[cfg(target_arch = "x86_64")]
-                if crate::ops::kernels::isa() == crate::ops::kernels::Isa::Avx2 {
-                    return Some($rf);
+                {
+                    use crate::ops::kernels::{Isa, isa};
+                    match isa() {
+                        Isa::Avx512 => return Some(isa_loops!(avx512::$V5, "avx512f,avx2,fma")),
+                        Isa::Avx2 => return Some(isa_loops!(avx2::$V2, "avx2,fma")),
+                        Isa::Scalar => {}
+                    }
                 }
                 None
             }
         }
     };
 }
-simd!(f32, F32x8, tiles_f32x8, rev_f32x8);
-simd!(f64, F64x4, tiles_f64x4, rev_f64x4);
+simd!(f32, F32x8, F32x16);
+simd!(f64, F64x4, F64x8);
 
 /// Builds the plan of a Rev job and runs its items with `f`, in parallel above the pool's
 /// grain.

@@ -22,6 +22,7 @@
 
 use super::packed::{self, Packed, Source};
 use crate::error::{Error, Result};
+use crate::ops::kernels::{Isa, isa};
 use crate::ops::num::Num;
 use crate::parallel;
 use faer::{Accum, Par};
@@ -421,9 +422,16 @@ unsafe fn transpose_4x4_64(src: *const f64, cs: isize, dst: *mut f64, ld: isize)
 /// (where the CPU has one); smaller ones run on faer's, which has kernels for small shapes.
 const MIN_PACKED: usize = 16;
 
-/// Float, Double: the packed kernel (`super::packed`, AVX2 + FMA), else faer's matmul
-/// (`crate_gemm`: AVX-512 machines, `TH_CPU_CAPABILITY=scalar`, small shapes, or no memory
-/// for the pack buffers).
+/// Float, Double: matrix-vector products with contiguous matrix rows on `packed::dots`, with
+/// contiguous columns on `packed::columns` (AVX2 or AVX-512); other products on the packed kernel (`super::packed`, AVX2 + FMA), else faer's
+/// matmul (`crate_gemm`: AVX-512 machines, `TH_CPU_CAPABILITY=scalar`, small shapes, or no
+/// memory for the pack buffers).
+///
+/// On AVX-512, faer's assembly kernels keep the f32/f64 products: paired on a 2-core Ice Lake
+/// (1024-2048 squares, 9 rounds), they ran at 0.95-1.04x numpy's OpenBLAS against 0.87-0.91x
+/// for the packed kernel's 12 x 2 AVX-512 tile (transposed operands: 0.74-0.85x against
+/// 0.82-0.90x, a gap inside the noise). Half/BFloat16 products do take the AVX-512 packed kernel
+/// (`via_f32`), which converts operands while packing: 1.14-1.8x faer on f32 copies.
 ///
 /// # Safety
 /// As [`Gemm::kernel`].
@@ -449,8 +457,24 @@ unsafe fn float_gemm<T: Packed + Num + faer::traits::ComplexField>(
             return;
         }
     }
+    if n == 1 && a.rs == 1 && m > 1 {
+        // matrix-vector with the matrix's columns contiguous: passes over a few columns at a
+        // time, pieces of rows threaded
+        if let Some(kernel) = T::kernel() {
+            let rb = packed::COL_UNIT;
+            parallel::for_range(m.div_ceil(rb), m.saturating_mul(k), |lo, hi| {
+                let (a, b, c) = (a, b, c); // whole (Sync) matrices, not their raw-pointer fields
+                // SAFETY: forwarded contract (m, k >= 1): a's columns hold rows lo*rb..hi*rb
+                // (cut at m) contiguously, b is k elements, and the pieces write disjoint
+                // elements of c.
+                unsafe { (kernel.cols)(lo * rb..m.min(hi * rb), k, alpha, a, b, beta, c) }
+            });
+            return;
+        }
+    }
+    let packed_first = isa() != Isa::Avx512;
     // SAFETY: forwarded contract.
-    if !unsafe { try_packed(m, n, k, alpha, a, b, beta, c) } {
+    if !(packed_first && unsafe { try_packed(m, n, k, alpha, a, b, beta, c) }) {
         // SAFETY: forwarded contract.
         unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c) }
     }

@@ -15,7 +15,7 @@
 use std::sync::OnceLock;
 
 /// The instruction sets the kernels are compiled for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Isa {
     Scalar,
     Avx2,
@@ -33,6 +33,11 @@ pub fn isa() -> Isa {
             _ => best,
         }
     })
+}
+
+/// Whether this CPU can run `isa`'s kernels (whatever `isa()` picked).
+pub(crate) fn cpu_has(isa: Isa) -> bool {
+    isa <= detect()
 }
 
 #[cfg(target_arch = "x86_64")]
