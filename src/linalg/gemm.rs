@@ -3,15 +3,16 @@
 //! - Float, Double on AVX2 + FMA, every dimension at least `MIN_PACKED`: the packed kernel of
 //!   `super::packed` (both operands packed from any strides, so transposed operands cost
 //!   nothing), its tasks on the library's pool.
-//! - Float, Double matrix-vector products (`n == 1`) with the matrix's rows and the vector
-//!   contiguous, on AVX2 + FMA: `packed::dots`, pieces of rows on the library's pool.
+//! - Float, Double matrix-vector products (`n == 1`), on AVX2 + FMA or AVX-512: with the
+//!   matrix's rows and the vector contiguous, `packed::dots`; with the matrix's columns
+//!   contiguous, `packed::columns`; pieces of rows on the library's pool.
 //! - Float, Double otherwise (AVX-512 machines, `TH_CPU_CAPABILITY=scalar`, small shapes):
 //!   `faer`'s matmul (its x86 assembly kernels, AVX2+FMA or AVX-512 chosen at run time, on any
 //!   strides), run inside the library's rayon pool with `THGetNumThreads()` threads;
 //!   mid-sized products are instead cut into row or column pieces run by its single-thread
 //!   kernel (see `SPLIT_WORK`).
 //! - Half, BFloat16: the f32 kernel into an f32 copy of `c`, one rounding back. The packed kernel
-//!   converts the operands as it packs them; faer's path takes f32 copies of them.
+//!   (AVX2 or AVX-512) converts the operands as it packs them; faer's path takes f32 copies.
 //! - Byte, Char, Short, Int, Long: a blocked kernel (packed A/B panels, 4x16 register tile) in
 //!   the element type's wrapping arithmetic, which is C's result modulo 2^bits.
 //!
@@ -423,15 +424,18 @@ unsafe fn transpose_4x4_64(src: *const f64, cs: isize, dst: *mut f64, ld: isize)
 const MIN_PACKED: usize = 16;
 
 /// Float, Double: matrix-vector products with contiguous matrix rows on `packed::dots`, with
-/// contiguous columns on `packed::columns` (AVX2 or AVX-512); other products on the packed kernel (`super::packed`, AVX2 + FMA), else faer's
-/// matmul (`crate_gemm`: AVX-512 machines, `TH_CPU_CAPABILITY=scalar`, small shapes, or no
+/// contiguous columns on `packed::columns` (AVX2 or AVX-512); other products on the packed
+/// kernel (`super::packed`, AVX2 + FMA), else faer's matmul (`crate_gemm`: AVX-512 machines, `TH_CPU_CAPABILITY=scalar`, small shapes, or no
 /// memory for the pack buffers).
 ///
-/// On AVX-512, faer's assembly kernels keep the f32/f64 products: paired on a 2-core Ice Lake
-/// (1024-2048 squares, 9 rounds), they ran at 0.95-1.04x numpy's OpenBLAS against 0.87-0.91x
-/// for the packed kernel's 12 x 2 AVX-512 tile (transposed operands: 0.74-0.85x against
-/// 0.82-0.90x, a gap inside the noise). Half/BFloat16 products do take the AVX-512 packed kernel
-/// (`via_f32`), which converts operands while packing: 1.14-1.8x faer on f32 copies.
+/// On AVX-512, faer's assembly kernels keep the f32/f64 products. Paired on a 2-core Ice Lake
+/// (1024 and 2048 squares, 9 rounds, speed against numpy's OpenBLAS):
+/// - f32: faer 0.95-1.04x numpy, the packed kernel's 12 x 2 AVX-512 tile 0.87-0.91x;
+/// - f64: faer 0.60-0.80x, packed 0.70-0.74x: a wash in that noise;
+/// - transposed operands: faer 0.74-0.85x, packed 0.82-0.90x, also inside the noise.
+///
+/// Half/BFloat16 products do take the AVX-512 packed kernel (`via_f32`), which converts the
+/// operands while packing: 1.14-1.8x faer on f32 copies.
 ///
 /// # Safety
 /// As [`Gemm::kernel`].
