@@ -425,8 +425,8 @@ const MIN_PACKED: usize = 16;
 
 /// Float, Double: matrix-vector products with contiguous matrix rows on `packed::dots`, with
 /// contiguous columns on `packed::columns` (AVX2 or AVX-512); other products on the packed
-/// kernel (`super::packed`, AVX2 + FMA), else faer's matmul (`crate_gemm`: AVX-512 machines, `TH_CPU_CAPABILITY=scalar`, small shapes, or no
-/// memory for the pack buffers).
+/// kernel (`super::packed`, AVX2 + FMA), else faer's matmul (`crate_gemm`: AVX-512 machines,
+/// `TH_CPU_CAPABILITY=scalar`, small shapes, or no memory for the pack buffers).
 ///
 /// On AVX-512, faer's assembly kernels keep the f32/f64 products. Paired on a 2-core Ice Lake
 /// (1024 and 2048 squares, 9 rounds, speed against numpy's OpenBLAS):
