@@ -331,12 +331,22 @@ unsafe fn dots<V: Vector>(
                 p += n;
             }
             for (q, acc) in acc.iter().enumerate().take(r) {
-                let yi = y.ptr.offset((i + q) as isize * y.rs);
-                let dot = alpha.mul(acc[0].sum().add(acc[1].sum()));
-                *yi = if beta == V::E::zero() { dot } else { dot.add(beta.mul(*yi)) };
+                set_y(y.ptr.offset((i + q) as isize * y.rs), alpha, acc[0].sum().add(acc[1].sum()), beta);
             }
         }
     }
+}
+
+/// `*y = alpha*sum + beta*(*y)` (`beta == 0`: `alpha*sum`, `*y` not read), as the
+/// matrix-vector loops write each element.
+///
+/// # Safety
+/// `y` is read/writable.
+#[inline(always)]
+unsafe fn set_y<E: Lane>(y: *mut E, alpha: E, sum: E, beta: E) {
+    let s = alpha.mul(sum);
+    // SAFETY: per the contract.
+    unsafe { *y = if beta == E::zero() { s } else { s.add(beta.mul(*y)) } };
 }
 
 /// Rows of `y` whose sums `columns` keeps at once (on the stack: 8 KB of f64).
@@ -385,9 +395,7 @@ unsafe fn columns<V: Vector>(
                 p += 1;
             }
             for (q, &s) in sums.iter().enumerate().take(r) {
-                let yi = y.ptr.offset((i0 + q) as isize * y.rs);
-                let s = alpha.mul(s);
-                *yi = if beta == V::E::zero() { s } else { s.add(beta.mul(*yi)) };
+                set_y(y.ptr.offset((i0 + q) as isize * y.rs), alpha, s, beta);
             }
         }
     }
