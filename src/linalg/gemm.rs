@@ -1,12 +1,12 @@
 //! The one GEMM path: `c = beta*c + alpha*(a @ b)` on strided matrices, for every numeric dtype.
 //!
-//! - Float, Double on AVX2 + FMA, every dimension at least `MIN_PACKED`: the packed kernel of
-//!   `super::packed` (both operands packed from any strides, so transposed operands cost
-//!   nothing), its tasks on the library's pool.
+//! - Float, Double on AVX2 + FMA or AVX-512, every dimension at least `MIN_PACKED`: the packed
+//!   kernel of `super::packed` (both operands packed from any strides, so transposed operands
+//!   cost nothing), its tasks on the library's pool.
 //! - Float, Double matrix-vector products (`n == 1`), on AVX2 + FMA or AVX-512: with the
 //!   matrix's rows and the vector contiguous, `packed::dots`; with the matrix's columns
 //!   contiguous, `packed::columns`; pieces of rows on the library's pool.
-//! - Float, Double otherwise (AVX-512 machines, `TH_CPU_CAPABILITY=scalar`, small shapes):
+//! - Float, Double otherwise (`TH_CPU_CAPABILITY=scalar`, small shapes, no memory for packing):
 //!   `faer`'s matmul (its x86 assembly kernels, AVX2+FMA or AVX-512 chosen at run time, on any
 //!   strides), run inside the library's rayon pool with `THGetNumThreads()` threads;
 //!   mid-sized products are instead cut into row or column pieces run by its single-thread
@@ -23,7 +23,6 @@
 
 use super::packed::{self, Packed, Source};
 use crate::error::{Error, Result};
-use crate::ops::kernels::{Isa, isa};
 use crate::ops::num::Num;
 use crate::parallel;
 use faer::{Accum, Par};
@@ -424,18 +423,14 @@ unsafe fn transpose_4x4_64(src: *const f64, cs: isize, dst: *mut f64, ld: isize)
 const MIN_PACKED: usize = 16;
 
 /// Float, Double: matrix-vector products with contiguous matrix rows on `packed::dots`, with
-/// contiguous columns on `packed::columns` (AVX2 or AVX-512); other products on the packed
-/// kernel (`super::packed`, AVX2 + FMA), else faer's matmul (`crate_gemm`: AVX-512 machines,
+/// contiguous columns on `packed::columns`; other products on the packed kernel
+/// (`super::packed`); all on AVX2 + FMA or AVX-512. Else faer's matmul (`crate_gemm`:
 /// `TH_CPU_CAPABILITY=scalar`, small shapes, or no memory for the pack buffers).
 ///
-/// On AVX-512, faer's assembly kernels keep the f32/f64 products. Paired on a 2-core Ice Lake
-/// (1024 and 2048 squares, 9 rounds, speed against numpy's OpenBLAS):
-/// - f32: faer 0.95-1.04x numpy, the packed kernel's 12 x 2 AVX-512 tile 0.87-0.91x;
-/// - f64: faer 0.60-0.80x, packed 0.70-0.74x: a wash in that noise;
-/// - transposed operands: faer 0.74-0.85x, packed 0.82-0.90x, also inside the noise.
-///
-/// Half/BFloat16 products do take the AVX-512 packed kernel (`via_f32`), which converts the
-/// operands while packing: 1.14-1.8x faer on f32 copies.
+/// On AVX-512, paired with faer on a 2-core Ice Lake (1024 and 2048 squares, plain and
+/// transposed operands, 7 rounds, speed against numpy's OpenBLAS), the packed kernel was at
+/// 0.84-1.08x and faer at 0.67-1.04x: ahead in 10 of the 12 cases, by 0.1-0.25 with
+/// transposed operands (which faer reads in its slow layout).
 ///
 /// # Safety
 /// As [`Gemm::kernel`].
@@ -476,9 +471,8 @@ unsafe fn float_gemm<T: Packed + Num + faer::traits::ComplexField>(
             return;
         }
     }
-    let packed_first = isa() != Isa::Avx512;
     // SAFETY: forwarded contract.
-    if !(packed_first && unsafe { try_packed(m, n, k, alpha, a, b, beta, c) }) {
+    if !unsafe { try_packed(m, n, k, alpha, a, b, beta, c) } {
         // SAFETY: forwarded contract.
         unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c) }
     }
