@@ -6,7 +6,8 @@
 //! - Float, Double matrix-vector products (`n == 1`), on AVX2 + FMA or AVX-512: with the
 //!   matrix's rows and the vector contiguous, `packed::dots`; with the matrix's columns
 //!   contiguous, `packed::columns`; pieces of rows on the library's pool.
-//! - Float, Double otherwise (`TH_CPU_CAPABILITY=scalar`, small shapes, no memory for packing):
+//! - Float, Double otherwise (`TH_CPU_CAPABILITY=scalar`, small shapes, products below
+//!   `AVX512_FAER_WORK` on AVX-512, no memory for packing):
 //!   `faer`'s matmul (its x86 assembly kernels, AVX2+FMA or AVX-512 chosen at run time, on any
 //!   strides), run inside the library's rayon pool with `THGetNumThreads()` threads;
 //!   mid-sized products are instead cut into row or column pieces run by its single-thread
@@ -23,6 +24,7 @@
 
 use super::packed::{self, Packed, Source};
 use crate::error::{Error, Result};
+use crate::ops::kernels::{Isa, isa};
 use crate::ops::num::Num;
 use crate::parallel;
 use faer::{Accum, Par};
@@ -418,6 +420,12 @@ unsafe fn transpose_4x4_64(src: *const f64, cs: isize, dst: *mut f64, ld: isize)
     }
 }
 
+/// Multiply-adds below which an AVX-512 machine runs a Float/Double product on faer's kernels
+/// (in pieces, `split_product`) rather than the packed one. Paired on a 2-core Ice Lake (7
+/// rounds, speed against numpy): 128^3 faer 1.45-1.52x, packed 1.05-1.33x; 256^3 faer
+/// 1.15-1.34x, packed 0.94-1.06x; 384^3 faer 0.69-1.02x, packed 0.84-1.00x.
+const AVX512_FAER_WORK: usize = 1 << 25;
+
 /// Output rows, columns and depth from which a Float/Double product runs on the packed kernel
 /// (where the CPU has one); smaller ones run on faer's, which has kernels for small shapes.
 const MIN_PACKED: usize = 16;
@@ -430,7 +438,8 @@ const MIN_PACKED: usize = 16;
 /// On AVX-512, paired with faer on a 2-core Ice Lake (1024 and 2048 squares, plain and
 /// transposed operands, 7 rounds, speed against numpy's OpenBLAS), the packed kernel was at
 /// 0.84-1.08x and faer at 0.67-1.04x: ahead in 10 of the 12 cases, by 0.1-0.25 with
-/// transposed operands (which faer reads in its slow layout).
+/// transposed operands (which faer reads in its slow layout). Below `AVX512_FAER_WORK`
+/// multiply-adds faer's kernels stay ahead there.
 ///
 /// # Safety
 /// As [`Gemm::kernel`].
@@ -471,8 +480,9 @@ unsafe fn float_gemm<T: Packed + Num + faer::traits::ComplexField>(
             return;
         }
     }
+    let small = isa() == Isa::Avx512 && m.saturating_mul(n).saturating_mul(k) < AVX512_FAER_WORK;
     // SAFETY: forwarded contract.
-    if !unsafe { try_packed(m, n, k, alpha, a, b, beta, c) } {
+    if small || !unsafe { try_packed(m, n, k, alpha, a, b, beta, c) } {
         // SAFETY: forwarded contract.
         unsafe { crate_gemm(m, n, k, alpha, a, b, beta, c) }
     }
