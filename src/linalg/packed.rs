@@ -12,10 +12,12 @@
 //!   accumulators (paired on a 2-core Ice Lake, 1024-2048 squares: 1.0-1.19x the 6-row tile).
 //!
 //! A `b` panel (`KC x nr`: 16 KB on AVX2, 32 KB on AVX-512) stays in L1 while every `a` panel
-//! of the block (`mc x KC`, `A_BYTES`) streams from L2.
+//! of the block (`mc x KC`, `A_BYTES`) streams from L2 (f64 on AVX-512, a line or more per step,
+//! prefetched `A_AHEAD` steps ahead). The pack buffers start on a cache line.
 //!
-//! Packing reads each operand in its own layout (a transposed operand packs from columns, 8x8 or
-//! 4x4 blocks transposed in registers), so `a^T`, `b^T` and both run as fast as plain operands.
+//! Packing reads each operand in its own layout (where a panel's elements are contiguous across
+//! `p`, as in a transposed `b` or a row-major `a`, 8x8 or 4x4 blocks are transposed in
+//! registers), so `a^T`, `b^T` and both run as fast as plain operands.
 //! Panels past the matrix edge are zero-padded; edge tiles go through a small buffer.
 //!
 //! Every element of `c` sums its products in one fixed order (k blocks in order, `p` in order
