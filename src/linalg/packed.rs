@@ -2,7 +2,7 @@
 //! on one thread, for any strides of `a` and `b` (`gemm` splits larger products into pieces run
 //! by this kernel on the library's pool).
 //!
-//! The classic blocking (Goto; BLIS's loop order): for each block of `nc` columns and `KC`
+//! The classic blocking (Goto; BLIS's loop order): for each block of `nc` columns and `kc`
 //! depth, `b` is packed into panels of `nr` columns (k-major: a panel's row `p` is `nr`
 //! consecutive elements); for each block of `mc` rows, `a` is packed into panels of `mr` rows
 //! (k-major, `mr` consecutive elements per `p`). A register tile of `mr x nr` then sums a whole
@@ -11,8 +11,8 @@
 //! - AVX-512 (32 registers): `MAX_MR` = 12 rows x 2 vectors (12 x 32 f32, 12 x 16 f64), 24
 //!   accumulators (paired on a 2-core Ice Lake, 1024-2048 squares: 1.0-1.19x the 6-row tile).
 //!
-//! A `b` panel (`KC x nr`: 16 KB on AVX2, 32 KB on AVX-512) stays in L1 while every `a` panel
-//! of the block (`mc x KC`, `A_BYTES`) streams from L2 (f64 on AVX-512, a line or more per step,
+//! A `b` panel (`kc x nr`: 16 KB on AVX2, 64 KB on AVX-512) stays in L1 (or, on AVX-512,
+//! mostly) while every `a` panel of the block (`mc x kc`, `A_BYTES`) streams from L2 (f64 on AVX-512, a line or more per step,
 //! prefetched `A_AHEAD` steps ahead). The pack buffers start on a cache line.
 //!
 //! Packing reads each operand in its own layout (where a panel's elements are contiguous across
@@ -41,11 +41,20 @@ const MAX_MR: usize = 12;
 const NV: usize = 2;
 /// The widest tile (`NV` vectors of the widest lane count).
 const MAX_NR: usize = NV * MAX_LANES;
-/// Depth of a packed block (a `b` panel is `KC x nr`: 16 KB for f32 and f64).
+/// Depth of a packed block on AVX2 (a `b` panel is `KC x nr`: 16 KB for f32 and f64).
 const KC: usize = 256;
-/// Bytes of a packed `a` block (`mc x KC`), kept in L2 (144 rows of f32, 72 of f64).
+/// Depth of a packed block on AVX-512 (a `b` panel of 64 KB). Half as many passes over `c` as
+/// `KC`: paired on the 2-vCPU Zen 5 kind, f32 and f64 512-2048 squares and transposes, one and
+/// two threads, at or ahead of `KC` in 22 of 24 cases (by 1-13 % on two threads); the AVX2
+/// kernels measured the same either way.
+const KC_512: usize = 512;
+/// The deepest block.
+const MAX_KC: usize = KC_512;
+/// Bytes of a packed `a` block (`mc x kc`), kept in L2 (AVX2: 144 rows of f32, 72 of f64;
+/// AVX-512: 72 and 36).
 const A_BYTES: usize = 144 << 10;
-/// Bytes of a packed `b` block (`KC x nc`): 2048 columns of f32, 1024 of f64.
+/// Bytes of a packed `b` block (`kc x nc`): AVX2 2048 columns of f32, 1024 of f64; AVX-512
+/// half that.
 const B_BYTES: usize = 2 << 20;
 
 /// The compute loop of one element type: `tiles` instantiated for the CPU's vectors, and their
@@ -55,6 +64,8 @@ pub(crate) struct Kernel<E> {
     pub lanes: usize,
     /// Rows of its register tile (`MR`, or `MAX_MR` on AVX-512's 32 registers).
     pub mr: usize,
+    /// Depth of its packed blocks (`KC`, or `KC_512`).
+    pub kc: usize,
     pub tiles: TilesFn<E>,
     /// The matrix-vector loop (`dots`) for the same vectors.
     pub dots: DotsFn<E>,
@@ -75,9 +86,11 @@ pub(crate) type TilesFn<E> = unsafe fn(&Block<E>, usize, usize, Range<usize>, *c
 /// product's size.
 fn blocking<E>(kernel: &Kernel<E>, m: usize, n: usize, k: usize) -> (usize, usize, usize, usize, usize) {
     let (mr, nr) = (kernel.mr, NV * kernel.lanes);
-    let kc = KC.min(k);
-    let mc = (A_BYTES / (KC * size_of::<E>()) / mr * mr).min(m.next_multiple_of(mr));
-    let nc = (B_BYTES / (KC * size_of::<E>()) / nr * nr).min(n.next_multiple_of(nr));
+    let kc = kernel.kc.min(k);
+    // (shallow products block as deep ones of `KC`, as measured before `KC_512`)
+    let depth = kc.max(KC);
+    let mc = (A_BYTES / (depth * size_of::<E>()) / mr * mr).min(m.next_multiple_of(mr));
+    let nc = (B_BYTES / (depth * size_of::<E>()) / nr * nr).min(n.next_multiple_of(nr));
     (mr, nr, mc, nc, kc)
 }
 
@@ -223,7 +236,7 @@ pub(crate) unsafe fn gemm<E: Packed, S: Source<E>>(
             E::with_buffer(Slot::A, mc * kb, |apack| match apack {
                 Some(v) => go(v.as_mut_ptr(), mc),
                 // without memory for a packed block of a: one panel at a time, on the stack
-                None => go([E::zero(); MAX_MR * KC].as_mut_ptr(), mr),
+                None => go([E::zero(); MAX_MR * MAX_KC].as_mut_ptr(), mr),
             })
         });
     };
@@ -742,11 +755,29 @@ macro_rules! half_source {
                 }
             }
             unsafe fn columns(src: *const Self, cs: isize, kb: usize, cols: usize, nr: usize, dst: *mut f32) {
-                // SAFETY: forwarded contract: column j is kb contiguous elements at src + j*cs,
-                // spread to dst + j + p*nr.
+                // runs of CHUNK elements of each column converted (contiguous, F16C where the
+                // CPU has it) to an f32 buffer of columns, which f32's `columns` transposes in
+                // registers (paired, BFloat16 512^3 with both operands transposed: 1.00x numpy's
+                // f32 round trip with one converted element stored at a time)
+                const CHUNK: usize = 64;
+                let mut buf = [0f32; CHUNK * MAX_NR];
+                // SAFETY: forwarded contract: column j is kb contiguous elements at src + j*cs
+                // (wider panels than the buffer's are spread one element at a time); the
+                // buffer holds cols <= MAX_NR columns of CHUNK elements; rows p0..
+                // p0 + len of the panel are at dst + p0*nr.
                 unsafe {
-                    for j in 0..cols {
-                        Self::run(src.offset(j as isize * cs), dst.add(j), nr, kb);
+                    if cols > MAX_NR {
+                        for j in 0..cols {
+                            Self::run(src.offset(j as isize * cs), dst.add(j), nr, kb);
+                        }
+                        return;
+                    }
+                    for p0 in (0..kb).step_by(CHUNK) {
+                        let len = CHUNK.min(kb - p0);
+                        for j in 0..cols {
+                            Self::run(src.offset(j as isize * cs + p0 as isize), buf.as_mut_ptr().add(j * CHUNK), 1, len);
+                        }
+                        <f32 as Source<f32>>::columns(buf.as_ptr(), CHUNK as isize, len, cols, nr, dst.add(p0 * nr));
                     }
                 }
             }
@@ -793,7 +824,7 @@ pub(crate) trait Packed: Lane + Source<Self> {
 /// `tiles` and `dots` on one instruction set's vectors `$V`, as a `Kernel` (`$f`, `$g`: the
 /// functions' names; `$feat`: the target features).
 macro_rules! isa_kernel {
-    ($V:ty, $mr:expr, $feat:literal, $f:ident, $g:ident, $h:ident) => {{
+    ($V:ty, $mr:expr, $kc:expr, $feat:literal, $f:ident, $g:ident, $h:ident) => {{
         #[target_feature(enable = $feat)]
         /// # Safety
         /// As `tiles`, on a CPU with these features.
@@ -839,7 +870,7 @@ macro_rules! isa_kernel {
             // SAFETY: forwarded contract; the CPU has the features.
             unsafe { columns::<$V>(rows, k, alpha, a, x, beta, y) }
         }
-        Kernel { lanes: <$V as Vector>::LANES, mr: $mr, tiles: $f, dots: $g, cols: $h }
+        Kernel { lanes: <$V as Vector>::LANES, mr: $mr, kc: $kc, tiles: $f, dots: $g, cols: $h }
     }};
 }
 
@@ -857,9 +888,17 @@ macro_rules! packed {
                     use crate::simd::{avx2::$V2, avx512::$V5};
                     match isa {
                         Isa::Avx512 => {
-                            return Some(isa_kernel!($V5, MAX_MR, "avx512f,avx2,fma", tiles512, dots512, cols512));
+                            return Some(isa_kernel!(
+                                $V5,
+                                MAX_MR,
+                                KC_512,
+                                "avx512f,avx2,fma",
+                                tiles512,
+                                dots512,
+                                cols512
+                            ));
                         }
-                        Isa::Avx2 => return Some(isa_kernel!($V2, MR, "avx2,fma", tiles2, dots2, cols2)),
+                        Isa::Avx2 => return Some(isa_kernel!($V2, MR, KC, "avx2,fma", tiles2, dots2, cols2)),
                         Isa::Scalar => {}
                     }
                 }
@@ -972,7 +1011,7 @@ mod tests {
 
     /// The loops on plain arrays of `N` lanes, tiles of `R` rows.
     fn lanes<E: Lane, const N: usize, const R: usize>() -> Kernel<E> {
-        Kernel { lanes: N, mr: R, tiles: plain::<E, N, R>, dots: plain_dots::<E, N>, cols: plain_cols::<E, N> }
+        Kernel { lanes: N, mr: R, kc: KC, tiles: plain::<E, N, R>, dots: plain_dots::<E, N>, cols: plain_cols::<E, N> }
     }
 
     /// How a test builds its elements from (small integer or NaN) f64 values.
