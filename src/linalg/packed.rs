@@ -11,9 +11,9 @@
 //! - AVX-512 (32 registers): `MAX_MR` = 12 rows x 2 vectors (12 x 32 f32, 12 x 16 f64), 24
 //!   accumulators (paired on a 2-core Ice Lake, 1024-2048 squares: 1.0-1.19x the 6-row tile).
 //!
-//! A `b` panel (`kc x nr`: 16 KB on AVX2, 64 KB on AVX-512) stays in L1 (or, on AVX-512,
-//! mostly) while every `a` panel of the block (`mc x kc`, `A_BYTES`) streams from L2 (f64 on AVX-512, a line or more per step,
-//! prefetched `A_AHEAD` steps ahead). The pack buffers start on a cache line.
+//! A `b` panel (`kc x nr`: 16 KB on AVX2, 64 KB on AVX-512) stays in L1 (on AVX-512, mostly)
+//! while every `a` panel of the block (`mc x kc`, `A_BYTES`) streams from L2 (f64 on AVX-512,
+//! a line or more per step, prefetched `A_AHEAD` steps ahead). The pack buffers start on a cache line.
 //!
 //! Packing reads each operand in its own layout (where a panel's elements are contiguous across
 //! `p`, as in a transposed `b` or a row-major `a`, 8x8 or 4x4 blocks are transposed in
@@ -626,15 +626,17 @@ unsafe fn pack_a<E: Lane, S: Source<E>>(
             let i0 = ic + ip * mr;
             let rows = mr.min(mb - ip * mr);
             let at = |i: usize, p: usize| a.ptr.offset((i0 + i) as isize * a.rs + (pc + p) as isize * a.cs);
-            if rows == mr && a.rs == 1 && size_of::<S>() == size_of::<E>() && mr == MAX_MR {
-                // (the same type: whole tile heights copied by fixed-length moves, not a
-                // `memcpy` call per step)
-                copy_panel::<E, S, MAX_MR>(at(0, 0), a.cs, kb, dst);
-            } else if rows == mr && a.rs == 1 && size_of::<S>() == size_of::<E>() && mr == MR {
-                copy_panel::<E, S, MR>(at(0, 0), a.cs, kb, dst);
-            } else if rows == mr && a.rs == 1 {
-                for p in 0..kb {
-                    S::run(at(0, p), dst.add(p * mr), 1, mr);
+            if rows == mr && a.rs == 1 {
+                // the same type at a tile's height: fixed-length moves, not a `memcpy` call
+                // per step
+                match mr {
+                    MAX_MR if size_of::<S>() == size_of::<E>() => copy_panel::<E, S, MAX_MR>(at(0, 0), a.cs, kb, dst),
+                    MR if size_of::<S>() == size_of::<E>() => copy_panel::<E, S, MR>(at(0, 0), a.cs, kb, dst),
+                    _ => {
+                        for p in 0..kb {
+                            S::run(at(0, p), dst.add(p * mr), 1, mr);
+                        }
+                    }
                 }
             } else if rows == mr && a.cs == 1 {
                 // each row is kb contiguous elements: the panel is their transpose
@@ -796,8 +798,8 @@ macro_rules! half_source {
             unsafe fn columns(src: *const Self, cs: isize, kb: usize, cols: usize, nr: usize, dst: *mut f32) {
                 // runs of CHUNK elements of each column converted (contiguous, F16C where the
                 // CPU has it) to an f32 buffer of columns, which f32's `columns` transposes in
-                // registers (paired, BFloat16 512^3 with both operands transposed: 1.00x numpy's
-                // f32 round trip with one converted element stored at a time)
+                // registers (BFloat16 512^3 with both operands transposed, against numpy's f32
+                // round trip: 1.00x with one converted element stored at a time, 1.12-1.30x so)
                 const CHUNK: usize = 64;
                 let mut buf = [0f32; CHUNK * MAX_NR];
                 // SAFETY: forwarded contract: column j is kb contiguous elements at src + j*cs
