@@ -26,7 +26,7 @@ pub struct Plan<const N: usize> {
     strides: Vec<[isize; N]>,
     /// Issue `store_fence()` on each thread after its share (the kernels stream their stores).
     fence: bool,
-    /// Whether the tiled walk may be used (tests turn it off to compare).
+    /// Whether the tiled walk may be used: off unless the kernel is pointwise (`set_tiling`).
     tiling: bool,
 }
 
@@ -73,7 +73,7 @@ impl<const N: usize> Plan<N> {
             sizes.push(1);
             strides.push([0; N]);
         }
-        Plan { sizes, strides, fence: false, tiling: true }
+        Plan { sizes, strides, fence: false, tiling: false }
     }
 
     /// Makes every thread that ran part of the plan issue `kernels::store_fence()` after its
@@ -82,7 +82,11 @@ impl<const N: usize> Plan<N> {
         self.fence = on;
     }
 
-    /// Allows or forbids the tiled walk (on by default).
+    /// Allows or forbids the tiled walk (off by default). Only for pointwise kernels: ones that
+    /// read each input element only through the pointer and strides they are given, as the
+    /// walk hands them a packed copy of a tile in place of an input. A kernel that reads an
+    /// input at other offsets (a gather along an index, a cross product's three components)
+    /// must not use it.
     pub fn set_tiling(&mut self, on: bool) {
         self.tiling = on;
     }
@@ -413,7 +417,9 @@ mod tests {
             }
             let span = |st: &[i64]| 1 + shape.iter().zip(st).map(|(&n, &s)| (n - 1) * s).sum::<i64>() as usize;
             let lens = [span(&so), span(&sa), span(&sb)];
-            let p = Plan::<3>::new(&shape, [&so, &sa, &sb]);
+            let mut p = Plan::<3>::new(&shape, [&so, &sa, &sb]);
+            assert!(p.tiling().is_none(), "{shape:?}: only pointwise kernels tile (set_tiling)");
+            p.set_tiling(true);
             assert!(p.tiling().is_some(), "{shape:?} should tile");
             let tiled = add_through_plan(&shape, [&so, &sa, &sb], lens, true);
             let plain = add_through_plan(&shape, [&so, &sa, &sb], lens, false);
@@ -433,11 +439,16 @@ mod tests {
                 assert_eq!(tiled[oo as usize], ao as f64 + 1000.0 * ((bo % 977) as f64));
             }
         }
+        let pointwise = |shape: &[i64], so: &[i64], sa: &[i64]| {
+            let mut p = Plan::<2>::new(shape, [so, sa]);
+            p.set_tiling(true);
+            p
+        };
         // small or non-transposed shapes keep the plain walk
-        assert!(Plan::<2>::new(&[5, 5], [&[5, 1], &[1, 5]]).tiling().is_none());
-        assert!(Plan::<2>::new(&[100, 100], [&[100, 1], &[100, 1]]).tiling().is_none());
-        assert!(Plan::<2>::new(&[100, 100], [&[100, 1], &[0, 1]]).tiling().is_none());
+        assert!(pointwise(&[5, 5], &[5, 1], &[1, 5]).tiling().is_none());
+        assert!(pointwise(&[100, 100], &[100, 1], &[100, 1]).tiling().is_none());
+        assert!(pointwise(&[100, 100], &[100, 1], &[0, 1]).tiling().is_none());
         // a reduction-like output (stride 0 along the transposed input's long dim) is not tiled
-        assert!(Plan::<2>::new(&[100, 100], [&[0, 1], &[100, 1]]).tiling().is_none());
+        assert!(pointwise(&[100, 100], &[0, 1], &[100, 1]).tiling().is_none());
     }
 }

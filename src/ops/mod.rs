@@ -53,6 +53,7 @@ pub fn map0<O: Scalar>(o: &View<O>, f: impl Fn() -> O + Sync) -> Result<()> {
     let mut plan = Plan::<1>::new(&o.sizes, [&o.strides]);
     let nt = streams(o.numel(), size_of::<O>());
     plan.set_fence(nt);
+    plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
     let b = base(o)?;
     // SAFETY: the view was checked against its storage; runs write disjoint output elements.
     unsafe {
@@ -72,6 +73,7 @@ pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, f: impl Fn(A) -> O +
     let mut plan = Plan::<2>::new(&o.sizes, [&o.strides, &a.strides]);
     let nt = streams(o.numel(), size_of::<O>() + size_of::<A>());
     plan.set_fence(nt);
+    plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
     let bases = [base(o)?, base(a)?];
     // SAFETY: both views were checked against their storages; runs write disjoint outputs.
     unsafe {
@@ -97,6 +99,7 @@ pub fn map2<O: Scalar, A: Scalar, B: Scalar>(
     let mut plan = Plan::<3>::new(&o.sizes, [&o.strides, &a.strides, &b.strides]);
     let nt = streams(o.numel(), size_of::<O>() + size_of::<A>() + size_of::<B>());
     plan.set_fence(nt);
+    plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
     let bases = [base(o)?, base(a)?, base(b)?];
     // SAFETY: as in map1.
     unsafe {
@@ -125,6 +128,7 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     let elem = [size_of::<O>(), size_of::<A>(), size_of::<B>(), size_of::<C>()];
     let nt = streams(o.numel(), elem.iter().sum());
     plan.set_fence(nt);
+    plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
     let bases = [base(o)?, base(a)?, base(b)?, base(c)?];
     // SAFETY: as in map1.
     unsafe {
