@@ -165,9 +165,22 @@ struct Hot {
 static HOT: Hot = Hot { generation: AtomicUsize::new(0), idle: AtomicUsize::new(0), job: Mutex::new(None) };
 
 impl Hot {
-    /// Makes `job` the current loop; returns how many lingering workers will join it.
+    /// The slot, unless another thread holds it: callers never block on it (a process forked
+    /// while a worker held it would otherwise hang at its first parallel loop).
+    fn slot(&self) -> Option<std::sync::MutexGuard<'_, Option<Arc<Job>>>> {
+        match self.job.try_lock() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// Makes `job` the current loop; returns how many lingering workers will join it (none
+    /// when the slot is busy: the helpers are then all spawned).
     fn publish(&self, job: &Arc<Job>) -> usize {
-        *self.job.lock().unwrap_or_else(|e| e.into_inner()) = Some(job.clone());
+        let Some(mut slot) = self.slot() else { return 0 };
+        *slot = Some(job.clone());
+        drop(slot);
         // SeqCst, as in `linger`: either this load counts a worker that has not yet stopped
         // lingering, and that worker then sees the new generation and joins; or the worker's
         // decrement comes first and is not counted (a rayon job is spawned in its place).
@@ -176,8 +189,9 @@ impl Hot {
     }
 
     /// Empties the slot if it still holds `job` (finished), so that it is freed now.
+    /// (A busy slot keeps it until the next `publish`: harmless, as every piece is claimed.)
     fn retire(&self, job: &Arc<Job>) {
-        let mut slot = self.job.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(mut slot) = self.slot() else { return };
         if slot.as_ref().is_some_and(|j| Arc::ptr_eq(j, job)) {
             *slot = None;
         }
