@@ -469,7 +469,8 @@ unsafe fn float_gemm<T: Packed + Num + faer::traits::ComplexField>(
         // matrix-vector with the matrix's columns contiguous: passes over a few columns at a
         // time, pieces of rows threaded
         if let Some(kernel) = T::kernel() {
-            let rb = packed::COL_UNIT;
+            let threads = parallel::pool().map_or(1, |p| p.current_num_threads());
+            let rb = packed::col_unit(m, threads);
             parallel::for_range(m.div_ceil(rb), m.saturating_mul(k), |lo, hi| {
                 let (a, b, c) = (a, b, c); // whole (Sync) matrices, not their raw-pointer fields
                 // SAFETY: forwarded contract (m, k >= 1): a's columns hold rows lo*rb..hi*rb
