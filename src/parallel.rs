@@ -111,21 +111,22 @@ fn run(pool: &rayon::ThreadPool, pieces: usize, n: usize, f: &(dyn Fn(usize, usi
     // claimed piece has finished (`done == pieces` below); later claims fail and never touch `f`
     // (also those of a lingering worker that took the job from `HOT` late).
     let f: &'static (dyn Fn(usize, usize) + Sync) = unsafe { std::mem::transmute(f) };
+    let helpers = pool.current_num_threads().min(pieces) - 1;
     let job = Arc::new(Job {
         next: AtomicUsize::new(0),
         done: AtomicUsize::new(0),
         panicked: AtomicBool::new(false),
+        seats: AtomicUsize::new(helpers),
         pieces,
         n,
         f: f as *const (dyn Fn(usize, usize) + Sync),
     });
-    let helpers = pool.current_num_threads().min(pieces) - 1;
     // workers lingering after a loop of their own take this one from HOT; the rest are spawned
     let hot = HOT.publish(&job);
     for _ in hot.min(helpers)..helpers {
         let job = job.clone();
         pool.spawn(move || {
-            job.work();
+            job.help();
             HOT.linger();
         });
     }
@@ -145,8 +146,14 @@ fn run(pool: &rayon::ThreadPool, pieces: usize, n: usize, f: &(dyn Fn(usize, usi
 /// Zen 5 kind, f32 1024^3 products called back to back ran on both cores at 430-457 GFLOP/s
 /// but fell to 216-320 (the caller alone: the worker joined late or not at all) in 9 of 40
 /// calls; with the worker lingering, in none after the first. OpenBLAS's threads spin the same
-/// way after a call.
-const LINGER: std::time::Duration = std::time::Duration::from_millis(1);
+/// way after a call. `TH_LINGER_US` (microseconds, read once) sets another time; 0 turns it off.
+fn linger_time() -> std::time::Duration {
+    static LINGER: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+    *LINGER.get_or_init(|| {
+        let us = std::env::var("TH_LINGER_US").ok().and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(1000);
+        std::time::Duration::from_micros(us)
+    })
+}
 
 /// The loop most recently started by `run`, for lingering workers to join.
 ///
@@ -197,9 +204,13 @@ impl Hot {
         }
     }
 
-    /// Runs the pieces of each loop published within `LINGER` of the last one this worker
+    /// Runs the pieces of each loop published within `linger_time()` of the last one this worker
     /// worked on; returns when none came.
     fn linger(&self) {
+        let limit = linger_time();
+        if limit.is_zero() {
+            return;
+        }
         let mut seen = self.generation.load(Ordering::SeqCst);
         loop {
             self.idle.fetch_add(1, Ordering::SeqCst);
@@ -208,7 +219,7 @@ impl Hot {
             while self.generation.load(Ordering::SeqCst) == seen {
                 std::hint::spin_loop();
                 spins = spins.wrapping_add(1);
-                if spins.is_multiple_of(64) && start.elapsed() >= LINGER {
+                if spins.is_multiple_of(64) && start.elapsed() >= limit {
                     break;
                 }
             }
@@ -221,7 +232,7 @@ impl Hot {
             seen = now;
             let job = self.job.lock().unwrap_or_else(|e| e.into_inner()).clone();
             if let Some(job) = job {
-                job.work();
+                job.help();
             }
         }
     }
@@ -260,6 +271,10 @@ struct Job {
     next: AtomicUsize,
     done: AtomicUsize,
     panicked: AtomicBool,
+    /// Workers that may still join (the pool's size less the caller): spawned and lingering
+    /// workers together never put more threads on a loop than the pool has, so no claimed
+    /// piece waits behind a thread the cores cannot run.
+    seats: AtomicUsize,
     pieces: usize,
     n: usize,
     f: *const (dyn Fn(usize, usize) + Sync),
@@ -271,6 +286,13 @@ unsafe impl Send for Job {}
 unsafe impl Sync for Job {}
 
 impl Job {
+    /// `work`, for a worker that gets one of the job's seats (else nothing).
+    fn help(&self) {
+        if self.seats.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| s.checked_sub(1)).is_ok() {
+            self.work();
+        }
+    }
+
     fn work(&self) {
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
@@ -311,7 +333,7 @@ mod tests {
 
     #[test]
     fn back_to_back_loops_from_several_callers() {
-        // loops started within LINGER of each other (joined by lingering workers, or by
+        // loops started within linger_time() of each other (joined by lingering workers, or by
         // spawned ones when none lingers), from several threads at once: each covers its range
         // exactly once
         std::thread::scope(|s| {
@@ -335,6 +357,23 @@ mod tests {
         while HOT.idle.load(Ordering::SeqCst) != 0 {
             assert!(Instant::now() < end, "a worker lingers on");
             std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
+
+    #[test]
+    fn a_loop_runs_on_at_most_the_pools_threads() {
+        // loops back to back on a 2-thread pool of their own, so that workers lingering from
+        // earlier loops (of this pool or the library's) and spawned ones meet: the caller and
+        // the workers together never exceed the pool's size
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        for round in 0..300 {
+            let ids = Mutex::new(std::collections::HashSet::new());
+            run(&pool, 64, 64, &|_, _| {
+                ids.lock().unwrap().insert(std::thread::current().id());
+                std::hint::black_box((0..2000u64).sum::<u64>());
+            });
+            let seen = ids.into_inner().unwrap().len();
+            assert!(seen <= 2, "round {round}: {seen} threads");
         }
     }
 
