@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Rust unit tests of the unsafe core (refcounts, storage, allocator, iteration, the error
-# state, the views) under AddressSanitizer and ThreadSanitizer (Miri, which needs nightly, is
-# scripts/miri.sh). The sanitizers' runtimes ship with the stable rust-std, and
+# state, the views, the thread pool's loops) under AddressSanitizer and ThreadSanitizer (Miri,
+# which needs nightly, is scripts/miri.sh). The sanitizers' runtimes ship with the stable rust-std, and
 # RUSTC_BOOTSTRAP=1 (scoped to these commands) enables -Zsanitizer on the stable compiler.
 # The standard library itself is not instrumented (that needs -Zbuild-std and the rust-src
 # component), so races inside std are not seen; rustc refuses to mix instrumented crates with that std unless -Cunsafe-allow-abi-mismatch=sanitizer.
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 host=$(rustc -vV | sed -n 's/^host: //p')
-filters=(refcount storage allocator iter error tensor limits)
+filters=(refcount storage allocator iter error tensor limits parallel)
 for san in "${@:-asan tsan}"; do
   for s in $san; do
     case "$s" in
