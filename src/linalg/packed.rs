@@ -12,13 +12,15 @@
 //!   accumulators (paired on a 2-core Ice Lake, 1024-2048 squares: 1.0-1.19x the 6-row tile).
 //!
 //! A `b` panel (`kc x nr`: 16 KB on AVX2, 64 KB on AVX-512) stays in L1 (on AVX-512, mostly)
-//! while every `a` panel of the block (`mc x kc`, `A_BYTES`) streams from L2 (f64 on AVX-512,
-//! a line or more per step, prefetched `A_AHEAD` steps ahead). The pack buffers start on a cache line.
+//! while every `a` panel of the block (`mc x kc`, `A_BYTES` or `A_BYTES_512`) streams from L2
+//! (f64 on AVX-512, a line or more per step, prefetched `A_AHEAD` steps ahead). The pack buffers
+//! start on a cache line.
 //!
 //! Packing reads each operand in its own layout (where a panel's elements are contiguous across
 //! `p`, as in a transposed `b` or a row-major `a`, 8x8 or 4x4 blocks are transposed in
-//! registers, fetching each column `PACK_AHEAD` bytes ahead), so `a^T`, `b^T` and both run
-//! as fast as plain operands.
+//! registers, fetching each column `PACK_AHEAD` bytes ahead; where a column of `a` is
+//! contiguous, as in a transposed `a`, a block's panels take each column's run of rows at once,
+//! fetched `COLS_AHEAD` columns ahead), so `a^T`, `b^T` and both run as fast as plain operands.
 //! Panels past the matrix edge are zero-padded; edge tiles go through a small buffer.
 //!
 //! Every element of `c` sums its products in one fixed order (k blocks in order, `p` in order
@@ -51,9 +53,15 @@ const KC: usize = 256;
 const KC_512: usize = 512;
 /// The deepest block.
 const MAX_KC: usize = KC_512;
-/// Bytes of a packed `a` block (`mc x kc`), kept in L2 (AVX2: 144 rows of f32, 72 of f64;
-/// AVX-512: 72 and 36).
+/// Bytes of a packed `a` block (`mc x kc`), kept in L2 (AVX2: 144 rows of f32, 72 of f64), for
+/// `KC` deep blocks; AVX2 machines may have 256 KB of L2.
 const A_BYTES: usize = 144 << 10;
+/// The same for `KC_512` deep blocks (AVX-512: 144 rows of f32, 72 of f64), where L2 has 1 MB or
+/// more. Each task of rows reads the whole packed `b` block (from L3) once per block of `a`: 288
+/// KB rather than 144 halves that traffic (paired rounds on the 2-vCPU Zen 5 kind: f32 2048^3
+/// 491-499 -> 501-507 GFLOP/s, A^T B^T 491-497 -> 500-502, f64 2048^3 236-237 -> 239-242;
+/// 512-1024 within noise).
+const A_BYTES_512: usize = 288 << 10;
 /// Bytes of a packed `b` block (`kc x nc`): AVX2 2048 columns of f32, 1024 of f64; AVX-512
 /// half that.
 const B_BYTES: usize = 2 << 20;
@@ -90,7 +98,8 @@ fn blocking<E>(kernel: &Kernel<E>, m: usize, n: usize, k: usize) -> (usize, usiz
     let kc = kernel.kc.min(k);
     // (shallow products block as deep ones of `KC`, as measured before `KC_512`)
     let depth = kc.max(KC);
-    let mc = (A_BYTES / (depth * size_of::<E>()) / mr * mr).min(m.next_multiple_of(mr));
+    let a_bytes = if kernel.kc >= KC_512 { A_BYTES_512 } else { A_BYTES };
+    let mc = (a_bytes / (depth * size_of::<E>()) / mr * mr).min(m.next_multiple_of(mr));
     let nc = (B_BYTES / (depth * size_of::<E>()) / nr * nr).min(n.next_multiple_of(nr));
     (mr, nr, mc, nc, kc)
 }
@@ -635,7 +644,20 @@ unsafe fn pack_a<E: Lane, S: Source<E>>(
     // SAFETY: reads (i0 + i, pc + p) with i < rows, p < kb: inside the block; writes panel ip's
     // kb * mr elements at ip * kb * mr.
     unsafe {
-        for ip in 0..mb.div_ceil(mr) {
+        let mut first = 0;
+        if a.rs == 1 && mb >= mr {
+            // a's columns are contiguous: the whole panels take each column's run of rows at
+            // once (panel by panel, each step of each panel would read a new column: with long
+            // columns, a new page)
+            first = mb / mr;
+            let src = a.ptr.offset(ic as isize + pc as isize * a.cs);
+            match mr {
+                MAX_MR => spread::<E, S, MAX_MR>(src, a.cs, kb, first, out),
+                MR => spread::<E, S, MR>(src, a.cs, kb, first, out),
+                _ => first = 0,
+            }
+        }
+        for ip in first..mb.div_ceil(mr) {
             let dst = out.add(ip * kb * mr);
             let i0 = ic + ip * mr;
             let rows = mr.min(mb - ip * mr);
@@ -663,6 +685,49 @@ unsafe fn pack_a<E: Lane, S: Source<E>>(
                     for i in 0..mr {
                         *dst.add(p * mr + i) = if i < rows { (*at(i, p)).get() } else { E::zero() };
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Steps ahead at which `spread` fetches a column (a few lines, likely on a page of their own:
+/// strides too long for the hardware to fetch ahead).
+const COLS_AHEAD: usize = 8;
+
+/// `panels` panels of `N` rows of `a` whose columns are contiguous, one column at a time: panel
+/// `ip` gets `dst[ip*kb*N + p*N + i] = src[ip*N + i + p*cs]` for `i < N`, `p < kb`.
+///
+/// # Safety
+/// Those elements are readable at `src` and writable at `dst`.
+#[inline(always)]
+unsafe fn spread<E: Lane, S: Source<E>, const N: usize>(
+    src: *const S,
+    cs: isize,
+    kb: usize,
+    panels: usize,
+    dst: *mut E,
+) {
+    let lines = (panels * N * size_of::<S>()).div_ceil(LINE) + 1;
+    // SAFETY: per the contract (a fetch is a hint, of any address).
+    unsafe {
+        for p in 0..kb {
+            let col = src.offset(p as isize * cs);
+            if p + COLS_AHEAD < kb {
+                let next = col.wrapping_offset(COLS_AHEAD as isize * cs).cast::<u8>();
+                for l in 0..lines {
+                    prefetch(next.wrapping_add(l * LINE));
+                }
+            }
+            for ip in 0..panels {
+                let (from, to) = (col.add(ip * N), dst.add(ip * kb * N + p * N));
+                if size_of::<S>() == size_of::<E>() {
+                    // fixed-length moves, not a `memcpy` call per step
+                    for i in 0..N {
+                        *to.add(i) = (*from.add(i)).get();
+                    }
+                } else {
+                    S::run(from, to, 1, N);
                 }
             }
         }
@@ -872,7 +937,7 @@ pub(crate) trait Packed: Lane + Source<Self> {
     /// `f(None)` when it cannot be allocated (or is in use further up this thread's stack). The
     /// buffers stay allocated for the thread's next product: at most two blocks of `B_BYTES`
     /// (a threaded product packs the next block of `b` while the last tasks of one run) and
-    /// `A_BYTES`.
+    /// `A_BYTES_512`.
     fn with_buffer<R>(slot: Slot, len: usize, f: impl FnOnce(Option<&mut [Self]>) -> R) -> R;
 }
 
