@@ -179,9 +179,9 @@ static HOT: Hot = Hot {
     job: Mutex::new(None),
 };
 
-/// The CPU this thread runs on now (`usize::MAX` where that cannot be told).
+/// The CPU this thread runs on now (`usize::MAX` where that cannot be told, as under Miri).
 fn current_cpu() -> usize {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(miri)))]
     {
         // SAFETY: sched_getcpu takes no arguments and only returns a number (or -1).
         let cpu = unsafe { libc::sched_getcpu() };
@@ -226,6 +226,11 @@ impl Hot {
         }
     }
 
+    /// Counts one more lingering worker, unless `most` linger already (then false).
+    fn enter(&self, most: usize) -> bool {
+        self.idle.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < most).then_some(n + 1)).is_ok()
+    }
+
     /// Whether this thread runs on the CPU that the last loop's caller ran on.
     fn beside_caller(&self) -> bool {
         let cpu = current_cpu();
@@ -250,7 +255,7 @@ impl Hot {
         }
         let mut seen = self.generation.load(Ordering::SeqCst);
         loop {
-            if self.idle.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < most).then_some(n + 1)).is_err() {
+            if !self.enter(most) {
                 return;
             }
             let start = Instant::now();
@@ -420,38 +425,22 @@ mod tests {
     }
 
     #[test]
-    fn no_more_workers_linger_than_the_pool_less_the_caller() {
-        // loops from several callers at once on a 2-thread pool spawn workers while others
-        // linger: at most one lingers at any time (or the library pool's size less one, whose
-        // loops other tests run meanwhile)
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        let most = crate::parallel::pool().map_or(1, |p| p.current_num_threads().max(2) - 1);
-        let stop = AtomicBool::new(false);
-        let seen = std::thread::scope(|s| {
-            let sampler = s.spawn(|| {
-                let mut top = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    top = top.max(HOT.idle.load(Ordering::SeqCst));
-                    std::hint::spin_loop();
-                }
-                top
-            });
-            let callers: Vec<_> = (0..3)
-                .map(|_| {
-                    s.spawn(|| {
-                        for _ in 0..300 {
-                            run(&pool, 8, 8, &|_, _| {
-                                std::hint::black_box((0..500u64).sum::<u64>());
-                            });
-                        }
-                    })
-                })
-                .collect();
-            callers.into_iter().for_each(|c| c.join().unwrap());
-            stop.store(true, Ordering::Relaxed);
-            sampler.join().unwrap()
-        });
-        assert!(seen <= most, "{seen} workers lingered at once (at most {most})");
+    fn no_more_workers_linger_than_allowed() {
+        // on a `Hot` of its own: with two allowed, a third worker is turned away until one leaves
+        let hot = Hot {
+            generation: AtomicUsize::new(0),
+            idle: AtomicUsize::new(0),
+            caller_cpu: AtomicUsize::new(usize::MAX),
+            job: Mutex::new(None),
+        };
+        assert!(hot.enter(2) && hot.enter(2));
+        assert!(!hot.enter(2));
+        assert_eq!(hot.idle.load(Ordering::SeqCst), 2);
+        hot.idle.fetch_sub(1, Ordering::SeqCst);
+        assert!(hot.enter(2));
+        // a worker turned away returns from `linger` at once, counting nothing
+        hot.linger(2);
+        assert_eq!(hot.idle.load(Ordering::SeqCst), 2);
     }
 
     #[test]
