@@ -654,6 +654,7 @@ unsafe fn pack_a<E: Lane, S: Source<E>>(
             match mr {
                 MAX_MR => spread::<E, S, MAX_MR>(src, a.cs, kb, first, out),
                 MR => spread::<E, S, MR>(src, a.cs, kb, first, out),
+                // (any other height: panel by panel below)
                 _ => first = 0,
             }
         }
@@ -662,19 +663,7 @@ unsafe fn pack_a<E: Lane, S: Source<E>>(
             let i0 = ic + ip * mr;
             let rows = mr.min(mb - ip * mr);
             let at = |i: usize, p: usize| a.ptr.offset((i0 + i) as isize * a.rs + (pc + p) as isize * a.cs);
-            if rows == mr && a.rs == 1 {
-                // the same type at a tile's height: fixed-length moves, not a `memcpy` call
-                // per step
-                match mr {
-                    MAX_MR if size_of::<S>() == size_of::<E>() => copy_panel::<E, S, MAX_MR>(at(0, 0), a.cs, kb, dst),
-                    MR if size_of::<S>() == size_of::<E>() => copy_panel::<E, S, MR>(at(0, 0), a.cs, kb, dst),
-                    _ => {
-                        for p in 0..kb {
-                            S::run(at(0, p), dst.add(p * mr), 1, mr);
-                        }
-                    }
-                }
-            } else if rows == mr && a.cs == 1 {
+            if rows == mr && a.cs == 1 {
                 // each row is kb contiguous elements: the panel is their transpose
                 S::columns(at(0, 0), a.rs, kb, mr, mr, dst);
             } else if rows == mr {
@@ -729,24 +718,6 @@ unsafe fn spread<E: Lane, S: Source<E>, const N: usize>(
                 } else {
                     S::run(from, to, 1, N);
                 }
-            }
-        }
-    }
-}
-
-/// `dst[p*N + i] = src[i + p*cs]` for `i < N`, `p < kb`: a panel of `N` rows of `a` whose
-/// columns are contiguous.
-///
-/// # Safety
-/// Those elements are readable at `src` and writable at `dst`.
-#[inline(always)]
-unsafe fn copy_panel<E: Lane, S: Source<E>, const N: usize>(src: *const S, cs: isize, kb: usize, dst: *mut E) {
-    // SAFETY: per the contract.
-    unsafe {
-        for p in 0..kb {
-            let col = src.offset(p as isize * cs);
-            for i in 0..N {
-                *dst.add(p * N + i) = (*col.add(i)).get();
             }
         }
     }
