@@ -1,33 +1,28 @@
 //! th: a tensor engine with Torch TH's C ABI.
 //!
-//! Layers (see README): `dtype` (the one dtype list), `error`, `refcount`, `allocator` +
-//! `mapping`, `storage`, `tensor` + `iter` form a safe generic core usable from Rust; `ffi` is
-//! the C ABI, made only of macro-generated wrappers over that core.
+//! The modules are the layers, each using only those above it in this list (see README,
+//! "Layout"):
+//! - `core`: the dtype list, errors, refcounts, allocators, storages and strided views;
+//! - `exec`: how work is walked: the iteration plans (dim merging, broadcasting, tiling, the
+//!   reduction split), the overlap rules and the thread pool; shapes and strides only, no
+//!   element types, so a device backend can reuse them;
+//! - `kernels`: the instruction-set dispatch and the typed inner loops it selects;
+//! - `ops`, `linalg`: TH's math by family, generic over the element type;
+//! - `io`: files, `.npy`, DLPack, memory mappings;
+//! - `ffi`: the C ABI, made only of macro-generated wrappers over the above.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod allocator;
-pub mod apply;
-pub mod conv;
-pub mod dlpack;
-pub mod dtype;
-pub mod error;
+pub mod core;
+pub mod exec;
 pub mod ffi;
-pub mod file;
-pub mod iter;
-pub mod limits;
+pub mod io;
+pub mod kernels;
 pub mod linalg;
-pub mod mapping;
-pub mod npy;
 pub mod ops;
-pub mod parallel;
-pub mod refcount;
-pub(crate) mod simd;
-pub mod storage;
-pub mod tensor;
 
-pub use dtype::{DType, Scalar};
-pub use error::{Error, Result};
-pub use storage::Storage;
-pub use tensor::{Tensor, View};
+pub use crate::core::dtype::{DType, Scalar};
+pub use crate::core::error::{Error, Result};
+pub use crate::core::storage::Storage;
+pub use crate::core::tensor::{Tensor, View};

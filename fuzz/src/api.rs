@@ -29,7 +29,7 @@
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use th::allocator::THAllocator;
+use th::core::allocator::THAllocator;
 use th::ffi::general::{THClearLastError, THGetLastError, THGetLastErrorCode};
 use th::ffi::index::*;
 use th::ffi::math::*;
@@ -393,11 +393,13 @@ macro_rules! num_impl {
 
 dt_impl!(DFloat, Float, f, f32, 4, |v| v as f32);
 dt_impl!(DDouble, Double, d, f64, 8, |v| v as f64);
-dt_impl!(DHalf, Half, h, th::dtype::THHalf, 2, |v| th::dtype::THHalf { x: half::f16::from_f32(v as f32).to_bits() });
+dt_impl!(DHalf, Half, h, th::core::dtype::THHalf, 2, |v| th::core::dtype::THHalf {
+    x: half::f16::from_f32(v as f32).to_bits()
+});
 dt_impl!(DLong, Long, l, i64, 8, |v| v);
 dt_impl!(DInt, Int, i, i32, 4, |v| v as i32);
 dt_impl!(DByte, Byte, b, u8, 1, |v| v as u8);
-dt_impl!(DBool, Bool, o, th::dtype::Bool, 1, |v| th::dtype::Bool::from(v != 0));
+dt_impl!(DBool, Bool, o, th::core::dtype::Bool, 1, |v| th::core::dtype::Bool::from(v != 0));
 num_impl!(DFloat, Float);
 num_impl!(DDouble, Double);
 num_impl!(DHalf, Half);

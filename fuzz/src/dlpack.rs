@@ -26,10 +26,10 @@
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use th::dlpack::{DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
 use th::ffi::dlpack::*;
 use th::ffi::general::{THClearLastError, THGetLastErrorCode};
 use th::ffi::tensor::*;
+use th::io::dlpack::{DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
 
 const TH_ERR_INTERNAL: c_int = 10;
 const TH_ERR_PANIC: c_int = 11;

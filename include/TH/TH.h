@@ -126,6 +126,14 @@ typedef struct DLManagedTensorVersioned {
 #endif /* DLPACK_DLPACK_H_ */
 
 
+#define TH_STORAGE_REFCOUNTED 1
+
+#define TH_STORAGE_RESIZABLE 2
+
+#define TH_STORAGE_FREEMEM 4
+
+#define TH_STORAGE_VIEW 8
+
 /**
  * Length of the text buffer in `THDescBuff`.
  */
@@ -159,14 +167,6 @@ typedef struct DLManagedTensorVersioned {
  * MT19937 shift (torch7's `THRandom.h` name).
  */
 #define _MERSENNE_STATE_M 397
-
-#define TH_STORAGE_REFCOUNTED 1
-
-#define TH_STORAGE_RESIZABLE 2
-
-#define TH_STORAGE_FREEMEM 4
-
-#define TH_STORAGE_VIEW 8
 
 /**
  * Error codes returned by `THGetLastErrorCode`.

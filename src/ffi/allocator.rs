@@ -1,9 +1,9 @@
 //! `THAllocator.h`: the exported allocator objects and the map-allocator context functions.
 
 use super::th_fn;
-use crate::allocator::{DEFAULT_VTABLE, THAllocator};
-use crate::error::Error;
-use crate::mapping::{self, MAP_VTABLE, RC_MAP_VTABLE, THMapAllocatorContext};
+use crate::core::allocator::{DEFAULT_VTABLE, THAllocator};
+use crate::core::error::Error;
+use crate::io::mapping::{self, MAP_VTABLE, RC_MAP_VTABLE, THMapAllocatorContext};
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::ptr;
 

@@ -10,17 +10,17 @@
 //! row-major buffers and add into `r_` (no beta).
 
 use super::*;
-use crate::conv::{self, Kind, Mode};
+use crate::ops::conv::{self, Kind, Mode};
 use std::ffi::c_char;
 
 /// The view of a borrowed tensor argument.
 ///
 /// # Safety
 /// `p` must be NULL or a live handle.
-unsafe fn view<H: Handle<Obj = crate::tensor::Tensor<T>>, T: crate::Scalar>(
+unsafe fn view<H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Scalar>(
     p: *mut H,
     arg: u32,
-) -> crate::Result<crate::tensor::View<T>> {
+) -> crate::Result<crate::core::tensor::View<T>> {
     // SAFETY: forwarded contract.
     Ok(unsafe { obj(p, arg)? }.view())
 }

@@ -6,7 +6,7 @@
 //! on error `m` stays the caller's.
 
 use super::*;
-use crate::dlpack::{self, DLManagedTensor, DLManagedTensorVersioned};
+use crate::io::dlpack::{self, DLManagedTensor, DLManagedTensorVersioned};
 use std::ffi::c_void;
 use std::ptr;
 

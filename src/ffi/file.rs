@@ -1,4 +1,4 @@
-//! `THFile.h`, `THDiskFile.h`, `THMemoryFile.h` over the core in `crate::file`.
+//! `THFile.h`, `THDiskFile.h`, `THMemoryFile.h` over the core in `crate::io::file`.
 //!
 //! `THFile` is an opaque, reference-counted handle: the `new` functions return +1,
 //! `THFile_free` drops one (closing the file with the last one), `THFile_retain` (an extension)
@@ -7,8 +7,8 @@
 //! elements read are stored and the count returned (check `THFile_hasError`).
 
 use super::*;
-use crate::allocator::th_alloc;
-use crate::file::{File, FileState, check_long_size};
+use crate::core::allocator::th_alloc;
+use crate::io::file::{File, FileState, check_long_size};
 use std::ffi::{CStr, c_char, c_int};
 use std::ptr;
 

@@ -2,10 +2,10 @@
 //! conversion, log-space helpers and size utilities.
 
 use super::th_fn;
-use crate::allocator;
-use crate::dtype::{THBFloat16, THHalf};
-use crate::error::{self, Error, THArgErrorHandlerFunction, THErrorCode, THErrorHandlerFunction};
-use crate::tensor::size_desc;
+use crate::core::allocator;
+use crate::core::dtype::{THBFloat16, THHalf};
+use crate::core::error::{self, Error, THArgErrorHandlerFunction, THErrorCode, THErrorHandlerFunction};
+use crate::core::tensor::size_desc;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
@@ -310,7 +310,7 @@ th_fn! {
     fn THSize_nElement(dims: i64, size: *mut i64) -> isize = 0; {
         // SAFETY: the caller passes `dims` sizes.
         let s = unsafe { c_sizes(size, dims, 2)? };
-        Ok(crate::tensor::numel(s)? as isize)
+        Ok(crate::core::tensor::numel(s)? as isize)
     }
 }
 

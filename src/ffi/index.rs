@@ -5,8 +5,8 @@
 
 use super::storage::long_list;
 use super::*;
+use crate::core::tensor::View;
 use crate::ops::index as ix;
-use crate::tensor::View;
 use std::ffi::c_int;
 
 /// The view of a borrowed tensor argument.

@@ -22,12 +22,12 @@ unsafe fn first(s: *const c_char) -> Option<u8> {
 ///
 /// # Safety
 /// Both must be NULL or live handles of the same type.
-unsafe fn input_or<H: Handle<Obj = crate::tensor::Tensor<T>>, T: crate::Scalar>(
+unsafe fn input_or<H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Scalar>(
     p: *mut H,
     dflt: *mut H,
     arg: u32,
     dflt_arg: u32,
-) -> crate::Result<(crate::tensor::View<T>, bool)> {
+) -> crate::Result<(crate::core::tensor::View<T>, bool)> {
     if p.is_null() || p == dflt {
         // SAFETY: forwarded contract.
         Ok((unsafe { obj(dflt, dflt_arg)? }.view(), true))

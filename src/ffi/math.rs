@@ -10,10 +10,10 @@ use crate::ops::arith::{self, BinaryOp, Cmp, ScalarOp, Unary};
 ///
 /// # Safety
 /// `p` must be NULL or a live handle.
-unsafe fn view<'a, H: Handle<Obj = crate::tensor::Tensor<T>>, T: crate::Scalar>(
+unsafe fn view<'a, H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Scalar>(
     p: *mut H,
     arg: u32,
-) -> crate::Result<&'a crate::tensor::Tensor<T>> {
+) -> crate::Result<&'a crate::core::tensor::Tensor<T>> {
     // SAFETY: forwarded contract.
     Ok(unsafe { obj(p, arg)? })
 }

@@ -23,11 +23,11 @@ pub mod reduce;
 pub mod storage;
 pub mod tensor;
 
-use crate::dtype::{Bool, Scalar, THBFloat16, THHalf};
-use crate::error::{self, Code, Error, Result};
-use crate::refcount::{Rc, Shared};
-use crate::storage::Storage;
-use crate::tensor::Tensor;
+use crate::core::dtype::{Bool, Scalar, THBFloat16, THHalf};
+use crate::core::error::{self, Code, Error, Result};
+use crate::core::refcount::{Rc, Shared};
+use crate::core::storage::Storage;
+use crate::core::tensor::Tensor;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Runs `f` for the exported function `name`; on error records it, calls the handler once and
@@ -58,7 +58,7 @@ macro_rules! th_fn {
         #[allow(clippy::missing_safety_doc)] // one contract for all: see the module docs
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($a: $t),*) -> $ret {
-            $crate::ffi::boundary(stringify!($name), $sentinel, move || -> $crate::error::Result<$ret> { $body })
+            $crate::ffi::boundary(stringify!($name), $sentinel, move || -> $crate::core::error::Result<$ret> { $body })
         }
     };
     ($(#[$m:meta])* fn $name:ident($($a:ident : $t:ty),* $(,)?) $body:block) => {
@@ -66,7 +66,7 @@ macro_rules! th_fn {
         #[allow(clippy::missing_safety_doc)] // one contract for all: see the module docs
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($a: $t),*) {
-            $crate::ffi::boundary(stringify!($name), (), move || -> $crate::error::Result<()> { $body })
+            $crate::ffi::boundary(stringify!($name), (), move || -> $crate::core::error::Result<()> { $body })
         }
     };
 }

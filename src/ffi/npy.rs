@@ -1,8 +1,8 @@
-//! `.npy` save/load for tensors of every dtype (see `crate::npy` for the format rules):
+//! `.npy` save/load for tensors of every dtype (see `crate::io::npy` for the format rules):
 //! `TH{Real}Tensor_saveNpy(path, t)` and `TH{Real}Tensor_loadNpy(path)` (+1).
 
 use super::*;
-use crate::npy;
+use crate::io::npy;
 use std::ffi::{CStr, c_char};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;

@@ -31,7 +31,7 @@ impl Handle for THGenerator {
 th_fn! {
     /// A new generator seeded from `/dev/urandom` (+1; release with `THGenerator_free`).
     fn THGenerator_new() -> *mut THGenerator = ptr::null_mut(); {
-        Ok(into_handle(crate::refcount::Rc::new(Generator::new())))
+        Ok(into_handle(crate::core::refcount::Rc::new(Generator::new())))
     }
 }
 

@@ -19,10 +19,10 @@ use std::ffi::c_int;
 ///
 /// # Safety
 /// `p` must be NULL or a live handle.
-unsafe fn view<H: Handle<Obj = crate::tensor::Tensor<T>>, T: crate::Scalar>(
+unsafe fn view<H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Scalar>(
     p: *mut H,
     arg: u32,
-) -> crate::Result<crate::tensor::View<T>> {
+) -> crate::Result<crate::core::tensor::View<T>> {
     // SAFETY: forwarded contract.
     Ok(unsafe { obj(p, arg)? }.view())
 }

@@ -7,15 +7,15 @@
 use super::allocator::is_map_allocator;
 use super::general::{THDescBuff, c_sizes};
 use super::*;
-use crate::allocator::{Allocator, THAllocator};
-use crate::error::{Error, Result};
-use crate::storage::{Storage, TH_STORAGE_REFCOUNTED, check_len};
-use crate::tensor::{broadcast_shapes, infer_size, size_desc};
+use crate::core::allocator::{Allocator, THAllocator};
+use crate::core::error::{Error, Result};
+use crate::core::storage::{Storage, TH_STORAGE_REFCOUNTED, check_len};
+use crate::core::tensor::{broadcast_shapes, infer_size, size_desc};
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::ptr;
 
 /// Applies TH's `setFlag`/`clearFlag` to a storage handle (REFCOUNTED lives on the refcount).
-fn storage_flags<T: crate::Scalar>(s: &crate::refcount::Shared<Storage<T>>, set: c_char, clear: c_char) {
+fn storage_flags<T: crate::Scalar>(s: &crate::core::refcount::Shared<Storage<T>>, set: c_char, clear: c_char) {
     let (set, clear) = (set as u8, clear as u8);
     if set & TH_STORAGE_REFCOUNTED != 0 {
         s.set_refcounted(true);
@@ -34,7 +34,7 @@ unsafe fn with_allocator<T: crate::Scalar>(
     size: isize,
     allocator: *mut THAllocator,
     ctx: *mut c_void,
-) -> Result<crate::refcount::Rc<Storage<T>>> {
+) -> Result<crate::core::refcount::Rc<Storage<T>>> {
     // SAFETY: caller contract.
     let a = unsafe { Allocator::from_c(allocator, ctx) }.map_err(|e| e.at_arg(2))?;
     if is_map_allocator(allocator) {
@@ -374,16 +374,16 @@ th_fn! {
         if expanded_sizes.is_null() || expanded_strides.is_null() {
             return Err(Error::null(5, "expandedSizes/expandedStrides"));
         }
-        let v = crate::tensor::View::<u8> { storage: None, offset: 0, sizes: ts.to_vec(), strides: tt.to_vec() };
+        let v = crate::core::tensor::View::<u8> { storage: None, offset: 0, sizes: ts.to_vec(), strides: tt.to_vec() };
         match v.expand(&want) {
             Ok(e) => {
                 let bytes = (e.sizes.len() * 8) as isize;
-                let ps = crate::allocator::th_alloc(bytes)? as *mut i64;
-                let pt = match crate::allocator::th_alloc(bytes) {
+                let ps = crate::core::allocator::th_alloc(bytes)? as *mut i64;
+                let pt = match crate::core::allocator::th_alloc(bytes) {
                     Ok(p) => p as *mut i64,
                     Err(err) => {
                         // SAFETY: ps was just allocated by th_alloc.
-                        unsafe { crate::allocator::th_free(ps as *mut u8) };
+                        unsafe { crate::core::allocator::th_free(ps as *mut u8) };
                         return Err(err);
                     }
                 };

@@ -8,11 +8,11 @@
 use super::general::{THDescBuff, c_sizes};
 use super::storage::{long_list, new_long_storage};
 use super::*;
-use crate::dtype::Scalar;
-use crate::error::{Error, Result};
-use crate::refcount::{Rc, Shared};
-use crate::storage::Storage;
-use crate::tensor::{Tensor, View, broadcast_shapes, copy, size_desc};
+use crate::core::dtype::Scalar;
+use crate::core::error::{Error, Result};
+use crate::core::refcount::{Rc, Shared};
+use crate::core::storage::Storage;
+use crate::core::tensor::{Tensor, View, broadcast_shapes, copy, size_desc};
 use std::ffi::{c_char, c_int};
 use std::ptr;
 
@@ -71,7 +71,7 @@ fn shift_arg(e: Error) -> Error {
 
 /// A storage that is too small and not resizable is the storage argument's fault (at `pos`).
 fn blame_storage(e: Error, pos: u32) -> Error {
-    if e.code == crate::error::Code::TH_ERR_INVALID_ARG { e.at_arg(pos) } else { e }
+    if e.code == crate::core::error::Code::TH_ERR_INVALID_ARG { e.at_arg(pos) } else { e }
 }
 
 fn new_on_storage<T: Scalar>(

@@ -12,10 +12,10 @@
 #![allow(clippy::too_many_arguments)] // BLAS's own argument lists
 
 use super::gemm::{self, Gemm, MatMut, MatRef};
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
+use crate::exec::parallel;
 use crate::ops::num::Float;
 use crate::ops::random::Generator;
-use crate::parallel;
 
 fn count(n: i64, arg: u32) -> Result<usize> {
     usize::try_from(n).map_err(|_| Error::size(format!("negative size {n}")).at_arg(arg))

@@ -23,10 +23,10 @@
 #![allow(clippy::too_many_arguments)] // m, n, k, alpha, a, b, beta, c
 
 use super::packed::{self, Packed, Source};
-use crate::error::{Error, Result};
-use crate::ops::kernels::{Isa, isa};
+use crate::core::error::{Error, Result};
+use crate::exec::parallel;
+use crate::kernels::{Isa, isa};
 use crate::ops::num::Num;
-use crate::parallel;
 use faer::{Accum, Par};
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
@@ -332,7 +332,7 @@ unsafe fn transposed_copy<T: Copy + Send + Sync>(x: MatRef<T>, rows: usize, cols
 /// The side of the square blocks `transpose_block` moves for elements of type `T` (8 for 4-byte
 /// elements, 4 for 8-byte ones), or 0 where it has no such block (other sizes, no AVX).
 pub(super) fn block_lanes<T>() -> usize {
-    let avx = cfg!(target_arch = "x86_64") && crate::ops::kernels::isa() != crate::ops::kernels::Isa::Scalar;
+    let avx = cfg!(target_arch = "x86_64") && crate::kernels::isa() != crate::kernels::Isa::Scalar;
     match size_of::<T>() {
         4 if avx => 8,
         8 if avx => 4,

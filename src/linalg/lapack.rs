@@ -17,10 +17,10 @@
 //! an underdetermined `gels`, LAPACK's pivot sequences (`ipiv`) from `faer`'s permutations, and
 //! the `info` values LAPACK would report.
 
-use crate::dtype::Scalar;
-use crate::error::{Code, Error, Result};
-use crate::iter::Offsets;
-use crate::tensor::{Tensor, View, size_desc};
+use crate::core::dtype::Scalar;
+use crate::core::error::{Code, Error, Result};
+use crate::core::tensor::{Tensor, View, size_desc};
+use crate::exec::iter::Offsets;
 use faer::linalg::triangular_solve as trsv;
 use faer::reborrow::ReborrowMut;
 use faer::traits::RealField;

@@ -29,9 +29,9 @@
 #![allow(clippy::too_many_arguments)] // m, n, k, alpha, a, b, beta, c
 
 use super::gemm::{MatMut, MatRef, block_lanes, transpose_block};
-use crate::ops::kernels::{Isa, isa};
-use crate::parallel::{self, SharedPtr};
-use crate::simd::{Lane, MAX_LANES, Vector, prefetch};
+use crate::exec::parallel::{self, SharedPtr};
+use crate::kernels::simd::{Lane, MAX_LANES, Vector, prefetch};
+use crate::kernels::{Isa, isa};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -975,8 +975,8 @@ macro_rules! packed {
         impl Packed for $E {
             fn kernel_for(isa: Isa) -> Option<Kernel<Self>> {
                 #[cfg(target_arch = "x86_64")]
-                if crate::ops::kernels::cpu_has(isa) {
-                    use crate::simd::{avx2::$V2, avx512::$V5};
+                if crate::kernels::cpu_has(isa) {
+                    use crate::kernels::simd::{avx2::$V2, avx512::$V5};
                     match isa {
                         Isa::Avx512 => {
                             return Some(isa_kernel!(
@@ -1022,7 +1022,7 @@ packed!(f64, F64x4, F64x8, PACK_F64);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simd::Lanes;
+    use crate::kernels::simd::Lanes;
 
     /// `c = beta*c + alpha*(a @ b)` by the definition, in f64.
     fn naive(m: usize, n: usize, k: usize, alpha: f64, a: MatRef<f64>, b: MatRef<f64>, beta: f64, c: &mut [f64]) {

@@ -9,10 +9,10 @@
 //! computed into a temporary and copied. Shapes are checked before anything is written.
 
 use super::gemm::{self, Gemm, MatMut, MatRef};
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
+use crate::core::tensor::{Tensor, View, copy, size_desc};
+use crate::exec::parallel;
 use crate::ops::resize_out;
-use crate::parallel;
-use crate::tensor::{Tensor, View, copy, size_desc};
 use std::sync::Mutex;
 
 /// The first element's address.

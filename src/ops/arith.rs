@@ -4,11 +4,11 @@
 //! `r` aliasing an input exactly, and runs through `ops::pointwise*` and the apply engine.
 
 use super::num::{Float, Num, Real};
-use super::vmath::VMath;
 use super::{Operand, map0, pointwise1, pointwise2, pointwise3};
-use crate::dtype::Scalar;
-use crate::error::{Error, Result};
-use crate::tensor::Tensor;
+use crate::core::dtype::Scalar;
+use crate::core::error::{Error, Result};
+use crate::core::tensor::Tensor;
+use crate::kernels::vmath::VMath;
 
 /// `r` filled with `v` in place (no resize).
 pub fn fill<T: Scalar>(r: &Tensor<T>, v: T) -> Result<()> {
@@ -244,7 +244,7 @@ impl Cmp {
 
 /// `r = (t op value) ? 1 : 0` into any output dtype `O` (Byte for TH's `*Value`, T for `*ValueT`).
 pub fn cmp_value<O: Scalar, T: Scalar + PartialOrd>(r: &Tensor<O>, t: &impl Operand<T>, op: Cmp, v: T) -> Result<()> {
-    let (one, zero) = (O::from_prim(crate::dtype::Prim::I(1)), O::from_prim(crate::dtype::Prim::I(0)));
+    let (one, zero) = (O::from_prim(crate::core::dtype::Prim::I(1)), O::from_prim(crate::core::dtype::Prim::I(0)));
     match op {
         Cmp::Lt => pointwise1(r, t, move |x: T| if x < v { one } else { zero }),
         Cmp::Le => pointwise1(r, t, move |x: T| if x <= v { one } else { zero }),
@@ -262,7 +262,7 @@ pub fn cmp_tensor<O: Scalar, T: Scalar + PartialOrd>(
     op: Cmp,
     b: &impl Operand<T>,
 ) -> Result<()> {
-    let (one, zero) = (O::from_prim(crate::dtype::Prim::I(1)), O::from_prim(crate::dtype::Prim::I(0)));
+    let (one, zero) = (O::from_prim(crate::core::dtype::Prim::I(1)), O::from_prim(crate::core::dtype::Prim::I(0)));
     match op {
         Cmp::Lt => pointwise2(r, a, b, move |x: T, y: T| if x < y { one } else { zero }),
         Cmp::Le => pointwise2(r, a, b, move |x: T, y: T| if x <= y { one } else { zero }),

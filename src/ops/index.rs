@@ -24,13 +24,13 @@
 
 use super::num::{Float, Num};
 use super::{map0, map1, map2, resize_out};
-use crate::apply::Plan;
-use crate::dtype::{Bool, Prim, Scalar};
-use crate::error::{Error, Result};
-use crate::iter::Offsets;
-use crate::parallel;
-use crate::refcount::Rc;
-use crate::tensor::{Tensor, View, broadcast_shapes, copy, numel, parse_sizes, size_desc};
+use crate::core::dtype::{Bool, Prim, Scalar};
+use crate::core::error::{Error, Result};
+use crate::core::refcount::Rc;
+use crate::core::tensor::{Tensor, View, broadcast_shapes, copy, numel, parse_sizes, size_desc};
+use crate::exec::iter::Offsets;
+use crate::exec::parallel;
+use crate::exec::plan::Plan;
 use std::cmp::Ordering;
 use std::ptr;
 
@@ -327,7 +327,7 @@ fn mask_at<M: Scalar>(mask: &View<M>, shape: &[i64], arg: u32) -> Result<View<M>
     if mask.numel() == n && n > 0 {
         let mut m = if mask.is_contiguous() { mask.clone() } else { dense(mask)? };
         m.sizes = shape.to_vec();
-        m.strides = crate::tensor::fill_strides(shape, None)?;
+        m.strides = crate::core::tensor::fill_strides(shape, None)?;
         return Ok(m);
     }
     Err(Error::size(format!(
@@ -413,7 +413,7 @@ fn broadcast_pair<T: Scalar, M: Scalar>(src: &View<T>, mask: &View<M>) -> Result
 pub fn masked_select<T: Scalar, M: MaskElem>(r: &Tensor<T>, src: &View<T>, mask: &View<M>) -> Result<()> {
     let (s, m) = broadcast_pair(src, mask)?;
     let count = check_mask(&m, 3)?;
-    let mut out: Vec<T> = crate::limits::try_vec(count)?;
+    let mut out: Vec<T> = crate::core::limits::try_vec(count)?;
     match (s.host_ptr()?, m.host_ptr()?) {
         (Some(sp), Some(mp)) if s.is_contiguous() && m.is_contiguous() => {
             for i in 0..s.numel() {
@@ -785,7 +785,7 @@ fn fill_sequence<T: Scalar>(r: &Tensor<T>, n: u64, f: impl Fn(u64) -> T) -> Resu
     if n == 0 {
         return Ok(());
     }
-    let data: Vec<T> = crate::limits::try_collect(n as usize, (0..n).map(f))?;
+    let data: Vec<T> = crate::core::limits::try_collect(n as usize, (0..n).map(f))?;
     assign(&out, &View::from_slice(&data, &[len])?)
 }
 
@@ -927,7 +927,7 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
     let (so, si, st) = (slice_starts(&vo, d)?, slice_starts(&io, d)?, slice_starts(&t, d)?);
     // One slice's (value, position) pairs per worker: probe that much memory up front so that
     // a slice longer than memory is an error here rather than an abort in a worker.
-    drop(crate::limits::try_vec::<(T, i64)>(len)?);
+    drop(crate::core::limits::try_vec::<(T, i64)>(len)?);
     let (Some(pv), Some(pi), Some(pt)) = (vo.host_ptr()?, io.host_ptr()?, t.host_ptr()?) else {
         return Err(Error::internal("sort: a non-empty tensor without data"));
     };
@@ -975,7 +975,7 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
 fn slice_starts<T: Scalar>(v: &View<T>, d: usize) -> Result<Vec<usize>> {
     let (sz, st) = (without(&v.sizes, d), without(&v.strides, d));
     let n = sz.iter().product::<i64>() as usize;
-    crate::limits::try_collect(n, Offsets::new(v.offset, &sz, &st, n))
+    crate::core::limits::try_collect(n, Offsets::new(v.offset, &sz, &st, n))
 }
 
 /// `rt` = `t` sorted along `dim` (stable; NaN last, first when descending), `ri` = the 0-based
@@ -1050,10 +1050,10 @@ pub fn cat<T: Scalar>(r: &Tensor<T>, inputs: &[View<T>], dim: i32) -> Result<()>
     };
     // As in torch7, a dimension past the inputs' adds size-1 dimensions; each costs memory, so a
     // huge one (INT_MAX would need a 16 GiB size list) is an error rather than an allocation.
-    if cd >= max_nd.max(crate::limits::MAX_NEW_DIMS) {
+    if cd >= max_nd.max(crate::core::limits::MAX_NEW_DIMS) {
         return Err(Error::index(format!(
             "dimension {cd} out of range: cat adds dimensions only up to {}",
-            crate::limits::MAX_NEW_DIMS
+            crate::core::limits::MAX_NEW_DIMS
         ))
         .at_arg(4));
     }

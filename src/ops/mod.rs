@@ -6,19 +6,18 @@
 //! `resizeAs`, and computing through a temporary when the output partially overlaps an input.
 
 pub mod arith;
+pub mod conv;
 pub mod index;
-pub mod kernels;
 pub mod num;
 pub mod random;
 pub mod reduce;
-pub mod reduce_kernels;
-pub mod vmath;
 
-use crate::apply::Plan;
-use crate::dtype::Scalar;
-use crate::error::{Error, Result};
-use crate::parallel::{self, SharedPtr};
-use crate::tensor::{Tensor, View, broadcast_shapes, fill_strides, size_desc};
+use crate::core::dtype::Scalar;
+use crate::core::error::{Error, Result};
+use crate::core::tensor::{Tensor, View, broadcast_shapes, fill_strides, size_desc};
+use crate::exec::parallel::{self, SharedPtr};
+use crate::exec::plan::Plan;
+use crate::kernels::pointwise as kernels;
 
 fn base<T: Scalar>(v: &View<T>) -> Result<*mut u8> {
     Ok(match v.host_ptr()? {
@@ -155,8 +154,8 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
 /// writing `o` could then change `a` before it is read.
 pub fn partial_overlap<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>) -> bool {
     let (Some(so), Some(sa)) = (&o.storage, &a.storage) else { return false };
-    let po = crate::refcount::Rc::as_ptr(so) as *const u8;
-    let pa = crate::refcount::Rc::as_ptr(sa) as *const u8;
+    let po = crate::core::refcount::Rc::as_ptr(so) as *const u8;
+    let pa = crate::core::refcount::Rc::as_ptr(sa) as *const u8;
     if !std::ptr::eq(po, pa) || o.numel() == 0 || a.numel() == 0 {
         return false;
     }
@@ -182,7 +181,7 @@ fn reshaped<T: Scalar>(v: &View<T>, shape: &[i64]) -> Result<View<T>> {
         return Ok(r);
     }
     let c = View::contiguous(&v.sizes)?;
-    crate::tensor::copy(&c, v)?;
+    crate::core::tensor::copy(&c, v)?;
     reshaped(&c, shape)
 }
 
@@ -345,7 +344,7 @@ fn into_output<O: Scalar>(
     if overlaps(&out) {
         let tmp = View::contiguous(shape)?;
         compute(&tmp)?;
-        return crate::tensor::copy(&out, &tmp);
+        return crate::core::tensor::copy(&out, &tmp);
     }
     compute(&out)
 }

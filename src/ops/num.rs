@@ -3,7 +3,7 @@
 //!
 //! `Num` is implemented for every dtype except Bool; `Float` for Float, Double, Half, BFloat16.
 
-use crate::dtype::Scalar;
+use crate::core::dtype::Scalar;
 use half::{bf16, f16};
 
 /// Arithmetic on a numeric element type.
@@ -173,7 +173,7 @@ macro_rules! half_num {
             #[inline(always)] fn bitxor(self, _o: Self) -> Self { <$T>::NAN }
             #[inline(always)] fn pow(self, o: Self) -> Self { <$T>::from_f32(self.to_f32().powf(o.to_f32())) }
             #[inline(always)] fn to_f64(self) -> f64 { self.to_f64() }
-            #[inline(always)] fn from_f64(v: f64) -> Self { <$T>::from_f32(crate::dtype::f64_to_f32_round_odd(v)) }
+            #[inline(always)] fn from_f64(v: f64) -> Self { <$T>::from_f32(crate::core::dtype::f64_to_f32_round_odd(v)) }
             #[inline(always)] fn is_nan(self) -> bool { self.is_nan() }
             #[inline(always)] fn to_acc(self) -> f32 { self.to_f32() }
             #[inline(always)] fn from_acc(a: f32) -> Self { <$T>::from_f32(a) }
@@ -252,7 +252,7 @@ real_impl!(f32, lgammaf_r; f64, lgamma_r);
 
 /// A floating-point element type: computes in `Self::R` (f32 for Half/BFloat16).
 pub trait Float: Num {
-    type R: Real + Num + super::vmath::VMath;
+    type R: Real + Num + crate::kernels::vmath::VMath;
     fn to_r(self) -> Self::R;
     fn from_r(r: Self::R) -> Self;
 }

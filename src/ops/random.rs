@@ -12,10 +12,10 @@
 //! written or resized, so a failing call leaves its outputs untouched.
 
 use super::num::{Float, Num};
-use crate::dtype::{DType, Prim, Scalar};
-use crate::error::{Error, Result};
-use crate::iter::Offsets;
-use crate::tensor::{Tensor, View, parse_sizes, size_desc};
+use crate::core::dtype::{DType, Prim, Scalar};
+use crate::core::error::{Error, Result};
+use crate::core::tensor::{Tensor, View, parse_sizes, size_desc};
+use crate::exec::iter::Offsets;
 use std::sync::{Mutex, MutexGuard};
 
 /// MT19937 state length (torch7's `THRandom.h` name).
@@ -632,7 +632,7 @@ pub fn randperm<T: Num>(r: &Tensor<T>, g: &Generator, n: i64) -> Result<()> {
     }
     let len = usize::try_from(n).map_err(|_| Error::alloc(format!("randperm: n = {n} is too large")))?;
     let out = super::resize_out(r, &[n])?;
-    let mut perm: Vec<i64> = crate::limits::try_collect(len, 0..n)?;
+    let mut perm: Vec<i64> = crate::core::limits::try_collect(len, 0..n)?;
     {
         let mut mt = g.lock();
         for i in 0..len.saturating_sub(1) {
@@ -729,7 +729,7 @@ pub fn multinomial<T: Float>(
     let shape: Vec<i64> = if prob.ndim() == 1 { vec![ns as i64] } else { vec![n_dist as i64, ns as i64] };
     let cells =
         n_dist.checked_mul(ns).ok_or_else(|| Error::size(format!("multinomial: {n_dist} x {ns} samples overflow")))?;
-    let mut res = crate::limits::try_vec(cells)?;
+    let mut res = crate::core::limits::try_vec(cells)?;
     {
         let mut mt = g.lock();
         let mut cum = vec![0.0; n_cat];
@@ -839,7 +839,7 @@ pub fn set_rng_state(g: &Generator, src: &View<u8>) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn tensor<T: Scalar>(sizes: &[i64]) -> crate::refcount::Rc<Tensor<T>> {
+    fn tensor<T: Scalar>(sizes: &[i64]) -> crate::core::refcount::Rc<Tensor<T>> {
         Tensor::new(View::contiguous(sizes).unwrap())
     }
 

@@ -31,13 +31,13 @@
 //! f32 for Half/BFloat16) for every sum, product, mean, variance and norm.
 
 use super::num::{Float, Num, Real};
-use super::reduce_kernels as rk;
 use super::{map2, pointwise2, resize_out};
-use crate::dtype::{Bool, Scalar};
-use crate::error::{Error, Result};
-use crate::iter::Offsets;
-use crate::parallel::{self, SharedPtr};
-use crate::tensor::{Tensor, View, copy, parse_sizes, size_desc};
+use crate::core::dtype::{Bool, Scalar};
+use crate::core::error::{Error, Result};
+use crate::core::tensor::{Tensor, View, copy, parse_sizes, size_desc};
+use crate::exec::iter::Offsets;
+use crate::exec::parallel::{self, SharedPtr};
+use crate::kernels::reduce as rk;
 use half::{bf16, f16};
 use std::cmp::Ordering;
 use std::marker::PhantomData;
@@ -950,7 +950,7 @@ pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
     }
     let g = Geometry::new(sizes, views.map(|v| &v.strides[..]), mask);
     if views[0].numel() == 0 {
-        return crate::limits::try_filled(g.m(), r.identity());
+        return crate::core::limits::try_filled(g.m(), r.identity());
     }
     let mut base = [std::ptr::null::<T>(); N];
     for (b, v) in base.iter_mut().zip(views) {
@@ -959,7 +959,7 @@ pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
     }
     // SAFETY: host_ptr checked that every element of each view lies inside its storage, and
     // the geometry reaches exactly the elements of the views.
-    let out = crate::limits::try_filled(g.m(), r.identity())?;
+    let out = crate::core::limits::try_filled(g.m(), r.identity())?;
     // SAFETY: as above.
     Ok(unsafe { run(&g, base, r, out) })
 }
@@ -1324,10 +1324,10 @@ fn per_slice<T: Elem, X: Copy + Default + Send>(
 ) -> Result<Vec<X>> {
     let g = Geometry::<1>::new(&t.sizes, [&t.strides], &only(t.ndim(), d));
     let (m, k) = (g.m(), g.k());
-    let mut out = crate::limits::try_filled(m, X::default())?;
+    let mut out = crate::core::limits::try_filled(m, X::default())?;
     // One slice's (value, position) pairs per worker: probe that much memory up front so that
     // a slice longer than memory is an error here rather than an abort in a worker.
-    drop(crate::limits::try_vec::<(T, i64)>(k)?);
+    drop(crate::core::limits::try_vec::<(T, i64)>(k)?);
     let Some(p) = t.host_ptr()? else { return Ok(out) };
     let addr = SharedPtr(p.wrapping_add(t.offset));
     let step = g.red[0].st[0];
@@ -1438,7 +1438,7 @@ fn scan<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, prod: bool) -> Result<(
             push_merged(&mut lines, Dim { size: sz as usize, st: [st as isize, ostride as isize] });
         }
     }
-    let mut out = crate::limits::try_filled(n, T::default())?;
+    let mut out = crate::core::limits::try_filled(n, T::default())?;
     let p = t.host_ptr()?.ok_or_else(|| Error::internal("scan: a view with elements has no storage"))?;
     let addr = SharedPtr(p.wrapping_add(t.offset));
     let step = t.strides[d] as isize;
@@ -1611,7 +1611,7 @@ fn check_nbins(nbins: i64) -> Result<usize> {
 pub fn histc<T: FloatAcc>(hist: &Tensor<T>, t: &View<T>, nbins: i64, minvalue: T, maxvalue: T) -> Result<()> {
     let nb = check_nbins(nbins)?;
     let (lo, hi) = hist_range(t, minvalue, maxvalue)?;
-    let mut counts = crate::limits::try_filled(nb, 0i64)?;
+    let mut counts = crate::core::limits::try_filled(nb, 0i64)?;
     count_bins(t, lo, hi, &mut counts)?;
     let data: Vec<T> = counts.iter().map(|&c| T::from_f64(c as f64)).collect();
     store(hist, &[nbins], &data)
@@ -1627,7 +1627,7 @@ pub fn bhistc<T: FloatAcc>(hist: &Tensor<T>, t: &View<T>, nbins: i64, minvalue: 
     let (lo, hi) = hist_range(t, minvalue, maxvalue)?;
     let rows = t.sizes[0] as usize;
     let cells = rows.checked_mul(nb).ok_or_else(|| Error::size(format!("bhistc: {rows} x {nb} bins overflow")))?;
-    let mut counts = crate::limits::try_filled(cells, 0i64)?;
+    let mut counts = crate::core::limits::try_filled(cells, 0i64)?;
     for (i, c) in counts.chunks_mut(nb).enumerate() {
         let row = View {
             sizes: vec![t.sizes[1]],
@@ -1710,7 +1710,7 @@ mod tests {
         v
     }
 
-    fn out<T: Scalar>() -> crate::refcount::Rc<Tensor<T>> {
+    fn out<T: Scalar>() -> crate::core::refcount::Rc<Tensor<T>> {
         Tensor::new(View::empty())
     }
 

@@ -13,10 +13,10 @@
 //! pedantic one (the default) fails with `read error: read N blocks instead of M`. Misuse (closed
 //! file, reading a write-only file, ...) is always an error.
 
-use crate::dtype::{DType, Prim, Scalar};
-use crate::error::{Error, Result};
-use crate::refcount::Rc;
-use crate::storage::Storage;
+use crate::core::dtype::{DType, Prim, Scalar};
+use crate::core::error::{Error, Result};
+use crate::core::refcount::Rc;
+use crate::core::storage::Storage;
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::sync::{Mutex, MutexGuard};
 
@@ -834,7 +834,7 @@ mod tests {
             assert_eq!(roundtrip(&h, binary), h);
             let b = [bf16::from_f32(0.1), bf16::MAX, bf16::from_f32(-2.5)];
             assert_eq!(roundtrip(&b, binary), b);
-            let bo = [crate::dtype::Bool(1), crate::dtype::Bool(0)];
+            let bo = [crate::core::dtype::Bool(1), crate::core::dtype::Bool(0)];
             assert_eq!(roundtrip(&bo, binary), bo);
             assert!(roundtrip(&[f64::NAN], binary)[0].is_nan());
         }

@@ -28,11 +28,11 @@
 //! Integer dtypes wrap (all orderings agree modulo 2^bits); floating dtypes accumulate in their
 //! own type (TH's `real sum`), Half/BFloat16 in f32 with one rounding at the end.
 
-use crate::dtype::Scalar;
-use crate::error::{Error, Result};
+use crate::core::dtype::Scalar;
+use crate::core::error::{Error, Result};
+use crate::core::tensor::{Tensor, View};
+use crate::kernels::{Isa, isa};
 use crate::linalg::gemm::{MatMut, MatRef};
-use crate::ops::kernels::{Isa, isa};
-use crate::tensor::{Tensor, View};
 use std::borrow::Cow;
 
 mod implicit;
@@ -657,8 +657,8 @@ fn prep_kernel<K: ConvK>(k: &[K], len: usize, alpha: K, flip: bool) -> Result<Ve
 /// large enough.
 fn par_planes<K: ConvK>(out: &mut [K], plane: usize, work: usize, f: impl Fn(usize, &mut [K]) + Sync) {
     let n = out.len() / plane;
-    let base = crate::parallel::SharedPtr(out.as_mut_ptr());
-    crate::parallel::for_range(n, work, |a, b| {
+    let base = crate::exec::parallel::SharedPtr(out.as_mut_ptr());
+    crate::exec::parallel::for_range(n, work, |a, b| {
         for p in a..b {
             // SAFETY: chunk p of `out` (p < n); the ranges handed to workers are disjoint, so no
             // two threads make a slice of the same chunk, and `out` outlives the loop.
@@ -848,9 +848,9 @@ fn rev_gemm<K: ConvK>(out: &mut [K], ops: &Operands<K>) -> Result<()> {
     }
     let chunk = (COLS_BYTES / (klen * size_of::<K>()).max(1)).clamp(1, op);
     let failed = std::sync::Mutex::new(None);
-    let base = crate::parallel::SharedPtr(out.as_mut_ptr());
+    let base = crate::exec::parallel::SharedPtr(out.as_mut_ptr());
     let work = batches.saturating_mul(nin).saturating_mul(nout).saturating_mul(klen).saturating_mul(op);
-    crate::parallel::for_range(nin, work, |lo, hi| {
+    crate::exec::parallel::for_range(nin, work, |lo, hi| {
         let mut cols = match zeros::<K>(klen * chunk) {
             Ok(c) => c,
             Err(e) => {
@@ -984,7 +984,7 @@ fn finish<T: ConvElem>(tmp: Option<Vec<T::K>>, out_view: &View<T>, shape: &[i64]
     if let Some(v) = tmp {
         let vals: Vec<T> = v.into_iter().map(T::from_k).collect();
         let src = View::from_slice(&vals, shape)?;
-        crate::tensor::copy(out_view, &src)?;
+        crate::core::tensor::copy(out_view, &src)?;
     }
     Ok(())
 }
@@ -1251,8 +1251,8 @@ pub fn map<T: ConvElem>(
     }
     let idx = |v: T| -> i64 {
         match v.to_prim() {
-            crate::dtype::Prim::I(x) => x,
-            crate::dtype::Prim::F(x) => x as i64,
+            crate::core::dtype::Prim::I(x) => x,
+            crate::core::dtype::Prim::F(x) => x as i64,
         }
     };
     // by output plane: the (from, kernel) pairs in map order

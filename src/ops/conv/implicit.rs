@@ -22,12 +22,12 @@
 //! tiling nor on the thread count.
 
 use super::{ConvK, Geom, Operands};
-use crate::parallel::{SharedPtr, for_range};
+use crate::exec::parallel::{SharedPtr, for_range};
 #[cfg(test)]
-use crate::simd::Lanes;
-use crate::simd::{Lane, MAX_LANES, Vector};
+use crate::kernels::simd::Lanes;
+use crate::kernels::simd::{Lane, MAX_LANES, Vector};
 #[cfg(target_arch = "x86_64")]
-use crate::simd::{avx2, avx512};
+use crate::kernels::simd::{avx2, avx512};
 use std::borrow::Cow;
 
 /// Rows of a tile (output volumes sharing each input load).
@@ -421,7 +421,7 @@ macro_rules! simd {
             fn loops() -> Option<(usize, TilesFn<Self>, RevFn<Self>)> {
                 #[cfg(target_arch = "x86_64")]
                 {
-                    use crate::ops::kernels::{Isa, isa};
+                    use crate::kernels::{Isa, isa};
                     match isa() {
                         Isa::Avx512 => return Some(isa_loops!(avx512::$V5, "avx512f,avx2,fma")),
                         Isa::Avx2 => return Some(isa_loops!(avx2::$V2, "avx2,fma")),
@@ -438,15 +438,15 @@ simd!(f64, F64x4, F64x8);
 
 /// Builds the plan of a Rev job and runs its items with `f`, in parallel above the pool's
 /// grain.
-fn rev_drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, f: RevFn<E>) -> crate::error::Result<()> {
+fn rev_drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, f: RevFn<E>) -> crate::core::error::Result<()> {
     let (inp, ker, g, o) = (ops.inp, ops.ker, &ops.g, ops.o);
     let (batches, nin, nout) = ops.dense;
     let (plen, klen, op) = (g.in_len(), g.k_len(), o.iter().product::<usize>());
     if ker.len() != batches * nout * klen || inp.len() < batches * nin * plen || out.len() != nout * nin * op {
-        return Err(crate::error::Error::internal("conv: implicit Rev operands of unexpected sizes"));
+        return Err(crate::core::error::Error::internal("conv: implicit Rev operands of unexpected sizes"));
     }
     if (0..3).any(|d| g.s[d] == 0 || (g.k[d] - 1) * g.s[d] >= g.i[d] || o[d] != g.i[d] - (g.k[d] - 1) * g.s[d]) {
-        return Err(crate::error::Error::internal("conv: implicit Rev of an unexpected shape"));
+        return Err(crate::core::error::Error::internal("conv: implicit Rev of an unexpected shape"));
     }
     let (inp, [pd, ph, pw]) = phases(inp, g, batches * nin)?;
     let nq = nout.div_ceil(2) * 2;
@@ -492,7 +492,7 @@ fn rev_drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, f: RevFn<E>) -> crate::
 ///   least 8 taps.
 ///
 /// `Ok(false)`: not run (no kernel for this CPU and type, or the job does not suit one).
-pub(crate) fn run<E: Simd>(rev: bool, out: &mut [E], ops: &Operands<E>) -> crate::error::Result<bool> {
+pub(crate) fn run<E: Simd>(rev: bool, out: &mut [E], ops: &Operands<E>) -> crate::core::error::Result<bool> {
     let (g, o) = (&ops.g, ops.o);
     if rev {
         match E::rev_kernel() {
@@ -509,7 +509,7 @@ pub(crate) fn run<E: Simd>(rev: bool, out: &mut [E], ops: &Operands<E>) -> crate
 
 /// Builds the plan of a job and runs its tiles with `f` (`np` positions per tile), in parallel
 /// above the pool's grain.
-fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -> crate::error::Result<()> {
+fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -> crate::core::error::Result<()> {
     let (ker, g, o) = (ops.ker, &ops.g, ops.o);
     let (batches, nin, nout) = ops.dense;
     let [kd, kr, kc] = g.k;
@@ -518,13 +518,13 @@ fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -
     let (plen, klen) = (g.in_len(), g.k_len());
     let (kk, op) = (nin * klen, od * or * oc);
     if ker.len() != nout * kk || ops.inp.len() < batches * nin * plen || out.len() != batches * nout * op {
-        return Err(crate::error::Error::internal("conv: implicit GEMM operands of unexpected sizes"));
+        return Err(crate::core::error::Error::internal("conv: implicit GEMM operands of unexpected sizes"));
     }
     if np == 0
         || np > MAX_NP
         || (0..3).any(|d| g.s[d] == 0 || g.i[d] < g.k[d] || o[d] != (g.i[d] - g.k[d]) / g.s[d] + 1)
     {
-        return Err(crate::error::Error::internal("conv: implicit GEMM of an unexpected shape"));
+        return Err(crate::core::error::Error::internal("conv: implicit GEMM of an unexpected shape"));
     }
     let (inp, dims) = phases(ops.inp, g, batches * nin)?;
     let [pd, ph, pw] = dims;
@@ -584,7 +584,7 @@ fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -
 /// elements a tap meets under consecutive output positions, `sx` apart in the input, are
 /// consecutive in the phase volume of the tap's remainders, at the tap's quotients.
 #[allow(clippy::type_complexity)]
-fn phases<'a, E: ConvK>(inp: &'a [E], g: &Geom, n: usize) -> crate::error::Result<(Cow<'a, [E]>, [usize; 3])> {
+fn phases<'a, E: ConvK>(inp: &'a [E], g: &Geom, n: usize) -> crate::core::error::Result<(Cow<'a, [E]>, [usize; 3])> {
     if g.s == [1; 3] {
         return Ok((Cow::Borrowed(inp), g.i));
     }

@@ -12,54 +12,8 @@
 //! the inputs. The copy is per instruction set (`Streamer`: SSE2 / AVX2 / AVX-512 stores; plain
 //! copies off x86-64). The caller issues `store_fence()` once per thread after such stores.
 
+use super::{Isa, isa};
 use std::sync::OnceLock;
-
-/// The instruction sets the kernels are compiled for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Isa {
-    Scalar,
-    Avx2,
-    Avx512,
-}
-
-/// The instruction set in use (chosen once).
-pub fn isa() -> Isa {
-    static ISA: OnceLock<Isa> = OnceLock::new();
-    *ISA.get_or_init(|| {
-        let best = detect();
-        match std::env::var("TH_CPU_CAPABILITY").as_deref() {
-            Ok("scalar") | Ok("default") => Isa::Scalar,
-            Ok("avx2") if best != Isa::Scalar => Isa::Avx2,
-            _ => best,
-        }
-    })
-}
-
-/// Whether this CPU can run `isa`'s kernels (whatever `isa()` picked).
-pub(crate) fn cpu_has(isa: Isa) -> bool {
-    isa <= detect()
-}
-
-#[cfg(target_arch = "x86_64")]
-fn detect() -> Isa {
-    if is_x86_feature_detected!("avx512f")
-        && is_x86_feature_detected!("avx512bw")
-        && is_x86_feature_detected!("avx512dq")
-        && is_x86_feature_detected!("avx512vl")
-        && is_x86_feature_detected!("fma")
-    {
-        Isa::Avx512
-    } else if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        Isa::Avx2
-    } else {
-        Isa::Scalar
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn detect() -> Isa {
-    Isa::Scalar
-}
 
 /// Defines `pub unsafe fn $name` dispatching to AVX-512 / AVX2 / plain copies of `$body`.
 macro_rules! multiversion {

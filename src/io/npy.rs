@@ -16,9 +16,9 @@
 //! writes, unknown keys, sizes that overflow, or data shorter than the shape needs. Nothing is
 //! allocated beyond what the file's size can back.
 
-use crate::dtype::{DType, Scalar};
-use crate::error::{Error, Result};
-use crate::tensor::View;
+use crate::core::dtype::{DType, Scalar};
+use crate::core::error::{Error, Result};
+use crate::core::tensor::View;
 use std::io::{Read, Write};
 
 const MAGIC: &[u8] = b"\x93NUMPY";
@@ -372,7 +372,7 @@ pub fn load<T: Scalar>(path: &std::path::Path) -> Result<View<T>> {
     fv.sizes.reverse();
     fv.strides.reverse();
     let out = View::<T>::contiguous(&shape)?;
-    crate::tensor::copy(&out, &fv)?;
+    crate::core::tensor::copy(&out, &fv)?;
     Ok(out)
 }
 

@@ -13,11 +13,11 @@
 //!
 //! Storages can shrink later (`THStorage_resize`), so every data access re-checks 3.
 
-use crate::dtype::Scalar;
-use crate::error::{Error, Result};
-use crate::iter::Offsets;
-use crate::refcount::Rc;
-use crate::storage::Storage;
+use crate::core::dtype::Scalar;
+use crate::core::error::{Error, Result};
+use crate::core::refcount::Rc;
+use crate::core::storage::Storage;
+use crate::exec::iter::Offsets;
 use std::ptr;
 use std::sync::RwLock;
 
@@ -252,7 +252,7 @@ impl<T: Scalar> View<T> {
         if self.sizes.is_empty() {
             return Ok(None);
         }
-        if s.device() != crate::allocator::Device::Cpu {
+        if s.device() != crate::core::allocator::Device::Cpu {
             return Err(Error::invalid("tensor is not in host memory"));
         }
         let (p, len) = s.raw_parts();
@@ -535,7 +535,7 @@ impl<T: Scalar> View<T> {
         // A stride-0 view can have far more elements than memory: allocate fallibly.
         let n = self.numel();
         // SAFETY: every offset of the view lies inside the storage (host_ptr).
-        crate::limits::try_collect(
+        crate::core::limits::try_collect(
             n,
             Offsets::new(self.offset, &self.sizes, &self.strides, n).map(|o| unsafe { ptr::read(p.add(o)) }),
         )
@@ -577,7 +577,8 @@ pub fn copy<D: Scalar, S: Scalar>(dst: &View<D>, src: &View<S>) -> Result<()> {
     }
     let (Some(dp), Some(sp)) = (dst.host_ptr()?, src.host_ptr()?) else { return Ok(()) };
     // Same dtype copies bytes; Bool goes through `cast` so every stored byte becomes 0 or 1.
-    let same_type = std::any::TypeId::of::<D>() == std::any::TypeId::of::<S>() && D::DTYPE != crate::dtype::DType::Bool;
+    let same_type =
+        std::any::TypeId::of::<D>() == std::any::TypeId::of::<S>() && D::DTYPE != crate::core::dtype::DType::Bool;
     let same_storage = std::any::TypeId::of::<D>() == std::any::TypeId::of::<S>()
         && match (&dst.storage, &src.storage) {
             (Some(a), Some(b)) => std::ptr::eq(Rc::as_ptr(a) as *const u8, Rc::as_ptr(b) as *const u8),

@@ -8,7 +8,7 @@
 //! file name) is left in a per-thread slot by our own allocators and picked up by the storage
 //! layer, so that the C caller gets one error and one handler call.
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::ptr;
@@ -32,7 +32,7 @@ thread_local! {
 /// Called by our allocator callbacks before they return NULL: leaves the reason for the storage
 /// layer and also records it as the thread's last error (for C code calling a callback directly).
 pub(crate) fn fail(err: Error) {
-    crate::error::record(&err);
+    crate::core::error::record(&err);
     DETAIL.with(|d| *d.borrow_mut() = Some(err));
 }
 
@@ -316,7 +316,7 @@ mod tests {
     fn failure_is_an_error() {
         assert!(th_alloc(-1).is_err());
         let e = Allocator::default().malloc(usize::MAX / 2).unwrap_err();
-        assert_eq!(e.code, crate::error::Code::TH_ERR_ALLOC);
+        assert_eq!(e.code, crate::core::error::Code::TH_ERR_ALLOC);
         assert!(Allocator::default().malloc(usize::MAX).is_err());
     }
 }

@@ -9,7 +9,7 @@
 //!   this is also a blocked summation: each lane adds `len / LANES` values).
 //! - `cols*`: the column-wise (vertical) step: `acc[j] = f(acc[j], x[j])` for a row of `x`.
 
-use super::kernels::{Isa, isa};
+use super::{Isa, isa};
 
 /// Independent accumulators in a `fold` (a power of two).
 pub(crate) const LANES: usize = 32;

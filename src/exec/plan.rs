@@ -16,7 +16,7 @@
 //! power-of-two strides no longer thrash the cache sets. Runs may be visited in any order
 //! (unless `serial`).
 
-use crate::parallel;
+use crate::exec::parallel;
 
 /// A merged iteration space for N operands (operand 0 is the output).
 pub struct Plan<const N: usize> {
@@ -170,7 +170,7 @@ impl<const N: usize> Plan<N> {
                 }
                 f(p, ist, b - a);
                 if fence {
-                    crate::ops::kernels::store_fence();
+                    crate::kernels::pointwise::store_fence();
                 }
             });
             return;
@@ -208,7 +208,7 @@ impl<const N: usize> Plan<N> {
                 }
             }
             if fence {
-                crate::ops::kernels::store_fence();
+                crate::kernels::pointwise::store_fence();
             }
         });
     }
@@ -282,7 +282,7 @@ impl<const N: usize> Plan<N> {
                 }
             }
             if fence {
-                crate::ops::kernels::store_fence();
+                crate::kernels::pointwise::store_fence();
             }
         });
     }

@@ -9,12 +9,12 @@
 //! Import: the producer's memory becomes a non-resizable storage whose allocator's `free` calls
 //! the producer's deleter, so it runs exactly once, when the last tensor on the storage goes.
 
-use crate::allocator::{Allocator, THAllocator, fail};
-use crate::dtype::{DType, Scalar};
-use crate::error::{Error, Result};
-use crate::refcount::Rc;
-use crate::storage::{Storage, TH_STORAGE_RESIZABLE};
-use crate::tensor::{Tensor, View};
+use crate::core::allocator::{Allocator, THAllocator, fail};
+use crate::core::dtype::{DType, Scalar};
+use crate::core::error::{Error, Result};
+use crate::core::refcount::Rc;
+use crate::core::storage::{Storage, TH_STORAGE_RESIZABLE};
+use crate::core::tensor::{Tensor, View};
 use std::ffi::c_void;
 use std::ptr;
 
@@ -324,7 +324,7 @@ unsafe fn check_dltensor<T: Scalar>(dl: &DLTensor) -> Result<(*mut T, usize, Vec
         return Err(Error::size(format!("DLPack shape has negative size {s} in dimension {d}")));
     }
     let strides: Vec<i64> = if nd == 0 || dl.strides.is_null() {
-        crate::tensor::fill_strides(&shape, None)?
+        crate::core::tensor::fill_strides(&shape, None)?
     } else {
         // SAFETY: caller contract: strides points to ndim values when non-NULL.
         unsafe { std::slice::from_raw_parts(dl.strides, nd) }.to_vec()
@@ -336,7 +336,7 @@ unsafe fn check_dltensor<T: Scalar>(dl: &DLTensor) -> Result<(*mut T, usize, Vec
             dl.byte_offset
         )));
     }
-    let n = crate::tensor::numel(&shape)?;
+    let n = crate::core::tensor::numel(&shape)?;
     if nd > 0 && n == 0 {
         return Ok((ptr::null_mut(), 0, Vec::new(), Vec::new()));
     }

@@ -19,9 +19,9 @@ macro_rules! th_dtypes {
             (Long, i64, i64, i64, Long),
             (Float, f32, f32, f64, Float),
             (Double, f64, f64, f64, Double),
-            (Half, half::f16, $crate::dtype::THHalf, f32, Half),
-            (BFloat16, half::bf16, $crate::dtype::THBFloat16, f32, BFloat16),
-            (Bool, $crate::dtype::Bool, $crate::dtype::Bool, i64, Bool),
+            (Half, half::f16, $crate::core::dtype::THHalf, f32, Half),
+            (BFloat16, half::bf16, $crate::core::dtype::THBFloat16, f32, BFloat16),
+            (Bool, $crate::core::dtype::Bool, $crate::core::dtype::Bool, i64, Bool),
         }
     };
 }

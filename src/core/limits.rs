@@ -6,7 +6,7 @@
 //! length comes from a tensor's element count (which `expand` can make huge without memory) or
 //! from another caller-controlled number goes through these helpers instead.
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 
 /// The most dimensions an operation creates from a caller's number alone (`cat` along a
 /// dimension past its inputs' adds size-1 dimensions up to it, as in torch7).
@@ -58,7 +58,7 @@ mod tests {
     #[cfg_attr(miri, ignore = "Miri stops at an allocation it cannot satisfy instead of failing it")]
     fn huge_requests_are_errors() {
         let e = try_vec::<u64>(usize::MAX / 2).unwrap_err();
-        assert_eq!(e.code, crate::error::Code::TH_ERR_ALLOC);
+        assert_eq!(e.code, crate::core::error::Code::TH_ERR_ALLOC);
         assert!(try_vec::<u8>(1 << 62).is_err());
         assert!(try_filled(1usize << 61, 0u32).is_err());
         assert!(try_collect(1usize << 61, 0..3u64).is_err());

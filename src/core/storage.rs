@@ -6,12 +6,12 @@
 //! `&[T]`/`&mut [T]`, because C code may alias it freely. As in TH, concurrent mutation of one
 //! storage from several threads is the caller's to avoid; concurrent reads are fine.
 
-use crate::allocator::{Allocator, Device, THAllocator};
-use crate::dtype::Scalar;
-use crate::error::{Error, Result};
-use crate::mapping::{self, THMapAllocatorContext};
+use crate::core::allocator::{Allocator, Device, THAllocator};
+use crate::core::dtype::Scalar;
+use crate::core::error::{Error, Result};
+use crate::io::mapping::{self, THMapAllocatorContext};
 
-use crate::refcount::Rc;
+use crate::core::refcount::Rc;
 use std::ffi::{CStr, c_int, c_void};
 use std::marker::PhantomData;
 use std::ptr;
@@ -194,9 +194,10 @@ impl<T: Scalar> Storage<T> {
     fn check_host(b: &Buf) -> Result<()> {
         match b.alloc.device() {
             Device::Cpu => Ok(()),
-            d => {
-                Err(Error::new(crate::error::Code::TH_ERR_INVALID_ARG, format!("storage lives on {d:?}, not the host")))
-            }
+            d => Err(Error::new(
+                crate::core::error::Code::TH_ERR_INVALID_ARG,
+                format!("storage lives on {d:?}, not the host"),
+            )),
         }
     }
 
@@ -285,7 +286,7 @@ impl<T: Scalar> Storage<T> {
         }
         let dp = b.ptr as *mut T;
         // Same dtype: a plain copy (Bool goes through `cast`, which stores 0/1 for any byte).
-        if std::any::TypeId::of::<T>() == std::any::TypeId::of::<U>() && T::DTYPE != crate::dtype::DType::Bool {
+        if std::any::TypeId::of::<T>() == std::any::TypeId::of::<U>() && T::DTYPE != crate::core::dtype::DType::Bool {
             if sn > 0 {
                 // SAFETY: both buffers hold sn elements; `copy` allows them to be the same.
                 unsafe { ptr::copy(sp as *const T, dp, sn) };

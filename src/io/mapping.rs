@@ -8,8 +8,8 @@
 //! The refcounted variant keeps an atomic count of users in a 64-byte header in front of the data,
 //! inside the shared segment, so the segment is unlinked when its last user anywhere goes.
 
-use crate::allocator::{THAllocator, fail};
-use crate::error::{Error, Result};
+use crate::core::allocator::{THAllocator, fail};
+use crate::core::error::{Error, Result};
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::ptr;
 use std::sync::atomic::{AtomicI32, Ordering};

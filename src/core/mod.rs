@@ -1,0 +1,10 @@
+//! The safe generic core: the dtype list, errors, intrusive refcounts, allocators, storages and
+//! strided views (`Tensor`, `View`), and the checked size arithmetic every layer uses.
+
+pub mod allocator;
+pub mod dtype;
+pub mod error;
+pub mod limits;
+pub mod refcount;
+pub mod storage;
+pub mod tensor;
