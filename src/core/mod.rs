@@ -4,6 +4,7 @@
 pub mod allocator;
 pub mod dtype;
 pub mod error;
+pub mod geometry;
 pub mod limits;
 pub mod refcount;
 pub mod storage;

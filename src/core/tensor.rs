@@ -15,9 +15,9 @@
 
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
+use crate::core::geometry::Offsets;
 use crate::core::refcount::Rc;
 use crate::core::storage::Storage;
-use crate::exec::iter::Offsets;
 use std::ptr;
 use std::sync::RwLock;
 
@@ -541,15 +541,6 @@ impl<T: Scalar> View<T> {
         )
     }
 
-    /// The range of storage elements this view can touch, `[lo, hi)`, if any.
-    fn span(&self) -> Option<(usize, usize)> {
-        if self.sizes.is_empty() {
-            return None;
-        }
-        let hi = required_len(self.offset, &self.sizes, &self.strides).ok()?;
-        Some((self.offset, hi))
-    }
-
     /// `"torch.FloatTensor of size 2x3"`.
     pub fn desc(&self) -> String {
         if self.sizes.is_empty() {
@@ -558,74 +549,6 @@ impl<T: Scalar> View<T> {
         let s: Vec<String> = self.sizes.iter().map(|s| s.to_string()).collect();
         format!("torch.{}Tensor of size {}", T::DTYPE.name(), s.join("x"))
     }
-}
-
-/// `dst <- src` elementwise in each one's row-major order, converting dtypes as C casts
-/// (TH's `copy*`: element counts must match, shapes need not). A source that partially overlaps
-/// the destination in the same storage is first copied to a temporary.
-pub fn copy<D: Scalar, S: Scalar>(dst: &View<D>, src: &View<S>) -> Result<()> {
-    let n = dst.numel();
-    if n != src.numel() {
-        return Err(Error::size(format!(
-            "inconsistent tensor size: copying {} elements of size {} into {} elements of size {}",
-            src.numel(),
-            size_desc(&src.sizes),
-            n,
-            size_desc(&dst.sizes)
-        ))
-        .at_arg(2));
-    }
-    let (Some(dp), Some(sp)) = (dst.host_ptr()?, src.host_ptr()?) else { return Ok(()) };
-    // Same dtype copies bytes; Bool goes through `cast` so every stored byte becomes 0 or 1.
-    let same_type =
-        std::any::TypeId::of::<D>() == std::any::TypeId::of::<S>() && D::DTYPE != crate::core::dtype::DType::Bool;
-    let same_storage = std::any::TypeId::of::<D>() == std::any::TypeId::of::<S>()
-        && match (&dst.storage, &src.storage) {
-            (Some(a), Some(b)) => std::ptr::eq(Rc::as_ptr(a) as *const u8, Rc::as_ptr(b) as *const u8),
-            _ => false,
-        };
-    if same_storage {
-        let identical = dst.offset == src.offset && dst.sizes == src.sizes && dst.strides == src.strides;
-        if identical {
-            return Ok(());
-        }
-        let overlap = matches!((dst.span(), src.span()), (Some((a, b)), Some((c, d))) if a < d && c < b);
-        if overlap {
-            let tmp: View<S> = View::from_slice(&src.to_vec()?, &[n as i64])?;
-            return copy(dst, &tmp);
-        }
-    }
-    if dst.is_contiguous() && src.is_contiguous() {
-        // SAFETY: both views are contiguous runs of n elements inside their storages
-        // (host_ptr), and they do not partially overlap (checked above).
-        unsafe {
-            let d = dp.add(dst.offset);
-            let s = sp.add(src.offset);
-            if same_type {
-                ptr::copy(s as *const D, d, n);
-            } else {
-                for i in 0..n {
-                    ptr::write(d.add(i), ptr::read(s.add(i)).cast::<D>());
-                }
-            }
-        }
-        return Ok(());
-    }
-    let di = Offsets::new(dst.offset, &dst.sizes, &dst.strides, n);
-    let si = Offsets::new(src.offset, &src.sizes, &src.strides, n);
-    if same_type {
-        // bit for bit, as the contiguous path (a NaN's payload survives, as in memcpy)
-        for (a, b) in di.zip(si) {
-            // SAFETY: every offset of both views lies inside its storage (host_ptr); D == S.
-            unsafe { ptr::copy(sp.add(b) as *const D, dp.add(a), 1) };
-        }
-        return Ok(());
-    }
-    for (a, b) in di.zip(si) {
-        // SAFETY: every offset of both views lies inside its storage (host_ptr).
-        unsafe { ptr::write(dp.add(a), ptr::read(sp.add(b)).cast::<D>()) };
-    }
-    Ok(())
 }
 
 /// The shared, mutable tensor object behind a C handle.
@@ -665,6 +588,7 @@ impl<T: Scalar> Tensor<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::copy::copy;
 
     fn arange(sizes: &[i64]) -> View<f64> {
         let n = numel(sizes).unwrap();

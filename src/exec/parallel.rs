@@ -13,11 +13,45 @@ pub(crate) const GRAIN: usize = 32 * 1024;
 /// Pieces per thread a split loop is cut into (load balancing on a shared machine).
 const PIECES_PER_THREAD: usize = 4;
 
+static NUM_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Number of worker threads the library's parallel loops use (the `TH_NUM_THREADS`
+/// environment variable, else the number of cores, until `THSetNumThreads`).
+pub fn num_threads() -> usize {
+    match NUM_THREADS.load(Ordering::Relaxed) {
+        0 => {
+            let n = std::env::var("TH_NUM_THREADS")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or_else(num_cores);
+            NUM_THREADS.store(n, Ordering::Relaxed);
+            n
+        }
+        n => n,
+    }
+}
+
+pub fn num_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// Sets the thread count for parallel loops (>= 1; the caller checks).
+pub fn set_num_threads(n: usize) {
+    NUM_THREADS.store(n.max(1), Ordering::Relaxed);
+}
+
+/// Forgets the count set by `set_num_threads`: back to `TH_NUM_THREADS` or the core count.
+pub fn infer_num_threads() {
+    NUM_THREADS.store(0, Ordering::Relaxed);
+    num_threads();
+}
+
 static POOL: RwLock<Option<(usize, Arc<rayon::ThreadPool>)>> = RwLock::new(None);
 
 /// The pool for the current thread count (rebuilt when `THSetNumThreads` changed it).
 pub fn pool() -> Option<Arc<rayon::ThreadPool>> {
-    let n = crate::ffi::general::num_threads();
+    let n = num_threads();
     if n <= 1 {
         return None;
     }
@@ -354,6 +388,22 @@ impl Job {
             }
             self.done.fetch_add(1, Ordering::Release);
         }
+    }
+}
+
+/// A raw array written by workers at disjoint indices.
+pub struct Sink<X>(pub *mut X);
+// SAFETY: the workers sharing a Sink write disjoint elements while its owner waits for them.
+unsafe impl<X: Send> Send for Sink<X> {}
+// SAFETY: as above.
+unsafe impl<X: Send> Sync for Sink<X> {}
+
+impl<X> Sink<X> {
+    /// # Safety
+    /// `i` must be in bounds and no other thread may access element `i` meanwhile.
+    pub unsafe fn put(&self, i: usize, x: X) {
+        // SAFETY: caller contract.
+        unsafe { *self.0.add(i) = x }
     }
 }
 

@@ -16,16 +16,15 @@
 //! power-of-two strides no longer thrash the cache sets. Runs may be visited in any order
 //! (unless `serial`).
 
+use crate::core::geometry::{Dim, Odometer, push_merged};
 use crate::exec::parallel;
 
 /// A merged iteration space for N operands (operand 0 is the output).
 pub struct Plan<const N: usize> {
-    /// Dim sizes, outermost first; never empty (a scalar is one dim of size 1).
-    sizes: Vec<usize>,
-    /// Per dim, the stride of each operand in elements.
-    strides: Vec<[isize; N]>,
-    /// Issue `store_fence()` on each thread after its share (the kernels stream their stores).
-    fence: bool,
+    /// The dims, outermost first, merged; never empty (a scalar is one dim of size 1).
+    dims: Vec<Dim<N>>,
+    /// Called on each thread after its share (the kernels' store fence after streaming stores).
+    fence: Option<fn()>,
     /// Whether the tiled walk may be used: off unless the kernel is pointwise (`set_tiling`).
     tiling: bool,
 }
@@ -43,43 +42,24 @@ const MAX_PACK_STRIDE: isize = 8;
 impl<const N: usize> Plan<N> {
     /// `shape` is the output shape; `strides[k]` the strides of operand k for it.
     pub fn new(shape: &[i64], strides: [&[i64]; N]) -> Self {
-        let mut dims: Vec<(usize, [isize; N])> = Vec::with_capacity(shape.len());
-        for (d, &s) in shape.iter().enumerate() {
-            if s == 1 {
-                continue;
-            }
-            let mut st = [0isize; N];
-            for k in 0..N {
-                st[k] = strides[k][d] as isize;
-            }
-            dims.push((s as usize, st));
-        }
+        let mut dims: Vec<Dim<N>> =
+            (0..shape.len()).filter(|&d| shape[d] != 1).map(|d| Dim::of(shape[d], strides, d)).collect();
         // Output memory order: larger output strides outside (stable, so ties keep row-major).
-        dims.sort_by(|a, b| b.1[0].unsigned_abs().cmp(&a.1[0].unsigned_abs()));
-        let mut sizes: Vec<usize> = Vec::with_capacity(dims.len());
-        let mut strides: Vec<[isize; N]> = Vec::with_capacity(dims.len());
-        for (s, st) in dims {
-            if let (Some(ls), Some(lt)) = (sizes.last_mut(), strides.last_mut())
-                && (0..N).all(|k| lt[k] == st[k] * s as isize)
-            {
-                *ls *= s;
-                *lt = st;
-                continue;
-            }
-            sizes.push(s);
-            strides.push(st);
+        dims.sort_by(|a, b| b.st[0].unsigned_abs().cmp(&a.st[0].unsigned_abs()));
+        let mut merged = Vec::with_capacity(dims.len());
+        for d in dims {
+            push_merged(&mut merged, d);
         }
-        if sizes.is_empty() {
-            sizes.push(1);
-            strides.push([0; N]);
+        if merged.is_empty() {
+            merged.push(Dim::UNIT);
         }
-        Plan { sizes, strides, fence: false, tiling: false }
+        Plan { dims: merged, fence: None, tiling: false }
     }
 
-    /// Makes every thread that ran part of the plan issue `kernels::store_fence()` after its
-    /// share (needed when the kernel used non-temporal stores).
-    pub fn set_fence(&mut self, on: bool) {
-        self.fence = on;
+    /// Makes every thread that ran part of the plan call `fence` after its share (the kernels'
+    /// store fence, needed after non-temporal stores).
+    pub fn set_fence(&mut self, fence: Option<fn()>) {
+        self.fence = fence;
     }
 
     /// Allows or forbids the tiled walk (off by default). Only for pointwise kernels: ones that
@@ -95,26 +75,26 @@ impl<const N: usize> Plan<N> {
     /// smallest stride (at most `MAX_PACK_STRIDE`) while it has a larger one along the inner
     /// dim, and which inputs get packed (those with such a small stride along `d`).
     fn tiling(&self) -> Option<(usize, [bool; N])> {
-        let nd = self.sizes.len();
-        if !self.tiling || nd < 2 || self.sizes[nd - 1] < TILE_MIN_DIM || self.numel() < TILE_MIN_NUMEL {
+        let nd = self.dims.len();
+        if !self.tiling || nd < 2 || self.dims[nd - 1].size < TILE_MIN_DIM || self.numel() < TILE_MIN_NUMEL {
             return None;
         }
         // Only outputs that write each element once (no zero stride): a kernel that folds a
         // run into one output element (a reduction) keeps its whole runs.
-        if self.strides.iter().any(|s| s[0] == 0) {
+        if self.dims.iter().any(|d| d.st[0] == 0) {
             return None;
         }
-        let inner = &self.strides[nd - 1];
+        let inner = &self.dims[nd - 1].st;
         // Operand k is better read along d: a small positive stride there, a larger one inside.
         let wants = |k: usize, d: usize| {
-            let s = self.strides[d][k];
+            let s = self.dims[d].st[k];
             s > 0 && s <= MAX_PACK_STRIDE && inner[k].unsigned_abs() > s as usize
         };
         for k in 1..N {
-            let best = (0..nd - 1).filter(|&d| self.strides[d][k] > 0).min_by_key(|&d| self.strides[d][k]);
+            let best = (0..nd - 1).filter(|&d| self.dims[d].st[k] > 0).min_by_key(|&d| self.dims[d].st[k]);
             if let Some(d) = best
                 && wants(k, d)
-                && self.sizes[d] >= TILE_MIN_DIM
+                && self.dims[d].size >= TILE_MIN_DIM
             {
                 let mut packed = [false; N];
                 for (j, p) in packed.iter_mut().enumerate().skip(1) {
@@ -127,12 +107,13 @@ impl<const N: usize> Plan<N> {
     }
 
     pub fn numel(&self) -> usize {
-        self.sizes.iter().product()
+        self.dims.iter().map(|d| d.size).product()
     }
 
     /// Length and strides of the inner run.
     pub fn inner(&self) -> (usize, [isize; N]) {
-        (*self.sizes.last().unwrap_or(&1), *self.strides.last().unwrap_or(&[0; N]))
+        let d = self.dims.last().unwrap_or(&Dim::UNIT);
+        (d.size, d.st)
     }
 
     /// Calls `f(pointers, inner strides, len)` for every inner run, in parallel when large.
@@ -149,9 +130,9 @@ impl<const N: usize> Plan<N> {
     where
         F: Fn([*mut u8; N], [isize; N], usize) + Sync,
     {
-        let nd = self.sizes.len();
+        let nd = self.dims.len();
         let (inner, ist) = self.inner();
-        let rows: usize = self.sizes[..nd - 1].iter().product();
+        let rows: usize = self.dims[..nd - 1].iter().map(|d| d.size).product();
         let total = rows * inner;
         let addr = bases.map(parallel::SharedPtr);
         let work = if serial { 0 } else { total };
@@ -169,46 +150,22 @@ impl<const N: usize> Plan<N> {
                     p[k] = addr[k].offset(a as isize * ist[k] * elem[k] as isize);
                 }
                 f(p, ist, b - a);
-                if fence {
-                    crate::kernels::pointwise::store_fence();
+                if let Some(fence) = fence {
+                    fence();
                 }
             });
             return;
         }
+        let outer = &self.dims[..nd - 1];
         parallel::for_range(rows, work, |a, b| {
-            let outer = &self.sizes[..nd - 1];
-            let mut idx = vec![0usize; nd - 1];
-            let mut r = a;
-            for d in (0..nd - 1).rev() {
-                idx[d] = r % outer[d];
-                r /= outer[d];
-            }
-            let mut p = [std::ptr::null_mut::<u8>(); N];
-            for k in 0..N {
-                let off: isize = (0..nd - 1).map(|d| idx[d] as isize * self.strides[d][k]).sum();
-                p[k] = addr[k].offset(off * elem[k] as isize);
-            }
+            let mut o = Odometer::new(outer, a);
             for _ in a..b {
+                let p: [*mut u8; N] = std::array::from_fn(|k| addr[k].offset(o.off[k] * elem[k] as isize));
                 f(p, ist, inner);
-                // Advance the odometer over the outer dims.
-                let mut d = nd - 1;
-                while d > 0 {
-                    d -= 1;
-                    idx[d] += 1;
-                    for k in 0..N {
-                        p[k] = p[k].wrapping_offset(self.strides[d][k] * elem[k] as isize);
-                    }
-                    if idx[d] < outer[d] {
-                        break;
-                    }
-                    for k in 0..N {
-                        p[k] = p[k].wrapping_offset(-(self.strides[d][k] * outer[d] as isize) * elem[k] as isize);
-                    }
-                    idx[d] = 0;
-                }
+                o.advance();
             }
-            if fence {
-                crate::kernels::pointwise::store_fence();
+            if let Some(fence) = fence {
+                fence();
             }
         });
     }
@@ -223,13 +180,13 @@ impl<const N: usize> Plan<N> {
     where
         F: Fn([*mut u8; N], [isize; N], usize) + Sync,
     {
-        let nd = self.sizes.len();
-        let (ni, nd_) = (self.sizes[nd - 1], self.sizes[d]);
-        let ist = self.strides[nd - 1];
-        let dst = self.strides[d];
+        let nd = self.dims.len();
+        let (ni, nd_) = (self.dims[nd - 1].size, self.dims[d].size);
+        let ist = self.dims[nd - 1].st;
+        let dst = self.dims[d].st;
         let others: Vec<usize> = (0..nd - 1).filter(|&e| e != d).collect();
         let blocks = nd_.div_ceil(TILE_D);
-        let units = others.iter().map(|&e| self.sizes[e]).product::<usize>() * blocks;
+        let units = others.iter().map(|&e| self.dims[e].size).product::<usize>() * blocks;
         let addr = bases.map(parallel::SharedPtr);
         let fence = self.fence;
         parallel::for_range(units, self.numel(), |u0, u1| {
@@ -244,9 +201,9 @@ impl<const N: usize> Plan<N> {
                 let la = TILE_D.min(nd_ - a0);
                 let mut off = [0isize; N];
                 for &e in others.iter().rev() {
-                    let i = (r % self.sizes[e]) as isize;
-                    r /= self.sizes[e];
-                    for (x, st) in off.iter_mut().zip(&self.strides[e]) {
+                    let i = (r % self.dims[e].size) as isize;
+                    r /= self.dims[e].size;
+                    for (x, st) in off.iter_mut().zip(&self.dims[e].st) {
                         *x += i * st;
                     }
                 }
@@ -281,8 +238,8 @@ impl<const N: usize> Plan<N> {
                     o0 += TILE_I;
                 }
             }
-            if fence {
-                crate::kernels::pointwise::store_fence();
+            if let Some(fence) = fence {
+                fence();
             }
         });
     }
@@ -334,16 +291,17 @@ mod tests {
     #[test]
     fn plan_merges_and_orders() {
         let p = Plan::<2>::new(&[4, 5, 6], [&[30, 6, 1], &[30, 6, 1]]);
-        assert_eq!(p.sizes, vec![120]);
+        let sizes = |p: &Plan<2>| p.dims.iter().map(|d| d.size).collect::<Vec<_>>();
+        assert_eq!(sizes(&p), vec![120]);
         // transposed output: iterate in output memory order
         let p = Plan::<2>::new(&[3, 4], [&[1, 3], &[4, 1]]);
-        assert_eq!(p.sizes, vec![4, 3]);
-        assert_eq!(p.strides, vec![[3, 1], [1, 4]]);
+        assert_eq!(sizes(&p), vec![4, 3]);
+        assert_eq!(p.dims.iter().map(|d| d.st).collect::<Vec<_>>(), vec![[3, 1], [1, 4]]);
         // broadcast operand keeps stride 0
         let p = Plan::<2>::new(&[2, 3], [&[3, 1], &[0, 1]]);
-        assert_eq!(p.sizes, vec![2, 3]);
+        assert_eq!(sizes(&p), vec![2, 3]);
         let p = Plan::<1>::new(&[1, 1], [&[1, 1]]);
-        assert_eq!((p.sizes.clone(), p.numel()), (vec![1], 1));
+        assert_eq!((p.dims[0].size, p.dims.len(), p.numel()), (1, 1, 1));
     }
 
     #[test]

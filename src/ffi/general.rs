@@ -6,9 +6,10 @@ use crate::core::allocator;
 use crate::core::dtype::{THBFloat16, THHalf};
 use crate::core::error::{self, Error, THArgErrorHandlerFunction, THErrorCode, THErrorHandlerFunction};
 use crate::core::tensor::size_desc;
+use crate::exec::parallel;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicIsize, Ordering};
 
 /// Length of the text buffer in `THDescBuff`.
 pub const TH_DESC_BUFF_LEN: usize = 64;
@@ -166,36 +167,13 @@ pub unsafe extern "C" fn THFree(ptr: *mut c_void) {
     unsafe { allocator::th_free(ptr as *mut u8) }
 }
 
-static NUM_THREADS: AtomicUsize = AtomicUsize::new(0);
-
-/// Number of worker threads the library's parallel loops use (the `TH_NUM_THREADS`
-/// environment variable, else the number of cores, until `THSetNumThreads`).
-pub fn num_threads() -> usize {
-    match NUM_THREADS.load(Ordering::Relaxed) {
-        0 => {
-            let n = std::env::var("TH_NUM_THREADS")
-                .ok()
-                .and_then(|v| v.parse::<usize>().ok())
-                .filter(|&n| n > 0)
-                .unwrap_or_else(num_cores);
-            NUM_THREADS.store(n, Ordering::Relaxed);
-            n
-        }
-        n => n,
-    }
-}
-
-fn num_cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-}
-
 th_fn! {
     /// Sets the number of threads for parallel loops (must be >= 1).
     fn THSetNumThreads(num_threads: c_int) {
         if num_threads < 1 {
             return Err(Error::invalid(format!("number of threads must be >= 1, got {num_threads}")).at_arg(1));
         }
-        NUM_THREADS.store(num_threads as usize, Ordering::Relaxed);
+        parallel::set_num_threads(num_threads as usize);
         Ok(())
     }
 }
@@ -203,20 +181,19 @@ th_fn! {
 /// Number of threads parallel loops use.
 #[unsafe(no_mangle)]
 pub extern "C" fn THGetNumThreads() -> c_int {
-    num_threads() as c_int
+    parallel::num_threads() as c_int
 }
 
 /// Number of cores available to this process.
 #[unsafe(no_mangle)]
 pub extern "C" fn THGetNumCores() -> c_int {
-    num_cores() as c_int
+    parallel::num_cores() as c_int
 }
 
 /// Resets the thread count to its default (`TH_NUM_THREADS` or the number of cores).
 #[unsafe(no_mangle)]
 pub extern "C" fn THInferNumThreads() {
-    NUM_THREADS.store(0, Ordering::Relaxed);
-    num_threads();
+    parallel::infer_num_threads();
 }
 
 /// `log(1 + x)`, accurate for small `x`.

@@ -12,7 +12,8 @@ use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::refcount::{Rc, Shared};
 use crate::core::storage::Storage;
-use crate::core::tensor::{Tensor, View, broadcast_shapes, copy, size_desc};
+use crate::core::tensor::{Tensor, View, broadcast_shapes, size_desc};
+use crate::ops::copy::copy;
 use std::ffi::{c_char, c_int};
 use std::ptr;
 

@@ -372,7 +372,7 @@ pub fn load<T: Scalar>(path: &std::path::Path) -> Result<View<T>> {
     fv.sizes.reverse();
     fv.strides.reverse();
     let out = View::<T>::contiguous(&shape)?;
-    crate::core::tensor::copy(&out, &fv)?;
+    crate::ops::copy::copy(&out, &fv)?;
     Ok(out)
 }
 

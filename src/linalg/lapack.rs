@@ -19,8 +19,8 @@
 
 use crate::core::dtype::Scalar;
 use crate::core::error::{Code, Error, Result};
+use crate::core::geometry::Offsets;
 use crate::core::tensor::{Tensor, View, size_desc};
-use crate::exec::iter::Offsets;
 use faer::linalg::triangular_solve as trsv;
 use faer::reborrow::ReborrowMut;
 use faer::traits::RealField;

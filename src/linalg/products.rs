@@ -10,8 +10,10 @@
 
 use super::gemm::{self, Gemm, MatMut, MatRef};
 use crate::core::error::{Error, Result};
-use crate::core::tensor::{Tensor, View, copy, size_desc};
+use crate::core::tensor::{Tensor, View, size_desc};
+use crate::exec::overlap::{may_overlap, self_overlapping};
 use crate::exec::parallel;
+use crate::ops::copy::copy;
 use crate::ops::resize_out;
 use std::sync::Mutex;
 
@@ -44,24 +46,6 @@ fn mutable<T>(m: MatRef<T>) -> MatMut<T> {
     MatMut { ptr: m.ptr as *mut T, rs: m.rs, cs: m.cs }
 }
 
-/// True when `a` and `b` share a storage and their element ranges meet (identical views too).
-fn overlaps<T: Gemm>(a: &View<T>, b: &View<T>) -> bool {
-    if !a.same_storage(b) || a.numel() == 0 || b.numel() == 0 {
-        return false;
-    }
-    let span = |v: &View<T>| {
-        let hi = v.offset as i64 + v.sizes.iter().zip(&v.strides).map(|(&n, &s)| (n - 1) * s).sum::<i64>();
-        (v.offset as i64, hi)
-    };
-    let ((a0, a1), (b0, b1)) = (span(a), span(b));
-    a0 <= b1 && b0 <= a1
-}
-
-/// A dim of size > 1 with stride 0: writing it would hit one element several times.
-fn self_overlapping<T: Gemm>(v: &View<T>) -> bool {
-    v.sizes.iter().zip(&v.strides).any(|(&n, &s)| n > 1 && s == 0)
-}
-
 /// Runs `compute(target, beta)` where `target` is `r` resized to `shape` holding `t` (when
 /// `beta != 0`) and `compute` must make `target = beta*target + alpha*product`. Goes through
 /// a temporary when `r` overlaps an operand of the product or itself.
@@ -74,7 +58,7 @@ fn into_output<T: Gemm>(
     compute: impl FnOnce(&View<T>) -> Result<()>,
 ) -> Result<()> {
     let out = resize_out(r, shape)?;
-    let direct = !self_overlapping(&out) && !operands.iter().any(|v| overlaps(&out, v));
+    let direct = !self_overlapping(&out.sizes, &out.strides) && !operands.iter().any(|v| may_overlap(&out, v));
     let target = if direct { out.clone() } else { View::contiguous(shape)? };
     if !beta.is_zero() && !target.is_set_to(t) {
         copy(&target, t)?;

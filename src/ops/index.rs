@@ -26,11 +26,13 @@ use super::num::{Float, Num};
 use super::{map0, map1, map2, resize_out};
 use crate::core::dtype::{Bool, Prim, Scalar};
 use crate::core::error::{Error, Result};
+use crate::core::geometry::Offsets;
 use crate::core::refcount::Rc;
-use crate::core::tensor::{Tensor, View, broadcast_shapes, copy, numel, parse_sizes, size_desc};
-use crate::exec::iter::Offsets;
+use crate::core::tensor::{Tensor, View, broadcast_shapes, numel, parse_sizes, size_desc};
+use crate::exec::overlap::{may_overlap, partial_overlap, self_overlapping};
 use crate::exec::parallel;
 use crate::exec::plan::Plan;
+use crate::ops::copy::copy;
 use std::cmp::Ordering;
 use std::ptr;
 
@@ -40,43 +42,6 @@ use std::ptr;
 
 fn one<T: Scalar>() -> T {
     T::from_prim(Prim::I(1))
-}
-
-/// Storage elements `[lo, hi]` a non-empty view can touch.
-fn span<T: Scalar>(v: &View<T>) -> (i64, i64) {
-    let hi = v.offset as i64 + v.sizes.iter().zip(&v.strides).map(|(&n, &t)| (n - 1) * t).sum::<i64>();
-    (v.offset as i64, hi)
-}
-
-/// True when `a` and `b` live in one storage and the element ranges they span meet
-/// (identical views included): writing one could change the other.
-fn may_overlap<A: Scalar, B: Scalar>(a: &View<A>, b: &View<B>) -> bool {
-    let (Some(sa), Some(sb)) = (&a.storage, &b.storage) else { return false };
-    if !ptr::eq(Rc::as_ptr(sa) as *const u8, Rc::as_ptr(sb) as *const u8) || a.numel() == 0 || b.numel() == 0 {
-        return false;
-    }
-    let ((a0, a1), (b0, b1)) = (span(a), span(b));
-    a0 <= b1 && b0 <= a1
-}
-
-fn same_view<T: Scalar>(a: &View<T>, b: &View<T>) -> bool {
-    may_overlap(a, b) && a.offset == b.offset && a.sizes == b.sizes && a.strides == b.strides
-}
-
-/// True when two different positions of `v` can address the same element (a stride-0 dim, or
-/// strides that interleave): such outputs are written serially.
-fn self_overlapping<T: Scalar>(v: &View<T>) -> bool {
-    let mut dims: Vec<(i64, i64)> =
-        v.sizes.iter().zip(&v.strides).filter(|(s, _)| **s > 1).map(|(&s, &t)| (t, s)).collect();
-    dims.sort_unstable();
-    let mut extent = 0i64;
-    for (t, s) in dims {
-        if t <= extent {
-            return true;
-        }
-        extent = extent.saturating_add((s - 1).saturating_mul(t));
-    }
-    false
 }
 
 /// A contiguous copy of `v` (used to detach an input that shares memory with an output).
@@ -203,7 +168,7 @@ fn gather_run<T: Scalar>(dst: &View<T>, src: &View<T>, d: usize, idx: &View<i64>
     // `[0, src.sizes[d])`, so every read stays inside src's view; runs write disjoint elements
     // of dst (or run serially when dst overlaps itself), and dst overlaps no input.
     unsafe {
-        plan.run(bases, elem, self_overlapping(dst), |p, s, n| {
+        plan.run(bases, elem, self_overlapping(&dst.sizes, &dst.strides), |p, s, n| {
             let (o, a, ix) = (p[0] as *mut T, p[1] as *const T, p[2] as *const i64);
             if s[2] == 0 {
                 let a = a.offset(ix.read() as isize * sd);
@@ -253,7 +218,7 @@ fn scatter_run<T: Scalar>(
     // Slices at different positions write disjoint elements of dst unless dst overlaps itself,
     // in which case everything runs serially; dst overlaps no input. src is only read when given.
     unsafe {
-        plan.run(bases, elem, self_overlapping(dst), |p, s, n| {
+        plan.run(bases, elem, self_overlapping(&dst.sizes, &dst.strides), |p, s, n| {
             let (o, a, ix) = (p[0] as *mut T, p[1] as *const T, p[2] as *const i64);
             let step = |j: isize, q: isize| {
                 let v = ix.offset(j * s[2] + q * id).read() as isize;
@@ -921,7 +886,7 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
         return Err(Error::invalid("the values and indices outputs share memory").at_arg(2));
     }
     // Each slice is read whole before it is written, so `rt` may be `t` itself.
-    let t = if (may_overlap(&vo, t) && !same_view(&vo, t)) || may_overlap(&io, t) { dense(t)? } else { t.clone() };
+    let t = if partial_overlap(&vo, t) || may_overlap(&io, t) { dense(t)? } else { t.clone() };
     let (vd, id, td) = (vo.strides[d] as isize, io.strides[d] as isize, t.strides[d] as isize);
     // Slice starts (storage offsets), one per position of the shape without dim d.
     let (so, si, st) = (slice_starts(&vo, d)?, slice_starts(&io, d)?, slice_starts(&t, d)?);
@@ -932,7 +897,7 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
         return Err(Error::internal("sort: a non-empty tensor without data"));
     };
     let (pv, pi, pt) = (pv as usize, pi as usize, pt as usize);
-    let serial = self_overlapping(&vo) || self_overlapping(&io);
+    let serial = self_overlapping(&vo.sizes, &vo.strides) || self_overlapping(&io.sizes, &io.strides);
     let work = if serial { 0 } else { so.len().saturating_mul(len.max(2)) };
     parallel::for_range(so.len(), work, |a, b| {
         let mut buf: Vec<(T, i64)> = Vec::with_capacity(len);
@@ -1138,7 +1103,7 @@ pub fn cross<T: Num>(r: &Tensor<T>, a: &View<T>, b: &View<T>, dim: i32) -> Resul
     // positions 0..3 along d, inside every view (size 3 there); slices write disjoint elements of
     // target unless it overlaps itself (then serial), and target shares no memory with a or b.
     unsafe {
-        plan.run(bases, elem, self_overlapping(&target), |p, s, n| {
+        plan.run(bases, elem, self_overlapping(&target.sizes, &target.strides), |p, s, n| {
             for j in 0..n as isize {
                 let (o, x, y) = (
                     (p[0] as *mut T).offset(j * s[0]),

@@ -7,6 +7,7 @@
 
 pub mod arith;
 pub mod conv;
+pub mod copy;
 pub mod index;
 pub mod num;
 pub mod random;
@@ -15,6 +16,7 @@ pub mod reduce;
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View, broadcast_shapes, fill_strides, size_desc};
+use crate::exec::overlap::{partial_overlap, self_overlapping};
 use crate::exec::parallel::{self, SharedPtr};
 use crate::exec::plan::Plan;
 use crate::kernels::pointwise as kernels;
@@ -38,12 +40,6 @@ fn check_same<A: Scalar, B: Scalar>(o: &View<A>, a: &View<B>) -> Result<()> {
     Ok(())
 }
 
-/// True when the output has a dim of size > 1 and stride 0 (it writes one place repeatedly):
-/// such loops run serially so the result is the last write, deterministically.
-fn self_overlapping<T: Scalar>(o: &View<T>) -> bool {
-    o.sizes.iter().zip(&o.strides).any(|(&s, &t)| s > 1 && t == 0)
-}
-
 /// `o[i] = f()` for every element.
 pub fn map0<O: Scalar>(o: &View<O>, f: impl Fn() -> O + Sync) -> Result<()> {
     if o.numel() == 0 {
@@ -51,12 +47,12 @@ pub fn map0<O: Scalar>(o: &View<O>, f: impl Fn() -> O + Sync) -> Result<()> {
     }
     let mut plan = Plan::<1>::new(&o.sizes, [&o.strides]);
     let nt = streams(o.numel(), size_of::<O>());
-    plan.set_fence(nt);
+    plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
     let b = base(o)?;
     // SAFETY: the view was checked against its storage; runs write disjoint output elements.
     unsafe {
-        plan.run([b], [size_of::<O>()], self_overlapping(o), |p, s, n| {
+        plan.run([b], [size_of::<O>()], self_overlapping(&o.sizes, &o.strides), |p, s, n| {
             kernels::fill_run(n, p[0] as *mut O, s[0], nt, &f);
         })
     };
@@ -71,12 +67,12 @@ pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, f: impl Fn(A) -> O +
     }
     let mut plan = Plan::<2>::new(&o.sizes, [&o.strides, &a.strides]);
     let nt = streams(o.numel(), size_of::<O>() + size_of::<A>());
-    plan.set_fence(nt);
+    plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
     let bases = [base(o)?, base(a)?];
     // SAFETY: both views were checked against their storages; runs write disjoint outputs.
     unsafe {
-        plan.run(bases, [size_of::<O>(), size_of::<A>()], self_overlapping(o), |p, s, n| {
+        plan.run(bases, [size_of::<O>(), size_of::<A>()], self_overlapping(&o.sizes, &o.strides), |p, s, n| {
             kernels::map1_run(n, p[0] as *mut O, s[0], p[1] as *const A, s[1], nt, &f);
         })
     };
@@ -97,14 +93,19 @@ pub fn map2<O: Scalar, A: Scalar, B: Scalar>(
     }
     let mut plan = Plan::<3>::new(&o.sizes, [&o.strides, &a.strides, &b.strides]);
     let nt = streams(o.numel(), size_of::<O>() + size_of::<A>() + size_of::<B>());
-    plan.set_fence(nt);
+    plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
     let bases = [base(o)?, base(a)?, base(b)?];
     // SAFETY: as in map1.
     unsafe {
-        plan.run(bases, [size_of::<O>(), size_of::<A>(), size_of::<B>()], self_overlapping(o), |p, s, n| {
-            kernels::map2_run(n, p[0] as *mut O, s[0], p[1] as *const A, s[1], p[2] as *const B, s[2], nt, &f);
-        })
+        plan.run(
+            bases,
+            [size_of::<O>(), size_of::<A>(), size_of::<B>()],
+            self_overlapping(&o.sizes, &o.strides),
+            |p, s, n| {
+                kernels::map2_run(n, p[0] as *mut O, s[0], p[1] as *const A, s[1], p[2] as *const B, s[2], nt, &f);
+            },
+        )
     };
     Ok(())
 }
@@ -126,12 +127,12 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     let mut plan = Plan::<4>::new(&o.sizes, [&o.strides, &a.strides, &b.strides, &c.strides]);
     let elem = [size_of::<O>(), size_of::<A>(), size_of::<B>(), size_of::<C>()];
     let nt = streams(o.numel(), elem.iter().sum());
-    plan.set_fence(nt);
+    plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
     let bases = [base(o)?, base(a)?, base(b)?, base(c)?];
     // SAFETY: as in map1.
     unsafe {
-        plan.run(bases, elem, self_overlapping(o), |p, s, n| {
+        plan.run(bases, elem, self_overlapping(&o.sizes, &o.strides), |p, s, n| {
             kernels::map3_run(
                 n,
                 p[0] as *mut O,
@@ -150,27 +151,6 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     Ok(())
 }
 
-/// True when `o` and `a` share a storage, are not the same view, and their element ranges meet:
-/// writing `o` could then change `a` before it is read.
-pub fn partial_overlap<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>) -> bool {
-    let (Some(so), Some(sa)) = (&o.storage, &a.storage) else { return false };
-    let po = crate::core::refcount::Rc::as_ptr(so) as *const u8;
-    let pa = crate::core::refcount::Rc::as_ptr(sa) as *const u8;
-    if !std::ptr::eq(po, pa) || o.numel() == 0 || a.numel() == 0 {
-        return false;
-    }
-    if o.offset == a.offset && o.sizes == a.sizes && o.strides == a.strides {
-        return false;
-    }
-    let span = |v: &[i64], s: &[i64], off: usize| {
-        let hi = off as i64 + v.iter().zip(s).map(|(&n, &t)| (n - 1) * t).sum::<i64>();
-        (off as i64, hi)
-    };
-    let (a0, a1) = span(&o.sizes, &o.strides, o.offset);
-    let (b0, b1) = span(&a.sizes, &a.strides, a.offset);
-    a0 <= b1 && b0 <= a1
-}
-
 /// `v` viewed with `shape` when its element count matches (TH's pairing of elements in
 /// row-major order): a reshaped view when contiguous, else a contiguous copy.
 fn reshaped<T: Scalar>(v: &View<T>, shape: &[i64]) -> Result<View<T>> {
@@ -181,7 +161,7 @@ fn reshaped<T: Scalar>(v: &View<T>, shape: &[i64]) -> Result<View<T>> {
         return Ok(r);
     }
     let c = View::contiguous(&v.sizes)?;
-    crate::core::tensor::copy(&c, v)?;
+    crate::ops::copy::copy(&c, v)?;
     reshaped(&c, shape)
 }
 
@@ -344,7 +324,7 @@ fn into_output<O: Scalar>(
     if overlaps(&out) {
         let tmp = View::contiguous(shape)?;
         compute(&tmp)?;
-        return crate::core::tensor::copy(&out, &tmp);
+        return crate::ops::copy::copy(&out, &tmp);
     }
     compute(&out)
 }

@@ -14,8 +14,8 @@
 use super::num::{Float, Num};
 use crate::core::dtype::{DType, Prim, Scalar};
 use crate::core::error::{Error, Result};
+use crate::core::geometry::Offsets;
 use crate::core::tensor::{Tensor, View, parse_sizes, size_desc};
-use crate::exec::iter::Offsets;
 use std::sync::{Mutex, MutexGuard};
 
 /// MT19937 state length (torch7's `THRandom.h` name).

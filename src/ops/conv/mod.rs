@@ -984,7 +984,7 @@ fn finish<T: ConvElem>(tmp: Option<Vec<T::K>>, out_view: &View<T>, shape: &[i64]
     if let Some(v) = tmp {
         let vals: Vec<T> = v.into_iter().map(T::from_k).collect();
         let src = View::from_slice(&vals, shape)?;
-        crate::core::tensor::copy(out_view, &src)?;
+        crate::ops::copy::copy(out_view, &src)?;
     }
     Ok(())
 }

@@ -1,0 +1,184 @@
+//! Per-dimension reductions (§4.10, 4.17).
+
+use super::*;
+
+/// `r = op(t)` along `dim` through accumulators mapped by `fin` (`dim` is C argument `arg`).
+fn along<T: Scalar, R: Reducer<T, 1>>(
+    r: &Tensor<T>,
+    t: &View<T>,
+    dim: i32,
+    keepdim: bool,
+    arg: u32,
+    red: &R,
+    fin: impl Fn(R::Acc) -> T,
+) -> Result<()> {
+    let d = check_dim(dim, t.ndim(), arg)?;
+    let acc = reduce([t], &only(t.ndim(), d), red)?;
+    let data: Vec<T> = acc.into_iter().map(fin).collect();
+    store(r, &reduced_shape(&t.sizes, d, keepdim), &data)
+}
+
+/// `r_ = sum of t along dim` (accumulated in `accreal`).
+pub fn sum<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
+    along(r, t, dim, keepdim, 3, &sum_reducer::<T>(), T::from_acc)
+}
+
+/// `r_ = product of t along dim` (accumulated in `accreal`).
+pub fn prod<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
+    along(r, t, dim, keepdim, 3, &prod_reducer::<T>(), T::from_acc)
+}
+
+/// `r_ = mean of t along dim`.
+pub fn mean<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
+    let n = <T::Acc as Num>::from_f64(t.sizes.get(dim.max(0) as usize).copied().unwrap_or(1) as f64);
+    along(r, t, dim, keepdim, 3, &sum_reducer::<T>(), |s| T::from_acc(s.div(n)))
+}
+
+/// `r_ = var of t along dim` (`/n` when `biased`, else `/(n-1)`).
+pub fn var<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, biased: bool, keepdim: bool) -> Result<()> {
+    along(r, t, dim, keepdim, 3, &Moments::<T>::new(), |a| T::from_acc(var_of(a, biased)))
+}
+
+/// `r_ = std of t along dim`.
+pub fn std<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, biased: bool, keepdim: bool) -> Result<()> {
+    along(r, t, dim, keepdim, 3, &Moments::<T>::new(), |a| T::from_acc(var_of(a, biased).sqrt()))
+}
+
+/// `r_ = p-norm of t along dim` (see `pnorm`).
+pub fn norm<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, p: T, dim: i32, keepdim: bool) -> Result<()> {
+    let d = check_dim(dim, t.ndim(), 4)?;
+    let data: Vec<T> = pnorm(t, &only(t.ndim(), d), p.to_f64())?.into_iter().map(T::from_acc).collect();
+    store(r, &reduced_shape(&t.sizes, d, keepdim), &data)
+}
+
+fn arg_reduce<T: Elem>(
+    values: &Tensor<T>,
+    indices: &Tensor<i64>,
+    t: &View<T>,
+    dim: i32,
+    keepdim: bool,
+    max: bool,
+) -> Result<()> {
+    let d = check_dim(dim, t.ndim(), 4)?;
+    let acc = reduce([t], &only(t.ndim(), d), &ArgBest::<T>::new(max))?;
+    let vals: Vec<T> = acc.iter().map(|a| a.0.canon()).collect();
+    let idx: Vec<i64> = acc.iter().map(|a| a.1.max(0)).collect();
+    let shape = reduced_shape(&t.sizes, d, keepdim);
+    store(values, &shape, &vals)?;
+    store(indices, &shape, &idx)
+}
+
+/// `values_, indices_ = max of t along dim` (index of the first occurrence, 0-based; the
+/// first NaN wins).
+pub fn max<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
+    arg_reduce(values, indices, t, dim, keepdim, true)
+}
+
+/// `values_, indices_ = min of t along dim`.
+pub fn min<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
+    arg_reduce(values, indices, t, dim, keepdim, false)
+}
+
+/// `f(slice)` for every slice of `t` along `d` (each as (value, position) pairs), in output
+/// order, in parallel.
+fn per_slice<T: Elem, X: Copy + Default + Send>(
+    t: &View<T>,
+    d: usize,
+    f: impl Fn(&mut Vec<(T, i64)>) -> X + Sync,
+) -> Result<Vec<X>> {
+    let g = Geometry::<1>::new(&t.sizes, [&t.strides], &only(t.ndim(), d));
+    let (m, k) = (g.m(), g.k());
+    let mut out = crate::core::limits::try_filled(m, X::default())?;
+    // One slice's (value, position) pairs per worker: probe that much memory up front so that
+    // a slice longer than memory is an error here rather than an abort in a worker.
+    drop(crate::core::limits::try_vec::<(T, i64)>(k)?);
+    let Some(p) = t.host_ptr()? else { return Ok(out) };
+    let addr = SharedPtr(p.wrapping_add(t.offset));
+    let step = g.red[0].st[0];
+    let sink = Sink(out.as_mut_ptr());
+    parallel::for_range(m, m.saturating_mul(k), |a, b| {
+        let mut buf = Vec::with_capacity(k);
+        let mut o = Odometer::new(&g.kept, a);
+        for mi in a..b {
+            buf.clear();
+            let q = addr.offset(o.off[0]).cast_const();
+            for i in 0..k {
+                // SAFETY: element i of this slice lies inside the view (host_ptr).
+                buf.push((unsafe { q.offset(i as isize * step).read() }, i as i64));
+            }
+            // SAFETY: mi < m, and this worker alone owns outputs a..b.
+            unsafe { sink.put(mi, f(&mut buf)) };
+            if mi + 1 < b {
+                o.advance();
+            }
+        }
+    });
+    Ok(out)
+}
+
+/// Orders (value, position) pairs by value (NaN last), then position: a total order, so a
+/// selection gives the same element as a stable sort.
+fn by_value_then_pos<T: Elem>(a: &(T, i64), b: &(T, i64)) -> Ordering {
+    total(a.0, b.0).then(a.1.cmp(&b.1))
+}
+
+fn select_along<T: Elem>(
+    values: &Tensor<T>,
+    indices: &Tensor<i64>,
+    t: &View<T>,
+    d: usize,
+    keepdim: bool,
+    pick: impl Fn(&mut Vec<(T, i64)>) -> (T, i64) + Sync,
+) -> Result<()> {
+    let res = per_slice(t, d, pick)?;
+    let shape = reduced_shape(&t.sizes, d, keepdim);
+    store(values, &shape, &res.iter().map(|x| x.0).collect::<Vec<_>>())?;
+    store(indices, &shape, &res.iter().map(|x| x.1).collect::<Vec<_>>())
+}
+
+/// The k-th smallest (k 1-based) along `dim` and its position; among equal values, positions
+/// count in order (as a stable sort); NaN sorts last.
+pub fn kthvalue<T: Elem>(
+    values: &Tensor<T>,
+    indices: &Tensor<i64>,
+    t: &View<T>,
+    k: i64,
+    dim: i32,
+    keepdim: bool,
+) -> Result<()> {
+    let d = check_dim(dim, t.ndim(), 5)?;
+    let n = t.sizes[d];
+    if k < 1 || k > n {
+        return Err(Error::index(format!("kthvalue: k = {k} is out of range for a dimension of size {n}")).at_arg(4));
+    }
+    let k = (k - 1) as usize;
+    select_along(values, indices, t, d, keepdim, |s| *s.select_nth_unstable_by(k, by_value_then_pos).1)
+}
+
+/// The lower median along `dim` (`kthvalue` with k = (n-1)/2 + 1).
+pub fn median<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
+    let d = check_dim(dim, t.ndim(), 4)?;
+    let k = (t.sizes[d] as usize - 1) / 2;
+    select_along(values, indices, t, d, keepdim, |s| *s.select_nth_unstable_by(k, by_value_then_pos).1)
+}
+
+/// The most frequent value along `dim` (ties: the smallest value; NaNs count as one value)
+/// and the position of its last occurrence.
+pub fn mode<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
+    let d = check_dim(dim, t.ndim(), 4)?;
+    select_along(values, indices, t, d, keepdim, |s| {
+        s.sort_unstable_by(by_value_then_pos);
+        let (mut best, mut best_n, mut run) = (s[0], 0usize, 0usize);
+        for i in 0..s.len() {
+            run += 1;
+            if i + 1 == s.len() || total(s[i].0, s[i + 1].0) != Ordering::Equal {
+                if run > best_n {
+                    best = s[i];
+                    best_n = run;
+                }
+                run = 0;
+            }
+        }
+        best
+    })
+}
