@@ -1,8 +1,16 @@
-//! The typed inner loops and the one instruction-set dispatch that selects their copies.
+//! The typed inner loops, and the one instruction-set dispatch that selects their copies.
+//!
+//! A kernel is written once, generically, as an `#[inline(always)]` body; `multiversion!`
+//! compiles it for each instruction set (plain x86-64 / the target's default, AVX2+FMA,
+//! AVX-512) and `isa()` picks the best the CPU has, once (`TH_CPU_CAPABILITY=scalar|avx2|avx512`
+//! forces one, for tests and benchmarks). The body's first generic parameter is the instruction
+//! set's marker type (`Base`, `Avx2`, `Avx512`): what differs per instruction set beyond the
+//! compiler's code generation (the streaming stores of `pointwise::Streamer`) hangs off it.
 
 pub mod pointwise;
 pub mod reduce;
 pub(crate) mod simd;
+pub(crate) mod transpose;
 pub mod vmath;
 
 use std::sync::OnceLock;
@@ -53,3 +61,68 @@ fn detect() -> Isa {
 fn detect() -> Isa {
     Isa::Scalar
 }
+
+/// The marker of the plain copy of a kernel (the target's baseline: SSE2 on x86-64).
+pub struct Base;
+/// The marker of the AVX2 + FMA copy.
+pub struct Avx2;
+/// The marker of the AVX-512 (F, BW, DQ, VL) copy.
+pub struct Avx512;
+
+/// The one instruction-set dispatch.
+///
+/// `multiversion! { /// docs
+///     pub fn name<G: Bound, ...>(args) -> R => body }` defines `pub unsafe fn name`, which runs
+/// `body::<Marker, G, ...>(args)` compiled for the instruction set `isa()` chose (`Marker`:
+/// `Base`, `Avx2` or `Avx512`). Its contract is `body`'s.
+///
+/// `multiversion!(@copy Avx2, fn name(args) -> R => expr)` defines the single copy
+/// `unsafe fn name` of `expr` compiled for one instruction set (`Avx2` or `Avx512`), for
+/// kernels that keep function pointers per instruction set; the caller checks `cpu_has` first.
+macro_rules! multiversion {
+    (@copy Avx512, $(#[$m:meta])* fn $name:ident $(<$($g:ident $(: $b:path)?),*>)? ($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => $e:expr) => {
+        $(#[$m])*
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $name $(<$($g $(: $b)?),*>)? ($($a: $t),*) $(-> $r)? {
+            // SAFETY: forwarded contract; the CPU has AVX-512 (checked by the caller).
+            unsafe { $e }
+        }
+    };
+    (@copy Avx2, $(#[$m:meta])* fn $name:ident $(<$($g:ident $(: $b:path)?),*>)? ($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => $e:expr) => {
+        $(#[$m])*
+        #[target_feature(enable = "avx2,fma")]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $name $(<$($g $(: $b)?),*>)? ($($a: $t),*) $(-> $r)? {
+            // SAFETY: forwarded contract; the CPU has AVX2 and FMA (checked by the caller).
+            unsafe { $e }
+        }
+    };
+    ($(#[$m:meta])* $vis:vis fn $name:ident<$($g:ident $(: $b:path)?),*>($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => $body:ident) => {
+        $(#[$m])*
+        ///
+        /// # Safety
+        #[doc = concat!("As `", stringify!($body), "`.")]
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        $vis unsafe fn $name<$($g $(: $b)?),*>($($a: $t),*) $(-> $r)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                $crate::kernels::multiversion!(@copy Avx512, fn v512<$($g $(: $b)?),*>($($a: $t),*) $(-> $r)?
+                    => $body::<$crate::kernels::Avx512, $($g),*>($($a),*));
+                $crate::kernels::multiversion!(@copy Avx2, fn v256<$($g $(: $b)?),*>($($a: $t),*) $(-> $r)?
+                    => $body::<$crate::kernels::Avx2, $($g),*>($($a),*));
+                match $crate::kernels::isa() {
+                    // SAFETY: forwarded contract; isa() only reports features the CPU has.
+                    $crate::kernels::Isa::Avx512 => return unsafe { v512::<$($g),*>($($a),*) },
+                    // SAFETY: as above.
+                    $crate::kernels::Isa::Avx2 => return unsafe { v256::<$($g),*>($($a),*) },
+                    $crate::kernels::Isa::Scalar => {}
+                }
+            }
+            // SAFETY: forwarded contract.
+            unsafe { $body::<$crate::kernels::Base, $($g),*>($($a),*) }
+        }
+    };
+}
+pub(crate) use multiversion;

@@ -12,43 +12,8 @@
 //! the inputs. The copy is per instruction set (`Streamer`: SSE2 / AVX2 / AVX-512 stores; plain
 //! copies off x86-64). The caller issues `store_fence()` once per thread after such stores.
 
-use super::{Isa, isa};
+use super::{Avx2, Avx512, Base, multiversion};
 use std::sync::OnceLock;
-
-/// Defines `pub unsafe fn $name` dispatching to AVX-512 / AVX2 / plain copies of `$body`.
-macro_rules! multiversion {
-    ($(#[$m:meta])* fn $name:ident<$($g:ident $(: $b:path)?),*>($($a:ident : $t:ty),*) $(where $($wc:tt)*)? => $body:ident) => {
-        $(#[$m])*
-        ///
-        /// # Safety
-        /// The pointers must be valid for `n` elements at the given strides.
-        #[inline]
-        pub unsafe fn $name<$($g $(: $b)?),*>($($a: $t),*) $(where $($wc)*)? {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-                unsafe fn v512<$($g $(: $b)?),*>($($a: $t),*) $(where $($wc)*)? {
-                    // SAFETY: forwarded contract; the CPU has AVX-512 (checked by isa()).
-                    unsafe { $body::<Avx512Stream, $($g),*>($($a),*) }
-                }
-                #[target_feature(enable = "avx2,fma")]
-                unsafe fn v256<$($g $(: $b)?),*>($($a: $t),*) $(where $($wc)*)? {
-                    // SAFETY: forwarded contract; the CPU has AVX2+FMA (checked by isa()).
-                    unsafe { $body::<Avx2Stream, $($g),*>($($a),*) }
-                }
-                match isa() {
-                    // SAFETY: forwarded contract; isa() only reports features the CPU has.
-                    Isa::Avx512 => return unsafe { v512($($a),*) },
-                    // SAFETY: as above.
-                    Isa::Avx2 => return unsafe { v256($($a),*) },
-                    Isa::Scalar => {}
-                }
-            }
-            // SAFETY: forwarded contract.
-            unsafe { $body::<BaseStream, $($g),*>($($a),*) }
-        }
-    };
-}
 
 /// Copies whole 64-byte blocks with streaming stores: `dst` 64-byte aligned, `src` 64-byte
 /// aligned, `bytes` a multiple of 64.
@@ -60,13 +25,7 @@ pub trait Streamer {
 
 /// The baseline copy: SSE2 `movntdq` on x86-64 (every x86-64 CPU has it), plain copies elsewhere
 /// (and under Miri, which cannot run the instruction).
-pub struct BaseStream;
-/// 32-byte `vmovntdq` (used by the AVX2 kernels).
-pub struct Avx2Stream;
-/// 64-byte `vmovntdq` (used by the AVX-512 kernels).
-pub struct Avx512Stream;
-
-impl Streamer for BaseStream {
+impl Streamer for Base {
     #[inline(always)]
     unsafe fn stream(dst: *mut u8, src: *const u8, bytes: usize) {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -89,7 +48,8 @@ impl Streamer for BaseStream {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl Streamer for Avx2Stream {
+/// 32-byte `vmovntdq`.
+impl Streamer for Avx2 {
     #[inline(always)]
     unsafe fn stream(dst: *mut u8, src: *const u8, bytes: usize) {
         use std::arch::x86_64::{__m256i, _mm256_load_si256, _mm256_stream_si256};
@@ -103,7 +63,8 @@ impl Streamer for Avx2Stream {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl Streamer for Avx512Stream {
+/// 64-byte `vmovntdq`.
+impl Streamer for Avx512 {
     #[inline(always)]
     unsafe fn stream(dst: *mut u8, src: *const u8, bytes: usize) {
         use std::arch::x86_64::{__m512i, _mm512_load_si512, _mm512_stream_si512};
@@ -275,22 +236,19 @@ unsafe fn map3_body<S: Streamer, O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B,
 
 multiversion! {
     /// `o[i] = f()`; `nt`: stream a contiguous output (see the module docs).
-    fn fill_run<O: Copy, F: Fn() -> O>(n: usize, o: *mut O, so: isize, nt: bool, f: &F) => fill_body
+    pub fn fill_run<O: Copy, F: Fn() -> O>(n: usize, o: *mut O, so: isize, nt: bool, f: &F) => fill_body
 }
 multiversion! {
     /// `o[i] = f(a[i])`.
-    #[allow(clippy::too_many_arguments)]
-    fn map1_run<O: Copy, A: Copy, F: Fn(A) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, nt: bool, f: &F) => map1_body
+    pub fn map1_run<O: Copy, A: Copy, F: Fn(A) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, nt: bool, f: &F) => map1_body
 }
 multiversion! {
     /// `o[i] = f(a[i], b[i])`.
-    #[allow(clippy::too_many_arguments)]
-    fn map2_run<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, b: *const B, sb: isize, nt: bool, f: &F) => map2_body
+    pub fn map2_run<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, b: *const B, sb: isize, nt: bool, f: &F) => map2_body
 }
 multiversion! {
     /// `o[i] = f(a[i], b[i], c[i])`.
-    #[allow(clippy::too_many_arguments)]
-    fn map3_run<O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, b: *const B, sb: isize, c: *const C, sc: isize, nt: bool, f: &F) => map3_body
+    pub fn map3_run<O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, b: *const B, sb: isize, c: *const C, sc: isize, nt: bool, f: &F) => map3_body
 }
 
 /// Bytes an elementwise op must touch (all operands) before its contiguous output is streamed:

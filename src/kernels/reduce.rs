@@ -9,50 +9,16 @@
 //!   this is also a blocked summation: each lane adds `len / LANES` values).
 //! - `cols*`: the column-wise (vertical) step: `acc[j] = f(acc[j], x[j])` for a row of `x`.
 
-use super::{Isa, isa};
+// `multiversion!` hands every body its instruction-set marker `I`; these bodies need nothing
+// from it beyond the target features they are compiled with.
+#![allow(clippy::extra_unused_type_parameters)]
+
+use super::multiversion;
 
 /// Independent accumulators in a `fold` (a power of two).
 pub(crate) const LANES: usize = 32;
 /// Accumulators for runs shorter than `2 * LANES`.
 pub(crate) const SMALL_LANES: usize = 8;
-
-/// Defines `pub unsafe fn $name` dispatching to AVX-512 / AVX2 / plain copies of `$body`.
-macro_rules! multiversion {
-    ($(#[$m:meta])* fn $name:ident<$($g:ident $(: $b:path)?),*>($($a:ident : $t:ty),*) $(-> $r:ty)? => $body:ident) => {
-        $(#[$m])*
-        ///
-        /// # Safety
-        /// The pointers must be valid for `n` elements at the given strides.
-        #[inline]
-        #[allow(clippy::too_many_arguments)]
-        pub unsafe fn $name<$($g $(: $b)?),*>($($a: $t),*) $(-> $r)? {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-                #[allow(clippy::too_many_arguments)]
-                unsafe fn v512<$($g $(: $b)?),*>($($a: $t),*) $(-> $r)? {
-                    // SAFETY: forwarded contract; the CPU has AVX-512 (checked by isa()).
-                    unsafe { $body($($a),*) }
-                }
-                #[target_feature(enable = "avx2,fma")]
-                #[allow(clippy::too_many_arguments)]
-                unsafe fn v256<$($g $(: $b)?),*>($($a: $t),*) $(-> $r)? {
-                    // SAFETY: forwarded contract; the CPU has AVX2+FMA (checked by isa()).
-                    unsafe { $body($($a),*) }
-                }
-                match isa() {
-                    // SAFETY: forwarded contract; isa() only reports features the CPU has.
-                    Isa::Avx512 => return unsafe { v512($($a),*) },
-                    // SAFETY: as above.
-                    Isa::Avx2 => return unsafe { v256($($a),*) },
-                    Isa::Scalar => {}
-                }
-            }
-            // SAFETY: forwarded contract.
-            unsafe { $body($($a),*) }
-        }
-    };
-}
 
 /// Combines the lanes pairwise (lane k with lane k + w/2, halving w) into lane 0.
 ///
@@ -71,7 +37,7 @@ fn combine_lanes<A: Copy, C: Fn(A, A) -> A, const L: usize>(mut acc: [A; L], c: 
 }
 
 #[inline(always)]
-unsafe fn fold_body<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
+unsafe fn fold_body<I, T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
     n: usize,
     p: *const T,
     s: isize,
@@ -148,7 +114,7 @@ pub(crate) const MULTI: usize = 4;
 const MULTI_STEP: usize = 128;
 
 #[inline(always)]
-unsafe fn fold_multi_body<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
+unsafe fn fold_multi_body<I, T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
     n: usize,
     p: [*const T; MULTI],
     id: A,
@@ -159,7 +125,7 @@ unsafe fn fold_multi_body<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
     // stride 1.
     unsafe {
         if n < 2 * LANES {
-            return p.map(|q| fold_body(n, q, 1, id, f, c));
+            return p.map(|q| fold_body::<I, T, A, F, C>(n, q, 1, id, f, c));
         }
         // The same lanes as `fold_body` on a unit-stride run (element i of a run goes to lane
         // i % LANES, the lanes combine pairwise, the tail folds into the result in order), so
@@ -193,7 +159,7 @@ unsafe fn fold_multi_body<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn fold2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(
+unsafe fn fold2_body<I, T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(
     n: usize,
     p: *const T,
     sp: isize,
@@ -246,7 +212,7 @@ unsafe fn fold2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(
 }
 
 #[inline(always)]
-unsafe fn find_body<T: Copy, P: Fn(T) -> bool>(n: usize, p: *const T, s: isize, pred: &P) -> Option<usize> {
+unsafe fn find_body<I, T: Copy, P: Fn(T) -> bool>(n: usize, p: *const T, s: isize, pred: &P) -> Option<usize> {
     // SAFETY: caller contract (for the whole body): p is valid for n elements at stride s.
     unsafe {
         if s == 1 {
@@ -268,7 +234,7 @@ unsafe fn find_body<T: Copy, P: Fn(T) -> bool>(n: usize, p: *const T, s: isize, 
 }
 
 #[inline(always)]
-unsafe fn cols_body<T: Copy, A: Copy, F: Fn(A, T) -> A>(acc: &mut [A], p: *const T, s: isize, f: &F) {
+unsafe fn cols_body<I, T: Copy, A: Copy, F: Fn(A, T) -> A>(acc: &mut [A], p: *const T, s: isize, f: &F) {
     // SAFETY: caller contract (for the whole body): p is valid for acc.len() elements at stride s.
     unsafe {
         if s == 1 {
@@ -287,7 +253,7 @@ unsafe fn cols_body<T: Copy, A: Copy, F: Fn(A, T) -> A>(acc: &mut [A], p: *const
 pub(crate) const ROWS: usize = 4;
 
 #[inline(always)]
-unsafe fn cols_rows_body<T: Copy, A: Copy, G: Fn(T) -> A, C: Fn(A, A) -> A>(
+unsafe fn cols_rows_body<I, T: Copy, A: Copy, G: Fn(T) -> A, C: Fn(A, A) -> A>(
     acc: &mut [A],
     p: *const T,
     s: isize,
@@ -315,7 +281,7 @@ unsafe fn cols_rows_body<T: Copy, A: Copy, G: Fn(T) -> A, C: Fn(A, A) -> A>(
 }
 
 #[inline(always)]
-unsafe fn cols2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A>(
+unsafe fn cols2_body<I, T: Copy, A: Copy, F: Fn(A, T, T) -> A>(
     acc: &mut [A],
     p: *const T,
     sp: isize,
@@ -340,34 +306,34 @@ unsafe fn cols2_body<T: Copy, A: Copy, F: Fn(A, T, T) -> A>(
 multiversion! {
     /// Folds `n` elements at `p` (stride `s`) starting from `id` in `LANES` lanes; `f` adds one
     /// element to an accumulator, `c` combines two accumulators (associative, `id` neutral).
-    fn fold<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(n: usize, p: *const T, s: isize, id: A, f: &F, c: &C) -> A => fold_body
+    pub fn fold<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(n: usize, p: *const T, s: isize, id: A, f: &F, c: &C) -> A => fold_body
 }
 multiversion! {
     /// `fold` of `MULTI` unit-stride runs of `n` elements each, read a few hundred elements of
     /// each in turn: several streams of loads per core read faster from DRAM than one (measured
     /// here: a 40 MB f32 sum on 2 threads, 1.3-1.5x). Each result equals `fold`'s on its run.
-    fn fold_multi<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(n: usize, p: [*const T; MULTI], id: A, f: &F, c: &C) -> [A; MULTI] => fold_multi_body
+    pub fn fold_multi<T: Copy, A: Copy, F: Fn(A, T) -> A, C: Fn(A, A) -> A>(n: usize, p: [*const T; MULTI], id: A, f: &F, c: &C) -> [A; MULTI] => fold_multi_body
 }
 multiversion! {
     /// `fold` over pairs of elements of two operands.
-    fn fold2<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(n: usize, p: *const T, sp: isize, q: *const T, sq: isize, id: A, f: &F, c: &C) -> A => fold2_body
+    pub fn fold2<T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>(n: usize, p: *const T, sp: isize, q: *const T, sq: isize, id: A, f: &F, c: &C) -> A => fold2_body
 }
 multiversion! {
     /// The position of the first of `n` elements at `p` (stride `s`) that satisfies `pred`.
-    fn find<T: Copy, P: Fn(T) -> bool>(n: usize, p: *const T, s: isize, pred: &P) -> Option<usize> => find_body
+    pub fn find<T: Copy, P: Fn(T) -> bool>(n: usize, p: *const T, s: isize, pred: &P) -> Option<usize> => find_body
 }
 multiversion! {
     /// `acc[j] = f(acc[j], p[j * s])` for every `j < acc.len()`.
-    fn cols<T: Copy, A: Copy, F: Fn(A, T) -> A>(acc: &mut [A], p: *const T, s: isize, f: &F) => cols_body
+    pub fn cols<T: Copy, A: Copy, F: Fn(A, T) -> A>(acc: &mut [A], p: *const T, s: isize, f: &F) => cols_body
 }
 multiversion! {
     /// `acc[j] = c(acc[j], c(c(x0, x1), c(x2, x3)))` with `xr = g(p[j * s + r * rs])`: `ROWS`
     /// rows per pass over the accumulators (a quarter of the accumulator loads and stores).
-    fn cols_rows<T: Copy, A: Copy, G: Fn(T) -> A, C: Fn(A, A) -> A>(acc: &mut [A], p: *const T, s: isize, rs: isize, g: &G, c: &C) => cols_rows_body
+    pub fn cols_rows<T: Copy, A: Copy, G: Fn(T) -> A, C: Fn(A, A) -> A>(acc: &mut [A], p: *const T, s: isize, rs: isize, g: &G, c: &C) => cols_rows_body
 }
 multiversion! {
     /// `acc[j] = f(acc[j], p[j * sp], q[j * sq])`.
-    fn cols2<T: Copy, A: Copy, F: Fn(A, T, T) -> A>(acc: &mut [A], p: *const T, sp: isize, q: *const T, sq: isize, f: &F) => cols2_body
+    pub fn cols2<T: Copy, A: Copy, F: Fn(A, T, T) -> A>(acc: &mut [A], p: *const T, sp: isize, q: *const T, sq: isize, f: &F) => cols2_body
 }
 
 #[cfg(test)]

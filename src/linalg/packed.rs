@@ -28,9 +28,10 @@
 
 #![allow(clippy::too_many_arguments)] // m, n, k, alpha, a, b, beta, c
 
-use super::gemm::{MatMut, MatRef, block_lanes, transpose_block};
+use super::gemm::{MatMut, MatRef};
 use crate::exec::parallel::{self, SharedPtr};
 use crate::kernels::simd::{Lane, MAX_LANES, Vector, prefetch};
+use crate::kernels::transpose::{block_lanes, transpose_block};
 use crate::kernels::{Isa, isa};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -912,55 +913,26 @@ pub(crate) trait Packed: Lane + Source<Self> {
     fn with_buffer<R>(slot: Slot, len: usize, f: impl FnOnce(Option<&mut [Self]>) -> R) -> R;
 }
 
-/// `tiles` and `dots` on one instruction set's vectors `$V`, as a `Kernel` (`$f`, `$g`: the
-/// functions' names; `$feat`: the target features).
+/// `tiles`, `dots` and `columns` on one instruction set's vectors `$V`, as a `Kernel` (`$isa`:
+/// the instruction set, `Avx2` or `Avx512`; `$f`, `$g`, `$h`: the copies' names).
 macro_rules! isa_kernel {
-    ($V:ty, $mr:expr, $kc:expr, $feat:literal, $f:ident, $g:ident, $h:ident) => {{
-        #[target_feature(enable = $feat)]
-        /// # Safety
-        /// As `tiles`, on a CPU with these features.
-        unsafe fn $f(
-            blk: &Block<<$V as Vector>::E>,
-            ic: usize,
-            mb: usize,
-            cols: Range<usize>,
-            apack: *const <$V as Vector>::E,
-        ) {
-            // SAFETY: forwarded contract; the CPU has the features.
-            unsafe { tiles::<$V, $mr>(blk, ic, mb, cols, apack) }
-        }
-
-        #[target_feature(enable = $feat)]
-        /// # Safety
-        /// As `dots`, on a CPU with these features.
-        unsafe fn $g(
-            rows: Range<usize>,
-            k: usize,
-            alpha: <$V as Vector>::E,
-            a: MatRef<<$V as Vector>::E>,
-            x: *const <$V as Vector>::E,
-            beta: <$V as Vector>::E,
-            y: MatMut<<$V as Vector>::E>,
-        ) {
-            // SAFETY: forwarded contract; the CPU has the features.
-            unsafe { dots::<$V>(rows, k, alpha, a, x, beta, y) }
-        }
-
-        #[target_feature(enable = $feat)]
-        /// # Safety
-        /// As `columns`, on a CPU with these features.
-        unsafe fn $h(
-            rows: Range<usize>,
-            k: usize,
-            alpha: <$V as Vector>::E,
-            a: MatRef<<$V as Vector>::E>,
-            x: MatRef<<$V as Vector>::E>,
-            beta: <$V as Vector>::E,
-            y: MatMut<<$V as Vector>::E>,
-        ) {
-            // SAFETY: forwarded contract; the CPU has the features.
-            unsafe { columns::<$V>(rows, k, alpha, a, x, beta, y) }
-        }
+    ($V:ty, $mr:expr, $kc:expr, $isa:ident, $f:ident, $g:ident, $h:ident) => {{
+        type E = <$V as Vector>::E;
+        crate::kernels::multiversion!(@copy $isa,
+            /// # Safety
+            /// As `tiles`, on a CPU with these features.
+            fn $f(blk: &Block<E>, ic: usize, mb: usize, cols: Range<usize>, apack: *const E)
+                => tiles::<$V, $mr>(blk, ic, mb, cols, apack));
+        crate::kernels::multiversion!(@copy $isa,
+            /// # Safety
+            /// As `dots`, on a CPU with these features.
+            fn $g(rows: Range<usize>, k: usize, alpha: E, a: MatRef<E>, x: *const E, beta: E, y: MatMut<E>)
+                => dots::<$V>(rows, k, alpha, a, x, beta, y));
+        crate::kernels::multiversion!(@copy $isa,
+            /// # Safety
+            /// As `columns`, on a CPU with these features.
+            fn $h(rows: Range<usize>, k: usize, alpha: E, a: MatRef<E>, x: MatRef<E>, beta: E, y: MatMut<E>)
+                => columns::<$V>(rows, k, alpha, a, x, beta, y));
         Kernel { lanes: <$V as Vector>::LANES, mr: $mr, kc: $kc, tiles: $f, dots: $g, cols: $h }
     }};
 }
@@ -979,17 +951,9 @@ macro_rules! packed {
                     use crate::kernels::simd::{avx2::$V2, avx512::$V5};
                     match isa {
                         Isa::Avx512 => {
-                            return Some(isa_kernel!(
-                                $V5,
-                                MAX_MR,
-                                KC_512,
-                                "avx512f,avx2,fma",
-                                tiles512,
-                                dots512,
-                                cols512
-                            ));
+                            return Some(isa_kernel!($V5, MAX_MR, KC_512, Avx512, tiles512, dots512, cols512));
                         }
-                        Isa::Avx2 => return Some(isa_kernel!($V2, MR, KC, "avx2,fma", tiles2, dots2, cols2)),
+                        Isa::Avx2 => return Some(isa_kernel!($V2, MR, KC, Avx2, tiles2, dots2, cols2)),
                         Isa::Scalar => {}
                     }
                 }

@@ -391,27 +391,21 @@ pub(crate) trait Simd: ConvK {
     }
 }
 
-/// `tiles` and `rev_items` on one instruction set's vectors `$V` (`$feat`: its target features),
+/// `tiles` and `rev_items` on one instruction set's vectors `$V` (`$isa`: `Avx2` or `Avx512`),
 /// as `Simd::kernel` returns them.
 #[cfg(target_arch = "x86_64")]
 macro_rules! isa_loops {
-    ($V:ty, $feat:literal) => {{
-        #[target_feature(enable = $feat)]
-        /// # Safety
-        /// As `tiles`, on a CPU with these features.
-        unsafe fn tiles_isa(plan: &Plan<<$V as Vector>::E>, lo: usize, hi: usize) {
-            // SAFETY: forwarded contract; the CPU has the features.
-            unsafe { tiles::<$V>(plan, lo, hi) }
-        }
-
-        #[target_feature(enable = $feat)]
-        /// # Safety
-        /// As `rev_items`, on a CPU with these features.
-        unsafe fn rev_isa(plan: &RevPlan<<$V as Vector>::E>, lo: usize, hi: usize) {
-            // SAFETY: forwarded contract; the CPU has the features.
-            unsafe { rev_items::<$V>(plan, lo, hi) }
-        }
-        (NV * <$V as Vector>::LANES, tiles_isa as TilesFn<<$V as Vector>::E>, rev_isa as RevFn<<$V as Vector>::E>)
+    ($V:ty, $isa:ident) => {{
+        type E = <$V as Vector>::E;
+        crate::kernels::multiversion!(@copy $isa,
+            /// # Safety
+            /// As `tiles`, on a CPU with these features.
+            fn tiles_isa(plan: &Plan<E>, lo: usize, hi: usize) => tiles::<$V>(plan, lo, hi));
+        crate::kernels::multiversion!(@copy $isa,
+            /// # Safety
+            /// As `rev_items`, on a CPU with these features.
+            fn rev_isa(plan: &RevPlan<E>, lo: usize, hi: usize) => rev_items::<$V>(plan, lo, hi));
+        (NV * <$V as Vector>::LANES, tiles_isa as TilesFn<E>, rev_isa as RevFn<E>)
     }};
 }
 
@@ -423,8 +417,8 @@ macro_rules! simd {
                 {
                     use crate::kernels::{Isa, isa};
                     match isa() {
-                        Isa::Avx512 => return Some(isa_loops!(avx512::$V5, "avx512f,avx2,fma")),
-                        Isa::Avx2 => return Some(isa_loops!(avx2::$V2, "avx2,fma")),
+                        Isa::Avx512 => return Some(isa_loops!(avx512::$V5, Avx512)),
+                        Isa::Avx2 => return Some(isa_loops!(avx2::$V2, Avx2)),
                         Isa::Scalar => {}
                     }
                 }

@@ -31,7 +31,7 @@
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
-use crate::kernels::{Isa, isa};
+use crate::kernels::multiversion;
 use crate::linalg::gemm::{MatMut, MatRef};
 use std::borrow::Cow;
 
@@ -284,39 +284,6 @@ pub fn convsize(x: i64, k: i64, s: i64, full: bool) -> Result<i64> {
 // ---------------------------------------------------------------------------------------------
 // Plane kernels
 
-/// Defines `unsafe fn $name` dispatching to AVX-512 / AVX2 / plain copies of `$body`.
-macro_rules! multiversion {
-    (fn $name:ident<$K:ident>($($a:ident : $t:ty),*) => $body:ident) => {
-        #[allow(clippy::too_many_arguments)]
-        unsafe fn $name<$K: ConvK>($($a: $t),*) {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-                #[allow(clippy::too_many_arguments)]
-                unsafe fn v512<$K: ConvK>($($a: $t),*) {
-                    // SAFETY: forwarded contract; the CPU has AVX-512 (checked by isa()).
-                    unsafe { $body::<$K>($($a),*) }
-                }
-                #[target_feature(enable = "avx2,fma")]
-                #[allow(clippy::too_many_arguments)]
-                unsafe fn v256<$K: ConvK>($($a: $t),*) {
-                    // SAFETY: forwarded contract; the CPU has AVX2+FMA (checked by isa()).
-                    unsafe { $body::<$K>($($a),*) }
-                }
-                match isa() {
-                    // SAFETY: forwarded contract; isa() only reports features the CPU has.
-                    Isa::Avx512 => return unsafe { v512::<$K>($($a),*) },
-                    // SAFETY: as above.
-                    Isa::Avx2 => return unsafe { v256::<$K>($($a),*) },
-                    Isa::Scalar => {}
-                }
-            }
-            // SAFETY: forwarded contract.
-            unsafe { $body::<$K>($($a),*) }
-        }
-    };
-}
-
 /// Geometry of a 2-D gather pass: output `or x oc`, input rows of `ic` elements, kernel `kr x kc`,
 /// output strides `sy, sx`, tap spacings `dy, dx`.
 #[derive(Clone, Copy)]
@@ -478,7 +445,8 @@ unsafe fn dots<K: ConvK>(out: *mut K, g: &G2, pairs: &[(*const K, *const K)]) {
 }
 
 #[inline(always)]
-unsafe fn gather_body<K: ConvK>(out: *mut K, g: &G2, pairs: &[(*const K, *const K)]) {
+#[allow(clippy::extra_unused_type_parameters)] // `I`: the marker `multiversion!` passes
+unsafe fn gather_body<I, K: ConvK>(out: *mut K, g: &G2, pairs: &[(*const K, *const K)]) {
     if g.dx == 1 && g.oc < 8 && g.kc >= 2 * DOT_LANES {
         // SAFETY: forwarded contract.
         return unsafe { dots(out, g, pairs) };
@@ -493,12 +461,13 @@ unsafe fn gather_body<K: ConvK>(out: *mut K, g: &G2, pairs: &[(*const K, *const 
         }
     }
 }
-multiversion!(fn gather<K>(out: *mut K, g: &G2, pairs: &[(*const K, *const K)]) => gather_body);
+multiversion!(fn gather<K: ConvK>(out: *mut K, g: &G2, pairs: &[(*const K, *const K)]) => gather_body);
 
 /// Scatter form: `out[(y*sy + ky)*oc + x*sx + kx] += w[ky][kx] * inp[y][x]`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatter_body<K: ConvK>(
+#[allow(clippy::extra_unused_type_parameters)] // `I`: the marker `multiversion!` passes
+unsafe fn scatter_body<I, K: ConvK>(
     out: &mut [K],
     oc: usize,
     inp: &[K],
@@ -531,7 +500,7 @@ unsafe fn scatter_body<K: ConvK>(
         }
     }
 }
-multiversion!(fn scatter<K>(out: &mut [K], oc: usize, inp: &[K], ir: usize, ic: usize, ker: &[K], kr: usize, kc: usize, sy: usize, sx: usize) => scatter_body);
+multiversion!(fn scatter<K: ConvK>(out: &mut [K], oc: usize, inp: &[K], ir: usize, ic: usize, ker: &[K], kr: usize, kc: usize, sy: usize, sx: usize) => scatter_body);
 
 /// `out` (one output volume) += the contributions of `pairs` (input volume, prepared kernel
 /// volume) under `kind`.
