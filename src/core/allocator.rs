@@ -12,6 +12,8 @@ use crate::core::error::{Error, Result};
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::ptr;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicIsize, Ordering};
 
 /// TH's custom allocator (`THAllocator.h`). The first argument of every callback is the
 /// `allocatorContext` stored with the storage.
@@ -285,6 +287,38 @@ impl Allocator {
 
 fn take_detail_peek() -> bool {
     DETAIL.with(|d| d.borrow().is_some())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The GC hook of THAlloc/THRealloc
+
+type GcHandler = (Option<unsafe extern "C" fn(*mut c_void)>, usize);
+static GC_HANDLER: Mutex<GcHandler> = Mutex::new((None, 0));
+static HEAP_DELTA: AtomicIsize = AtomicIsize::new(0);
+
+/// Sets a function called (then the allocation retried once) when `THAlloc`/`THRealloc` fail.
+pub fn set_gc_handler(handler: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) {
+    *GC_HANDLER.lock().unwrap_or_else(|e| e.into_inner()) = (handler, data as usize);
+}
+
+/// Lets custom allocators report heap usage changes (kept as a running total).
+pub fn heap_update(size: isize) {
+    HEAP_DELTA.fetch_add(size, Ordering::Relaxed);
+}
+
+/// `f()`, and once more after calling the GC handler (if one is set) when it fails.
+pub fn with_gc_retry<T>(f: impl Fn() -> crate::Result<T>) -> crate::Result<T> {
+    f().or_else(|e| {
+        let (h, data) = *GC_HANDLER.lock().unwrap_or_else(|e| e.into_inner());
+        match h {
+            Some(h) => {
+                // SAFETY: a C function installed by THSetGCHandler with its own data.
+                unsafe { h(data as *mut c_void) };
+                f()
+            }
+            None => Err(e),
+        }
+    })
 }
 
 #[cfg(test)]

@@ -156,6 +156,56 @@ pub fn infer_size(sizes: &[i64], n: usize) -> Result<Vec<i64>> {
     Ok(out)
 }
 
+/// The sizes and strides of a view of sizes `from` and `strides` broadcast to `sizes` (numpy
+/// rules; -1 keeps a size; new leading dims get stride 0).
+pub fn expand_geometry(from: &[i64], strides: &[i64], sizes: &[i64]) -> Result<(Vec<i64>, Vec<i64>)> {
+    if from.len() == 0 {
+        return Err(Error::size("can't expand an empty tensor").at_arg(2));
+    }
+    let n = sizes.len();
+    if n < from.len() {
+        return Err(Error::size(format!(
+            "the number of sizes provided ({n}) must be greater or equal to the number of dimensions in the tensor ({})",
+            from.len()
+        ))
+        .at_arg(3));
+    }
+    let lead = n - from.len();
+    let mut out_s = vec![0i64; n];
+    let mut out_t = vec![0i64; n];
+    for i in 0..n {
+        let want = sizes[i];
+        if i < lead {
+            if want <= 0 {
+                return Err(
+                    Error::size(format!("invalid size {want} for new leading dimension {i} in expand")).at_arg(3)
+                );
+            }
+            out_s[i] = want;
+            out_t[i] = 0;
+            continue;
+        }
+        let (have, st) = (from[i - lead], strides[i - lead]);
+        if want == -1 || want == have {
+            out_s[i] = have;
+            out_t[i] = st;
+        } else if have == 1 && want > 0 {
+            out_s[i] = want;
+            out_t[i] = 0;
+        } else {
+            return Err(Error::size(format!(
+                "the expanded size of the tensor ({want}) must match the existing size ({have}) at non-singleton dimension {i}: \
+                 cannot expand {} to {}",
+                size_desc(from),
+                size_desc(sizes)
+            ))
+            .at_arg(3));
+        }
+    }
+    numel(&out_s)?;
+    Ok((out_s, out_t))
+}
+
 fn check_dim(d: i32, ndim: usize, arg: u32) -> Result<usize> {
     usize::try_from(d)
         .ok()
@@ -429,54 +479,8 @@ impl<T: Scalar> View<T> {
 
     /// Broadcast view to `sizes` (numpy rules; -1 keeps a size; new leading dims allowed).
     pub fn expand(&self, sizes: &[i64]) -> Result<Self> {
-        if self.ndim() == 0 {
-            return Err(Error::size("can't expand an empty tensor").at_arg(2));
-        }
-        let n = sizes.len();
-        if n < self.ndim() {
-            return Err(Error::size(format!(
-                "the number of sizes provided ({n}) must be greater or equal to the number of dimensions in the tensor ({})",
-                self.ndim()
-            ))
-            .at_arg(3));
-        }
-        let lead = n - self.ndim();
-        let mut out_s = vec![0i64; n];
-        let mut out_t = vec![0i64; n];
-        for i in 0..n {
-            let want = sizes[i];
-            if i < lead {
-                if want <= 0 {
-                    return Err(
-                        Error::size(format!("invalid size {want} for new leading dimension {i} in expand")).at_arg(3)
-                    );
-                }
-                out_s[i] = want;
-                out_t[i] = 0;
-                continue;
-            }
-            let (have, st) = (self.sizes[i - lead], self.strides[i - lead]);
-            if want == -1 || want == have {
-                out_s[i] = have;
-                out_t[i] = st;
-            } else if have == 1 && want > 0 {
-                out_s[i] = want;
-                out_t[i] = 0;
-            } else {
-                return Err(Error::size(format!(
-                    "the expanded size of the tensor ({want}) must match the existing size ({have}) at non-singleton dimension {i}: \
-                     cannot expand {} to {}",
-                    size_desc(&self.sizes),
-                    size_desc(sizes)
-                ))
-                .at_arg(3));
-            }
-        }
-        numel(&out_s)?;
-        let mut v = self.clone();
-        v.sizes = out_s;
-        v.strides = out_t;
-        Ok(v)
+        let (s, t) = expand_geometry(&self.sizes, &self.strides, sizes)?;
+        Ok(View { sizes: s, strides: t, ..self.clone() })
     }
 
     /// TH's `newView`: same storage, new contiguous sizes (one may be -1); needs contiguity.

@@ -1,4 +1,5 @@
-//! The apply engine: every elementwise loop in the library runs through here.
+//! The iteration plan of the pointwise ops (the `ops::map*` drivers and the index ops that
+//! gather or scatter along one operand): one merged walk over an output and its inputs.
 //!
 //! Given an output shape and N operands (each a base pointer and strides already broadcast to
 //! that shape, 0 where an operand is broadcast), a `Plan` drops size-1 dims, orders dims by the
@@ -6,7 +7,7 @@
 //! in every operand, and leaves one inner dim walked with constant strides. Work above
 //! `parallel::GRAIN` elements is split across the private rayon pool: by rows of the outer dims,
 //! or by pieces of the inner run when there is only one dim. The typed kernels in
-//! `ops::kernels` then pick a contiguous (vectorized) or strided inner loop per run.
+//! `kernels::pointwise` then pick a contiguous (vectorized) or strided inner loop per run.
 //!
 //! When an input's unit-stride dim is not the output's inner dim (a transposed operand), the
 //! plan walks tiles instead (`TILE_D` x `TILE_I` over those two dims): each such input's tile is

@@ -7,9 +7,8 @@ use crate::core::dtype::{THBFloat16, THHalf};
 use crate::core::error::{self, Error, THArgErrorHandlerFunction, THErrorCode, THErrorHandlerFunction};
 use crate::core::tensor::size_desc;
 use crate::exec::parallel;
+use crate::ops::num;
 use std::ffi::{CStr, c_char, c_int, c_void};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicIsize, Ordering};
 
 /// Length of the text buffer in `THDescBuff`.
 pub const TH_DESC_BUFF_LEN: usize = 64;
@@ -108,43 +107,25 @@ pub unsafe extern "C" fn THReportError(code: c_int, arg_number: c_int, msg: *con
     error::report(&e);
 }
 
-type GcHandler = (Option<unsafe extern "C" fn(*mut c_void)>, usize);
-static GC_HANDLER: Mutex<GcHandler> = Mutex::new((None, 0));
-static HEAP_DELTA: AtomicIsize = AtomicIsize::new(0);
-
 /// Sets a function called (then the allocation retried once) when `THAlloc`/`THRealloc` fail.
 #[unsafe(no_mangle)]
 pub extern "C" fn THSetGCHandler(
     torch_gc_handler_function: Option<unsafe extern "C" fn(data: *mut c_void)>,
     data: *mut c_void,
 ) {
-    *GC_HANDLER.lock().unwrap_or_else(|e| e.into_inner()) = (torch_gc_handler_function, data as usize);
+    allocator::set_gc_handler(torch_gc_handler_function, data);
 }
 
 /// Lets custom allocators report heap usage changes (kept as a running total).
 #[unsafe(no_mangle)]
 pub extern "C" fn THHeapUpdate(size: isize) {
-    HEAP_DELTA.fetch_add(size, Ordering::Relaxed);
-}
-
-fn with_gc_retry<T>(f: impl Fn() -> crate::Result<T>) -> crate::Result<T> {
-    f().or_else(|e| {
-        let (h, data) = *GC_HANDLER.lock().unwrap_or_else(|e| e.into_inner());
-        match h {
-            Some(h) => {
-                // SAFETY: a C function installed by THSetGCHandler with its own data.
-                unsafe { h(data as *mut c_void) };
-                f()
-            }
-            None => Err(e),
-        }
-    })
+    allocator::heap_update(size);
 }
 
 th_fn! {
     /// Allocates `size` bytes aligned to 64 (NULL for 0). Release with `THFree` or `free`.
     fn THAlloc(size: isize) -> *mut c_void = std::ptr::null_mut(); {
-        with_gc_retry(|| allocator::th_alloc(size)).map(|p| p as *mut c_void)
+        allocator::with_gc_retry(|| allocator::th_alloc(size)).map(|p| p as *mut c_void)
     }
 }
 
@@ -153,7 +134,7 @@ th_fn! {
     /// `(p, 0)` frees and returns NULL. On failure returns NULL and `ptr` is untouched.
     fn THRealloc(ptr: *mut c_void, size: isize) -> *mut c_void = std::ptr::null_mut(); {
         // SAFETY: the caller passes NULL or a THAlloc/malloc block.
-        with_gc_retry(|| unsafe { allocator::th_realloc(ptr as *mut u8, size) }).map(|p| p as *mut c_void)
+        allocator::with_gc_retry(|| unsafe { allocator::th_realloc(ptr as *mut u8, size) }).map(|p| p as *mut c_void)
     }
 }
 
@@ -212,40 +193,23 @@ pub static THLogZero: f64 = f64::NEG_INFINITY;
 #[unsafe(no_mangle)]
 pub static THLogOne: f64 = 0.0;
 
-const MINUS_LOG_THRESHOLD: f64 = -39.14;
-
 /// `log(exp(a) + exp(b))` without overflow.
 #[unsafe(no_mangle)]
 pub extern "C" fn THLogAdd(log_a: f64, log_b: f64) -> f64 {
-    let (hi, lo) = if log_a < log_b { (log_b, log_a) } else { (log_a, log_b) };
-    let d = lo - hi;
-    if d < MINUS_LOG_THRESHOLD || d.is_nan() && hi == f64::NEG_INFINITY { hi } else { hi + d.exp().ln_1p() }
+    num::log_add(log_a, log_b)
 }
 
 th_fn! {
     /// `log(exp(a) - exp(b))`; requires `log_a >= log_b` (an error otherwise, returning 0).
     fn THLogSub(log_a: f64, log_b: f64) -> f64 = 0.0; {
-        if log_a < log_b {
-            return Err(Error::invalid(format!("LogSub: log_a ({log_a}) should be greater than log_b ({log_b})")));
-        }
-        let d = log_b - log_a;
-        Ok(if log_a == log_b { THLogZero } else if d < MINUS_LOG_THRESHOLD { log_a } else { log_a + (-d.exp()).ln_1p() })
+        num::log_sub(log_a, log_b)
     }
 }
 
 /// Fast approximation of `exp(-x)` for `x >= 0` (TH's polynomial; 0 for `x >= 13`).
 #[unsafe(no_mangle)]
 pub extern "C" fn THExpMinusApprox(x: f64) -> f64 {
-    const A: [f64; 5] = [1.0, 0.125, 0.0078125, 0.00032552083, 1.0172526e-5];
-    if x < 13.0 {
-        let mut y = A[0] + x * (A[1] + x * (A[2] + x * (A[3] + x * A[4])));
-        y *= y;
-        y *= y;
-        y *= y;
-        1.0 / y
-    } else {
-        0.0
-    }
+    num::exp_minus_approx(x)
 }
 
 /// Reads `n` sizes from a C array (NULL with `n > 0` is an error).

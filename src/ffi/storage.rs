@@ -300,12 +300,16 @@ th_fn! {
     }
 }
 
-fn write_error(buf: *mut c_char, len: c_int, msg: &str) {
+/// Writes `msg` (cut to fit) and a NUL into the caller's buffer, if any.
+///
+/// # Safety
+/// `buf` is NULL or valid for `len` bytes.
+unsafe fn write_error(buf: *mut c_char, len: c_int, msg: &str) {
     if buf.is_null() || len <= 0 {
         return;
     }
     let n = (len as usize - 1).min(msg.len());
-    // SAFETY: the caller gave a buffer of `len` bytes; we write n + 1 <= len.
+    // SAFETY: the caller gave a buffer of `len` bytes (contract); we write n + 1 <= len.
     unsafe {
         ptr::copy_nonoverlapping(msg.as_ptr() as *const c_char, buf, n);
         *buf.add(n) = 0;
@@ -330,7 +334,8 @@ fn broadcast_result(
             Ok(0)
         }
         Err(e) => {
-            write_error(buf, len, &e.msg);
+            // SAFETY: the C caller's buffer of `len` bytes.
+            unsafe { write_error(buf, len, &e.msg) };
             Ok(-1)
         }
     }
@@ -374,10 +379,9 @@ th_fn! {
         if expanded_sizes.is_null() || expanded_strides.is_null() {
             return Err(Error::null(5, "expandedSizes/expandedStrides"));
         }
-        let v = crate::core::tensor::View::<u8> { storage: None, offset: 0, sizes: ts.to_vec(), strides: tt.to_vec() };
-        match v.expand(&want) {
-            Ok(e) => {
-                let bytes = (e.sizes.len() * 8) as isize;
+        match crate::core::tensor::expand_geometry(ts, tt, &want) {
+            Ok((sizes, strides)) => {
+                let bytes = (sizes.len() * 8) as isize;
                 let ps = crate::core::allocator::th_alloc(bytes)? as *mut i64;
                 let pt = match crate::core::allocator::th_alloc(bytes) {
                     Ok(p) => p as *mut i64,
@@ -387,17 +391,18 @@ th_fn! {
                         return Err(err);
                     }
                 };
-                // SAFETY: fresh arrays of e.sizes.len() entries; output pointers checked above.
+                // SAFETY: fresh arrays of sizes.len() entries; output pointers checked above.
                 unsafe {
-                    ptr::copy_nonoverlapping(e.sizes.as_ptr(), ps, e.sizes.len());
-                    ptr::copy_nonoverlapping(e.strides.as_ptr(), pt, e.sizes.len());
+                    ptr::copy_nonoverlapping(sizes.as_ptr(), ps, sizes.len());
+                    ptr::copy_nonoverlapping(strides.as_ptr(), pt, sizes.len());
                     *expanded_sizes = ps;
                     *expanded_strides = pt;
                 }
                 Ok(0)
             }
             Err(e) => {
-                write_error(error_buffer, buffer_len, &e.msg);
+                // SAFETY: the C caller's buffer of `buffer_len` bytes.
+                unsafe { write_error(error_buffer, buffer_len, &e.msg) };
                 Ok(-1)
             }
         }

@@ -1,16 +1,13 @@
-//! Typed inner loops and the instruction-set dispatch.
-//!
-//! Each loop is written once, generically, as an `#[inline(always)]` body, then compiled three
-//! times: plain (x86-64 baseline SSE2 / the target's default), with AVX2+FMA, and with AVX-512;
-//! `isa()` picks the best the CPU has, once (`TH_CPU_CAPABILITY=scalar|avx2|avx512` forces one,
-//! for tests and benchmarks). Bodies take a contiguous fast path (all strides 1), a
+//! The pointwise inner loops (one run of the plan each), compiled per instruction set by
+//! `kernels::multiversion!`. Bodies take a contiguous fast path (all strides 1), a
 //! broadcast-scalar path (an input stride 0) and a strided path; LLVM vectorizes the first two.
 //!
 //! Contiguous outputs can be written with non-temporal (streaming) stores (`nt`): the values are
 //! computed into a 4 KiB buffer in L1, then copied out with `movnt` stores, 64-byte aligned,
 //! so outputs far larger than the last-level cache skip the read-for-ownership and don't evict
 //! the inputs. The copy is per instruction set (`Streamer`: SSE2 / AVX2 / AVX-512 stores; plain
-//! copies off x86-64). The caller issues `store_fence()` once per thread after such stores.
+//! copies off x86-64; implemented by the instruction-set markers). The caller issues
+//! `store_fence()` once per thread after such stores.
 
 use super::{Avx2, Avx512, Base, multiversion};
 use std::sync::OnceLock;

@@ -1,6 +1,6 @@
-//! Inner loops of the reductions (`ops::reduce`), multiversioned like `ops::kernels`: each body
-//! is written once, generically, and compiled plain, with AVX2+FMA and with AVX-512; the
-//! instruction set `kernels::isa()` chose is used.
+//! Inner loops of the reductions (`exec::reduce` runs them), multiversioned by
+//! `kernels::multiversion!`: each body is written once, generically, and compiled plain, with
+//! AVX2+FMA and with AVX-512; the instruction set `kernels::isa()` chose is used.
 //!
 //! Two shapes of loop:
 //! - `fold*`: folds one run of elements into a single accumulator. The run is spread over

@@ -1,7 +1,7 @@
 //! Pointwise arithmetic, comparisons and float math (`THTensorMath.h` §4.5-4.8, 4.11, 4.14-4.16).
 //!
 //! Every function resizes its output like TH (`resizeAs`, or to the broadcast shape), accepts
-//! `r` aliasing an input exactly, and runs through `ops::pointwise*` and the apply engine.
+//! `r` aliasing an input exactly, and runs through `ops::pointwise*` and the pointwise plan (`exec::plan`).
 
 use super::num::{Float, Num, Real};
 use super::{Operand, map0, pointwise1, pointwise2, pointwise3};
@@ -150,7 +150,7 @@ pub fn binary_op<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, op: BinaryOp, src: 
     }
 }
 
-/// `r = t + value * src` (TH's `cadd`; `csub` passes `-value`).
+/// `r = t + value * src` (TH's `cadd`).
 pub fn cadd<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, value: T, src: &impl Operand<T>) -> Result<()> {
     if value == T::one() {
         pointwise2(r, t, src, |a: T, b: T| a.add(b))

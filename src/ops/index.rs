@@ -13,7 +13,7 @@
 //! - Outputs that TH resizes are resized like `resizeAs` (kept, whatever their strides, when they
 //!   already have the right shape). An output may be one of the inputs: when it shares memory
 //!   with an input the result is computed through a temporary (or the input is copied first).
-//! - The gather-like ops (`indexSelect`, `gather`) run through the apply engine with the indexed
+//! - The gather-like ops (`indexSelect`, `gather`) run through the pointwise plan (`exec::plan`) with the indexed
 //!   dimension's stride taken from the index, so rows along contiguous dims are block copies and
 //!   large work is split across threads. The scatter-like ops (`indexCopy`, `indexAdd`,
 //!   `indexFill`, `scatter*`) run the indexed dimension serially inside each slice, so with
@@ -120,7 +120,7 @@ fn set_result<T: Scalar>(r: &Tensor<T>, data: &[T], shape: &[i64]) -> Result<()>
     assign(&out, &View::from_slice(data, shape)?)
 }
 
-/// `dst <- src` for same-shaped views through the apply engine (vectorized, parallel); through
+/// `dst <- src` for same-shaped views through the pointwise plan (`exec::plan`) (vectorized, parallel); through
 /// `copy` (which handles shared memory) otherwise.
 fn assign<T: Scalar>(dst: &View<T>, src: &View<T>) -> Result<()> {
     if dst.sizes == src.sizes && !may_overlap(dst, src) { map1(dst, src, |x: T| x) } else { copy(dst, src) }

@@ -1,6 +1,6 @@
 //! The math core: safe, generic functions over `View`s and `Tensor`s that the C API wraps.
 //!
-//! `map0..map3` run a closure elementwise over same-shaped views through the apply engine;
+//! `map0..map3` run a closure elementwise over same-shaped views through the pointwise plan (`exec::plan`);
 //! `pointwise1..3` add TH's conventions on top: broadcasting the inputs (numpy rules, or TH's
 //! old "same element count" pairing when shapes don't broadcast), resizing the output like
 //! `resizeAs`, and computing through a temporary when the output partially overlaps an input.

@@ -4,6 +4,7 @@
 //! `Num` is implemented for every dtype except Bool; `Float` for Float, Double, Half, BFloat16.
 
 use crate::core::dtype::Scalar;
+use crate::core::error::{Error, Result};
 use half::{bf16, f16};
 
 /// Arithmetic on a numeric element type.
@@ -299,6 +300,47 @@ impl Float for bf16 {
     #[inline(always)]
     fn from_r(r: f32) -> Self {
         bf16::from_f32(r)
+    }
+}
+
+/// Differences of logs below which `log_add`/`log_sub` return the larger term (its exp
+/// underflows against 1).
+const MINUS_LOG_THRESHOLD: f64 = -39.14;
+
+/// `log(exp(a) + exp(b))` without overflow (TH's `THLogAdd`).
+pub fn log_add(log_a: f64, log_b: f64) -> f64 {
+    let (hi, lo) = if log_a < log_b { (log_b, log_a) } else { (log_a, log_b) };
+    let d = lo - hi;
+    if d < MINUS_LOG_THRESHOLD || d.is_nan() && hi == f64::NEG_INFINITY { hi } else { hi + d.exp().ln_1p() }
+}
+
+/// `log(exp(a) - exp(b))` for `log_a >= log_b` (TH's `THLogSub`).
+pub fn log_sub(log_a: f64, log_b: f64) -> Result<f64> {
+    if log_a < log_b {
+        return Err(Error::invalid(format!("LogSub: log_a ({log_a}) should be greater than log_b ({log_b})")));
+    }
+    let d = log_b - log_a;
+    Ok(if log_a == log_b {
+        f64::NEG_INFINITY
+    } else if d < MINUS_LOG_THRESHOLD {
+        log_a
+    } else {
+        log_a + (-d.exp()).ln_1p()
+    })
+}
+
+/// TH's fast approximation of `exp(-x)` for `x >= 0` (a quartic raised to the 8th power,
+/// inverted; 0 for `x >= 13`).
+pub fn exp_minus_approx(x: f64) -> f64 {
+    const A: [f64; 5] = [1.0, 0.125, 0.0078125, 0.00032552083, 1.0172526e-5];
+    if x < 13.0 {
+        let mut y = A[0] + x * (A[1] + x * (A[2] + x * (A[3] + x * A[4])));
+        y *= y;
+        y *= y;
+        y *= y;
+        1.0 / y
+    } else {
+        0.0
     }
 }
 
