@@ -159,7 +159,7 @@ pub fn infer_size(sizes: &[i64], n: usize) -> Result<Vec<i64>> {
 /// The sizes and strides of a view of sizes `from` and `strides` broadcast to `sizes` (numpy
 /// rules; -1 keeps a size; new leading dims get stride 0).
 pub fn expand_geometry(from: &[i64], strides: &[i64], sizes: &[i64]) -> Result<(Vec<i64>, Vec<i64>)> {
-    if from.len() == 0 {
+    if from.is_empty() {
         return Err(Error::size("can't expand an empty tensor").at_arg(2));
     }
     let n = sizes.len();
