@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks libth against numpy (see the README's "Benchmarks" section).
+# Benchmarks libth against numpy (see docs/performance.md, "Benchmarks").
 #   scripts/bench.sh [math|gemm|conv|all] [ARGS...]
 # math: bench/bench.py (pointwise ops, reductions; with the STREAM add probe bench/stream_add.c
 # and the C per-call driver bench/percall.c); gemm: bench/bench_gemm.py (sgemm/dgemm 128..2048,

@@ -2,7 +2,7 @@
 # Short coverage-guided runs (libFuzzer through cargo fuzz) of every target in fuzz/.
 #
 #   scripts/fuzz.sh                  each target for TH_FUZZ_SECONDS (default 60) seconds
-#   scripts/fuzz.sh api 1800         one target, 30 minutes (the long run; see README)
+#   scripts/fuzz.sh api 1800         one target, 30 minutes (the long run; see docs/reliability.md)
 #
 # cargo fuzz needs nightly-only rustc flags (-Zsanitizer=address, sanitizer coverage): on the
 # stable toolchain they are enabled with RUSTC_BOOTSTRAP=1, scoped to these cargo commands.

@@ -178,7 +178,7 @@ pub struct Allocator {
 }
 
 // SAFETY: an allocator is a table of C functions plus a context pointer; TH's contract (and ours,
-// in the README) is that a custom allocator may be called from whatever thread frees the storage.
+// in docs/reliability.md) is that a custom allocator may be called from whatever thread frees the storage.
 unsafe impl Send for Allocator {}
 // SAFETY: see above; the struct itself is immutable.
 unsafe impl Sync for Allocator {}
