@@ -36,11 +36,11 @@ pub(crate) use gemv::*;
 use micro::*;
 pub(crate) use pack::*;
 
-use crate::linalg::gemm::{MatMut, MatRef};
 use crate::exec::parallel::{self, SharedPtr};
 use crate::kernels::simd::{Lane, MAX_LANES, Vector, prefetch};
 use crate::kernels::transpose::{block_lanes, transpose_block};
 use crate::kernels::{Isa, isa};
+use crate::linalg::gemm::{MatMut, MatRef};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

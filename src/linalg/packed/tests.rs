@@ -147,9 +147,7 @@ fn shapes() -> Vec<(usize, usize, usize)> {
 
 fn run_all<E: Packed + Into<f64>, S: Source<E>>(ty: Types<E, S>) {
     for shape in shapes() {
-        for (q, layouts) in
-            [[0, 0, 0], [1, 1, 0], [1, 0, 1], [2, 3, 2], [3, 2, 3], [0, 1, 0]].into_iter().enumerate()
-        {
+        for (q, layouts) in [[0, 0, 0], [1, 1, 0], [1, 0, 1], [2, 3, 2], [3, 2, 3], [0, 1, 0]].into_iter().enumerate() {
             for (alpha, beta) in [(1.0, 0.0), (2.0, 1.0), (-1.0, 0.5)] {
                 // one thread, and pieces of rows or columns (run on the pool or in turn)
                 check(&ty, shape, layouts, alpha, beta, 1 + q % 3);
@@ -245,8 +243,7 @@ fn check_cols(kernel: Kernel<f64>) {
         let lda = m + 3;
         let a: Vec<f64> =
             (0..k * lda).map(|q| if q % lda < m { ((q * 7) % 11) as f64 - 5.0 } else { f64::NAN }).collect();
-        let x: Vec<f64> =
-            (0..2 * k).map(|q| if q % 2 == 0 { ((q * 3) % 7) as f64 - 3.0 } else { f64::NAN }).collect();
+        let x: Vec<f64> = (0..2 * k).map(|q| if q % 2 == 0 { ((q * 3) % 7) as f64 - 3.0 } else { f64::NAN }).collect();
         for (alpha, beta) in [(1.0, 0.0), (2.0, 1.0), (-1.0, 0.5)] {
             let mut y: Vec<f64> =
                 (0..2 * m).map(|i| if beta == 0.0 || i % 2 == 1 { f64::NAN } else { i as f64 }).collect();
