@@ -7,21 +7,23 @@
 use std::fmt;
 
 /// THE list of dtypes. Columns: TH name, Rust element type, C ABI type, accumulator (TH's
-/// `accreal`; Half/BFloat16 accumulate in f32, Bool as Long), `DType` variant.
+/// `accreal`; Half/BFloat16 accumulate in f32, Bool as Long), `DType` variant, kind (`int`,
+/// `float`, `half`: a reduced-precision float computed in f32, `bool`). The C API selects the
+/// functions a dtype has by its kind, never by its name.
 #[macro_export]
 macro_rules! th_dtypes {
     ($cb:ident) => {
         $cb! {
-            (Byte, u8, u8, i64, Byte),
-            (Char, i8, i8, i64, Char),
-            (Short, i16, i16, i64, Short),
-            (Int, i32, i32, i64, Int),
-            (Long, i64, i64, i64, Long),
-            (Float, f32, f32, f64, Float),
-            (Double, f64, f64, f64, Double),
-            (Half, half::f16, $crate::core::dtype::THHalf, f32, Half),
-            (BFloat16, half::bf16, $crate::core::dtype::THBFloat16, f32, BFloat16),
-            (Bool, $crate::core::dtype::Bool, $crate::core::dtype::Bool, i64, Bool),
+            (Byte, u8, u8, i64, Byte, int),
+            (Char, i8, i8, i64, Char, int),
+            (Short, i16, i16, i64, Short, int),
+            (Int, i32, i32, i64, Int, int),
+            (Long, i64, i64, i64, Long, int),
+            (Float, f32, f32, f64, Float, float),
+            (Double, f64, f64, f64, Double, float),
+            (Half, half::f16, $crate::core::dtype::THHalf, f32, Half, half),
+            (BFloat16, half::bf16, $crate::core::dtype::THBFloat16, f32, BFloat16, half),
+            (Bool, $crate::core::dtype::Bool, $crate::core::dtype::Bool, i64, Bool, bool),
         }
     };
 }
@@ -66,8 +68,24 @@ pub enum Prim {
     F(f64),
 }
 
+/// How a dtype's element encodes a value: with its size and `Scalar::DIGITS`, the source of every
+/// per-dtype fact outside the list (DLPack codes, `.npy` descrs, text formats, exact ranges).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Unsigned binary integer.
+    UInt,
+    /// Two's complement integer.
+    Int,
+    /// IEEE 754 binary float (binary16, binary32, binary64).
+    Float,
+    /// bfloat16: the upper half of a binary32.
+    BFloat,
+    /// One byte; zero is false.
+    Bool,
+}
+
 macro_rules! dtype_enum {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => {
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
         /// Every element type the library has.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum DType { $($D),* }
@@ -84,6 +102,16 @@ macro_rules! dtype_enum {
             /// Size of one element in bytes.
             pub fn size(self) -> usize {
                 match self { $(DType::$D => std::mem::size_of::<$T>()),* }
+            }
+
+            /// How an element encodes its value (`Scalar::FORMAT`).
+            pub fn format(self) -> Format {
+                match self { $(DType::$D => <$T as Scalar>::FORMAT),* }
+            }
+
+            /// `Scalar::DIGITS` of the dtype.
+            pub fn digits(self) -> u32 {
+                match self { $(DType::$D => <$T as Scalar>::DIGITS),* }
             }
         }
     };
@@ -103,6 +131,11 @@ mod sealed {
 /// An element type. Sealed: the set is `th_dtypes!`.
 pub trait Scalar: Copy + Send + Sync + Default + PartialEq + fmt::Debug + 'static + sealed::Sealed {
     const DTYPE: DType;
+    /// How the element encodes its value.
+    const FORMAT: Format;
+    /// Binary digits of value: an integer's bits without the sign bit, a float's significand
+    /// digits (the implicit bit included), 1 for Bool.
+    const DIGITS: u32;
     /// TH's `accreal`.
     type Acc: Copy + Default + fmt::Debug;
     fn to_prim(self) -> Prim;
@@ -120,6 +153,8 @@ macro_rules! int_scalar {
         impl sealed::Sealed for $T {}
         impl Scalar for $T {
             const DTYPE: DType = DType::$D;
+            const FORMAT: Format = if <$T>::MIN == 0 { Format::UInt } else { Format::Int };
+            const DIGITS: u32 = <$T>::BITS - (<$T>::MIN != 0) as u32;
             type Acc = i64;
             #[inline]
             fn to_prim(self) -> Prim { Prim::I(self as i64) }
@@ -137,6 +172,8 @@ macro_rules! float_scalar {
         impl sealed::Sealed for $T {}
         impl Scalar for $T {
             const DTYPE: DType = DType::$D;
+            const FORMAT: Format = Format::Float;
+            const DIGITS: u32 = <$T>::MANTISSA_DIGITS;
             type Acc = $A;
             #[inline]
             fn to_prim(self) -> Prim { Prim::F(self as f64) }
@@ -166,10 +203,12 @@ pub fn f64_to_f32_round_odd(x: f64) -> f32 {
 }
 
 macro_rules! half_scalar {
-    ($($T:ty => $D:ident),*) => {$(
+    ($($T:ty => $D:ident, $F:ident),*) => {$(
         impl sealed::Sealed for $T {}
         impl Scalar for $T {
             const DTYPE: DType = DType::$D;
+            const FORMAT: Format = Format::$F;
+            const DIGITS: u32 = <$T>::MANTISSA_DIGITS;
             type Acc = f32;
             #[inline]
             fn to_prim(self) -> Prim { Prim::F(self.to_f64()) }
@@ -181,11 +220,13 @@ macro_rules! half_scalar {
         }
     )*};
 }
-half_scalar!(half::f16 => Half, half::bf16 => BFloat16);
+half_scalar!(half::f16 => Half, Float, half::bf16 => BFloat16, BFloat);
 
 impl sealed::Sealed for Bool {}
 impl Scalar for Bool {
     const DTYPE: DType = DType::Bool;
+    const FORMAT: Format = Format::Bool;
+    const DIGITS: u32 = 1;
     type Acc = i64;
     #[inline]
     fn to_prim(self) -> Prim {
@@ -233,5 +274,22 @@ mod tests {
         assert_eq!(DType::Bool.size(), 1);
         assert_eq!(DType::Long.name(), "Long");
         assert_eq!(<f32 as Scalar>::DTYPE, DType::Float);
+        let facts: Vec<(Format, u32)> = DType::ALL.iter().map(|d| (d.format(), d.digits())).collect();
+        use Format::*;
+        assert_eq!(
+            facts,
+            [
+                (UInt, 8),
+                (Int, 7),
+                (Int, 15),
+                (Int, 31),
+                (Int, 63),
+                (Float, 24),
+                (Float, 53),
+                (Float, 11),
+                (BFloat, 8),
+                (Bool, 1)
+            ]
+        );
     }
 }

@@ -46,7 +46,7 @@ unsafe fn mode(vf: *const c_char, xc: *const c_char, arg: u32) -> crate::Result<
 }
 
 macro_rules! conv_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => { $( conv_api!(@one $R, $T, $C); )* };
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => { $( conv_api!(@one $R, $T, $C); )* };
     (@one Bool, $T:ty, $C:ty) => {};
     (@one $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         conv_api!(@ptr2 $R, $T, $C, [<TH $R Tensor_validXCorr2Dptr>], Valid, false,

@@ -11,7 +11,7 @@ use std::ffi::c_void;
 use std::ptr;
 
 macro_rules! dlpack_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => { pastey::paste! { $(
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => { pastey::paste! { $(
         th_fn! {
             /// A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
             /// keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.

@@ -362,7 +362,7 @@ th_fn! {
 }
 
 macro_rules! file_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => { pastey::paste! { $(
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => { pastey::paste! { $(
         th_fn! {
             #[doc = "Reads one " $R " element (0 when the read fails)."]
             fn [<THFile_read $R Scalar>](self_: *mut THFile) -> $C = <$T>::default().to_c(); {

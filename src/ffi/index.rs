@@ -73,8 +73,8 @@ macro_rules! mask_fns {
 }
 
 macro_rules! index_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => {
-        $( index_api!(@all $R, $T, $C, $A); index_api!(@num $R, $T, $C); index_api!(@float $R, $T, $C); )*
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
+        $( index_api!(@all $R, $T, $C, $A); index_api!(@num $K $R, $T, $C); index_api!(@float $K $R, $T, $C); )*
     };
     (@all $R:ident, $T:ty, $C:ty, $A:ty) => { pastey::paste! {
         mask_fns!($R, $T, $C, Byte, [], "a 0/1 Byte");
@@ -270,8 +270,8 @@ macro_rules! index_api {
             }
         }
     } };
-    (@num Bool, $T:ty, $C:ty) => {};
-    (@num $R:ident, $T:ty, $C:ty) => { pastey::paste! {
+    (@num bool $R:ident, $T:ty, $C:ty) => {};
+    (@num $k:ident $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         th_fn! {
             /// `tensor.select(dim, index[i]) += src.select(dim, i)` (in place; repeated indices accumulate).
             fn [<TH $R Tensor_indexAdd>](tensor: *mut [<TH $R Tensor>], dim: c_int, index: *mut THLongTensor, src: *mut [<TH $R Tensor>]) {
@@ -299,11 +299,9 @@ macro_rules! index_api {
             }
         }
     } };
-    (@float Float, $T:ty, $C:ty) => { index_api!(@floatfns Float, $T, $C); };
-    (@float Double, $T:ty, $C:ty) => { index_api!(@floatfns Double, $T, $C); };
-    (@float Half, $T:ty, $C:ty) => { index_api!(@floatfns Half, $T, $C); };
-    (@float BFloat16, $T:ty, $C:ty) => { index_api!(@floatfns BFloat16, $T, $C); };
-    (@float $R:ident, $T:ty, $C:ty) => {};
+    (@float float $R:ident, $T:ty, $C:ty) => { index_api!(@floatfns $R, $T, $C); };
+    (@float half $R:ident, $T:ty, $C:ty) => { index_api!(@floatfns $R, $T, $C); };
+    (@float $k:ident $R:ident, $T:ty, $C:ty) => {};
     (@floatfns $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         th_fn! {
             /// `r_` = `n` points from `a` to `b` inclusive (`n > 1`, or `n == 1` with `a == b`);

@@ -38,7 +38,11 @@ unsafe fn input_or<H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Sc
 }
 
 macro_rules! lapack_api {
-    ($R:ident, $T:ty) => { pastey::paste! {
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => { $( lapack_api!(@kind $K $R, $T); )* };
+    // LAPACK is for the full-precision floats only, as in TH.
+    (@kind float $R:ident, $T:ty) => { lapack_api!(@one $R, $T); };
+    (@kind $k:ident $R:ident, $T:ty) => {};
+    (@one $R:ident, $T:ty) => { pastey::paste! {
         th_fn! {
             /// Solves `A X = B` (LU with partial pivoting). `rb_ = X` (n x nrhs, column-major),
             /// `ra_` = the LU factors; `b_`/`a_` NULL means `rb_`/`ra_` in place. A 1-D `b_` is
@@ -254,5 +258,4 @@ macro_rules! lapack_api {
     } };
 }
 
-lapack_api!(Float, f32);
-lapack_api!(Double, f64);
+crate::th_dtypes!(lapack_api);

@@ -37,8 +37,8 @@ macro_rules! product_fns {
 }
 
 macro_rules! linalg_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => {
-        $( linalg_api!(@one $R, $T, $C); linalg_api!(@float $R, $T, $C); )*
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
+        $( linalg_api!(@one $R, $T, $C); linalg_api!(@float $K $R, $T, $C); )*
     };
     (@one Bool, $T:ty, $C:ty) => {};
     (@one $R:ident, $T:ty, $C:ty) => { pastey::paste! {
@@ -181,11 +181,9 @@ macro_rules! linalg_api {
             }
         }
     } };
-    (@float Float, $T:ty, $C:ty) => { linalg_api!(@normal Float, $T, $C); };
-    (@float Double, $T:ty, $C:ty) => { linalg_api!(@normal Double, $T, $C); };
-    (@float Half, $T:ty, $C:ty) => { linalg_api!(@normal Half, $T, $C); };
-    (@float BFloat16, $T:ty, $C:ty) => { linalg_api!(@normal BFloat16, $T, $C); };
-    (@float $R:ident, $T:ty, $C:ty) => {};
+    (@float float $R:ident, $T:ty, $C:ty) => { linalg_api!(@normal $R, $T, $C); };
+    (@float half $R:ident, $T:ty, $C:ty) => { linalg_api!(@normal $R, $T, $C); };
+    (@float $k:ident $R:ident, $T:ty, $C:ty) => {};
     (@normal $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         th_fn! {
             /// PyTorch TH's `normal_fill`: `size` normal samples with `mean` and `stddev` drawn

@@ -95,8 +95,8 @@ macro_rules! unary_fns {
 }
 
 macro_rules! math_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => {
-        $( math_api!(@all $R, $T, $C); math_api!(@num $R, $T, $C); math_api!(@float $R, $T, $C); )*
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
+        $( math_api!(@all $R, $T, $C); math_api!(@num $K $R, $T, $C); math_api!(@float $K $R, $T, $C); )*
     };
     (@all $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         th_fn! {
@@ -115,8 +115,8 @@ macro_rules! math_api {
         }
         cmp_fns!($R, $T, $C; lt => Lt; le => Le; gt => Gt; ge => Ge; ne => Ne; eq => Eq;);
     } };
-    (@num Bool, $T:ty, $C:ty) => {};
-    (@num $R:ident, $T:ty, $C:ty) => { pastey::paste! {
+    (@num bool $R:ident, $T:ty, $C:ty) => {};
+    (@num $k:ident $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         scalar_fns!($R, $T, $C;
             add => Add, "`r_ = t + value`, `r_` resized like `t`.";
             sub => Sub, "`r_ = t - value`.";
@@ -228,11 +228,9 @@ macro_rules! math_api {
             }
         }
     } };
-    (@float Float, $T:ty, $C:ty) => { math_api!(@floatfns Float, $T, $C); };
-    (@float Double, $T:ty, $C:ty) => { math_api!(@floatfns Double, $T, $C); };
-    (@float Half, $T:ty, $C:ty) => { math_api!(@floatfns Half, $T, $C); };
-    (@float BFloat16, $T:ty, $C:ty) => { math_api!(@floatfns BFloat16, $T, $C); };
-    (@float $R:ident, $T:ty, $C:ty) => {};
+    (@float float $R:ident, $T:ty, $C:ty) => { math_api!(@floatfns $R, $T, $C); };
+    (@float half $R:ident, $T:ty, $C:ty) => { math_api!(@floatfns $R, $T, $C); };
+    (@float $k:ident $R:ident, $T:ty, $C:ty) => {};
     (@floatfns $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         unary_fns!($R, $T;
             sigmoid => Sigmoid, "`r_ = 1 / (1 + exp(-t))`.";

@@ -180,7 +180,7 @@ impl CRepr for half::bf16 {
 }
 
 macro_rules! handles {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => { pastey::paste! { $(
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => { pastey::paste! { $(
         #[doc = "Opaque handle to a " $R " storage (a refcounted buffer)."]
         pub struct [<TH $R Storage>] {
             _private: [u8; 0],

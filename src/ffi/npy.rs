@@ -22,7 +22,7 @@ unsafe fn c_path<'a>(p: *const c_char, arg: u32) -> Result<&'a Path> {
 }
 
 macro_rules! npy_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => { pastey::paste! { $(
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => { pastey::paste! { $(
         th_fn! {
             #[doc = "Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order)."]
             fn [<TH $R Tensor_saveNpy>](path: *const c_char, tensor: *mut [<TH $R Tensor>]) {

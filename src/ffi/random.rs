@@ -174,11 +174,11 @@ th_fn! {
 }
 
 macro_rules! random_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => {
-        $( random_api!(@num $R, $T); random_api!(@float $R, $T); )*
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
+        $( random_api!(@num $K $R, $T); random_api!(@float $K $R, $T); )*
     };
-    (@num Bool, $T:ty) => {};
-    (@num $R:ident, $T:ty) => { pastey::paste! {
+    (@num bool $R:ident, $T:ty) => {};
+    (@num $k:ident $R:ident, $T:ty) => { pastey::paste! {
         th_fn! {
             /// In place: `random() % m` with m = 256 (Byte), 2^7 (Char), 2^15 (Short), 2^31 (Int),
             /// 2^63 (Long), 2^24+1 (Float), 2^53+1 (Double), 2^11+1 (Half), 2^8+1 (BFloat16).
@@ -248,11 +248,9 @@ macro_rules! random_api {
             }
         }
     } };
-    (@float Float, $T:ty) => { random_api!(@floatfns Float, $T); };
-    (@float Double, $T:ty) => { random_api!(@floatfns Double, $T); };
-    (@float Half, $T:ty) => { random_api!(@floatfns Half, $T); };
-    (@float BFloat16, $T:ty) => { random_api!(@floatfns BFloat16, $T); };
-    (@float $R:ident, $T:ty) => {};
+    (@float float $R:ident, $T:ty) => { random_api!(@floatfns $R, $T); };
+    (@float half $R:ident, $T:ty) => { random_api!(@floatfns $R, $T); };
+    (@float $k:ident $R:ident, $T:ty) => {};
     (@floatfns $R:ident, $T:ty) => { pastey::paste! {
         th_fn! {
             /// In place: uniform in `[a, b)` (finite `a <= b`; values that would round up to `b`

@@ -28,11 +28,11 @@ unsafe fn view<H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Scalar
 }
 
 macro_rules! reduce_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => {
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
         $(
             reduce_api!(@all $R, $T, $C, $A);
-            reduce_api!(@num $R, $T, $C, $A);
-            reduce_api!(@float $R, $T, $C, $A);
+            reduce_api!(@num $K $R, $T, $C, $A);
+            reduce_api!(@float $K $R, $T, $C, $A);
             reduce_api!(@logical $R, $T, $C, $A);
         )*
     };
@@ -85,16 +85,16 @@ macro_rules! reduce_api {
             }
         }
     } };
-    (@num Bool, $T:ty, $C:ty, $A:ty) => {
+    (@num bool $R:ident, $T:ty, $C:ty, $A:ty) => { pastey::paste! {
         th_fn! {
             /// Number of true elements.
-            fn THBoolTensor_sumall(t: *mut THBoolTensor) -> i64 = 0; {
+            fn [<TH $R Tensor_sumall>](t: *mut [<TH $R Tensor>]) -> i64 = 0; {
                 // SAFETY: a handle from the caller.
                 reduce::count_nonzero(&unsafe { view(t, 1)? })
             }
         }
-    };
-    (@num $R:ident, $T:ty, $C:ty, $A:ty) => { pastey::paste! {
+    } };
+    (@num $k:ident $R:ident, $T:ty, $C:ty, $A:ty) => { pastey::paste! {
         th_fn! {
             /// `sum(t[i] * src[i])` in `accreal` over elements paired in row-major order (the
             /// element counts must match; the shapes need not).
@@ -203,11 +203,9 @@ macro_rules! reduce_api {
             }
         }
     } };
-    (@float Float, $T:ty, $C:ty, $A:ty) => { reduce_api!(@floatfns Float, $T, $C, $A); };
-    (@float Double, $T:ty, $C:ty, $A:ty) => { reduce_api!(@floatfns Double, $T, $C, $A); };
-    (@float Half, $T:ty, $C:ty, $A:ty) => { reduce_api!(@floatfns Half, $T, $C, $A); };
-    (@float BFloat16, $T:ty, $C:ty, $A:ty) => { reduce_api!(@floatfns BFloat16, $T, $C, $A); };
-    (@float $R:ident, $T:ty, $C:ty, $A:ty) => {};
+    (@float float $R:ident, $T:ty, $C:ty, $A:ty) => { reduce_api!(@floatfns $R, $T, $C, $A); };
+    (@float half $R:ident, $T:ty, $C:ty, $A:ty) => { reduce_api!(@floatfns $R, $T, $C, $A); };
+    (@float $k:ident $R:ident, $T:ty, $C:ty, $A:ty) => {};
     (@floatfns $R:ident, $T:ty, $C:ty, $A:ty) => { pastey::paste! {
         th_fn! {
             /// Mean of all elements in `accreal`; an empty tensor is an error.

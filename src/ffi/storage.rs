@@ -44,7 +44,7 @@ unsafe fn with_allocator<T: crate::Scalar>(
 }
 
 macro_rules! storage_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => {
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
         storage_api!(@each [$(($R, $T)),*] $(($R, $T, $C)),*);
     };
     (@each $all:tt $(($R:ident, $T:ty, $C:ty)),*) => {

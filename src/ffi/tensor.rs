@@ -154,7 +154,7 @@ unsafe fn expand_nd<H: Handle<Obj = Tensor<T>>, T: Scalar>(
 }
 
 macro_rules! tensor_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident)),* $(,)?) => {
+    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
         tensor_api!(@each [$(($R, $T)),*] $(($R, $T, $C)),*);
     };
     (@each $all:tt $(($R:ident, $T:ty, $C:ty)),*) => {

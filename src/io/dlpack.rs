@@ -10,7 +10,7 @@
 //! the producer's deleter, so it runs exactly once, when the last tensor on the storage goes.
 
 use crate::core::allocator::{Allocator, THAllocator, fail};
-use crate::core::dtype::{DType, Scalar};
+use crate::core::dtype::{DType, Format, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::refcount::Rc;
 use crate::core::storage::{Storage, TH_STORAGE_RESIZABLE};
@@ -94,18 +94,14 @@ const MAX_DIMS: i32 = 64;
 
 /// The DLPack dtype of a TH dtype.
 pub fn dl_dtype(d: DType) -> DLDataType {
-    let (code, bits) = match d {
-        DType::Byte => (KDL_UINT, 8),
-        DType::Char => (KDL_INT, 8),
-        DType::Short => (KDL_INT, 16),
-        DType::Int => (KDL_INT, 32),
-        DType::Long => (KDL_INT, 64),
-        DType::Float => (KDL_FLOAT, 32),
-        DType::Double => (KDL_FLOAT, 64),
-        DType::Half => (KDL_FLOAT, 16),
-        DType::BFloat16 => (KDL_BFLOAT, 16),
-        DType::Bool => (KDL_BOOL, 8),
+    let code = match d.format() {
+        Format::UInt => KDL_UINT,
+        Format::Int => KDL_INT,
+        Format::Float => KDL_FLOAT,
+        Format::BFloat => KDL_BFLOAT,
+        Format::Bool => KDL_BOOL,
     };
+    let bits = (8 * d.size()) as u8;
     DLDataType { code, bits, lanes: 1 }
 }
 

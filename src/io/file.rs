@@ -13,7 +13,7 @@
 //! pedantic one (the default) fails with `read error: read N blocks instead of M`. Misuse (closed
 //! file, reading a write-only file, ...) is always an error.
 
-use crate::core::dtype::{DType, Prim, Scalar};
+use crate::core::dtype::{DType, Format, Prim, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::refcount::Rc;
 use crate::core::storage::Storage;
@@ -57,14 +57,20 @@ enum Ascii {
 }
 
 fn ascii_kind(d: DType) -> Ascii {
-    match d {
-        DType::Byte | DType::Char => Ascii::Raw,
-        DType::Short => Ascii::Int(i16::MIN as i64, i16::MAX as i64),
-        DType::Int => Ascii::Int(i32::MIN as i64, i32::MAX as i64),
-        DType::Long => Ascii::Int(i64::MIN, i64::MAX),
-        DType::Bool => Ascii::Int(0, 1),
-        DType::Float | DType::Half | DType::BFloat16 => Ascii::Float(9, false),
-        DType::Double => Ascii::Float(17, true),
+    let max = ((1u64 << d.digits()) - 1) as i64;
+    match d.format() {
+        Format::UInt | Format::Int if d.size() == 1 => Ascii::Raw,
+        Format::UInt => Ascii::Int(0, max),
+        Format::Int => Ascii::Int(-max - 1, max),
+        Format::Bool => Ascii::Int(0, 1),
+        // double precision gets 17 digits, every other float 9 (printed from f32)
+        Format::Float | Format::BFloat => {
+            if d.digits() > f32::MANTISSA_DIGITS {
+                Ascii::Float(17, true)
+            } else {
+                Ascii::Float(9, false)
+            }
+        }
     }
 }
 

@@ -16,7 +16,7 @@
 //! writes, unknown keys, sizes that overflow, or data shorter than the shape needs. Nothing is
 //! allocated beyond what the file's size can back.
 
-use crate::core::dtype::{DType, Scalar};
+use crate::core::dtype::{DType, Format, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::tensor::View;
 use std::io::{Read, Write};
@@ -26,20 +26,18 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 /// default; large-rank shapes need more, so allow some room).
 const MAX_HEADER: usize = 1 << 20;
 
-/// The descr `numpy.save` writes for each dtype (kind letter and size).
-fn descr_of(d: DType) -> &'static str {
-    match d {
-        DType::Byte => "|u1",
-        DType::Char => "|i1",
-        DType::Short => "<i2",
-        DType::Int => "<i4",
-        DType::Long => "<i8",
-        DType::Float => "<f4",
-        DType::Double => "<f8",
-        DType::Half => "<f2",
-        DType::BFloat16 => "|V2",
-        DType::Bool => "|b1",
-    }
+/// The descr `numpy.save` writes for each dtype: byte order, kind letter and size (bfloat16,
+/// which numpy lacks, as 2 opaque bytes).
+fn descr_of(d: DType) -> String {
+    let (order, kind) = match d.format() {
+        Format::UInt => ('<', 'u'),
+        Format::Int => ('<', 'i'),
+        Format::Float => ('<', 'f'),
+        Format::BFloat => ('|', 'V'),
+        Format::Bool => ('|', 'b'),
+    };
+    let order = if d.size() == 1 { '|' } else { order };
+    format!("{order}{kind}{}", d.size())
 }
 
 /// Parses a descr; returns (dtype kind+size without byte order, big-endian?).
@@ -57,9 +55,13 @@ fn parse_descr(s: &str) -> Result<(&str, bool)> {
 fn descr_matches(d: DType, body: &str) -> bool {
     let want = &descr_of(d)[1..];
     body == want
-        || (d == DType::Bool && body == "?")
-        || (d == DType::Char && body == "b")
-        || (d == DType::Byte && body == "B")
+        // numpy's one-character aliases of the byte-sized types
+        || (d.size() == 1 && body == match d.format() {
+            Format::Bool => "?",
+            Format::Int => "b",
+            Format::UInt => "B",
+            _ => "",
+        })
 }
 
 /// A value of the header dict.
@@ -296,7 +298,7 @@ pub fn save<T: Scalar>(path: &std::path::Path, v: &View<T>) -> Result<()> {
         // normalise any nonzero byte to 1, as NumPy's bool requires
         data.iter_mut().for_each(|x| *x = T::from_prim(x.to_prim()));
     }
-    let mut bytes = make_header(descr_of(T::DTYPE), &shape);
+    let mut bytes = make_header(&descr_of(T::DTYPE), &shape);
     let size = std::mem::size_of::<T>();
     // SAFETY: every element type is plain old data; viewing it as bytes is sound.
     let raw = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, data.len() * size) };

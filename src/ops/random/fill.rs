@@ -36,33 +36,19 @@ fn from_i64<T: Scalar>(v: i64) -> T {
 /// The modulus `random` reduces the 32-bit output by (torch7's per-type table; Half and BFloat16
 /// follow the Float/Double rule `2^mantissa_digits + 1`).
 fn random_modulus(d: DType) -> u64 {
-    match d {
-        DType::Byte => 1 << 8,
-        DType::Char => 1 << 7,
-        DType::Short => 1 << 15,
-        DType::Int => 1 << 31,
-        DType::Long => 1 << 63,
-        DType::Float => (1 << 24) + 1,
-        DType::Double => (1 << 53) + 1,
-        DType::Half => (1 << 11) + 1,
-        DType::BFloat16 => (1 << 8) + 1,
-        DType::Bool => 2,
+    match d.format() {
+        Format::UInt | Format::Int => 1 << d.digits(),
+        Format::Float | Format::BFloat => (1 << d.digits()) + 1,
+        Format::Bool => 2,
     }
 }
 
 /// The largest integer such that it and every integer below it down to 0 are exact in `d`.
 fn max_exact_int(d: DType) -> i64 {
-    match d {
-        DType::Byte => u8::MAX as i64,
-        DType::Char => i8::MAX as i64,
-        DType::Short => i16::MAX as i64,
-        DType::Int => i32::MAX as i64,
-        DType::Long => i64::MAX,
-        DType::Float => 1 << 24,
-        DType::Double => 1 << 53,
-        DType::Half => 1 << 11,
-        DType::BFloat16 => 1 << 8,
-        DType::Bool => 1,
+    match d.format() {
+        Format::UInt | Format::Int => ((1u64 << d.digits()) - 1) as i64,
+        Format::Float | Format::BFloat => 1 << d.digits(),
+        Format::Bool => 1,
     }
 }
 

@@ -16,7 +16,7 @@ mod fill;
 pub use fill::*;
 
 use super::num::{Float, Num};
-use crate::core::dtype::{DType, Prim, Scalar};
+use crate::core::dtype::{DType, Format, Prim, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::geometry::Offsets;
 use crate::core::tensor::{Tensor, View, parse_sizes, size_desc};
