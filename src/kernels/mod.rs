@@ -80,21 +80,18 @@ pub struct Avx512;
 /// `unsafe fn name` of `expr` compiled for one instruction set (`Avx2` or `Avx512`), for
 /// kernels that keep function pointers per instruction set; the caller checks `cpu_has` first.
 macro_rules! multiversion {
-    (@copy Avx512, $(#[$m:meta])* fn $name:ident $(<$($g:ident $(: $b:path)?),*>)? ($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => $e:expr) => {
-        $(#[$m])*
-        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-        #[allow(clippy::too_many_arguments)]
-        unsafe fn $name $(<$($g $(: $b)?),*>)? ($($a: $t),*) $(-> $r)? {
-            // SAFETY: forwarded contract; the CPU has AVX-512 (checked by the caller).
-            unsafe { $e }
-        }
+    (@copy Avx512, $($f:tt)*) => {
+        $crate::kernels::multiversion!(@with "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma", $($f)*);
     };
-    (@copy Avx2, $(#[$m:meta])* fn $name:ident $(<$($g:ident $(: $b:path)?),*>)? ($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => $e:expr) => {
+    (@copy Avx2, $($f:tt)*) => {
+        $crate::kernels::multiversion!(@with "avx2,fma", $($f)*);
+    };
+    (@with $feat:literal, $(#[$m:meta])* fn $name:ident $(<$($g:ident $(: $b:path)?),*>)? ($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => $e:expr) => {
         $(#[$m])*
-        #[target_feature(enable = "avx2,fma")]
+        #[target_feature(enable = $feat)]
         #[allow(clippy::too_many_arguments)]
         unsafe fn $name $(<$($g $(: $b)?),*>)? ($($a: $t),*) $(-> $r)? {
-            // SAFETY: forwarded contract; the CPU has AVX2 and FMA (checked by the caller).
+            // SAFETY: forwarded contract; the CPU has these features (checked by the caller).
             unsafe { $e }
         }
     };
