@@ -75,20 +75,26 @@ impl<'a, const N: usize> Odometer<'a, N> {
     /// Steps to the next position (after the last one it wraps to the first).
     #[inline]
     pub fn advance(&mut self) {
-        for d in (0..self.dims.len()).rev() {
-            let dim = &self.dims[d];
-            self.idx[d] += 1;
-            for k in 0..N {
-                self.off[k] += dim.st[k];
-            }
-            if self.idx[d] < dim.size {
-                return;
-            }
-            for k in 0..N {
-                self.off[k] -= dim.st[k] * dim.size as isize;
-            }
-            self.idx[d] = 0;
+        step(self.dims, &mut self.idx, &mut self.off);
+    }
+}
+
+/// One row-major step of the position `idx` over `dims`, moving each operand's offset `off`.
+#[inline(always)]
+fn step<const N: usize>(dims: &[Dim<N>], idx: &mut [usize], off: &mut [isize; N]) {
+    for d in (0..dims.len()).rev() {
+        let dim = &dims[d];
+        idx[d] += 1;
+        for (o, s) in off.iter_mut().zip(dim.st) {
+            *o += s;
         }
+        if idx[d] < dim.size {
+            return;
+        }
+        for (o, s) in off.iter_mut().zip(dim.st) {
+            *o -= s * dim.size as isize;
+        }
+        idx[d] = 0;
     }
 }
 
@@ -96,7 +102,7 @@ impl<'a, const N: usize> Odometer<'a, N> {
 pub struct Offsets {
     dims: Vec<Dim<1>>,
     idx: Vec<usize>,
-    cur: isize,
+    cur: [isize; 1],
     left: usize,
 }
 
@@ -105,7 +111,7 @@ impl Offsets {
     pub fn new(offset: usize, sizes: &[i64], strides: &[i64], n: usize) -> Self {
         let dims = merged(sizes, [strides]);
         let idx = vec![0; dims.len()];
-        Offsets { dims, idx, cur: offset as isize, left: n }
+        Offsets { dims, idx, cur: [offset as isize], left: n }
     }
 }
 
@@ -117,21 +123,9 @@ impl Iterator for Offsets {
             return None;
         }
         self.left -= 1;
-        let out = self.cur as usize;
+        let out = self.cur[0] as usize;
         if self.left > 0 {
-            // the odometer step, inlined: this iterator is the per-element path
-            let mut d = self.dims.len();
-            while d > 0 {
-                d -= 1;
-                let dim = self.dims[d];
-                self.idx[d] += 1;
-                self.cur += dim.st[0];
-                if self.idx[d] < dim.size {
-                    break;
-                }
-                self.cur -= dim.st[0] * dim.size as isize;
-                self.idx[d] = 0;
-            }
+            step(&self.dims, &mut self.idx, &mut self.cur);
         }
         Some(out)
     }

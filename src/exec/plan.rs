@@ -185,9 +185,9 @@ impl<const N: usize> Plan<N> {
         let (ni, nd_) = (self.dims[nd - 1].size, self.dims[d].size);
         let ist = self.dims[nd - 1].st;
         let dst = self.dims[d].st;
-        let others: Vec<usize> = (0..nd - 1).filter(|&e| e != d).collect();
+        let others: Vec<Dim<N>> = (0..nd - 1).filter(|&e| e != d).map(|e| self.dims[e]).collect();
         let blocks = nd_.div_ceil(TILE_D);
-        let units = others.iter().map(|&e| self.dims[e].size).product::<usize>() * blocks;
+        let units = others.iter().map(|e| e.size).product::<usize>() * blocks;
         let addr = bases.map(parallel::SharedPtr);
         let fence = self.fence;
         parallel::for_range(units, self.numel(), |u0, u1| {
@@ -197,17 +197,10 @@ impl<const N: usize> Plan<N> {
                 if packed[k] { vec![0u64; (TILE_D * TILE_I * elem[k]).div_ceil(8)] } else { Vec::new() }
             });
             for u in u0..u1 {
-                let (mut r, blk) = (u / blocks, u % blocks);
+                let (r, blk) = (u / blocks, u % blocks);
                 let a0 = blk * TILE_D;
                 let la = TILE_D.min(nd_ - a0);
-                let mut off = [0isize; N];
-                for &e in others.iter().rev() {
-                    let i = (r % self.dims[e].size) as isize;
-                    r /= self.dims[e].size;
-                    for (x, st) in off.iter_mut().zip(&self.dims[e].st) {
-                        *x += i * st;
-                    }
-                }
+                let mut off = Odometer::new(&others, r).off;
                 for (x, st) in off.iter_mut().zip(&dst) {
                     *x += a0 as isize * st;
                 }

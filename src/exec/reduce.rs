@@ -121,7 +121,7 @@ impl<const N: usize> Geometry<N> {
             if n == 1 {
                 continue;
             }
-            let dim = Dim { size: n as usize, st: std::array::from_fn(|k| strides[k][d] as isize) };
+            let dim = Dim::of(n, strides, d);
             if reduce[d] { red.push(dim) } else { push_merged(&mut kept, dim) }
         }
         red.sort_by_key(|d: &Dim<N>| std::cmp::Reverse(d.st[0].unsigned_abs()));
@@ -130,7 +130,7 @@ impl<const N: usize> Geometry<N> {
             push_merged(&mut merged, d);
         }
         if merged.is_empty() {
-            merged.push(Dim { size: 1, st: [0; N] });
+            merged.push(Dim::UNIT);
         }
         Geometry { kept, red: merged }
     }
@@ -236,7 +236,7 @@ unsafe fn run<T: Scalar, R: Reducer<T, N>, const N: usize>(
         return out;
     }
     let addr = base.map(|p| SharedPtr(p.cast_mut()));
-    let inner = *g.red.last().unwrap_or(&Dim { size: 1, st: [0; N] });
+    let inner = *g.red.last().unwrap_or(&Dim::UNIT);
     let tile = g.kept.iter().enumerate().min_by_key(|(_, d)| d.st[0].unsigned_abs());
     let columns = tile.is_some_and(|(_, d)| {
         let (sc, si) = (d.st[0].unsigned_abs(), inner.st[0].unsigned_abs());
@@ -397,7 +397,7 @@ unsafe fn run_columns<T: Scalar, R: Reducer<T, N>, const N: usize>(
     // (run by run of the innermost reduced dim, so that rows of a run go several at a time)
     let (rin, rout) = match g.red.split_last() {
         Some((last, rest)) => (*last, rest),
-        None => (Dim { size: 1, st: [0; N] }, &[][..]),
+        None => (Dim::UNIT, &[][..]),
     };
     let fold_tile = |p0: [SharedPtr<T>; N], wl: usize, lo: usize, hi: usize| {
         let mut acc = vec![r.identity(); wl];

@@ -28,7 +28,7 @@ fn scan<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, prod: bool) -> Result<(
     // row-major matrix), scan a tile of adjacent lines together, walking memory in order.
     let tiled = lines.last().is_some_and(|l| l.size >= 8 && l.st[0].unsigned_abs() < step.unsigned_abs());
     if tiled {
-        let tile = lines.pop().unwrap_or(Dim { size: 1, st: [0, 0] });
+        let tile = lines.pop().unwrap_or(Dim::UNIT);
         let w = tile.size.min(SCAN_TILE);
         let ntiles = tile.size.div_ceil(w);
         let items = (n / k / tile.size) * ntiles;
