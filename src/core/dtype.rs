@@ -10,10 +10,14 @@ use std::fmt;
 /// `accreal`; Half/BFloat16 accumulate in f32, Bool as Long), `DType` variant, kind (`int`,
 /// `float`, `half`: a reduced-precision float computed in f32, `bool`). The C API selects the
 /// functions a dtype has by its kind, never by its name.
+///
+/// Two forms: `th_dtypes!(cb)` hands every row to `cb!`; `th_dtypes!(cb; int float)` hands
+/// `cb!` only the Rust element types of the rows of those kinds (`cb!(u8, i8, ..., f64)`), for
+/// the per-family trait impls.
 #[macro_export]
 macro_rules! th_dtypes {
-    ($cb:ident) => {
-        $cb! {
+    (@rows $($then:tt)*) => {
+        $crate::th_dtypes! { @$($then)* [
             (Byte, u8, u8, i64, Byte, int),
             (Char, i8, i8, i64, Char, int),
             (Short, i16, i16, i64, Short, int),
@@ -24,8 +28,30 @@ macro_rules! th_dtypes {
             (Half, half::f16, $crate::core::dtype::THHalf, f32, Half, half),
             (BFloat16, half::bf16, $crate::core::dtype::THBFloat16, f32, BFloat16, half),
             (Bool, $crate::core::dtype::Bool, $crate::core::dtype::Bool, i64, Bool, bool),
-        }
+        ] }
     };
+    ($cb:ident) => { $crate::th_dtypes! { @rows all $cb } };
+    ($cb:ident; $($kind:ident)+) => { $crate::th_dtypes! { @rows kinds $cb [] [$($kind)+] } };
+    (@all $cb:ident [$($row:tt)*]) => { $cb! { $($row)* } };
+    // Kind by kind, scan the rows and collect the element types of that kind.
+    (@kinds $cb:ident [$($acc:ty),*] [] $rows:tt) => { $cb!($($acc),*); };
+    (@kinds $cb:ident $acc:tt [$kind:ident $($kinds:ident)*] $rows:tt) => {
+        $crate::th_dtypes! { @scan $cb $acc [$($kinds)*] $rows $kind $rows }
+    };
+    (@scan $cb:ident $acc:tt $kinds:tt $rows:tt $kind:ident []) => {
+        $crate::th_dtypes! { @kinds $cb $acc $kinds $rows }
+    };
+    (@scan $cb:ident [$($acc:ty),*] $kinds:tt $rows:tt $kind:ident [
+        ($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident), $($rest:tt)*]) => {
+        $crate::th_dtypes! { @if $kind $K
+            [@scan $cb [$($acc,)* $T] $kinds $rows $kind [$($rest)*]]
+            [@scan $cb [$($acc),*] $kinds $rows $kind [$($rest)*]] }
+    };
+    (@if int int [$($yes:tt)*] $no:tt) => { $crate::th_dtypes! { $($yes)* } };
+    (@if float float [$($yes:tt)*] $no:tt) => { $crate::th_dtypes! { $($yes)* } };
+    (@if half half [$($yes:tt)*] $no:tt) => { $crate::th_dtypes! { $($yes)* } };
+    (@if bool bool [$($yes:tt)*] $no:tt) => { $crate::th_dtypes! { $($yes)* } };
+    (@if $kind:ident $other:ident $yes:tt [$($no:tt)*]) => { $crate::th_dtypes! { $($no)* } };
 }
 
 /// IEEE half as C sees it (`typedef struct THHalf { uint16_t x; } THHalf;`, as in torch7).

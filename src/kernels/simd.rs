@@ -43,7 +43,7 @@ macro_rules! lane {
         }
     )*};
 }
-lane!(f32, f64);
+crate::th_dtypes!(lane; float);
 
 /// One SIMD vector of `E` (or, in tests, a plain array of them: `Lanes`).
 pub(crate) trait Vector: Copy {

@@ -79,7 +79,7 @@ pub trait Num: Scalar + PartialOrd {
 }
 
 macro_rules! int_num {
-    ($($T:ty => $U:ty),*) => {$(
+    ($($T:ty),*) => {$(
         impl Num for $T {
             const IS_FLOAT: bool = false;
             #[inline(always)] fn zero() -> Self { 0 }
@@ -98,8 +98,15 @@ macro_rules! int_num {
             }
             #[inline(always)] fn neg(self) -> Self { self.wrapping_neg() }
             #[inline(always)] fn abs(self) -> Self { if self < Self::zero() { self.wrapping_neg() } else { self } }
-            #[inline(always)] fn shl(self, o: Self) -> Self { (self as $U).wrapping_shl(o as u32) as $T }
-            #[inline(always)] fn shr(self, o: Self) -> Self { (self as $U).wrapping_shr(o as u32) as $T }
+            // TH shifts the unsigned counterpart (`(ureal)t >> v`): a logical shift for every
+            // integer type, the count taken modulo the width as `wrapping_sh*` does.
+            #[inline(always)] fn shl(self, o: Self) -> Self { self.wrapping_shl(o as u32) }
+            #[inline(always)]
+            fn shr(self, o: Self) -> Self {
+                let bits = <$T>::BITS;
+                let u = (self as u64) & (u64::MAX >> (64 - bits));
+                (u >> ((o as u32) & (bits - 1))) as $T
+            }
             #[inline(always)] fn bitand(self, o: Self) -> Self { self & o }
             #[inline(always)] fn bitor(self, o: Self) -> Self { self | o }
             #[inline(always)] fn bitxor(self, o: Self) -> Self { self ^ o }
@@ -115,7 +122,7 @@ macro_rules! int_num {
         }
     )*};
 }
-int_num!(u8 => u8, i8 => u8, i16 => u16, i32 => u32, i64 => u64);
+crate::th_dtypes!(int_num; int);
 
 macro_rules! float_num {
     ($($T:ty),*) => {$(
@@ -151,7 +158,7 @@ macro_rules! float_num {
         }
     )*};
 }
-float_num!(f32, f64);
+crate::th_dtypes!(float_num; float);
 
 macro_rules! half_num {
     ($($T:ty),*) => {$(
@@ -184,7 +191,7 @@ macro_rules! half_num {
         }
     )*};
 }
-half_num!(f16, bf16);
+crate::th_dtypes!(half_num; half);
 
 /// A float type computed natively (f32, f64): the libm-style functions TH's float math uses.
 pub trait Real: Copy + Send + Sync + 'static {

@@ -89,7 +89,7 @@ macro_rules! int_k {
         }
     )*};
 }
-int_k!(u8, i8, i16, i32, i64);
+crate::th_dtypes!(int_k; int);
 
 macro_rules! float_k {
     ($($T:ty),*) => {$(
@@ -110,7 +110,7 @@ macro_rules! float_k {
         }
     )*};
 }
-float_k!(f32, f64);
+crate::th_dtypes!(float_k; float);
 
 /// A dtype with convolutions: how it maps to its compute type.
 pub trait ConvElem: Scalar {
@@ -134,7 +134,7 @@ macro_rules! native_elem {
         }
     )*};
 }
-native_elem!(u8, i8, i16, i32, i64, f32, f64);
+crate::th_dtypes!(native_elem; int float);
 
 macro_rules! half_elem {
     ($($T:ty),*) => {$(
@@ -147,7 +147,7 @@ macro_rules! half_elem {
         }
     )*};
 }
-half_elem!(half::f16, half::bf16);
+crate::th_dtypes!(half_elem; half);
 
 /// `'V'`/`'F'` and `'X'`/`'C'`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -62,7 +62,8 @@ macro_rules! float_range_acc {
         }
     )*};
 }
-float_range_acc!(f32, f64);
+// The native floats are also the accumulators of every float dtype (Half ranges run in f32).
+crate::th_dtypes!(float_range_acc; float);
 
 /// `r` (resized to 1-D only when its element count differs) = `f(0), f(1), ..., f(n-1)` in
 /// row-major order.

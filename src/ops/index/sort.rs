@@ -18,7 +18,7 @@ macro_rules! int_key {
         }
     )*};
 }
-int_key!(u8, i8, i16, i32, i64);
+crate::th_dtypes!(int_key; int);
 
 #[inline(always)]
 fn nan_last<F: PartialOrd>(a: F, b: F, a_nan: bool, b_nan: bool) -> Ordering {
@@ -31,18 +31,17 @@ fn nan_last<F: PartialOrd>(a: F, b: F, a_nan: bool, b_nan: bool) -> Ordering {
 }
 
 macro_rules! float_key {
-    ($($T:ty => |$x:ident| $e:expr),*) => {$(
+    ($($T:ty),*) => {$(
         impl SortKey for $T {
             #[inline(always)]
             fn key_cmp(&self, o: &Self) -> Ordering {
-                let conv = |$x: $T| $e;
-                let (a, b) = (conv(*self), conv(*o));
+                let (a, b) = (self.to_r(), o.to_r());
                 nan_last(a, b, a.is_nan(), b.is_nan())
             }
         }
     )*};
 }
-float_key!(f32 => |x| x, f64 => |x| x, half::f16 => |x| x.to_f32(), half::bf16 => |x| x.to_f32());
+crate::th_dtypes!(float_key; float half);
 
 impl SortKey for Bool {
     #[inline(always)]

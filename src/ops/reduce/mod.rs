@@ -25,7 +25,6 @@ use crate::core::tensor::{Tensor, View, parse_sizes, size_desc};
 use crate::exec::parallel::{self, SharedPtr, Sink};
 use crate::kernels::reduce as rk;
 use crate::ops::copy::copy;
-use half::{bf16, f16};
 use std::cmp::Ordering;
 use std::marker::PhantomData;
 

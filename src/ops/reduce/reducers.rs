@@ -36,7 +36,7 @@ macro_rules! int_elem {
         }
     )*};
 }
-int_elem!(u8, i8, i16, i32, i64);
+crate::th_dtypes!(int_elem; int);
 
 macro_rules! float_elem {
     ($($T:ty),*) => {$(
@@ -51,7 +51,7 @@ macro_rules! float_elem {
         }
     )*};
 }
-float_elem!(f32, f64);
+crate::th_dtypes!(float_elem; float);
 macro_rules! half_elem {
     ($($T:ty),*) => {$(
         impl Elem for $T {
@@ -65,7 +65,7 @@ macro_rules! half_elem {
         }
     )*};
 }
-half_elem!(f16, bf16);
+crate::th_dtypes!(half_elem; half);
 
 impl Elem for Bool {
     #[inline(always)]

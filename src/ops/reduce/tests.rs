@@ -1,6 +1,7 @@
 //! Reduction tests, against naive loops.
 
 use super::*;
+use half::{bf16, f16};
 
 /// A small deterministic generator.
 struct Lcg(u64);
