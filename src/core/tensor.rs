@@ -13,6 +13,7 @@
 //!
 //! Storages can shrink later (`THStorage_resize`), so every data access re-checks 3.
 
+use crate::core::allocator::Device;
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::geometry::Offsets;
@@ -223,6 +224,11 @@ impl<T: Scalar> View<T> {
         self.sizes.len()
     }
 
+    /// Where the elements live (the host when there is no storage).
+    pub fn device(&self) -> Device {
+        self.storage.as_ref().map_or(Device::Cpu, |s| s.device())
+    }
+
     /// Element count (0 when empty). Cannot overflow: invariant 3.
     pub fn numel(&self) -> usize {
         if self.sizes.is_empty() { 0 } else { self.sizes.iter().product::<i64>() as usize }
@@ -302,7 +308,7 @@ impl<T: Scalar> View<T> {
         if self.sizes.is_empty() {
             return Ok(None);
         }
-        if s.device() != crate::core::allocator::Device::Cpu {
+        if s.device() != Device::Cpu {
             return Err(Error::invalid("tensor is not in host memory"));
         }
         let (p, len) = s.raw_parts();

@@ -31,6 +31,7 @@ use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::geometry::{Dim, Odometer, push_merged};
 use crate::core::tensor::View;
+use crate::exec::backend::{Backend, host_base};
 use crate::exec::parallel::{self, SharedPtr, Sink};
 use crate::kernels::reduce as rk;
 
@@ -475,13 +476,13 @@ pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
     if views[0].numel() == 0 {
         return crate::core::limits::try_filled(g.m(), r.identity());
     }
+    let Backend::Host = Backend::of(&views.map(|v| v.device()))?;
     let mut base = [std::ptr::null::<T>(); N];
     for (b, v) in base.iter_mut().zip(views) {
-        let p = v.host_ptr()?.ok_or_else(|| Error::internal("reduce: a view with elements has no storage"))?;
-        *b = p.wrapping_add(v.offset);
+        *b = host_base(v)? as *const T;
     }
-    // SAFETY: host_ptr checked that every element of each view lies inside its storage, and
-    // the geometry reaches exactly the elements of the views.
+    // SAFETY: host_base checked that every element of each view lies inside its storage (the
+    // views have elements, so no base is NULL), and the geometry reaches exactly those elements.
     let out = crate::core::limits::try_filled(g.m(), r.identity())?;
     // SAFETY: as above.
     Ok(unsafe { run(&g, base, r, out) })

@@ -4,6 +4,7 @@ use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::geometry::Offsets;
 use crate::core::tensor::{View, size_desc};
+use crate::exec::backend::Backend;
 use crate::exec::overlap::{Alias, alias};
 use std::ptr;
 
@@ -22,6 +23,7 @@ pub fn copy<D: Scalar, S: Scalar>(dst: &View<D>, src: &View<S>) -> Result<()> {
         ))
         .at_arg(2));
     }
+    let Backend::Host = Backend::of(&[dst.device(), src.device()])?;
     let (Some(dp), Some(sp)) = (dst.host_ptr()?, src.host_ptr()?) else { return Ok(()) };
     // Same dtype copies bytes; Bool goes through `cast` so every stored byte becomes 0 or 1.
     let same_type =

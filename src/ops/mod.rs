@@ -16,18 +16,11 @@ pub mod reduce;
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View, broadcast_shapes, fill_strides, size_desc};
+use crate::exec::backend::{Backend, host_base};
 use crate::exec::overlap::{partial_overlap, self_overlapping};
 use crate::exec::parallel::{self, SharedPtr};
 use crate::exec::plan::Plan;
 use crate::kernels::pointwise as kernels;
-
-fn base<T: Scalar>(v: &View<T>) -> Result<*mut u8> {
-    Ok(match v.host_ptr()? {
-        // SAFETY: offset is inside the storage (host_ptr checked the whole view).
-        Some(p) => unsafe { p.add(v.offset) as *mut u8 },
-        None => std::ptr::null_mut(),
-    })
-}
 
 fn check_same<A: Scalar, B: Scalar>(o: &View<A>, a: &View<B>) -> Result<()> {
     if o.sizes != a.sizes {
@@ -49,7 +42,8 @@ pub fn map0<O: Scalar>(o: &View<O>, f: impl Fn() -> O + Sync) -> Result<()> {
     let nt = streams(o.numel(), size_of::<O>());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    let b = base(o)?;
+    let Backend::Host = Backend::of(&[o.device()])?;
+    let b = host_base(o)?;
     // SAFETY: the view was checked against its storage; runs write disjoint output elements.
     unsafe {
         plan.run([b], [size_of::<O>()], self_overlapping(&o.sizes, &o.strides), |p, s, n| {
@@ -69,7 +63,8 @@ pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, f: impl Fn(A) -> O +
     let nt = streams(o.numel(), size_of::<O>() + size_of::<A>());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    let bases = [base(o)?, base(a)?];
+    let Backend::Host = Backend::of(&[o.device(), a.device()])?;
+    let bases = [host_base(o)?, host_base(a)?];
     // SAFETY: both views were checked against their storages; runs write disjoint outputs.
     unsafe {
         plan.run(bases, [size_of::<O>(), size_of::<A>()], self_overlapping(&o.sizes, &o.strides), |p, s, n| {
@@ -95,7 +90,8 @@ pub fn map2<O: Scalar, A: Scalar, B: Scalar>(
     let nt = streams(o.numel(), size_of::<O>() + size_of::<A>() + size_of::<B>());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    let bases = [base(o)?, base(a)?, base(b)?];
+    let Backend::Host = Backend::of(&[o.device(), a.device(), b.device()])?;
+    let bases = [host_base(o)?, host_base(a)?, host_base(b)?];
     // SAFETY: as in map1.
     unsafe {
         plan.run(
@@ -129,7 +125,8 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     let nt = streams(o.numel(), elem.iter().sum());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    let bases = [base(o)?, base(a)?, base(b)?, base(c)?];
+    let Backend::Host = Backend::of(&[o.device(), a.device(), b.device(), c.device()])?;
+    let bases = [host_base(o)?, host_base(a)?, host_base(b)?, host_base(c)?];
     // SAFETY: as in map1.
     unsafe {
         plan.run(bases, elem, self_overlapping(&o.sizes, &o.strides), |p, s, n| {
@@ -259,7 +256,7 @@ fn contiguous_numel<T: Scalar>(v: &View<T>) -> Option<usize> {
 }
 
 /// The address of `v`'s first element when its `n` contiguous elements are in host memory.
-fn host_base<T: Scalar>(v: &View<T>, n: usize) -> Option<*mut u8> {
+fn flat_base<T: Scalar>(v: &View<T>, n: usize) -> Option<*mut u8> {
     let (p, len) = v.storage.as_ref()?.host_parts()?;
     if p.is_null() || v.offset.checked_add(n)? > len {
         return None;
@@ -276,7 +273,7 @@ fn flat_out<O: Scalar>(r: &Tensor<O>) -> Option<Flat> {
             return None;
         }
         let n = contiguous_numel(v)?;
-        let ptr = host_base(v, n)?;
+        let ptr = flat_base(v, n)?;
         let mut sizes = [0i64; FLAT_DIMS];
         for (d, s) in sizes.iter_mut().zip(&v.sizes) {
             *d = *s;
@@ -294,7 +291,7 @@ fn flat_in<T: Scalar>(x: &impl Operand<T>, out: &Flat) -> Option<*mut u8> {
             return None;
         }
         let n = contiguous_numel(v)?;
-        let ptr = host_base(v, n)?;
+        let ptr = flat_base(v, n)?;
         let (a, b, bytes) = (ptr as usize, out.ptr as usize, n * size_of::<T>());
         let independent = (a == b && bytes == out.bytes) || a + bytes <= b || b + out.bytes <= a;
         independent.then_some(ptr)

@@ -43,6 +43,7 @@ use crate::core::error::{Error, Result};
 use crate::core::geometry::Offsets;
 use crate::core::refcount::Rc;
 use crate::core::tensor::{Tensor, View, broadcast_shapes, numel, parse_sizes, size_desc};
+use crate::exec::backend::{Backend, host_base};
 use crate::exec::overlap::{may_overlap, partial_overlap, self_overlapping};
 use crate::exec::parallel;
 use crate::exec::plan::Plan;
@@ -65,18 +66,15 @@ fn dense<T: Scalar>(v: &View<T>) -> Result<View<T>> {
     Ok(c)
 }
 
-/// Byte address of element 0 of `v` (NULL when it has no elements), after checking the whole
-/// view lies inside its storage.
+/// Byte address of element 0 of `v` for the index engine (NULL when it has no elements).
 fn base_ptr<T: Scalar>(v: &View<T>) -> Result<*mut u8> {
-    Ok(match v.host_ptr()? {
-        // SAFETY: the offset is inside the storage (host_ptr checked the whole view).
-        Some(p) => unsafe { p.add(v.offset) as *mut u8 },
-        None => ptr::null_mut(),
-    })
+    let Backend::Host = Backend::of(&[v.device()])?;
+    host_base(v)
 }
 
 /// Calls `f(position, value)` for every element of `v` in row-major order.
 fn scan<T: Scalar>(v: &View<T>, mut f: impl FnMut(usize, T) -> Result<()>) -> Result<()> {
+    let Backend::Host = Backend::of(&[v.device()])?;
     let Some(p) = v.host_ptr()? else { return Ok(()) };
     for (i, o) in Offsets::new(v.offset, &v.sizes, &v.strides, v.numel()).enumerate() {
         // SAFETY: every offset of the view lies inside its storage (host_ptr checked).
