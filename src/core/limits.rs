@@ -40,6 +40,16 @@ pub fn try_collect<T>(n: usize, it: impl Iterator<Item = T>) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// Grows `v` to `n` elements, the new ones copies of `x` (a longer `v` stays as it is), or
+/// `TH_ERR_ALLOC` (`v` unchanged).
+pub fn try_grow<T: Clone>(v: &mut Vec<T>, n: usize, x: T) -> Result<()> {
+    if v.len() < n {
+        v.try_reserve_exact(n - v.len()).map_err(|_| too_big::<T>(n))?;
+        v.resize(n, x);
+    }
+    Ok(())
+}
+
 /// Appends `x`, growing fallibly.
 pub fn try_push<T>(v: &mut Vec<T>, x: T) -> Result<()> {
     if v.len() == v.capacity() {
@@ -63,6 +73,11 @@ mod tests {
         assert!(try_filled(1usize << 61, 0u32).is_err());
         assert!(try_collect(1usize << 61, 0..3u64).is_err());
         assert_eq!(try_collect(3, 0..10).unwrap(), vec![0, 1, 2]);
+        let mut g = vec![1u8, 2];
+        assert!(try_grow(&mut g, 1 << 62, 0).is_err());
+        try_grow(&mut g, 4, 7).unwrap();
+        try_grow(&mut g, 3, 9).unwrap();
+        assert_eq!(g, [1, 2, 7, 7]);
         let mut v = Vec::new();
         for i in 0..100 {
             try_push(&mut v, i).unwrap();

@@ -13,6 +13,7 @@
 
 use super::gemm::{self, Gemm, MatMut, MatRef};
 use crate::core::error::{Error, Result};
+use crate::core::limits::try_filled;
 use crate::exec::parallel;
 use crate::ops::num::Float;
 use crate::ops::random::Generator;
@@ -28,14 +29,17 @@ fn non_null<T>(p: *const T, n: usize, arg: u32) -> Result<()> {
     Ok(())
 }
 
-/// A BLAS vector of `n` elements at `p` with increment `inc` as a pointer to element 0 and a
-/// stride (negative increments start at the far end).
-fn strided<T>(p: *const T, n: usize, inc: i64) -> (*const T, isize) {
+/// A vector as a pointer to its element 0 and a stride.
+type Strided<T> = (*const T, isize);
+
+/// A BLAS vector of `n` elements at `p` with increment `inc` (negative increments start at the
+/// far end).
+fn strided<T>(p: *const T, n: usize, inc: i64) -> Strided<T> {
     let inc = inc as isize;
     if inc < 0 && n > 0 { (p.wrapping_offset(-inc * (n as isize - 1)), inc) } else { (p, inc) }
 }
 
-fn check_vec<T>(p: *const T, n: usize, inc: i64, written: bool, arg: u32) -> Result<(*const T, isize)> {
+fn check_vec<T>(p: *const T, n: usize, inc: i64, written: bool, arg: u32) -> Result<Strided<T>> {
     non_null(p, n, arg)?;
     if written && inc == 0 && n > 1 {
         return Err(Error::invalid("increment of a written vector must not be 0").at_arg(arg + 1));
@@ -44,6 +48,21 @@ fn check_vec<T>(p: *const T, n: usize, inc: i64, written: bool, arg: u32) -> Res
         return Err(Error::size(format!("increment {inc} overflows for {n} elements")).at_arg(arg + 1));
     }
     Ok(strided(p, n, inc))
+}
+
+/// The vectors `x` (argument `x_arg`, its increment the next) and `y` (two arguments on) of `n`
+/// elements (argument 1) of the level-1 routines, checked (`n == 1` makes both increments 1;
+/// `written`: whether `x`, `y` are written): `n` and each vector's element 0 and stride.
+fn vec_pair<T>(
+    n: i64,
+    (x, incx): (*const T, i64),
+    (y, incy): (*const T, i64),
+    x_arg: u32,
+    written: [bool; 2],
+) -> Result<(usize, Strided<T>, Strided<T>)> {
+    let n = count(n, 1)?;
+    let (incx, incy) = if n == 1 { (1, 1) } else { (incx, incy) };
+    Ok((n, check_vec(x, n, incx, written[0], x_arg)?, check_vec(y, n, incy, written[1], x_arg + 2)?))
 }
 
 struct Ptr<T>(*mut T);
@@ -67,10 +86,7 @@ fn each(n: usize, f: impl Fn(usize) + Sync) {
 /// # Safety
 /// `x`, `y` valid for `n` elements at their increments (when `n > 0`).
 pub unsafe fn swap<T: Gemm>(n: i64, x: *mut T, incx: i64, y: *mut T, incy: i64) -> Result<()> {
-    let n = count(n, 1)?;
-    let (incx, incy) = if n == 1 { (1, 1) } else { (incx, incy) };
-    let (xp, sx) = check_vec(x, n, incx, true, 2)?;
-    let (yp, sy) = check_vec(y, n, incy, true, 4)?;
+    let (n, (xp, sx), (yp, sy)) = vec_pair(n, (x, incx), (y, incy), 2, [true, true])?;
     for i in 0..n as isize {
         // SAFETY: caller contract.
         unsafe { std::ptr::swap(xp.offset(i * sx) as *mut T, yp.offset(i * sy) as *mut T) };
@@ -101,10 +117,7 @@ pub unsafe fn scal<T: Gemm>(n: i64, a: T, x: *mut T, incx: i64) -> Result<()> {
 /// # Safety
 /// As `swap`.
 pub unsafe fn copy<T: Gemm>(n: i64, x: *const T, incx: i64, y: *mut T, incy: i64) -> Result<()> {
-    let n = count(n, 1)?;
-    let (incx, incy) = if n == 1 { (1, 1) } else { (incx, incy) };
-    let (xp, sx) = check_vec(x, n, incx, false, 2)?;
-    let (yp, sy) = check_vec(y, n, incy, true, 4)?;
+    let (n, (xp, sx), (yp, sy)) = vec_pair(n, (x, incx), (y, incy), 2, [false, true])?;
     for i in 0..n as isize {
         // SAFETY: caller contract.
         unsafe { *(yp.offset(i * sy) as *mut T) = *xp.offset(i * sx) };
@@ -117,10 +130,7 @@ pub unsafe fn copy<T: Gemm>(n: i64, x: *const T, incx: i64, y: *mut T, incy: i64
 /// # Safety
 /// As `swap`.
 pub unsafe fn axpy<T: Gemm>(n: i64, a: T, x: *const T, incx: i64, y: *mut T, incy: i64) -> Result<()> {
-    let n = count(n, 1)?;
-    let (incx, incy) = if n == 1 { (1, 1) } else { (incx, incy) };
-    let (xp, sx) = check_vec(x, n, incx, false, 3)?;
-    let (yp, sy) = check_vec(y, n, incy, true, 5)?;
+    let (n, (xp, sx), (yp, sy)) = vec_pair(n, (x, incx), (y, incy), 3, [false, true])?;
     for i in 0..n as isize {
         // SAFETY: caller contract.
         unsafe {
@@ -136,10 +146,7 @@ pub unsafe fn axpy<T: Gemm>(n: i64, a: T, x: *const T, incx: i64, y: *mut T, inc
 /// # Safety
 /// As `swap`.
 pub unsafe fn dot<T: Gemm>(n: i64, x: *const T, incx: i64, y: *const T, incy: i64) -> Result<T> {
-    let n = count(n, 1)?;
-    let (incx, incy) = if n == 1 { (1, 1) } else { (incx, incy) };
-    let (xp, sx) = check_vec(x, n, incx, false, 2)?;
-    let (yp, sy) = check_vec(y, n, incy, false, 4)?;
+    let (n, (xp, sx), (yp, sy)) = vec_pair(n, (x, incx), (y, incy), 2, [false, false])?;
     let mut s = T::zero().to_acc();
     for i in 0..n as isize {
         // SAFETY: caller contract.
@@ -301,8 +308,14 @@ pub unsafe fn gemm<T: Gemm>(
 // THVector: contiguous arrays of n elements (outputs may be the same array as an input)
 // ---------------------------------------------------------------------------------------------
 
-fn vcount(n: isize, arg: u32) -> Result<usize> {
-    usize::try_from(n).map_err(|_| Error::size(format!("negative size {n}")).at_arg(arg))
+/// The length `n` (argument `n_arg`) of the arrays `ptrs` (arguments 1, 2, ...), checked: not
+/// negative, and no NULL array when there are elements.
+fn arrays<T>(n: isize, n_arg: u32, ptrs: &[*const T]) -> Result<usize> {
+    let n = count(n as i64, n_arg)?;
+    for (arg, &p) in (1..).zip(ptrs) {
+        non_null(p, n, arg)?;
+    }
+    Ok(n)
 }
 
 /// `x[i] = c`.
@@ -310,8 +323,7 @@ fn vcount(n: isize, arg: u32) -> Result<usize> {
 /// # Safety
 /// `x` valid for `n` elements.
 pub unsafe fn vfill<T: Gemm>(x: *mut T, c: T, n: isize) -> Result<()> {
-    let n = vcount(n, 3)?;
-    non_null(x, n, 1)?;
+    let n = arrays(n, 3, &[x])?;
     let x = Ptr(x);
     // SAFETY: caller contract; each index is written once.
     each(n, |i| unsafe { *x.at(i) = c });
@@ -322,20 +334,22 @@ pub unsafe fn vfill<T: Gemm>(x: *mut T, c: T, n: isize) -> Result<()> {
 ///
 /// # Safety
 /// Each pointer valid for `n` elements; `z` may equal `x` or `y`.
-unsafe fn zip<T: Gemm>(z: *mut T, x: *const T, y: *const T, n: usize, f: impl Fn(T, T) -> T + Sync) {
+unsafe fn zip<T: Gemm>(z: *mut T, x: *const T, y: *const T, n: usize, f: impl Fn(T, T) -> T + Sync) -> Result<()> {
     let (z, x, y) = (Ptr(z), Ptr(x as *mut T), Ptr(y as *mut T));
     // SAFETY: caller contract; element i is read before it is written, by one thread.
     each(n, |i| unsafe { *z.at(i) = f(*x.at(i), *y.at(i)) });
+    Ok(())
 }
 
 /// `y[i] = f(x[i])`.
 ///
 /// # Safety
 /// Each pointer valid for `n` elements; `y` may equal `x`.
-unsafe fn map<T: Gemm>(y: *mut T, x: *const T, n: usize, f: impl Fn(T) -> T + Sync) {
+unsafe fn map<T: Gemm>(y: *mut T, x: *const T, n: usize, f: impl Fn(T) -> T + Sync) -> Result<()> {
     let (y, x) = (Ptr(y), Ptr(x as *mut T));
     // SAFETY: as `zip`.
     each(n, |i| unsafe { *y.at(i) = f(*x.at(i)) });
+    Ok(())
 }
 
 /// `z = x + c*y`.
@@ -343,13 +357,9 @@ unsafe fn map<T: Gemm>(y: *mut T, x: *const T, n: usize, f: impl Fn(T) -> T + Sy
 /// # Safety
 /// As `zip`.
 pub unsafe fn vcadd<T: Gemm>(z: *mut T, x: *const T, y: *const T, c: T, n: isize) -> Result<()> {
-    let n = vcount(n, 5)?;
-    non_null(z, n, 1)?;
-    non_null(x, n, 2)?;
-    non_null(y, n, 3)?;
+    let n = arrays(n, 5, &[z, x, y])?;
     // SAFETY: forwarded contract.
-    unsafe { zip(z, x, y, n, |a, b| a.add(c.mul(b))) };
-    Ok(())
+    unsafe { zip(z, x, y, n, |a, b| a.add(c.mul(b))) }
 }
 
 /// `z = x * y`.
@@ -357,13 +367,9 @@ pub unsafe fn vcadd<T: Gemm>(z: *mut T, x: *const T, y: *const T, c: T, n: isize
 /// # Safety
 /// As `zip`.
 pub unsafe fn vcmul<T: Gemm>(z: *mut T, x: *const T, y: *const T, n: isize) -> Result<()> {
-    let n = vcount(n, 4)?;
-    non_null(z, n, 1)?;
-    non_null(x, n, 2)?;
-    non_null(y, n, 3)?;
+    let n = arrays(n, 4, &[z, x, y])?;
     // SAFETY: forwarded contract.
-    unsafe { zip(z, x, y, n, |a, b| a.mul(b)) };
-    Ok(())
+    unsafe { zip(z, x, y, n, |a, b| a.mul(b)) }
 }
 
 /// `z = x / y` (integer types: a zero in `y` is an error, checked before writing).
@@ -371,17 +377,13 @@ pub unsafe fn vcmul<T: Gemm>(z: *mut T, x: *const T, y: *const T, n: isize) -> R
 /// # Safety
 /// As `zip`.
 pub unsafe fn vcdiv<T: Gemm>(z: *mut T, x: *const T, y: *const T, n: isize) -> Result<()> {
-    let n = vcount(n, 4)?;
-    non_null(z, n, 1)?;
-    non_null(x, n, 2)?;
-    non_null(y, n, 3)?;
+    let n = arrays(n, 4, &[z, x, y])?;
     // SAFETY: caller contract.
     if !T::IS_FLOAT && (0..n).any(|i| unsafe { (*y.add(i)).is_zero() }) {
         return Err(Error::invalid("integer division by zero").at_arg(3));
     }
     // SAFETY: forwarded contract.
-    unsafe { zip(z, x, y, n, |a, b| a.div(b)) };
-    Ok(())
+    unsafe { zip(z, x, y, n, |a, b| a.div(b)) }
 }
 
 /// `y = x + c`.
@@ -389,12 +391,9 @@ pub unsafe fn vcdiv<T: Gemm>(z: *mut T, x: *const T, y: *const T, n: isize) -> R
 /// # Safety
 /// As `map`.
 pub unsafe fn vadds<T: Gemm>(y: *mut T, x: *const T, c: T, n: isize) -> Result<()> {
-    let n = vcount(n, 4)?;
-    non_null(y, n, 1)?;
-    non_null(x, n, 2)?;
+    let n = arrays(n, 4, &[y, x])?;
     // SAFETY: forwarded contract.
-    unsafe { map(y, x, n, |a| a.add(c)) };
-    Ok(())
+    unsafe { map(y, x, n, |a| a.add(c)) }
 }
 
 /// `y = x * c`.
@@ -402,12 +401,9 @@ pub unsafe fn vadds<T: Gemm>(y: *mut T, x: *const T, c: T, n: isize) -> Result<(
 /// # Safety
 /// As `map`.
 pub unsafe fn vmuls<T: Gemm>(y: *mut T, x: *const T, c: T, n: isize) -> Result<()> {
-    let n = vcount(n, 4)?;
-    non_null(y, n, 1)?;
-    non_null(x, n, 2)?;
+    let n = arrays(n, 4, &[y, x])?;
     // SAFETY: forwarded contract.
-    unsafe { map(y, x, n, |a| a.mul(c)) };
-    Ok(())
+    unsafe { map(y, x, n, |a| a.mul(c)) }
 }
 
 /// `y = x / c` (integer types: `c == 0` is an error).
@@ -415,15 +411,12 @@ pub unsafe fn vmuls<T: Gemm>(y: *mut T, x: *const T, c: T, n: isize) -> Result<(
 /// # Safety
 /// As `map`.
 pub unsafe fn vdivs<T: Gemm>(y: *mut T, x: *const T, c: T, n: isize) -> Result<()> {
-    let n = vcount(n, 4)?;
-    non_null(y, n, 1)?;
-    non_null(x, n, 2)?;
+    let n = arrays(n, 4, &[y, x])?;
     if !T::IS_FLOAT && c.is_zero() {
         return Err(Error::invalid("integer division by zero").at_arg(3));
     }
     // SAFETY: forwarded contract.
-    unsafe { map(y, x, n, |a| a.div(c)) };
-    Ok(())
+    unsafe { map(y, x, n, |a| a.div(c)) }
 }
 
 /// `y = x`.
@@ -431,9 +424,7 @@ pub unsafe fn vdivs<T: Gemm>(y: *mut T, x: *const T, c: T, n: isize) -> Result<(
 /// # Safety
 /// As `map`.
 pub unsafe fn vcopy<T: Gemm>(y: *mut T, x: *const T, n: isize) -> Result<()> {
-    let n = vcount(n, 3)?;
-    non_null(y, n, 1)?;
-    non_null(x, n, 2)?;
+    let n = arrays(n, 3, &[y, x])?;
     // SAFETY: caller contract (`ptr::copy` allows the arrays to overlap).
     unsafe { std::ptr::copy(x, y, n) };
     Ok(())
@@ -451,7 +442,7 @@ pub unsafe fn normal_fill<T: Gemm + Float>(data: *mut T, n: i64, g: &Generator, 
     if std.is_nan() || std < 0.0 || !std.is_finite() || !mean.is_finite() {
         return Err(Error::invalid(format!("normal_fill: invalid mean {mean} / stddev {std}")).at_arg(5));
     }
-    let mut out = gemm::alloc_vec(n, 0f64)?;
+    let mut out = try_filled(n, 0f64)?;
     {
         let mut mt = g.lock();
         if n < 16 {

@@ -10,6 +10,7 @@
 
 use super::gemm::{self, Gemm, MatMut, MatRef};
 use crate::core::error::{Error, Result};
+use crate::core::limits::try_filled;
 use crate::core::tensor::{Tensor, View, size_desc};
 use crate::exec::overlap::{may_overlap, self_overlapping};
 use crate::exec::parallel;
@@ -70,6 +71,35 @@ fn into_output<T: Gemm>(
     Ok(())
 }
 
+/// An operand, and its name in errors.
+type Named<'a, T> = (&'a str, &'a View<T>);
+
+/// A size error at argument `arg`: `head`, then each operand's name and size (`size mismatch,
+/// m1: [2 x 3], m2: [4 x 5]`).
+fn sizes_error<T: Gemm>(head: &str, operands: &[Named<T>], arg: u32) -> Error {
+    let sizes: Vec<String> = operands.iter().map(|(name, v)| format!("{name}: {}", size_desc(&v.sizes))).collect();
+    Error::size(format!("{head}, {}", sizes.join(", "))).at_arg(arg)
+}
+
+/// `t` (argument 3) has the result's `shape`, else a size error naming it and the operands.
+fn expect_t<T: Gemm>(t: &View<T>, shape: &[i64], (x, y): (Named<T>, Named<T>)) -> Result<()> {
+    if t.sizes != shape {
+        return Err(sizes_error("size mismatch", &[("t", t), x, y], 3));
+    }
+    Ok(())
+}
+
+/// The operands `x` (argument 5) and `y` (argument 6) of a product have `dims` dimensions, and
+/// `x`'s last size is `y`'s first.
+fn expect_operands<T: Gemm>((x, y): (Named<T>, Named<T>), dims: [usize; 2]) -> Result<()> {
+    expect_dims(x.1, dims[0], x.0, 5)?;
+    expect_dims(y.1, dims[1], y.0, 6)?;
+    if x.1.sizes[dims[0] - 1] != y.1.sizes[0] {
+        return Err(sizes_error("size mismatch", &[x, y], 6));
+    }
+    Ok(())
+}
+
 fn expect_dims<T: Gemm>(v: &View<T>, n: usize, what: &str, arg: u32) -> Result<()> {
     if v.ndim() != n {
         let kind = match n {
@@ -89,23 +119,10 @@ fn expect_dims<T: Gemm>(v: &View<T>, n: usize, what: &str, arg: u32) -> Result<(
 
 /// `r = beta*t + alpha*(m1 @ m2)`; `m1` is n x k, `m2` k x p, `t` n x p.
 pub fn addmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, m1: &View<T>, m2: &View<T>) -> Result<()> {
-    expect_dims(m1, 2, "m1", 5)?;
-    expect_dims(m2, 2, "m2", 6)?;
-    if m1.sizes[1] != m2.sizes[0] {
-        return Err(
-            Error::size(format!("size mismatch, m1: {}, m2: {}", size_desc(&m1.sizes), size_desc(&m2.sizes))).at_arg(6)
-        );
-    }
+    let operands = (("m1", m1), ("m2", m2));
+    expect_operands(operands, [2, 2])?;
     let shape = [m1.sizes[0], m2.sizes[1]];
-    if t.sizes != shape {
-        return Err(Error::size(format!(
-            "size mismatch, t: {}, m1: {}, m2: {}",
-            size_desc(&t.sizes),
-            size_desc(&m1.sizes),
-            size_desc(&m2.sizes)
-        ))
-        .at_arg(3));
-    }
+    expect_t(t, &shape, operands)?;
     let (m, n, k) = (shape[0] as usize, shape[1] as usize, m1.sizes[1] as usize);
     into_output(r, &shape, beta, t, &[m1, m2], |o| {
         // SAFETY: the views were checked against their storages; o does not overlap m1/m2.
@@ -115,26 +132,10 @@ pub fn addmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, m1: &View<T
 
 /// `r = beta*t + alpha*(mat @ vec)`; `mat` is n x k, `vec` k, `t` n.
 pub fn addmv<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, mat_: &View<T>, vec: &View<T>) -> Result<()> {
-    expect_dims(mat_, 2, "mat", 5)?;
-    expect_dims(vec, 1, "vec", 6)?;
-    if mat_.sizes[1] != vec.sizes[0] {
-        return Err(Error::size(format!(
-            "size mismatch, mat: {}, vec: {}",
-            size_desc(&mat_.sizes),
-            size_desc(&vec.sizes)
-        ))
-        .at_arg(6));
-    }
+    let operands = (("mat", mat_), ("vec", vec));
+    expect_operands(operands, [2, 1])?;
     let shape = [mat_.sizes[0]];
-    if t.sizes != shape {
-        return Err(Error::size(format!(
-            "size mismatch, t: {}, mat: {}, vec: {}",
-            size_desc(&t.sizes),
-            size_desc(&mat_.sizes),
-            size_desc(&vec.sizes)
-        ))
-        .at_arg(3));
-    }
+    expect_t(t, &shape, operands)?;
     let (m, k) = (shape[0] as usize, vec.sizes[0] as usize);
     into_output(r, &shape, beta, t, &[mat_, vec], |o| {
         // SAFETY: as in addmm.
@@ -147,15 +148,7 @@ pub fn addr<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, vec1: &View<
     expect_dims(vec1, 1, "vec1", 5)?;
     expect_dims(vec2, 1, "vec2", 6)?;
     let shape = [vec1.sizes[0], vec2.sizes[0]];
-    if t.sizes != shape {
-        return Err(Error::size(format!(
-            "size mismatch, t: {}, vec1: {}, vec2: {}",
-            size_desc(&t.sizes),
-            size_desc(&vec1.sizes),
-            size_desc(&vec2.sizes)
-        ))
-        .at_arg(3));
-    }
+    expect_t(t, &shape, (("vec1", vec1), ("vec2", vec2)))?;
     let (m, n) = (shape[0] as usize, shape[1] as usize);
     into_output(r, &shape, beta, t, &[vec1, vec2], |o| {
         // SAFETY: as in addmm.
@@ -177,12 +170,7 @@ fn check_batches<T: Gemm>(b1: &View<T>, b2: &View<T>) -> Result<()> {
         .at_arg(6));
     }
     if b1.sizes[2] != b2.sizes[1] {
-        return Err(Error::size(format!(
-            "wrong matrix size, batch1: {}, batch2: {}",
-            size_desc(&b1.sizes),
-            size_desc(&b2.sizes)
-        ))
-        .at_arg(6));
+        return Err(sizes_error("wrong matrix size", &[("batch1", b1), ("batch2", b2)], 6));
     }
     Ok(())
 }
@@ -196,15 +184,7 @@ fn slice<T>(m: MatRef<T>, stride0: i64, i: usize) -> MatRef<T> {
 pub fn addbmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, b1: &View<T>, b2: &View<T>) -> Result<()> {
     check_batches(b1, b2)?;
     let shape = [b1.sizes[1], b2.sizes[2]];
-    if t.sizes != shape {
-        return Err(Error::size(format!(
-            "size mismatch, t: {}, batch1: {}, batch2: {}",
-            size_desc(&t.sizes),
-            size_desc(&b1.sizes),
-            size_desc(&b2.sizes)
-        ))
-        .at_arg(3));
-    }
+    expect_t(t, &shape, (("batch1", b1), ("batch2", b2)))?;
     let (nb, m, n, k) = (b1.sizes[0] as usize, shape[0] as usize, shape[1] as usize, b1.sizes[2] as usize);
     into_output(r, &shape, beta, t, &[b1, b2], |o| {
         let (a, b, c) = (view3(b1)?, view3(b2)?, mutable(mat(o)?));
@@ -226,15 +206,7 @@ fn view3<T: Gemm>(v: &View<T>) -> Result<MatRef<T>> {
 pub fn baddbmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, b1: &View<T>, b2: &View<T>) -> Result<()> {
     check_batches(b1, b2)?;
     let shape = [b1.sizes[0], b1.sizes[1], b2.sizes[2]];
-    if t.sizes != shape {
-        return Err(Error::size(format!(
-            "size mismatch, t: {}, batch1: {}, batch2: {}",
-            size_desc(&t.sizes),
-            size_desc(&b1.sizes),
-            size_desc(&b2.sizes)
-        ))
-        .at_arg(3));
-    }
+    expect_t(t, &shape, (("batch1", b1), ("batch2", b2)))?;
     let (nb, m, n, k) = (shape[0] as usize, shape[1] as usize, shape[2] as usize, b1.sizes[2] as usize);
     into_output(r, &shape, beta, t, &[b1, b2], |o| {
         let (a, b, c) = (view3(b1)?, view3(b2)?, mutable(view3(o)?));
@@ -277,7 +249,7 @@ pub fn match_<T: Gemm>(r: &Tensor<T>, m1: &View<T>, m2: &View<T>, gain: T) -> Re
         .at_arg(3));
     }
     let (a, b) = (m1.to_vec()?, m2.to_vec()?);
-    let mut out = gemm::alloc_vec(n1 * n2, T::zero())?;
+    let mut out = try_filled(n1 * n2, T::zero())?;
     let op = MatMut { ptr: out.as_mut_ptr(), rs: n2 as isize, cs: 1 };
     parallel::for_range(n1, n1 * n2 * d1, |lo, hi| {
         let op = &op;

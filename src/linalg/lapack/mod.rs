@@ -17,6 +17,8 @@
 //! an underdetermined `gels`, LAPACK's pivot sequences (`ipiv`) from `faer`'s permutations, and
 //! the `info` values LAPACK would report.
 
+#![allow(clippy::too_many_arguments)] // TH's argument lists
+
 use crate::core::dtype::Scalar;
 use crate::core::error::{Code, Error, Result};
 use crate::core::geometry::Offsets;
@@ -108,17 +110,20 @@ fn read_rhs<T: Real>(b: &View<T>, arg: u32) -> Result<Mat<T>> {
     }
 }
 
-/// The checks TH's `gesv`/`trtrs`/`potrs` make on `(b, a)`.
-fn check_square_system<T: Scalar>(b: &View<T>, a: &View<T>) -> Result<usize> {
-    dims2(a, "A", 2)?;
+/// The checks TH's `gesv`, `trtrs`, `potrs` (`square_a`: A must be square) and `gels` make on
+/// `(b, a)`; A's shape.
+fn check_system<T: Scalar>(b: &View<T>, a: &View<T>, square_a: bool) -> Result<(usize, usize)> {
+    let (m, n) = dims2(a, "A", 2)?;
     if b.ndim() != 1 && b.ndim() != 2 {
         return Err(Error::size(format!("B should have 1 or 2 dimensions, but has {}", b.ndim())).at_arg(1));
     }
-    let n = square(a, "A", 2)?;
-    if b.sizes[0] as usize != n {
-        return Err(Error::size(format!("A,B size incompatible - A has {n} rows, B has {}", b.sizes[0])).at_arg(2));
+    if square_a {
+        square(a, "A", 2)?;
     }
-    Ok(n)
+    if b.sizes[0] as usize != m {
+        return Err(Error::size(format!("A,B size incompatible - A has {m} rows, B has {}", b.sizes[0])).at_arg(2));
+    }
+    Ok((m, n))
 }
 
 fn mat_rowmajor<T: Real>(m: MatRef<'_, T>) -> Vec<T> {
@@ -400,20 +405,18 @@ pub fn gesv<T: Real>(
     b_in_place: bool,
     a_in_place: bool,
 ) -> Result<()> {
-    check_square_system(b, a)?;
+    check_system(b, a, true)?;
     let f = lu_factor(read_mat(a)?.as_ref());
     if f.info != 0 {
         return Err(lapack_err(format!("gesv : U({i},{i}) is zero, singular U.", i = f.info)));
     }
     let mut x = read_rhs(b, 1)?;
     lu_solve(f.lu.as_ref(), &f.ipiv, x.as_mut());
-    let outs = vec![colmajor(rb, b_in_place, x.as_ref())?, colmajor(ra, a_in_place, f.lu.as_ref())?];
-    commit(outs)
+    commit(vec![colmajor(rb, b_in_place, x.as_ref())?, colmajor(ra, a_in_place, f.lu.as_ref())?])
 }
 
 /// `trtrs`: solves `op(A) X = B` for triangular `A` (`uplo` 'U'/'L', `trans` 'N'/'T'/'C',
 /// `diag` 'N'/'U'); `rb_ = X`, `ra_` = a column-major copy of `A`.
-#[allow(clippy::too_many_arguments)]
 pub fn trtrs<T: Real>(
     rb: &Tensor<T>,
     ra: &Tensor<T>,
@@ -424,7 +427,7 @@ pub fn trtrs<T: Real>(
     diag: Option<u8>,
     in_place: (bool, bool),
 ) -> Result<()> {
-    check_square_system(b, a)?;
+    check_system(b, a, true)?;
     let uplo = opt(uplo, "uplo", "UL", 5)?;
     let trans = opt(trans, "trans", "NTC", 6)?;
     let diag = opt(diag, "diag", "NU", 7)?;
@@ -448,8 +451,7 @@ pub fn trtrs<T: Real>(
     } else {
         trsv::solve_lower_triangular_in_place(op, x.as_mut(), Par::Seq);
     }
-    let outs = vec![colmajor(rb, in_place.0, x.as_ref())?, colmajor(ra, in_place.1, am.as_ref())?];
-    commit(outs)
+    commit(vec![colmajor(rb, in_place.0, x.as_ref())?, colmajor(ra, in_place.1, am.as_ref())?])
 }
 
 /// `gels`: least squares (`m >= n`) or minimum-norm (`m < n`) solution of `A X = B`.
@@ -465,48 +467,35 @@ pub fn gels<T: Real>(
     b_in_place: bool,
     a_in_place: bool,
 ) -> Result<()> {
-    let (m, n) = dims2(a, "A", 2)?;
-    if b.ndim() != 1 && b.ndim() != 2 {
-        return Err(Error::size(format!("B should have 1 or 2 dimensions, but has {}", b.ndim())).at_arg(1));
-    }
-    if b.sizes[0] as usize != m {
-        return Err(Error::size(format!("A,B size incompatible - A has {m} rows, B has {}", b.sizes[0])).at_arg(2));
-    }
+    let (m, n) = check_system(b, a, false)?;
     let am = read_mat(a)?;
     let bm = read_rhs(b, 1)?;
     let nrhs = bm.ncols();
     let ldb = m.max(n);
     let k = m.min(n);
     let zero = T::from_f64(0.0);
-    let singular = |f: &Mat<T>| (0..k).find(|&i| f[(i, i)] == zero);
+    // m >= n: the QR factors of A; m < n: A = L Q with the LQ factors of A = the transposed QR
+    // factors of A^T (same reflectors).
+    let (qr, tau) = geqrf_mat(if m >= n { am.as_ref() } else { am.as_ref().transpose() });
+    if let Some(i) = (0..k).find(|&i| qr[(i, i)] == zero) {
+        return Err(lapack_err(format!(
+            "gels : The {}-th diagonal element of the triangular factor of A is zero",
+            i + 1
+        )));
+    }
     let (packed, full) = if m >= n {
-        let (qr, tau) = geqrf_mat(am.as_ref());
-        if let Some(i) = singular(&qr) {
-            return Err(lapack_err(format!(
-                "gels : The {}-th diagonal element of the triangular factor of A is zero",
-                i + 1
-            )));
-        }
         // Q^T B, then R X = (Q^T B)[..n].
         let mut qtb = bm.clone();
         apply_q(qr.as_ref(), &tau, true, true, qtb.as_mut());
         trsv::solve_upper_triangular_in_place(qr.as_ref().get(..n, ..n), qtb.as_mut().get_mut(..n, ..), Par::Seq);
         (qr, qtb)
     } else {
-        // A = L Q with the LQ factors of A = the transposed QR factors of A^T (same reflectors).
-        let (qr_t, tau) = geqrf_mat(am.as_ref().transpose());
-        if let Some(i) = singular(&qr_t) {
-            return Err(lapack_err(format!(
-                "gels : The {}-th diagonal element of the triangular factor of A is zero",
-                i + 1
-            )));
-        }
         // L Y = B (L = R^T, m x m), X = Q^T [Y; 0] = H_1 ... H_m [Y; 0].
         let mut y = bm.clone();
-        trsv::solve_lower_triangular_in_place(qr_t.as_ref().get(..m, ..m).transpose(), y.as_mut(), Par::Seq);
+        trsv::solve_lower_triangular_in_place(qr.as_ref().get(..m, ..m).transpose(), y.as_mut(), Par::Seq);
         let mut x = Mat::from_fn(n, nrhs, |i, j| if i < m { y[(i, j)] } else { zero });
-        apply_q(qr_t.as_ref(), &tau, true, false, x.as_mut());
-        (qr_t.transpose().to_owned(), x)
+        apply_q(qr.as_ref(), &tau, true, false, x.as_mut());
+        (qr.transpose().to_owned(), x)
     };
     // rb_: the ldb x nrhs column-major block, seen as its first n rows.
     let cur = rb.view();
@@ -550,8 +539,7 @@ pub fn syev<T: Real>(
     } else {
         (sym.as_ref().self_adjoint_eigenvalues(Side::Lower).map_err(no_conv)?, am)
     };
-    let outs = vec![colmajor(rv, a_in_place, vecs.as_ref())?, kept(re, &[n as i64], vals)?];
-    commit(outs)
+    commit(vec![colmajor(rv, a_in_place, vecs.as_ref())?, kept(re, &[n as i64], vals)?])
 }
 
 /// `geev`: eigenvalues of a general square `a` into `re_` (n x 2: real, imaginary parts; a
@@ -641,7 +629,6 @@ pub fn geev<T: Real>(re: &Tensor<T>, rv: &Tensor<T>, a: &View<T>, jobvr: Option<
 /// `rv_` n x k (k = min(m, n)). `ru_` is column-major, `rv_` holds V (not V^T) and keeps its
 /// layout when its size matches (else row-major), `rs_` (1-D k) is descending. `ra_` (when
 /// given) receives `a` column-major (LAPACK leaves it destroyed).
-#[allow(clippy::too_many_arguments)]
 pub fn gesvd<T: Real>(
     ru: &Tensor<T>,
     rs: &Tensor<T>,
@@ -701,7 +688,7 @@ pub fn potrf<T: Real>(ra: &Tensor<T>, a: &View<T>, uplo: Option<u8>, a_in_place:
 
 /// `potrs`: solves `A X = B` given the Cholesky factor `a` of `A` (triangle `uplo` read).
 pub fn potrs<T: Real>(rb: &Tensor<T>, b: &View<T>, a: &View<T>, uplo: Option<u8>, b_in_place: bool) -> Result<()> {
-    check_square_system(b, a)?;
+    check_system(b, a, true)?;
     let uplo = opt(uplo, "uplo", "UL", 4)?;
     let f = triangle(read_mat(a)?.as_ref(), uplo);
     let mut x = read_rhs(b, 1)?;
@@ -807,8 +794,7 @@ pub fn geqrf<T: Real>(ra: &Tensor<T>, rtau: &Tensor<T>, a: &View<T>, a_in_place:
     dims2(a, "A", 1)?;
     let (qr, tau) = geqrf_mat(read_mat(a)?.as_ref());
     let k = tau.len() as i64;
-    let outs = vec![colmajor(ra, a_in_place, qr.as_ref())?, kept(rtau, &[k], tau)?];
-    commit(outs)
+    commit(vec![colmajor(ra, a_in_place, qr.as_ref())?, kept(rtau, &[k], tau)?])
 }
 
 fn read_tau<T: Real>(tau: &View<T>, arg: u32) -> Result<Vec<T>> {
@@ -836,7 +822,6 @@ pub fn orgqr<T: Real>(ra: &Tensor<T>, a: &View<T>, tau: &View<T>, a_in_place: bo
 
 /// `ormqr`: `ra_ = op(Q) c` (`side` 'L') or `c op(Q)` ('R'), `op` = identity ('N') or transpose
 /// ('T'), `Q = H_1 ... H_k` from `geqrf`'s `a` and `tau` (k). `a` has m (L) or n (R) rows.
-#[allow(clippy::too_many_arguments)]
 pub fn ormqr<T: Real>(
     ra: &Tensor<T>,
     a: &View<T>,
@@ -878,8 +863,7 @@ pub fn qr<T: Real>(rq: &Tensor<T>, rr: &Tensor<T>, a: &View<T>) -> Result<()> {
     let mut q = Mat::<T>::identity(m, k);
     apply_q(packed.as_ref(), &tau, true, false, q.as_mut());
     let r = Mat::from_fn(k, n, |i, j| if i <= j { packed[(i, j)] } else { T::from_f64(0.0) });
-    let outs = vec![colmajor(rq, false, q.as_ref())?, kept_mat(rr, r.as_ref())?];
-    commit(outs)
+    commit(vec![colmajor(rq, false, q.as_ref())?, kept_mat(rr, r.as_ref())?])
 }
 
 /// `btrifact`: LU with partial pivoting of each `n x n` matrix of the 3-D `a` (B x n x n)

@@ -71,9 +71,9 @@ unsafe fn set_y<E: Lane>(y: *mut E, alpha: E, sum: E, beta: E) {
 }
 
 /// Bytes of the sums of `y` that `columns` keeps at once (on the stack: 4096 rows of f32, 2048
-/// of f64). Each pass then reads 16 KB runs of its columns: on the 2-vCPU Zen 5 kind, paired,
-/// f32 4096^2 with the matrix stored by columns ran at 50 GFLOP/s against 39 with 4 KB runs
-/// (together with one piece of rows per thread, `col_unit`), f64 1024^2 at 41 against 35.
+/// of f64). Each pass then reads 16 KB runs of its columns: the hardware's fetching ahead
+/// starts over at every run, so long runs keep it going (shorter runs of 4 KB left it idle a
+/// good part of the time), while the sums still fit in L1 beside the columns' lines.
 const COL_BYTES: usize = 16 << 10;
 /// Columns of `a` a pass of `columns` adds at once.
 const COL_STEP: usize = 4;
@@ -83,8 +83,7 @@ const COL_UNIT: usize = 128;
 
 /// The rows of `y` each piece of a threaded `columns` over `m` rows takes: one piece per
 /// thread (a multiple of `COL_UNIT`). Smaller pieces read shorter runs of each column and
-/// start the hardware's fetching ahead more often (f32 4096^2: 39 GFLOP/s with pieces of 512
-/// rows, 50 with one piece per thread; numpy 51).
+/// start the hardware's fetching ahead over more often (see `COL_BYTES`).
 pub(crate) fn col_unit(m: usize, threads: usize) -> usize {
     m.div_ceil(threads.max(1)).next_multiple_of(COL_UNIT)
 }

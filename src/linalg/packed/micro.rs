@@ -32,9 +32,8 @@ pub(super) unsafe fn tiles<V: Vector, const MR: usize>(
                 let (i, j) = (ic + ip * MR, jp * nr);
                 let ct = MatMut { ptr: c.ptr.wrapping_offset(i as isize * c.rs + j as isize * c.cs), ..c };
                 let trows = MR.min(mb - ip * MR);
-                // the tile's rows of c are wanted once its sums are done: fetched meanwhile
-                // (f64 1024^3 on one thread, paired with faer: 1.02-1.03x without, 1.15-1.26x
-                // with)
+                // the tile's rows of c are wanted once its sums are done: fetched meanwhile,
+                // so that storing the tile does not wait on memory
                 for r in 0..trows as isize {
                     prefetch(ct.ptr.wrapping_offset(r * c.rs));
                     prefetch(ct.ptr.wrapping_offset(r * c.rs + (ncols - 1) as isize * c.cs));
@@ -63,7 +62,7 @@ unsafe fn micro<V: Vector, const MR: usize>(kb: usize, a: *const V::E, b: *const
             if MR * size_of::<V::E>() >= LINE {
                 // a step reads a cache line or more of the packed a panel (f64 on AVX-512:
                 // 96 B), more than the hardware fetches ahead from L2: its lines A_AHEAD steps on
-                // are fetched now (f64 1024^3, one thread on an Ice Lake: 50 -> 56 GFLOP/s)
+                // are fetched now
                 for q in (0..MR).step_by(LINE / size_of::<V::E>()) {
                     prefetch(ap.wrapping_add(A_AHEAD * MR + q));
                 }

@@ -9,7 +9,8 @@
 //! panel pair: per `p`, two vector loads of `b`, `mr` broadcasts of `a`, `2 mr` FMAs.
 //! - AVX2 (16 registers): `MR` = 6 rows x 2 vectors (6 x 16 f32, 6 x 8 f64), 12 accumulators.
 //! - AVX-512 (32 registers): `MAX_MR` = 12 rows x 2 vectors (12 x 32 f32, 12 x 16 f64), 24
-//!   accumulators (paired on a 2-core Ice Lake, 1024-2048 squares: 1.0-1.19x the 6-row tile).
+//!   accumulators: twice the 6-row tile's FMAs per loaded `b` vector, so the loads of `b` take
+//!   a smaller share of each step.
 //!
 //! A `b` panel (`kc x nr`: 16 KB on AVX2, 64 KB on AVX-512) stays in L1 (on AVX-512, mostly)
 //! while every `a` panel of the block (`mc x kc`, `A_BYTES` or `A_BYTES_512`) streams from L2
@@ -36,11 +37,12 @@ pub(crate) use gemv::*;
 use micro::*;
 pub(crate) use pack::*;
 
+use crate::core::limits::try_grow;
 use crate::exec::parallel::{self, SharedPtr};
 use crate::kernels::simd::{Lane, MAX_LANES, Vector, prefetch};
 use crate::kernels::transpose::{block_lanes, transpose_block};
 use crate::kernels::{Isa, isa};
-use crate::linalg::gemm::{MatMut, MatRef};
+use crate::linalg::gemm::{MatMut, MatRef, Product};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -56,9 +58,9 @@ const MAX_NR: usize = NV * MAX_LANES;
 /// Depth of a packed block on AVX2 (a `b` panel is `KC x nr`: 16 KB for f32 and f64).
 const KC: usize = 256;
 /// Depth of a packed block on AVX-512 (a `b` panel of 64 KB). Half as many passes over `c` as
-/// `KC`: paired on the 2-vCPU Zen 5 kind, f32 and f64 512-2048 squares and transposes, one and
-/// two threads, at or ahead of `KC` in 22 of 24 cases (by 1-13 % on two threads); the AVX2
-/// kernels measured the same either way.
+/// `KC` (each pass reads and writes every tile of `c`), and the larger L2 of AVX-512 machines
+/// holds the deeper `a` blocks (`A_BYTES_512`); the AVX2 kernels gain nothing from the depth
+/// and keep `KC`, whose `a` blocks fit a smaller L2.
 const KC_512: usize = 512;
 /// The deepest block.
 const MAX_KC: usize = KC_512;
@@ -67,9 +69,8 @@ const MAX_KC: usize = KC_512;
 const A_BYTES: usize = 144 << 10;
 /// The same for `KC_512` deep blocks (AVX-512: 144 rows of f32, 72 of f64), where L2 has 1 MB or
 /// more. Each task of rows reads the whole packed `b` block (from L3) once per block of `a`: 288
-/// KB rather than 144 halves that traffic (paired rounds on the 2-vCPU Zen 5 kind: f32 2048^3
-/// 491-499 -> 501-507 GFLOP/s, A^T B^T 491-497 -> 500-502, f64 2048^3 236-237 -> 239-242;
-/// 512-1024 within noise).
+/// KB rather than 144 halves that traffic, and still leaves most of L2 to the `b` panels and
+/// the tiles of `c` passing through.
 const A_BYTES_512: usize = 288 << 10;
 /// Bytes of a packed `b` block (`kc x nc`): AVX2 2048 columns of f32, 1024 of f64; AVX-512
 /// half that.
@@ -105,7 +106,8 @@ pub(crate) type TilesFn<E> = unsafe fn(&Block<E>, usize, usize, Range<usize>, *c
 fn blocking<E>(kernel: &Kernel<E>, m: usize, n: usize, k: usize) -> (usize, usize, usize, usize, usize) {
     let (mr, nr) = (kernel.mr, NV * kernel.lanes);
     let kc = kernel.kc.min(k);
-    // (shallow products block as deep ones of `KC`, as measured before `KC_512`)
+    // (a block shallower than `KC` is sized as a `KC` deep one, so that a shallow product's
+    // `mc` and `nc` stay within what `A_BYTES` and `B_BYTES` were chosen for)
     let depth = kc.max(KC);
     let a_bytes = if kernel.kc >= KC_512 { A_BYTES_512 } else { A_BYTES };
     let mc = (a_bytes / (depth * size_of::<E>()) / mr * mr).min(m.next_multiple_of(mr));
@@ -133,10 +135,11 @@ pub(crate) struct Block<E> {
     scale: Option<E>,
 }
 
-/// `c = beta*c + alpha*(a @ b)` for an `m x n x k` product (`m, n, k >= 1`) with `kernel`, on
-/// the calling thread and, with `threads > 1`, the library's pool. The operands' elements `S`
-/// are converted to the kernel's `E` as they are packed (Half/BFloat16 to f32). Returns false, touching
-/// nothing, when the packed `b` block cannot be allocated. `beta == 0` does not read `c`.
+/// The product `p`, `c = beta*c + alpha*(a @ b)` (`m, n, k >= 1`), with `kernel`, on the
+/// calling thread and, with `threads > 1`, the library's pool. The operands' elements `S` are
+/// converted to the kernel's `E` as they are packed (Half/BFloat16 to f32). Returns false,
+/// touching nothing, when the packed `b` block cannot be allocated. `beta == 0` does not read
+/// `c`.
 ///
 /// The product is a list of blocks (`nc` columns by `kc` deep, k blocks innermost), each one
 /// list of items: `packs` pieces packing its `b` block, then `tasks` tasks computing its sums
@@ -155,18 +158,8 @@ pub(crate) struct Block<E> {
 /// # Safety
 /// `kernel` runs on this CPU; `a` is readable for `m x k` elements, `b` for `k x n`, `c`
 /// read/writable for `m x n` distinct elements not overlapping `a` or `b`.
-pub(crate) unsafe fn gemm<E: Packed, S: Source<E>>(
-    kernel: Kernel<E>,
-    m: usize,
-    n: usize,
-    k: usize,
-    alpha: E,
-    a: MatRef<S>,
-    b: MatRef<S>,
-    beta: E,
-    c: MatMut<E>,
-    threads: usize,
-) -> bool {
+pub(crate) unsafe fn gemm<E: Packed, S: Source<E>>(kernel: Kernel<E>, p: Product<E, S>, threads: usize) -> bool {
+    let Product { m, n, k, alpha, a, b, beta, c } = p;
     // the kernel stores rows of c as vectors: a column-major c is computed as c^T = b^T a^T
     let t = |x: MatRef<S>| MatRef { ptr: x.ptr, rs: x.cs, cs: x.rs };
     let (m, n, a, b, c) = if c.cs != 1 && c.rs == 1 {
@@ -274,10 +267,9 @@ impl Drop for Done<'_> {
 /// Bytes of a cache line.
 const LINE: usize = 64;
 /// Bytes ahead along each column at which `columns` fetches while it transposes: 12-32 columns
-/// read at once are more streams than the hardware fetches ahead for (paired, one thread on the
-/// Zen 5 kind, tall-skinny 16384x256 @ 256x64 with row-major `a`: f32 129 -> 168 GFLOP/s, f64
-/// 71 -> 86; two threads f32 265 -> 335, and with `b` transposed 250 -> 330; 1024-2048
-/// squares unchanged).
+/// read at once are more streams than the hardware fetches ahead for, so each column's coming
+/// lines are asked for explicitly. Four cache lines ahead gives each line the time of a few
+/// transposed blocks to arrive, near enough that it is still in L1 when they reach it.
 const PACK_AHEAD: usize = 256;
 /// Steps of `micro` ahead of which it fetches the packed `a` panel, where it reads a line or
 /// more per step.
@@ -359,13 +351,8 @@ macro_rules! packed {
                     // room to start the buffer on a cache line: whole-vector loads of the
                     // packed panels then never straddle two lines
                     const PAD: usize = LINE / size_of::<$E>();
-                    let want = len + PAD;
-                    let have = v.len();
-                    if have < want {
-                        if v.try_reserve_exact(want - have).is_err() {
-                            return f(None);
-                        }
-                        v.resize(want, 0.0);
+                    if try_grow(&mut v, len + PAD, 0.0).is_err() {
+                        return f(None);
                     }
                     let skip = v.as_ptr().align_offset(LINE).min(PAD);
                     f(Some(&mut v[skip..skip + len]))

@@ -270,8 +270,8 @@ macro_rules! half_source {
             unsafe fn columns(src: *const Self, cs: isize, kb: usize, cols: usize, nr: usize, dst: *mut f32) {
                 // runs of CHUNK elements of each column converted (contiguous, F16C where the
                 // CPU has it) to an f32 buffer of columns, which f32's `columns` transposes in
-                // registers (BFloat16 512^3 with both operands transposed, against numpy's f32
-                // round trip: 1.00x with one converted element stored at a time, 1.12-1.30x so)
+                // registers (rather than storing one converted element at a time into the
+                // panel, a strided store per element)
                 const CHUNK: usize = 64;
                 let mut buf = [0f32; CHUNK * MAX_NR];
                 // SAFETY: forwarded contract: column j is kb contiguous elements at src + j*cs

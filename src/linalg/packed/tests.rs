@@ -120,7 +120,7 @@ fn check<E: Packed + Into<f64>, S: Source<E>>(
     let (alpha, beta) = ((ty.elem)(alpha), (ty.elem)(beta));
     // SAFETY: the views are inside their buffers and c's elements are distinct; the kernel
     // runs on this CPU (plain arrays, or `Packed::kernel`).
-    let run = || assert!(unsafe { gemm(ty.kernel, m, n, k, alpha, a, b, beta, c, threads) });
+    let run = || assert!(unsafe { gemm(ty.kernel, Product { m, n, k, alpha, a, b, beta, c }, threads) });
     if threads == 1 && layouts[0] == 2 {
         // this thread's packed-a buffer in use: the tasks pack one panel at a time instead
         E::with_buffer(Slot::A, 1, |_| run());
@@ -189,93 +189,83 @@ fn packed_simd_matches_naive() {
     }
 }
 
-/// `dots` against the naive sum, exactly: row groups of 4 with a short last one, k across
-/// the two-vector steps, the one-vector steps and a part vector, padded rows, a strided y,
-/// `beta == 0` with NaN in y.
-fn check_dots(kernel: Kernel<f64>) {
-    for (m, k) in [(1, 1), (3, 7), (5, 8), (9, 13), (6, 40), (13, 67)] {
-        let lda = k + 3;
-        let a: Vec<f64> =
-            (0..m * lda).map(|q| if q % lda < k { ((q * 7) % 11) as f64 - 5.0 } else { f64::NAN }).collect();
-        let x: Vec<f64> = (0..k).map(|p| ((p * 3) % 7) as f64 - 3.0).collect();
-        for (alpha, beta) in [(1.0, 0.0), (2.0, 1.0), (-1.0, 0.5)] {
-            let mut y: Vec<f64> =
-                (0..2 * m).map(|i| if beta == 0.0 || i % 2 == 1 { f64::NAN } else { i as f64 }).collect();
-            let want: Vec<f64> = (0..m)
-                .map(|i| {
-                    let s: f64 = (0..k).map(|p| a[i * lda + p] * x[p]).sum();
-                    alpha * s + if beta == 0.0 { 0.0 } else { beta * y[2 * i] }
-                })
-                .collect();
-            let am = MatRef { ptr: a.as_ptr(), rs: lda as isize, cs: 1 };
-            let ym = MatMut { ptr: y.as_mut_ptr(), rs: 2, cs: 1 };
-            // split in two calls, as threads would
-            for rows in [0..m / 2, m / 2..m] {
-                // SAFETY: rows of a hold k elements each, x k, y's elements 2i are inside y.
-                unsafe { (kernel.dots)(rows, k, alpha, am, x.as_ptr(), beta, ym) };
-            }
-            for i in 0..m {
-                assert_eq!(y[2 * i], want[i], "{m}x{k} alpha {alpha} beta {beta} row {i}");
-                assert!(y[2 * i + 1].is_nan(), "y[{}] written", 2 * i + 1);
-            }
+/// The kernels the matrix-vector tests run: plain arrays of 4 and 2 lanes, and every
+/// instruction set this CPU has.
+fn f64_kernels() -> Vec<Kernel<f64>> {
+    let mut kernels = vec![lanes::<f64, 4, MR>(), lanes::<f64, 2, MR>()];
+    kernels.extend(cpu_kernels::<f64>());
+    kernels
+}
+
+/// A matrix-vector loop `y = beta*y + alpha*(a @ x)` over `m` rows against the naive sums
+/// (`sum(i)`: row `i` of `a @ x`), exactly: `run(rows, alpha, beta, y)` on rows `0..split`,
+/// then `split..m` (as threads would), with `y` strided (its other elements must stay NaN) and
+/// NaN in `y` when `beta == 0`.
+fn check_matvec(
+    m: usize,
+    k: usize,
+    split: usize,
+    sum: impl Fn(usize) -> f64,
+    run: impl Fn(Range<usize>, f64, f64, MatMut<f64>),
+) {
+    for (alpha, beta) in [(1.0, 0.0), (2.0, 1.0), (-1.0, 0.5)] {
+        let mut y: Vec<f64> = (0..2 * m).map(|i| if beta == 0.0 || i % 2 == 1 { f64::NAN } else { i as f64 }).collect();
+        let want: Vec<f64> = (0..m).map(|i| alpha * sum(i) + if beta == 0.0 { 0.0 } else { beta * y[2 * i] }).collect();
+        let ym = MatMut { ptr: y.as_mut_ptr(), rs: 2, cs: 1 };
+        for rows in [0..split, split..m] {
+            run(rows, alpha, beta, ym);
+        }
+        for i in 0..m {
+            assert_eq!(y[2 * i], want[i], "{m}x{k} alpha {alpha} beta {beta} row {i}");
+            assert!(y[2 * i + 1].is_nan(), "y[{}] written", 2 * i + 1);
         }
     }
 }
 
+/// `dots` against the naive sum: row groups of 4 with a short last one, k across the
+/// two-vector steps, the one-vector steps and a part vector, padded rows.
 #[test]
 fn dots_match_naive() {
-    check_dots(lanes::<f64, 4, MR>());
-    check_dots(lanes::<f64, 2, MR>());
-    for kernel in cpu_kernels::<f64>() {
-        check_dots(kernel);
-    }
-}
-
-/// `columns` against the naive sum, exactly: whole row blocks and last blocks of whole and
-/// part vectors, padded columns (NaN in the padding), a strided `x` and `y` whose other
-/// elements must stay NaN, `beta == 0` with NaN in `y`.
-fn check_cols(kernel: Kernel<f64>) {
-    // (4500: a piece of 3000 rows crosses a block of COL_BYTES, 2048 f64 rows)
-    for (m, k) in [(1, 1), (3, 7), (9, 2), (33, 5), (64, 9), (131, 4), (300, 3), (1030, 6), (4500, 5)] {
-        if cfg!(miri) && m > 2000 {
-            continue;
-        }
-        let lda = m + 3;
-        let a: Vec<f64> =
-            (0..k * lda).map(|q| if q % lda < m { ((q * 7) % 11) as f64 - 5.0 } else { f64::NAN }).collect();
-        let x: Vec<f64> = (0..2 * k).map(|q| if q % 2 == 0 { ((q * 3) % 7) as f64 - 3.0 } else { f64::NAN }).collect();
-        for (alpha, beta) in [(1.0, 0.0), (2.0, 1.0), (-1.0, 0.5)] {
-            let mut y: Vec<f64> =
-                (0..2 * m).map(|i| if beta == 0.0 || i % 2 == 1 { f64::NAN } else { i as f64 }).collect();
-            let want: Vec<f64> = (0..m)
-                .map(|i| {
-                    let s: f64 = (0..k).map(|p| a[p * lda + i] * x[2 * p]).sum();
-                    alpha * s + if beta == 0.0 { 0.0 } else { beta * y[2 * i] }
-                })
-                .collect();
-            let am = MatRef { ptr: a.as_ptr(), rs: 1, cs: lda as isize };
-            let xm = MatRef { ptr: x.as_ptr(), rs: 2, cs: 1 };
-            let ym = MatMut { ptr: y.as_mut_ptr(), rs: 2, cs: 1 };
-            // split in two calls, as threads would
-            for rows in [0..m / 3, m / 3..m] {
-                // SAFETY: a's columns hold m elements each, x's k elements and y's elements
-                // 2i are inside their buffers.
-                unsafe { (kernel.cols)(rows, k, alpha, am, xm, beta, ym) };
-            }
-            for i in 0..m {
-                assert_eq!(y[2 * i], want[i], "{m}x{k} alpha {alpha} beta {beta} row {i}");
-                assert!(y[2 * i + 1].is_nan(), "y[{}] written", 2 * i + 1);
-            }
+    for kernel in f64_kernels() {
+        for (m, k) in [(1, 1), (3, 7), (5, 8), (9, 13), (6, 40), (13, 67)] {
+            let lda = k + 3;
+            let a: Vec<f64> =
+                (0..m * lda).map(|q| if q % lda < k { ((q * 7) % 11) as f64 - 5.0 } else { f64::NAN }).collect();
+            let x: Vec<f64> = (0..k).map(|p| ((p * 3) % 7) as f64 - 3.0).collect();
+            let am = MatRef { ptr: a.as_ptr(), rs: lda as isize, cs: 1 };
+            let sum = |i: usize| (0..k).map(|p| a[i * lda + p] * x[p]).sum();
+            check_matvec(m, k, m / 2, sum, |rows, alpha, beta, y| {
+                // SAFETY: rows of a hold k elements each, x k, y's elements 2i are inside y.
+                unsafe { (kernel.dots)(rows, k, alpha, am, x.as_ptr(), beta, y) }
+            });
         }
     }
 }
 
+/// `columns` against the naive sum: whole row blocks and last blocks of whole and part
+/// vectors, padded columns (NaN in the padding), a strided `x` (its other elements NaN).
 #[test]
 fn columns_match_naive() {
-    check_cols(lanes::<f64, 4, MR>());
-    check_cols(lanes::<f64, 2, MR>());
-    for kernel in cpu_kernels::<f64>() {
-        check_cols(kernel);
+    for kernel in f64_kernels() {
+        // (4500: a piece of 3000 rows crosses a block of COL_BYTES, 2048 f64 rows)
+        for (m, k) in [(1, 1), (3, 7), (9, 2), (33, 5), (64, 9), (131, 4), (300, 3), (1030, 6), (4500, 5)] {
+            if cfg!(miri) && m > 2000 {
+                continue;
+            }
+            let lda = m + 3;
+            let a: Vec<f64> =
+                (0..k * lda).map(|q| if q % lda < m { ((q * 7) % 11) as f64 - 5.0 } else { f64::NAN }).collect();
+            let x: Vec<f64> =
+                (0..2 * k).map(|q| if q % 2 == 0 { ((q * 3) % 7) as f64 - 3.0 } else { f64::NAN }).collect();
+            let am = MatRef { ptr: a.as_ptr(), rs: 1, cs: lda as isize };
+            let xm = MatRef { ptr: x.as_ptr(), rs: 2, cs: 1 };
+            let sum = |i: usize| (0..k).map(|p| a[p * lda + i] * x[2 * p]).sum();
+            check_matvec(m, k, m / 3, sum, |rows, alpha, beta, y| {
+                // SAFETY: a's columns hold m elements each, x's k elements and y's elements
+                // 2i are inside their buffers.
+                unsafe { (kernel.cols)(rows, k, alpha, am, xm, beta, y) }
+            });
+        }
     }
 }
 
