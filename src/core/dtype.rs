@@ -13,7 +13,7 @@ use std::fmt;
 ///
 /// Two forms: `th_dtypes!(cb)` hands every row to `cb!`; `th_dtypes!(cb; int float)` hands
 /// `cb!` only the Rust element types of the rows of those kinds (`cb!(u8, i8, ..., f64)`), for
-/// the per-family trait impls.
+/// the per-family trait impls; `th_dtypes!(cb[tokens]; kinds)` puts `tokens` before the types.
 #[macro_export]
 macro_rules! th_dtypes {
     (@rows $($then:tt)*) => {
@@ -31,21 +31,24 @@ macro_rules! th_dtypes {
         ] }
     };
     ($cb:ident) => { $crate::th_dtypes! { @rows all $cb } };
-    ($cb:ident; $($kind:ident)+) => { $crate::th_dtypes! { @rows kinds $cb [] [$($kind)+] } };
+    ($cb:ident; $($kind:ident)+) => { $crate::th_dtypes! { @rows kinds $cb [] [] [$($kind)+] } };
+    ($cb:ident [$($pre:tt)*]; $($kind:ident)+) => {
+        $crate::th_dtypes! { @rows kinds $cb [$($pre)*] [] [$($kind)+] }
+    };
     (@all $cb:ident [$($row:tt)*]) => { $cb! { $($row)* } };
     // Kind by kind, scan the rows and collect the element types of that kind.
-    (@kinds $cb:ident [$($acc:ty),*] [] $rows:tt) => { $cb!($($acc),*); };
-    (@kinds $cb:ident $acc:tt [$kind:ident $($kinds:ident)*] $rows:tt) => {
-        $crate::th_dtypes! { @scan $cb $acc [$($kinds)*] $rows $kind $rows }
+    (@kinds $cb:ident [$($pre:tt)*] [$($acc:ty),*] [] $rows:tt) => { $cb!($($pre)* $($acc),*); };
+    (@kinds $cb:ident $pre:tt $acc:tt [$kind:ident $($kinds:ident)*] $rows:tt) => {
+        $crate::th_dtypes! { @scan $cb $pre $acc [$($kinds)*] $rows $kind $rows }
     };
-    (@scan $cb:ident $acc:tt $kinds:tt $rows:tt $kind:ident []) => {
-        $crate::th_dtypes! { @kinds $cb $acc $kinds $rows }
+    (@scan $cb:ident $pre:tt $acc:tt $kinds:tt $rows:tt $kind:ident []) => {
+        $crate::th_dtypes! { @kinds $cb $pre $acc $kinds $rows }
     };
-    (@scan $cb:ident [$($acc:ty),*] $kinds:tt $rows:tt $kind:ident [
+    (@scan $cb:ident $pre:tt [$($acc:ty),*] $kinds:tt $rows:tt $kind:ident [
         ($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident), $($rest:tt)*]) => {
         $crate::th_dtypes! { @if $kind $K
-            [@scan $cb [$($acc,)* $T] $kinds $rows $kind [$($rest)*]]
-            [@scan $cb [$($acc),*] $kinds $rows $kind [$($rest)*]] }
+            [@scan $cb $pre [$($acc,)* $T] $kinds $rows $kind [$($rest)*]]
+            [@scan $cb $pre [$($acc),*] $kinds $rows $kind [$($rest)*]] }
     };
     (@if int int [$($yes:tt)*] $no:tt) => { $crate::th_dtypes! { $($yes)* } };
     (@if float float [$($yes:tt)*] $no:tt) => { $crate::th_dtypes! { $($yes)* } };

@@ -6,7 +6,6 @@ use crate::core::limits::try_filled;
 use crate::linalg::packed::Source;
 use crate::ops::num::Float;
 use half::slice::HalfFloatSliceExt;
-use half::{bf16, f16};
 
 /// The 16-bit floats, computed through f32 (`Float::to_r`, `Float::from_r`).
 pub(super) trait Half16: Float<R = f32> + Send + Sync + Source<f32> {
@@ -28,7 +27,7 @@ macro_rules! half16 {
         }
     )*};
 }
-half16!(f16, bf16);
+crate::th_dtypes!(half16; half);
 
 /// A row-major f32 copy of the `rows x cols` matrix `x`.
 ///

@@ -179,9 +179,9 @@ macro_rules! gemm_by {
         }
     )*};
 }
-gemm_by!(float::float_gemm: f32, f64);
-gemm_by!(half16::via_f32: half::f16, half::bf16);
-gemm_by!(int::int_gemm: u8, i8, i16, i32, i64);
+crate::th_dtypes!(gemm_by[float::float_gemm:]; float);
+crate::th_dtypes!(gemm_by[half16::via_f32:]; half);
+crate::th_dtypes!(gemm_by[int::int_gemm:]; int);
 
 /// `c = beta*c + alpha*(a @ b)` with `c` m x n, `a` m x k, `b` k x n (BLAS conventions, see
 /// the module docs).

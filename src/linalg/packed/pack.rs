@@ -238,7 +238,7 @@ macro_rules! same_source {
         }
     )*};
 }
-same_source!(f32, f64);
+crate::th_dtypes!(same_source; float);
 
 macro_rules! half_source {
     ($($S:ty),*) => {$(
@@ -308,4 +308,4 @@ macro_rules! half_source {
         }
     )*};
 }
-half_source!(half::f16, half::bf16);
+crate::th_dtypes!(half_source; half);
