@@ -36,9 +36,9 @@ unsafe fn opt_cstr<'a>(filename: *const c_char) -> Option<&'a CStr> {
 
 /// # Safety
 /// `ctx` must be NULL or a live context.
-unsafe fn ctx_ref<'a>(ctx: *mut THMapAllocatorContext) -> crate::Result<&'a mut THMapAllocatorContext> {
+unsafe fn ctx_ref<'a>(ctx: *mut THMapAllocatorContext, arg: u32) -> crate::Result<&'a mut THMapAllocatorContext> {
     if ctx.is_null() {
-        return Err(Error::null(1, "THMapAllocatorContext"));
+        return Err(Error::null(arg, "THMapAllocatorContext"));
     }
     // SAFETY: caller contract.
     Ok(unsafe { &mut *ctx })
@@ -52,38 +52,27 @@ th_fn! {
         let name = unsafe { opt_cstr(filename) };
         Ok(Box::into_raw(THMapAllocatorContext::new(name, -1, flags).map_err(|e| e.at_arg(2))?))
     }
-}
 
-th_fn! {
     /// As `THMapAllocatorContext_new`, mapping the open descriptor `fd` (with `TH_ALLOCATOR_MAPPED_FROMFD`).
     fn THMapAllocatorContext_newWithFd(filename: *const c_char, fd: c_int, flags: c_int) -> *mut THMapAllocatorContext = ptr::null_mut(); {
         // SAFETY: C string from the caller.
         let name = unsafe { opt_cstr(filename) };
         Ok(Box::into_raw(THMapAllocatorContext::new(name, fd, flags).map_err(|e| e.at_arg(3))?))
     }
-}
 
-th_fn! {
     /// The file or shared-memory name (borrowed; lives as long as the context).
-    fn THMapAllocatorContext_filename(ctx: *mut THMapAllocatorContext) -> *mut c_char = ptr::null_mut(); {
-        // SAFETY: live context from the caller.
-        Ok(unsafe { ctx_ref(ctx)? }.filename() as *mut c_char)
+    fn THMapAllocatorContext_filename(ctx: *mut THMapAllocatorContext as ctx_ref) -> *mut c_char = ptr::null_mut(); {
+        Ok(ctx.filename() as *mut c_char)
     }
-}
 
-th_fn! {
     /// The kept file descriptor (`TH_ALLOCATOR_MAPPED_KEEPFD`), else -1.
-    fn THMapAllocatorContext_fd(ctx: *mut THMapAllocatorContext) -> c_int = -1; {
-        // SAFETY: live context from the caller.
-        Ok(unsafe { ctx_ref(ctx)? }.fd())
+    fn THMapAllocatorContext_fd(ctx: *mut THMapAllocatorContext as ctx_ref) -> c_int = -1; {
+        Ok(ctx.fd())
     }
-}
 
-th_fn! {
     /// Usable bytes mapped (0 before the mapping is made).
-    fn THMapAllocatorContext_size(ctx: *mut THMapAllocatorContext) -> isize = 0; {
-        // SAFETY: live context from the caller.
-        Ok(unsafe { ctx_ref(ctx)? }.size() as isize)
+    fn THMapAllocatorContext_size(ctx: *mut THMapAllocatorContext as ctx_ref) -> isize = 0; {
+        Ok(ctx.size() as isize)
     }
 }
 
@@ -101,16 +90,12 @@ pub unsafe extern "C" fn THMapAllocatorContext_free(ctx: *mut THMapAllocatorCont
 
 th_fn! {
     /// One more user of the refcounted shared segment whose data is `data`.
-    fn THRefcountedMapAllocator_incref(ctx: *mut THMapAllocatorContext, data: *mut c_void) {
-        // SAFETY: live context from the caller.
-        mapping::rc_incref(unsafe { ctx_ref(ctx)? }, data)
+    fn THRefcountedMapAllocator_incref(ctx: *mut THMapAllocatorContext as ctx_ref, data: *mut c_void) {
+        mapping::rc_incref(ctx, data)
     }
-}
 
-th_fn! {
     /// One user fewer; returns 1 when none are left.
-    fn THRefcountedMapAllocator_decref(ctx: *mut THMapAllocatorContext, data: *mut c_void) -> c_int = 0; {
-        // SAFETY: live context from the caller.
-        Ok(mapping::rc_decref(unsafe { ctx_ref(ctx)? }, data)? as c_int)
+    fn THRefcountedMapAllocator_decref(ctx: *mut THMapAllocatorContext as ctx_ref, data: *mut c_void) -> c_int = 0; {
+        Ok(mapping::rc_decref(ctx, data)? as c_int)
     }
 }

@@ -15,12 +15,9 @@ macro_rules! dlpack_api {
         th_fn! {
             /// A versioned DLPack view of `t` (zero-copy; the caller calls its deleter once). It
             /// keeps the storage alive; resizing the storage meanwhile invalidates it, as in TH.
-            fn [<TH $R Tensor_toDLPack>](t: *mut [<TH $R Tensor>]) -> *mut DLManagedTensorVersioned = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                dlpack::to_dlpack(unsafe { obj(t, 1)? })
+            fn [<TH $R Tensor_toDLPack>](t: *mut [<TH $R Tensor>] as obj) -> *mut DLManagedTensorVersioned = ptr::null_mut(); {
+                dlpack::to_dlpack(t)
             }
-        }
-        th_fn! {
             /// A new tensor (+1) over a versioned DLPack tensor's memory (zero-copy). Takes over
             /// `m` on success; on error (dtype, device, version, read-only, negative strides)
             /// `m` stays the caller's.
@@ -28,15 +25,10 @@ macro_rules! dlpack_api {
                 // SAFETY: the managed tensor from the caller.
                 Ok(into_handle(unsafe { dlpack::from_dlpack::<$T>(m)? }))
             }
-        }
-        th_fn! {
             /// As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
-            fn [<TH $R Tensor_toDLPackUnversioned>](t: *mut [<TH $R Tensor>]) -> *mut DLManagedTensor = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                dlpack::to_dlpack_unversioned(unsafe { obj(t, 1)? })
+            fn [<TH $R Tensor_toDLPackUnversioned>](t: *mut [<TH $R Tensor>] as obj) -> *mut DLManagedTensor = ptr::null_mut(); {
+                dlpack::to_dlpack_unversioned(t)
             }
-        }
-        th_fn! {
             /// As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
             fn [<TH $R Tensor_fromDLPackUnversioned>](m: *mut DLManagedTensor) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 // SAFETY: the managed tensor from the caller.

@@ -8,19 +8,15 @@
 
 use super::*;
 use crate::core::allocator::th_alloc;
+use crate::core::limits::try_filled;
 use crate::io::file::{File, FileState, check_long_size};
 use std::ffi::{CStr, c_char, c_int};
 use std::ptr;
 
-/// Opaque handle to a file (disk file, pipe or memory file).
-pub struct THFile {
-    _private: [u8; 0],
-}
-
-impl Handle for THFile {
-    type Obj = File;
-    const WHAT: &'static str = "THFile";
-}
+handle!(
+    /// Opaque handle to a file (disk file, pipe or memory file).
+    THFile => File
+);
 
 /// Runs `f` on the locked state of the file handle `p` (argument 1).
 ///
@@ -36,7 +32,7 @@ unsafe fn with<R>(p: *mut THFile, f: impl FnOnce(&mut FileState) -> Result<R>) -
 ///
 /// # Safety
 /// `p` must be NULL or a NUL-terminated string.
-unsafe fn c_str<'a>(p: *const c_char, arg: u32, what: &str) -> Result<&'a CStr> {
+unsafe fn c_str<'a>(p: *const c_char, what: &str, arg: u32) -> Result<&'a CStr> {
     if p.is_null() {
         return Err(Error::null(arg, what));
     }
@@ -50,19 +46,20 @@ unsafe fn c_str<'a>(p: *const c_char, arg: u32, what: &str) -> Result<&'a CStr> 
 /// As for `c_str`.
 unsafe fn c_mode<'a>(p: *const c_char, arg: u32) -> Result<&'a str> {
     // SAFETY: forwarded contract.
-    let s = unsafe { c_str(p, arg, "mode")? };
+    let s = unsafe { c_str(p, "mode", arg)? };
     s.to_str().map_err(|_| Error::invalid("file mode is not valid UTF-8").at_arg(arg))
 }
 
 /// Reads `n` elements into `dst` through a temporary, so a failing pedantic read leaves `dst`
-/// untouched.
+/// untouched. `dst` is argument 2 (`data`): NULL with `n > 0` is an error.
 ///
 /// # Safety
 /// `dst` must point to `n` writable elements (it may be NULL when `n == 0`).
 unsafe fn read_to<T: crate::Scalar>(p: *mut THFile, dst: *mut T, n: usize) -> Result<usize> {
-    let mut tmp = Vec::new();
-    tmp.try_reserve_exact(n).map_err(|_| Error::alloc(format!("cannot allocate a buffer of {n} elements")))?;
-    tmp.resize(n, T::default());
+    if dst.is_null() && n > 0 {
+        return Err(Error::null(2, "data"));
+    }
+    let mut tmp = try_filled(n, T::default())?;
     // SAFETY: forwarded contract.
     let got = unsafe { with(p, |s| s.read(&mut tmp))? };
     if got > 0 {
@@ -72,11 +69,14 @@ unsafe fn read_to<T: crate::Scalar>(p: *mut THFile, dst: *mut T, n: usize) -> Re
     Ok(got)
 }
 
-/// Writes `n` elements from `src`.
+/// Writes `n` elements from `src`, argument 2 (`data`) as in `read_to`.
 ///
 /// # Safety
 /// `src` must point to `n` readable elements (it may be NULL when `n == 0`).
 unsafe fn write_from<T: crate::Scalar>(p: *mut THFile, src: *const T, n: usize) -> Result<usize> {
+    if src.is_null() && n > 0 {
+        return Err(Error::null(2, "data"));
+    }
     let data: &[T] = if n == 0 {
         &[]
     } else {
@@ -91,9 +91,8 @@ macro_rules! flag_getters {
     ($($name:ident => $e:expr;)*) => { $(
         th_fn! {
             #[doc = concat!("TH's `", stringify!($name), "` (1 or 0).")]
-            fn $name(self_: *mut THFile) -> c_int = 0; {
-                // SAFETY: a handle from the caller.
-                unsafe { with(self_, |s: &mut FileState| Ok($e(s) as c_int)) }
+            fn $name(self_: *mut THFile as obj) -> c_int = 0; {
+                Ok($e(&mut self_.lock()) as c_int)
             }
         }
     )* };
@@ -112,9 +111,9 @@ macro_rules! flag_setters {
     ($($name:ident => $e:expr, $doc:literal;)*) => { $(
         th_fn! {
             #[doc = $doc]
-            fn $name(self_: *mut THFile) {
-                // SAFETY: a handle from the caller.
-                unsafe { with(self_, |s: &mut FileState| { $e(s); Ok(()) }) }
+            fn $name(self_: *mut THFile as obj) {
+                $e(&mut self_.lock());
+                Ok(())
             }
         }
     )* };
@@ -131,43 +130,30 @@ flag_setters! {
 
 th_fn! {
     /// Flushes buffered writes.
-    fn THFile_synchronize(self_: *mut THFile) {
-        // SAFETY: a handle from the caller.
-        unsafe { with(self_, |s| s.synchronize()) }
+    fn THFile_synchronize(self_: *mut THFile as obj) {
+        self_.lock().synchronize()
     }
-}
 
-th_fn! {
     /// Moves to byte offset `position` from the start (past the end of a memory file: an error,
     /// or only `hasError` when quiet).
-    fn THFile_seek(self_: *mut THFile, position: usize) {
-        // SAFETY: a handle from the caller.
-        unsafe { with(self_, |s| s.seek(position)) }
+    fn THFile_seek(self_: *mut THFile as obj, position: usize) {
+        self_.lock().seek(position)
     }
-}
 
-th_fn! {
     /// Moves to the end of the file.
-    fn THFile_seekEnd(self_: *mut THFile) {
-        // SAFETY: a handle from the caller.
-        unsafe { with(self_, |s| s.seek_end()) }
+    fn THFile_seekEnd(self_: *mut THFile as obj) {
+        self_.lock().seek_end()
     }
-}
 
-th_fn! {
     /// The current byte offset.
-    fn THFile_position(self_: *mut THFile) -> usize = 0; {
-        // SAFETY: a handle from the caller.
-        unsafe { with(self_, |s| s.position()) }
+    fn THFile_position(self_: *mut THFile as obj) -> usize = 0; {
+        self_.lock().position()
     }
-}
 
-th_fn! {
     /// Closes the file (`isOpened` becomes 0); the handle stays valid until freed. A memory file
     /// releases its storage.
-    fn THFile_close(self_: *mut THFile) {
-        // SAFETY: a handle from the caller.
-        unsafe { with(self_, |s| s.close()) }
+    fn THFile_close(self_: *mut THFile as obj) {
+        self_.lock().close()
     }
 }
 
@@ -195,16 +181,14 @@ th_fn! {
     /// Reads a string: `format` `"*a"` (to the end), `"*l"` (one line, without its `'\n'`) or
     /// `"*n"` (one number token, an extension). Returns the length; `*str_` receives a `THAlloc`'d
     /// copy (NUL-terminated here, release with `THFree`), or NULL when nothing could be read.
-    fn THFile_readStringRaw(self_: *mut THFile, format: *const c_char, str_: *mut *mut c_char) -> usize = 0; {
-        // SAFETY: strings and pointers from the caller.
-        let fmt = unsafe { c_str(format, 2, "format")? };
+    fn THFile_readStringRaw(self_: *mut THFile, format: *const c_char as c_str("format"), str_: *mut *mut c_char) -> usize = 0; {
         if str_.is_null() {
             return Err(Error::null(3, "str"));
         }
         // SAFETY: str_ is a valid out pointer (NULL until a string is read).
         unsafe { *str_ = ptr::null_mut() };
         // SAFETY: a handle from the caller.
-        let got = unsafe { with(self_, |s| s.read_string(fmt.to_bytes()))? };
+        let got = unsafe { with(self_, |s| s.read_string(format.to_bytes()))? };
         let Some(bytes) = got else { return Ok(0) };
         let p = th_alloc(bytes.len() as isize + 1)?;
         // SAFETY: p holds len + 1 bytes; str_ is a valid out pointer.
@@ -215,9 +199,7 @@ th_fn! {
         }
         Ok(bytes.len())
     }
-}
 
-th_fn! {
     /// Writes `size` bytes of `str_` as they are (in either mode); returns the count written.
     fn THFile_writeStringRaw(self_: *mut THFile, str_: *const c_char, size: usize) -> usize = 0; {
         if str_.is_null() && size > 0 {
@@ -232,35 +214,24 @@ th_fn! {
         // SAFETY: a handle from the caller.
         unsafe { with(self_, |s| s.write_string(bytes)) }
     }
-}
 
-th_fn! {
     /// Opens `name` in mode `"r"`, `"w"` (truncates) or `"rw"` (creates if needed); binary data
     /// in the CPU's byte order, ASCII mode with auto-spacing, pedantic unless `isQuiet`. When the
     /// file cannot be opened: NULL, with an error unless `isQuiet` (+1).
-    fn THDiskFile_new(name: *const c_char, mode: *const c_char, is_quiet: c_int) -> *mut THFile = ptr::null_mut(); {
-        // SAFETY: strings from the caller.
-        let (n, m) = unsafe { (c_str(name, 1, "name")?, c_mode(mode, 2)?) };
-        Ok(File::disk(n, m, is_quiet != 0)?.map_or(ptr::null_mut(), into_handle))
+    fn THDiskFile_new(name: *const c_char as c_str("name"), mode: *const c_char as c_mode, is_quiet: c_int) -> *mut THFile = ptr::null_mut(); {
+        Ok(File::disk(name, mode, is_quiet != 0)?.map_or(ptr::null_mut(), into_handle))
     }
-}
 
-th_fn! {
     /// Runs the shell command `name` with `popen`, mode `"r"` (read its output) or `"w"` (write
     /// its input); closing waits for it (+1). Pipes cannot seek.
-    fn THPipeFile_new(name: *const c_char, mode: *const c_char, is_quiet: c_int) -> *mut THFile = ptr::null_mut(); {
-        // SAFETY: strings from the caller.
-        let (n, m) = unsafe { (c_str(name, 1, "name")?, c_mode(mode, 2)?) };
-        Ok(File::pipe(n, m, is_quiet != 0)?.map_or(ptr::null_mut(), into_handle))
+    fn THPipeFile_new(name: *const c_char as c_str("name"), mode: *const c_char as c_mode, is_quiet: c_int) -> *mut THFile = ptr::null_mut(); {
+        Ok(File::pipe(name, mode, is_quiet != 0)?.map_or(ptr::null_mut(), into_handle))
     }
-}
 
-th_fn! {
     /// The name the disk file (or pipe command) was opened with (borrowed, valid while the handle
     /// lives).
-    fn THDiskFile_name(self_: *mut THFile) -> *const c_char = ptr::null(); {
-        // SAFETY: a handle from the caller.
-        unsafe { with(self_, |s| Ok(s.disk()?.name().as_ptr())) }
+    fn THDiskFile_name(self_: *mut THFile as obj) -> *const c_char = ptr::null(); {
+        Ok(self_.lock().disk()?.name().as_ptr())
     }
 }
 
@@ -278,29 +249,23 @@ pub extern "C" fn THDiskFile_isBigEndianCPU() -> c_int {
 
 th_fn! {
     /// Binary data in the CPU's byte order (the default).
-    fn THDiskFile_nativeEndianEncoding(self_: *mut THFile) {
-        // SAFETY: a handle from the caller.
-        unsafe { with(self_, |s| { s.disk()?.native = true; Ok(()) }) }
+    fn THDiskFile_nativeEndianEncoding(self_: *mut THFile as obj) {
+        self_.lock().disk()?.native = true;
+        Ok(())
     }
-}
 
-th_fn! {
     /// Binary data little-endian (swapped on a big-endian CPU).
-    fn THDiskFile_littleEndianEncoding(self_: *mut THFile) {
-        // SAFETY: a handle from the caller.
-        unsafe { with(self_, |s| { s.disk()?.native = cfg!(target_endian = "little"); Ok(()) }) }
+    fn THDiskFile_littleEndianEncoding(self_: *mut THFile as obj) {
+        self_.lock().disk()?.native = cfg!(target_endian = "little");
+        Ok(())
     }
-}
 
-th_fn! {
     /// Binary data big-endian (swapped on a little-endian CPU).
-    fn THDiskFile_bigEndianEncoding(self_: *mut THFile) {
-        // SAFETY: a handle from the caller.
-        unsafe { with(self_, |s| { s.disk()?.native = cfg!(target_endian = "big"); Ok(()) }) }
+    fn THDiskFile_bigEndianEncoding(self_: *mut THFile as obj) {
+        self_.lock().disk()?.native = cfg!(target_endian = "big");
+        Ok(())
     }
-}
 
-th_fn! {
     /// Bytes per Long element in binary mode: 4 (values truncated to 32 bits on write,
     /// sign-extended on read), 8, or 0 (native, 8).
     fn THDiskFile_longSize(self_: *mut THFile, size: c_int) {
@@ -308,51 +273,31 @@ th_fn! {
         // SAFETY: a handle from the caller.
         unsafe { with(self_, |s| { s.disk()?.long_size = n; Ok(()) }) }
     }
-}
 
-th_fn! {
     /// Disables stdio buffering (call before the first transfer).
-    fn THDiskFile_noBuffer(self_: *mut THFile) {
-        // SAFETY: a handle from the caller.
-        unsafe { with(self_, |s| s.disk()?.no_buffer()) }
+    fn THDiskFile_noBuffer(self_: *mut THFile as obj) {
+        self_.lock().disk()?.no_buffer()
     }
-}
 
-th_fn! {
     /// A memory file over `storage` (retained), which must end with a 0 byte; the content is
     /// everything before it. NULL `storage`: a new empty one. Mode `"r"`, `"w"` or `"rw"` (+1).
-    fn THMemoryFile_newWithStorage(storage: *mut THCharStorage, mode: *const c_char) -> *mut THFile = ptr::null_mut(); {
-        // SAFETY: a handle and a string from the caller.
-        let m = unsafe { c_mode(mode, 2)? };
-        let st = if storage.is_null() {
-            None
-        } else {
-            // SAFETY: a handle from the caller.
-            Some(unsafe { rc(storage, 1)? })
-        };
-        Ok(into_handle(File::memory(st, m)?))
+    fn THMemoryFile_newWithStorage(storage: *mut THCharStorage, mode: *const c_char as c_mode) -> *mut THFile = ptr::null_mut(); {
+        // SAFETY: a handle from the caller (read after `mode`, whose errors come first).
+        let storage = unsafe { opt_rc(storage, 1)? };
+        Ok(into_handle(File::memory(storage, mode)?))
     }
-}
 
-th_fn! {
     /// An empty memory file (+1).
-    fn THMemoryFile_new(mode: *const c_char) -> *mut THFile = ptr::null_mut(); {
-        // SAFETY: a string from the caller.
-        let m = unsafe { c_mode(mode, 1)? };
-        Ok(into_handle(File::memory(None, m).map_err(|e| Error { arg: Some(1), ..e })?))
+    fn THMemoryFile_new(mode: *const c_char as c_mode) -> *mut THFile = ptr::null_mut(); {
+        Ok(into_handle(File::memory(None, mode).map_err(|e| Error { arg: Some(1), ..e })?))
     }
-}
 
-th_fn! {
     /// The memory file's storage, trimmed to its content plus the terminating 0 (borrowed: retain
     /// it to keep it past the file).
-    fn THMemoryFile_storage(self_: *mut THFile) -> *mut THCharStorage = ptr::null_mut(); {
-        // SAFETY: a handle from the caller.
-        unsafe { with(self_, |s| Ok(as_handle::<THCharStorage>(s.memory()?.storage()?))) }
+    fn THMemoryFile_storage(self_: *mut THFile as obj) -> *mut THCharStorage = ptr::null_mut(); {
+        Ok(as_handle::<THCharStorage>(self_.lock().memory()?.storage()?))
     }
-}
 
-th_fn! {
     /// As `THDiskFile_longSize`, for memory files.
     fn THMemoryFile_longSize(self_: *mut THFile, size: c_int) {
         let n = check_long_size(size)?;
@@ -371,8 +316,6 @@ macro_rules! file_api {
                 unsafe { read_to(self_, &mut v, 1)? };
                 Ok(v.to_c())
             }
-        }
-        th_fn! {
             #[doc = "Writes one " $R " element."]
             fn [<THFile_write $R Scalar>](self_: *mut THFile, scalar: $C) {
                 let v = <$T>::from_c(scalar);
@@ -380,41 +323,25 @@ macro_rules! file_api {
                 unsafe { write_from(self_, &v, 1)? };
                 Ok(())
             }
-        }
-        th_fn! {
             #[doc = "Reads `storage`'s size in " $R " elements into it (no resize); returns the count read."]
-            fn [<THFile_read $R>](self_: *mut THFile, storage: *mut [<TH $R Storage>]) -> usize = 0; {
-                // SAFETY: handles from the caller.
-                let (p, n) = unsafe { obj(storage, 2)? }.raw_parts();
+            fn [<THFile_read $R>](self_: *mut THFile, storage: *mut [<TH $R Storage>] as obj) -> usize = 0; {
+                let (p, n) = storage.raw_parts();
                 // SAFETY: the storage holds n elements at p.
                 unsafe { read_to(self_, p, n) }
             }
-        }
-        th_fn! {
             #[doc = "Writes all of `storage`'s " $R " elements; returns the count written."]
-            fn [<THFile_write $R>](self_: *mut THFile, storage: *mut [<TH $R Storage>]) -> usize = 0; {
-                // SAFETY: handles from the caller.
-                let (p, n) = unsafe { obj(storage, 2)? }.raw_parts();
+            fn [<THFile_write $R>](self_: *mut THFile, storage: *mut [<TH $R Storage>] as obj) -> usize = 0; {
+                let (p, n) = storage.raw_parts();
                 // SAFETY: the storage holds n elements at p.
                 unsafe { write_from(self_, p, n) }
             }
-        }
-        th_fn! {
             #[doc = "Reads `n` " $R " elements into `data`; returns the count read."]
             fn [<THFile_read $R Raw>](self_: *mut THFile, data: *mut $C, n: usize) -> usize = 0; {
-                if data.is_null() && n > 0 {
-                    return Err(Error::null(2, "data"));
-                }
                 // SAFETY: the caller passes n writable elements ($C has $T's layout).
                 unsafe { read_to(self_, data as *mut $T, n) }
             }
-        }
-        th_fn! {
             #[doc = "Writes `n` " $R " elements from `data`; returns the count written."]
             fn [<THFile_write $R Raw>](self_: *mut THFile, data: *mut $C, n: usize) -> usize = 0; {
-                if data.is_null() && n > 0 {
-                    return Err(Error::null(2, "data"));
-                }
                 // SAFETY: the caller passes n readable elements ($C has $T's layout).
                 unsafe { write_from(self_, data as *const $T, n) }
             }

@@ -1,7 +1,7 @@
 //! `THGeneral.h`: errors and handlers, `THAlloc`/`THRealloc`/`THFree`, threads, half-precision
 //! conversion, log-space helpers and size utilities.
 
-use super::th_fn;
+use super::{CRepr, th_fn};
 use crate::core::allocator;
 use crate::core::dtype::{THBFloat16, THHalf};
 use crate::core::error::{self, Error, THArgErrorHandlerFunction, THErrorCode, THErrorHandlerFunction};
@@ -41,30 +41,27 @@ impl THDescBuff {
     }
 }
 
-/// Installs this thread's error handler (NULL restores the default: record only).
-/// Unlike torch7, a handler may return; the failed call then returns its sentinel.
-#[unsafe(no_mangle)]
-pub extern "C" fn THSetErrorHandler(new_handler: THErrorHandlerFunction, data: *mut c_void) {
-    error::set_handler(new_handler, data)
+/// Exports the handler setters: each stores `(new_handler, data)` through its `error` function.
+macro_rules! handler_setters {
+    ($($(#[$m:meta])* fn $name:ident($F:ty) => $set:path;)*) => {$(
+        $(#[$m])*
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name(new_handler: $F, data: *mut c_void) {
+            $set(new_handler, data)
+        }
+    )*};
 }
-
-/// Installs the process-wide error handler used by threads without their own.
-#[unsafe(no_mangle)]
-pub extern "C" fn THSetDefaultErrorHandler(new_handler: THErrorHandlerFunction, data: *mut c_void) {
-    error::set_default_handler(new_handler, data)
-}
-
-/// Installs this thread's argument-error handler (`argNumber` is the 1-based position of the
-/// offending argument). Argument errors go to the error handler when no argument handler is set.
-#[unsafe(no_mangle)]
-pub extern "C" fn THSetArgErrorHandler(new_handler: THArgErrorHandlerFunction, data: *mut c_void) {
-    error::set_arg_handler(new_handler, data)
-}
-
-/// Installs the process-wide argument-error handler.
-#[unsafe(no_mangle)]
-pub extern "C" fn THSetDefaultArgErrorHandler(new_handler: THArgErrorHandlerFunction, data: *mut c_void) {
-    error::set_default_arg_handler(new_handler, data)
+handler_setters! {
+    /// Installs this thread's error handler (NULL restores the default: record only).
+    /// Unlike torch7, a handler may return; the failed call then returns its sentinel.
+    fn THSetErrorHandler(THErrorHandlerFunction) => error::set_handler;
+    /// Installs the process-wide error handler used by threads without their own.
+    fn THSetDefaultErrorHandler(THErrorHandlerFunction) => error::set_default_handler;
+    /// Installs this thread's argument-error handler (`argNumber` is the 1-based position of the
+    /// offending argument). Argument errors go to the error handler when no argument handler is set.
+    fn THSetArgErrorHandler(THArgErrorHandlerFunction) => error::set_arg_handler;
+    /// Installs the process-wide argument-error handler.
+    fn THSetDefaultArgErrorHandler(THArgErrorHandlerFunction) => error::set_default_arg_handler;
 }
 
 /// Message of the last failed call on this thread, or NULL. Valid until the next failure or
@@ -127,9 +124,7 @@ th_fn! {
     fn THAlloc(size: isize) -> *mut c_void = std::ptr::null_mut(); {
         allocator::with_gc_retry(|| allocator::th_alloc(size)).map(|p| p as *mut c_void)
     }
-}
 
-th_fn! {
     /// Resizes a `THAlloc` block, keeping its prefix and alignment. `(NULL, n)` allocates,
     /// `(p, 0)` frees and returns NULL. On failure returns NULL and `ptr` is untouched.
     fn THRealloc(ptr: *mut c_void, size: isize) -> *mut c_void = std::ptr::null_mut(); {
@@ -230,28 +225,18 @@ pub(crate) unsafe fn c_sizes<'a>(p: *const i64, n: i64, arg: u32) -> crate::Resu
 
 th_fn! {
     /// `"[2 x 3 x 4]"` for a size array.
-    fn _THSizeDesc(size: *const i64, ndim: i64) -> THDescBuff = THDescBuff::empty(); {
-        // SAFETY: the caller passes `ndim` sizes.
-        let s = unsafe { c_sizes(size, ndim, 1)? };
-        Ok(THDescBuff::from_str(&size_desc(s)))
+    fn _THSizeDesc(size: *const i64 as c_sizes(ndim), ndim: i64) -> THDescBuff = THDescBuff::empty(); {
+        Ok(THDescBuff::from_str(&size_desc(size)))
     }
-}
 
-th_fn! {
     /// 1 if the two size arrays are equal.
-    fn THSize_isSameSizeAs(size_a: *const i64, dims_a: i64, size_b: *const i64, dims_b: i64) -> c_int = 0; {
-        // SAFETY: the caller passes arrays of the given lengths.
-        let (a, b) = unsafe { (c_sizes(size_a, dims_a, 1)?, c_sizes(size_b, dims_b, 3)?) };
-        Ok((a == b) as c_int)
+    fn THSize_isSameSizeAs(size_a: *const i64 as c_sizes(dims_a), dims_a: i64, size_b: *const i64 as c_sizes(dims_b), dims_b: i64) -> c_int = 0; {
+        Ok((size_a == size_b) as c_int)
     }
-}
 
-th_fn! {
     /// Product of `dims` sizes (0 when `dims == 0`); overflow is an error.
-    fn THSize_nElement(dims: i64, size: *mut i64) -> isize = 0; {
-        // SAFETY: the caller passes `dims` sizes.
-        let s = unsafe { c_sizes(size, dims, 2)? };
-        Ok(crate::core::tensor::numel(s)? as isize)
+    fn THSize_nElement(dims: i64, size: *mut i64 as c_sizes(dims)) -> isize = 0; {
+        Ok(crate::core::tensor::numel(size)? as isize)
     }
 }
 
@@ -279,26 +264,22 @@ pub unsafe extern "C" fn TH_halfbits2float(src: *mut u16, dest: *mut f32) {
     }
 }
 
-/// float -> `THHalf` (round to nearest even).
-#[unsafe(no_mangle)]
-pub extern "C" fn TH_float2half(a: f32) -> THHalf {
-    THHalf { x: half::f16::from_f32(a).to_bits() }
+/// Exports `float -> C type` and back for the 16-bit floats (through their `CRepr`).
+macro_rules! float16_conversions {
+    ($($T:ty => $C:ident: $to:ident, $from:ident;)*) => {$(
+        #[doc = concat!(" float -> `", stringify!($C), "` (round to nearest even).")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $to(a: f32) -> $C {
+            <$T>::from_f32(a).to_c()
+        }
+        #[doc = concat!(" `", stringify!($C), "` -> float.")]
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $from(a: $C) -> f32 {
+            <$T>::from_c(a).to_f32()
+        }
+    )*};
 }
-
-/// `THHalf` -> float.
-#[unsafe(no_mangle)]
-pub extern "C" fn TH_half2float(a: THHalf) -> f32 {
-    half::f16::from_bits(a.x).to_f32()
-}
-
-/// float -> `THBFloat16` (round to nearest even).
-#[unsafe(no_mangle)]
-pub extern "C" fn TH_float2bfloat16(a: f32) -> THBFloat16 {
-    THBFloat16 { x: half::bf16::from_f32(a).to_bits() }
-}
-
-/// `THBFloat16` -> float.
-#[unsafe(no_mangle)]
-pub extern "C" fn TH_bfloat162float(a: THBFloat16) -> f32 {
-    half::bf16::from_bits(a.x).to_f32()
+float16_conversions! {
+    half::f16 => THHalf: TH_float2half, TH_half2float;
+    half::bf16 => THBFloat16: TH_float2bfloat16, TH_bfloat162float;
 }

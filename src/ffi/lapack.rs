@@ -8,33 +8,45 @@ use super::*;
 use crate::linalg::lapack as linalg;
 use std::ffi::{c_char, c_int};
 
-/// The first character of an option string (None when NULL).
+/// The first character of an option string (None when NULL). As a conversion
+/// (`uplo: *const c_char as option`) it leaves checking, and naming the argument, to `linalg`.
 ///
 /// # Safety
 /// `s` must be NULL or point to a readable byte.
-unsafe fn first(s: *const c_char) -> Option<u8> {
+unsafe fn option(s: *const c_char, _arg: u32) -> crate::Result<Option<u8>> {
     // SAFETY: caller contract: a non-NULL string has at least its first byte (or its NUL).
-    if s.is_null() { None } else { Some(unsafe { *s } as u8) }
+    Ok(if s.is_null() { None } else { Some(unsafe { *s } as u8) })
 }
 
-/// The view of an input that defaults to the output `dflt` when NULL, and whether it is that
-/// output (in place).
+/// An input that may stand for an output: NULL (or the output itself) means the output, in place.
+struct Input<T: crate::Scalar> {
+    view: crate::core::tensor::View<T>,
+    in_place: bool,
+}
+
+/// The input `p`, defaulting to the output `out` (argument `out_arg`) when NULL.
 ///
 /// # Safety
 /// Both must be NULL or live handles of the same type.
 unsafe fn input_or<H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Scalar>(
     p: *mut H,
-    dflt: *mut H,
+    out: *mut H,
+    out_arg: u32,
     arg: u32,
-    dflt_arg: u32,
-) -> crate::Result<(crate::core::tensor::View<T>, bool)> {
-    if p.is_null() || p == dflt {
-        // SAFETY: forwarded contract.
-        Ok((unsafe { obj(dflt, dflt_arg)? }.view(), true))
-    } else {
-        // SAFETY: forwarded contract.
-        Ok((unsafe { obj(p, arg)? }.view(), false))
-    }
+) -> crate::Result<Input<T>> {
+    let in_place = p.is_null() || p == out;
+    // SAFETY: forwarded contract.
+    let view = unsafe { if in_place { view(out, out_arg)? } else { view(p, arg)? } };
+    Ok(Input { view, in_place })
+}
+
+/// An optional tensor argument (NULL: none).
+///
+/// # Safety
+/// `p` must be NULL or a live handle.
+unsafe fn opt_obj<'a, H: Handle>(p: *mut H, arg: u32) -> crate::Result<Option<&'a Shared<H::Obj>>> {
+    // SAFETY: forwarded contract.
+    if p.is_null() { Ok(None) } else { unsafe { obj(p, arg) }.map(Some) }
 }
 
 macro_rules! lapack_api {
@@ -47,212 +59,88 @@ macro_rules! lapack_api {
             /// Solves `A X = B` (LU with partial pivoting). `rb_ = X` (n x nrhs, column-major),
             /// `ra_` = the LU factors; `b_`/`a_` NULL means `rb_`/`ra_` in place. A 1-D `b_` is
             /// one right-hand side. A singular `A` is an error naming the zero pivot.
-            fn [<TH $R Tensor_gesv>](rb_: *mut [<TH $R Tensor>], ra_: *mut [<TH $R Tensor>], b_: *mut [<TH $R Tensor>], a_: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (rb, ra) = unsafe { (obj(rb_, 1)?, obj(ra_, 2)?) };
-                // SAFETY: handles from the caller.
-                let ((b, bi), (a, ai)) = unsafe { (input_or(b_, rb_, 3, 1)?, input_or(a_, ra_, 4, 2)?) };
-                linalg::gesv(rb, ra, &b, &a, bi, ai)
+            fn [<TH $R Tensor_gesv>](rb_: *mut [<TH $R Tensor>] as obj, ra_: *mut [<TH $R Tensor>] as obj, b_: *mut [<TH $R Tensor>] as input_or(rb_, 1), a_: *mut [<TH $R Tensor>] as input_or(ra_, 2)) {
+                linalg::gesv(rb_, ra_, &b_.view, &a_.view, b_.in_place, a_.in_place)
             }
-        }
-        th_fn! {
             /// Solves `op(A) X = B` for triangular `A`; `uplo` "U"/"L", `trans` "N"/"T",
             /// `diag` "N"/"U". `ra_` receives `A` column-major. A zero diagonal (diag "N") is an
             /// error.
-            fn [<TH $R Tensor_trtrs>](rb_: *mut [<TH $R Tensor>], ra_: *mut [<TH $R Tensor>], b_: *mut [<TH $R Tensor>], a_: *mut [<TH $R Tensor>], uplo: *const c_char, trans: *const c_char, diag: *const c_char) {
-                // SAFETY: handles and strings from the caller.
-                unsafe {
-                    let (rb, ra) = (obj(rb_, 1)?, obj(ra_, 2)?);
-                    let ((b, bi), (a, ai)) = (input_or(b_, rb_, 3, 1)?, input_or(a_, ra_, 4, 2)?);
-                    linalg::trtrs(rb, ra, &b, &a, first(uplo), first(trans), first(diag), (bi, ai))
-                }
+            fn [<TH $R Tensor_trtrs>](rb_: *mut [<TH $R Tensor>] as obj, ra_: *mut [<TH $R Tensor>] as obj, b_: *mut [<TH $R Tensor>] as input_or(rb_, 1), a_: *mut [<TH $R Tensor>] as input_or(ra_, 2), uplo: *const c_char as option, trans: *const c_char as option, diag: *const c_char as option) {
+                linalg::trtrs(rb_, ra_, &b_.view, &a_.view, uplo, trans, diag, (b_.in_place, a_.in_place))
             }
-        }
-        th_fn! {
             /// Least squares (m >= n) or minimum-norm (m < n) solution of `A X = B`: `rb_`
             /// becomes n x nrhs (strides `(1, max(m,n))`), `ra_` the packed QR/LQ factors.
-            fn [<TH $R Tensor_gels>](rb_: *mut [<TH $R Tensor>], ra_: *mut [<TH $R Tensor>], b_: *mut [<TH $R Tensor>], a_: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (rb, ra) = unsafe { (obj(rb_, 1)?, obj(ra_, 2)?) };
-                // SAFETY: handles from the caller.
-                let ((b, bi), (a, ai)) = unsafe { (input_or(b_, rb_, 3, 1)?, input_or(a_, ra_, 4, 2)?) };
-                linalg::gels(rb, ra, &b, &a, bi, ai)
+            fn [<TH $R Tensor_gels>](rb_: *mut [<TH $R Tensor>] as obj, ra_: *mut [<TH $R Tensor>] as obj, b_: *mut [<TH $R Tensor>] as input_or(rb_, 1), a_: *mut [<TH $R Tensor>] as input_or(ra_, 2)) {
+                linalg::gels(rb_, ra_, &b_.view, &a_.view, b_.in_place, a_.in_place)
             }
-        }
-        th_fn! {
             /// Symmetric eigendecomposition of triangle `uplo` of `a_` (NULL: `rv_`): `re_`
             /// ascending eigenvalues, `rv_` eigenvectors (columns) when `jobz` is "V".
-            fn [<TH $R Tensor_syev>](re_: *mut [<TH $R Tensor>], rv_: *mut [<TH $R Tensor>], a_: *mut [<TH $R Tensor>], jobz: *const c_char, uplo: *const c_char) {
-                // SAFETY: handles and strings from the caller.
-                unsafe {
-                    let (re, rv) = (obj(re_, 1)?, obj(rv_, 2)?);
-                    let (a, ai) = input_or(a_, rv_, 3, 2)?;
-                    linalg::syev(re, rv, &a, first(jobz), first(uplo), ai)
-                }
+            fn [<TH $R Tensor_syev>](re_: *mut [<TH $R Tensor>] as obj, rv_: *mut [<TH $R Tensor>] as obj, a_: *mut [<TH $R Tensor>] as input_or(rv_, 2), jobz: *const c_char as option, uplo: *const c_char as option) {
+                linalg::syev(re_, rv_, &a_.view, jobz, uplo, a_.in_place)
             }
-        }
-        th_fn! {
             /// General eigendecomposition: `re_` (n x 2: real, imaginary parts), `rv_` right
             /// eigenvectors in LAPACK's real form when `jobvr` is "V".
-            fn [<TH $R Tensor_geev>](re_: *mut [<TH $R Tensor>], rv_: *mut [<TH $R Tensor>], a_: *mut [<TH $R Tensor>], jobvr: *const c_char) {
-                // SAFETY: handles and strings from the caller.
-                unsafe {
-                    let (re, rv, a) = (obj(re_, 1)?, obj(rv_, 2)?, obj(a_, 3)?.view());
-                    linalg::geev(re, rv, &a, first(jobvr))
-                }
+            fn [<TH $R Tensor_geev>](re_: *mut [<TH $R Tensor>] as obj, rv_: *mut [<TH $R Tensor>] as obj, a_: *mut [<TH $R Tensor>] as view, jobvr: *const c_char as option) {
+                linalg::geev(re_, rv_, &a_, jobvr)
             }
-        }
-        th_fn! {
             /// `a = U diag(S) V^T`; `jobu` "A" (all columns) or "S" (min(m,n) columns); `rv_`
             /// holds V.
-            fn [<TH $R Tensor_gesvd>](ru_: *mut [<TH $R Tensor>], rs_: *mut [<TH $R Tensor>], rv_: *mut [<TH $R Tensor>], a: *mut [<TH $R Tensor>], jobu: *const c_char) {
-                // SAFETY: handles and strings from the caller.
-                unsafe {
-                    let (ru, rs, rv, a) = (obj(ru_, 1)?, obj(rs_, 2)?, obj(rv_, 3)?, obj(a, 4)?.view());
-                    linalg::gesvd(ru, rs, rv, None, &a, first(jobu), false, 5)
-                }
+            fn [<TH $R Tensor_gesvd>](ru_: *mut [<TH $R Tensor>] as obj, rs_: *mut [<TH $R Tensor>] as obj, rv_: *mut [<TH $R Tensor>] as obj, a: *mut [<TH $R Tensor>] as view, jobu: *const c_char as option) {
+                linalg::gesvd(ru_, rs_, rv_, None, &a, jobu, false, 5)
             }
-        }
-        th_fn! {
             /// As `gesvd`; `ra_` receives `a` column-major, and `a` NULL means `ra_`.
-            fn [<TH $R Tensor_gesvd2>](ru_: *mut [<TH $R Tensor>], rs_: *mut [<TH $R Tensor>], rv_: *mut [<TH $R Tensor>], ra_: *mut [<TH $R Tensor>], a: *mut [<TH $R Tensor>], jobu: *const c_char) {
-                // SAFETY: handles and strings from the caller.
-                unsafe {
-                    let (ru, rs, rv, ra) = (obj(ru_, 1)?, obj(rs_, 2)?, obj(rv_, 3)?, obj(ra_, 4)?);
-                    let (a, ai) = input_or(a, ra_, 5, 4)?;
-                    linalg::gesvd(ru, rs, rv, Some(ra), &a, first(jobu), ai, 6)
-                }
+            fn [<TH $R Tensor_gesvd2>](ru_: *mut [<TH $R Tensor>] as obj, rs_: *mut [<TH $R Tensor>] as obj, rv_: *mut [<TH $R Tensor>] as obj, ra_: *mut [<TH $R Tensor>] as obj, a: *mut [<TH $R Tensor>] as input_or(ra_, 4), jobu: *const c_char as option) {
+                linalg::gesvd(ru_, rs_, rv_, Some(ra_), &a.view, jobu, a.in_place, 6)
             }
-        }
-        th_fn! {
             /// Matrix inverse (column-major); a singular `a` is an error.
-            fn [<TH $R Tensor_getri>](ra_: *mut [<TH $R Tensor>], a: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                unsafe {
-                    let ra = obj(ra_, 1)?;
-                    let (a, ai) = input_or(a, ra_, 2, 1)?;
-                    linalg::getri(ra, &a, ai)
-                }
+            fn [<TH $R Tensor_getri>](ra_: *mut [<TH $R Tensor>] as obj, a: *mut [<TH $R Tensor>] as input_or(ra_, 1)) {
+                linalg::getri(ra_, &a.view, a.in_place)
             }
-        }
-        th_fn! {
             /// Cholesky factor: "U" gives U with A = U^T U, "L" gives L with A = L L^T (the
             /// other triangle zeroed). A non-positive-definite `a` is an error.
-            fn [<TH $R Tensor_potrf>](ra_: *mut [<TH $R Tensor>], a: *mut [<TH $R Tensor>], uplo: *const c_char) {
-                // SAFETY: handles and strings from the caller.
-                unsafe {
-                    let ra = obj(ra_, 1)?;
-                    let (a, ai) = input_or(a, ra_, 2, 1)?;
-                    linalg::potrf(ra, &a, first(uplo), ai)
-                }
+            fn [<TH $R Tensor_potrf>](ra_: *mut [<TH $R Tensor>] as obj, a: *mut [<TH $R Tensor>] as input_or(ra_, 1), uplo: *const c_char as option) {
+                linalg::potrf(ra_, &a.view, uplo, a.in_place)
             }
-        }
-        th_fn! {
             /// Solves `A X = B` from the Cholesky factor `a_` of `A`.
-            fn [<TH $R Tensor_potrs>](rb_: *mut [<TH $R Tensor>], b_: *mut [<TH $R Tensor>], a_: *mut [<TH $R Tensor>], uplo: *const c_char) {
-                // SAFETY: handles and strings from the caller.
-                unsafe {
-                    let rb = obj(rb_, 1)?;
-                    let (b, bi) = input_or(b_, rb_, 2, 1)?;
-                    let a = obj(a_, 3)?.view();
-                    linalg::potrs(rb, &b, &a, first(uplo), bi)
-                }
+            fn [<TH $R Tensor_potrs>](rb_: *mut [<TH $R Tensor>] as obj, b_: *mut [<TH $R Tensor>] as input_or(rb_, 1), a_: *mut [<TH $R Tensor>] as view, uplo: *const c_char as option) {
+                linalg::potrs(rb_, &b_.view, &a_, uplo, b_.in_place)
             }
-        }
-        th_fn! {
             /// Inverse of `A` from its Cholesky factor `a` (symmetric result).
-            fn [<TH $R Tensor_potri>](ra_: *mut [<TH $R Tensor>], a: *mut [<TH $R Tensor>], uplo: *const c_char) {
-                // SAFETY: handles and strings from the caller.
-                unsafe {
-                    let ra = obj(ra_, 1)?;
-                    let (a, ai) = input_or(a, ra_, 2, 1)?;
-                    linalg::potri(ra, &a, first(uplo), ai)
-                }
+            fn [<TH $R Tensor_potri>](ra_: *mut [<TH $R Tensor>] as obj, a: *mut [<TH $R Tensor>] as input_or(ra_, 1), uplo: *const c_char as option) {
+                linalg::potri(ra_, &a.view, uplo, a.in_place)
             }
-        }
-        th_fn! {
             /// Pivoted Cholesky: `P^T A P = U^T U` ("U") or `L L^T` ("L"); `rpiv_` 0-based
             /// pivots with `P[rpiv_[k], k] = 1`; `tol < 0` picks LAPACK's default. A
             /// rank-deficient `a` is an error (as in TH).
-            fn [<TH $R Tensor_pstrf>](ra_: *mut [<TH $R Tensor>], rpiv_: *mut THIntTensor, a: *mut [<TH $R Tensor>], uplo: *const c_char, tol: $T) {
-                // SAFETY: handles and strings from the caller.
-                unsafe {
-                    let (ra, rpiv) = (obj(ra_, 1)?, obj(rpiv_, 2)?);
-                    let (a, ai) = input_or(a, ra_, 3, 1)?;
-                    linalg::pstrf(ra, rpiv, &a, first(uplo), tol, ai)
-                }
+            fn [<TH $R Tensor_pstrf>](ra_: *mut [<TH $R Tensor>] as obj, rpiv_: *mut THIntTensor as obj, a: *mut [<TH $R Tensor>] as input_or(ra_, 1), uplo: *const c_char as option, tol: $T) {
+                linalg::pstrf(ra_, rpiv_, &a.view, uplo, tol, a.in_place)
             }
-        }
-        th_fn! {
             /// `a = Q R`: `rq_` m x min(m,n) with orthonormal columns, `rr_` min(m,n) x n upper
             /// triangular.
-            fn [<TH $R Tensor_qr>](rq_: *mut [<TH $R Tensor>], rr_: *mut [<TH $R Tensor>], a: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                unsafe {
-                    let (rq, rr, a) = (obj(rq_, 1)?, obj(rr_, 2)?, obj(a, 3)?.view());
-                    linalg::qr(rq, rr, &a)
-                }
+            fn [<TH $R Tensor_qr>](rq_: *mut [<TH $R Tensor>] as obj, rr_: *mut [<TH $R Tensor>] as obj, a: *mut [<TH $R Tensor>] as view) {
+                linalg::qr(rq_, rr_, &a)
             }
-        }
-        th_fn! {
             /// LAPACK's QR: `ra_` packed reflectors and R, `rtau_` reflector scalars.
-            fn [<TH $R Tensor_geqrf>](ra_: *mut [<TH $R Tensor>], rtau_: *mut [<TH $R Tensor>], a: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                unsafe {
-                    let (ra, rtau) = (obj(ra_, 1)?, obj(rtau_, 2)?);
-                    let (a, ai) = input_or(a, ra_, 3, 1)?;
-                    linalg::geqrf(ra, rtau, &a, ai)
-                }
+            fn [<TH $R Tensor_geqrf>](ra_: *mut [<TH $R Tensor>] as obj, rtau_: *mut [<TH $R Tensor>] as obj, a: *mut [<TH $R Tensor>] as input_or(ra_, 1)) {
+                linalg::geqrf(ra_, rtau_, &a.view, a.in_place)
             }
-        }
-        th_fn! {
             /// Forms the first `tau`-length columns of Q from `geqrf`'s output.
-            fn [<TH $R Tensor_orgqr>](ra_: *mut [<TH $R Tensor>], a: *mut [<TH $R Tensor>], tau: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                unsafe {
-                    let ra = obj(ra_, 1)?;
-                    let (a, ai) = input_or(a, ra_, 2, 1)?;
-                    let tau = obj(tau, 3)?.view();
-                    linalg::orgqr(ra, &a, &tau, ai)
-                }
+            fn [<TH $R Tensor_orgqr>](ra_: *mut [<TH $R Tensor>] as obj, a: *mut [<TH $R Tensor>] as input_or(ra_, 1), tau: *mut [<TH $R Tensor>] as view) {
+                linalg::orgqr(ra_, &a.view, &tau, a.in_place)
             }
-        }
-        th_fn! {
             /// `ra_ = op(Q) c` (side "L") or `c op(Q)` ("R") with Q from `geqrf`'s `a`, `tau`;
             /// trans "N"/"T". `a` NULL means `ra_`; `c` NULL means `ra_` (in place).
-            fn [<TH $R Tensor_ormqr>](ra_: *mut [<TH $R Tensor>], a: *mut [<TH $R Tensor>], tau: *mut [<TH $R Tensor>], c: *mut [<TH $R Tensor>], side: *const c_char, trans: *const c_char) {
-                // SAFETY: handles and strings from the caller.
-                unsafe {
-                    let ra = obj(ra_, 1)?;
-                    let (a, _) = input_or(a, ra_, 2, 1)?;
-                    let tau = obj(tau, 3)?.view();
-                    let (c, ci) = input_or(c, ra_, 4, 1)?;
-                    linalg::ormqr(ra, &a, &tau, &c, first(side), first(trans), ci)
-                }
+            fn [<TH $R Tensor_ormqr>](ra_: *mut [<TH $R Tensor>] as obj, a: *mut [<TH $R Tensor>] as input_or(ra_, 1), tau: *mut [<TH $R Tensor>] as view, c: *mut [<TH $R Tensor>] as input_or(ra_, 1), side: *const c_char as option, trans: *const c_char as option) {
+                linalg::ormqr(ra_, &a.view, &tau, &c.view, side, trans, c.in_place)
             }
-        }
-        th_fn! {
             /// Batched LU of the 3-D `a`: `ra_` factors, `rpivots_` LAPACK 1-based pivots (Int
             /// B x n), `rinfo_` (may be NULL) per-matrix info; `pivot` must be nonzero.
-            fn [<TH $R Tensor_btrifact>](ra_: *mut [<TH $R Tensor>], rpivots_: *mut THIntTensor, rinfo_: *mut THIntTensor, pivot: c_int, a: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                unsafe {
-                    let (ra, rp) = (obj(ra_, 1)?, obj(rpivots_, 2)?);
-                    let ri = if rinfo_.is_null() { None } else { Some(obj(rinfo_, 3)?) };
-                    let a = obj(a, 5)?.view();
-                    linalg::btrifact(ra, rp, ri.map(|r| &**r), pivot != 0, &a)
-                }
+            fn [<TH $R Tensor_btrifact>](ra_: *mut [<TH $R Tensor>] as obj, rpivots_: *mut THIntTensor as obj, rinfo_: *mut THIntTensor as opt_obj, pivot: c_int, a: *mut [<TH $R Tensor>] as view) {
+                linalg::btrifact(ra_, rpivots_, rinfo_.map(|r| &**r), pivot != 0, &a)
             }
-        }
-        th_fn! {
             /// Batched solve with `btrifact`'s output; `rb_` resized as `b`.
-            fn [<TH $R Tensor_btrisolve>](rb_: *mut [<TH $R Tensor>], b: *mut [<TH $R Tensor>], atf: *mut [<TH $R Tensor>], pivots: *mut THIntTensor) {
-                // SAFETY: handles from the caller.
-                unsafe {
-                    let rb = obj(rb_, 1)?;
-                    let (b, atf, piv) = (obj(b, 2)?.view(), obj(atf, 3)?.view(), obj(pivots, 4)?.view());
-                    linalg::btrisolve(rb, &b, &atf, &piv)
-                }
+            fn [<TH $R Tensor_btrisolve>](rb_: *mut [<TH $R Tensor>] as obj, b: *mut [<TH $R Tensor>] as view, atf: *mut [<TH $R Tensor>] as view, pivots: *mut THIntTensor as view) {
+                linalg::btrisolve(rb_, &b, &atf, &pivots)
             }
         }
     } };

@@ -11,26 +11,12 @@ use super::*;
 use crate::linalg::{blas, products};
 use std::ffi::c_char;
 
-/// The view of a borrowed tensor argument.
-///
-/// # Safety
-/// `p` must be NULL or a live handle.
-unsafe fn view<H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Scalar>(
-    p: *mut H,
-    arg: u32,
-) -> crate::Result<crate::core::tensor::View<T>> {
-    // SAFETY: forwarded contract.
-    Ok(unsafe { obj(p, arg)? }.view())
-}
-
 macro_rules! product_fns {
     ($R:ident, $T:ty, $C:ty; $($name:ident => $f:ident, $doc:literal;)*) => { pastey::paste! { $(
         th_fn! {
             #[doc = $doc]
-            fn [<TH $R Tensor_ $name>](r_: *mut [<TH $R Tensor>], beta: $C, t: *mut [<TH $R Tensor>], alpha: $C, m1: *mut [<TH $R Tensor>], m2: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t, a, b) = unsafe { (obj(r_, 1)?, view(t, 3)?, view(m1, 5)?, view(m2, 6)?) };
-                products::$f(r, <$T>::from_c(beta), &t, <$T>::from_c(alpha), &a, &b)
+            fn [<TH $R Tensor_ $name>](r_: *mut [<TH $R Tensor>] as obj, beta: $C, t: *mut [<TH $R Tensor>] as view, alpha: $C, m1: *mut [<TH $R Tensor>] as view, m2: *mut [<TH $R Tensor>] as view) {
+                products::$f(r_, <$T>::from_c(beta), &t, <$T>::from_c(alpha), &m1, &m2)
             }
         }
     )* } };
@@ -52,129 +38,93 @@ macro_rules! linalg_api {
         th_fn! {
             /// `r_[i][j] = gain * sum_d (m1[i][d] - m2[j][d])^2`, `m1`, `m2` flattened to rows by
             /// their first dim (same row length); `r_` resized to N1 x N2.
-            fn [<TH $R Tensor_match>](r_: *mut [<TH $R Tensor>], m1: *mut [<TH $R Tensor>], m2: *mut [<TH $R Tensor>], gain: $C) {
-                // SAFETY: handles from the caller.
-                let (r, a, b) = unsafe { (obj(r_, 1)?, view(m1, 2)?, view(m2, 3)?) };
-                products::match_(r, &a, &b, <$T>::from_c(gain))
+            fn [<TH $R Tensor_match>](r_: *mut [<TH $R Tensor>] as obj, m1: *mut [<TH $R Tensor>] as view, m2: *mut [<TH $R Tensor>] as view, gain: $C) {
+                products::match_(r_, &m1, &m2, <$T>::from_c(gain))
             }
-        }
 
-        th_fn! {
             /// BLAS swap: `x <-> y` (n elements at increments incx, incy).
             fn [<TH $R Blas_swap>](n: i64, x: *mut $C, incx: i64, y: *mut $C, incy: i64) {
                 // SAFETY: caller contract ($C and $T have the same layout).
                 unsafe { blas::swap::<$T>(n, x as *mut $T, incx, y as *mut $T, incy) }
             }
-        }
-        th_fn! {
             /// BLAS scal: `x = a*x`.
             fn [<TH $R Blas_scal>](n: i64, a: $C, x: *mut $C, incx: i64) {
                 // SAFETY: as above.
                 unsafe { blas::scal::<$T>(n, <$T>::from_c(a), x as *mut $T, incx) }
             }
-        }
-        th_fn! {
             /// BLAS copy: `y = x`.
             fn [<TH $R Blas_copy>](n: i64, x: *mut $C, incx: i64, y: *mut $C, incy: i64) {
                 // SAFETY: as above.
                 unsafe { blas::copy::<$T>(n, x as *const $T, incx, y as *mut $T, incy) }
             }
-        }
-        th_fn! {
             /// BLAS axpy: `y = y + a*x`.
             fn [<TH $R Blas_axpy>](n: i64, a: $C, x: *mut $C, incx: i64, y: *mut $C, incy: i64) {
                 // SAFETY: as above.
                 unsafe { blas::axpy::<$T>(n, <$T>::from_c(a), x as *const $T, incx, y as *mut $T, incy) }
             }
-        }
-        th_fn! {
             /// BLAS dot: `sum x[i]*y[i]` (accumulated in `accreal`, rounded once).
             fn [<TH $R Blas_dot>](n: i64, x: *mut $C, incx: i64, y: *mut $C, incy: i64) -> $C = <$T as CRepr>::to_c(<$T>::default()); {
                 // SAFETY: as above.
                 Ok(unsafe { blas::dot::<$T>(n, x as *const $T, incx, y as *const $T, incy) }?.to_c())
             }
-        }
-        th_fn! {
             /// BLAS gemv: `y = alpha*op(A)*x + beta*y`, `A` m x n column-major with leading
             /// dimension `lda`, `trans` 'n' or 't'/'c'; `beta == 0` does not read `y`.
             fn [<TH $R Blas_gemv>](trans: c_char, m: i64, n: i64, alpha: $C, a: *mut $C, lda: i64, x: *mut $C, incx: i64, beta: $C, y: *mut $C, incy: i64) {
                 // SAFETY: as above.
                 unsafe { blas::gemv::<$T>(trans as u8, m, n, <$T>::from_c(alpha), a as *const $T, lda, x as *const $T, incx, <$T>::from_c(beta), y as *mut $T, incy) }
             }
-        }
-        th_fn! {
             /// BLAS ger: `A = A + alpha*x*y^T`, `A` m x n column-major (`lda`).
             fn [<TH $R Blas_ger>](m: i64, n: i64, alpha: $C, x: *mut $C, incx: i64, y: *mut $C, incy: i64, a: *mut $C, lda: i64) {
                 // SAFETY: as above.
                 unsafe { blas::ger::<$T>(m, n, <$T>::from_c(alpha), x as *const $T, incx, y as *const $T, incy, a as *mut $T, lda) }
             }
-        }
-        th_fn! {
             /// BLAS gemm: `C = alpha*op(A)*op(B) + beta*C`, column-major, `C` m x n (`ldc`),
             /// `op(A)` m x k, `op(B)` k x n; `transa`/`transb` 'n' or 't'/'c'.
             fn [<TH $R Blas_gemm>](transa: c_char, transb: c_char, m: i64, n: i64, k: i64, alpha: $C, a: *mut $C, lda: i64, b: *mut $C, ldb: i64, beta: $C, c: *mut $C, ldc: i64) {
                 // SAFETY: as above.
                 unsafe { blas::gemm::<$T>(transa as u8, transb as u8, m, n, k, <$T>::from_c(alpha), a as *const $T, lda, b as *const $T, ldb, <$T>::from_c(beta), c as *mut $T, ldc) }
             }
-        }
 
-        th_fn! {
             /// `x[i] = c` for `n` contiguous elements.
             fn [<TH $R Vector_fill>](x: *mut $C, c: $C, n: isize) {
                 // SAFETY: as above.
                 unsafe { blas::vfill::<$T>(x as *mut $T, <$T>::from_c(c), n) }
             }
-        }
-        th_fn! {
             /// `z = x + c*y` (contiguous; `z` may be `x` or `y`).
             fn [<TH $R Vector_cadd>](z: *mut $C, x: *const $C, y: *const $C, c: $C, n: isize) {
                 // SAFETY: as above.
                 unsafe { blas::vcadd::<$T>(z as *mut $T, x as *const $T, y as *const $T, <$T>::from_c(c), n) }
             }
-        }
-        th_fn! {
             /// `y = x + c`.
             fn [<TH $R Vector_adds>](y: *mut $C, x: *const $C, c: $C, n: isize) {
                 // SAFETY: as above.
                 unsafe { blas::vadds::<$T>(y as *mut $T, x as *const $T, <$T>::from_c(c), n) }
             }
-        }
-        th_fn! {
             /// `z = x * y`.
             fn [<TH $R Vector_cmul>](z: *mut $C, x: *const $C, y: *const $C, n: isize) {
                 // SAFETY: as above.
                 unsafe { blas::vcmul::<$T>(z as *mut $T, x as *const $T, y as *const $T, n) }
             }
-        }
-        th_fn! {
             /// `y = x * c`.
             fn [<TH $R Vector_muls>](y: *mut $C, x: *const $C, c: $C, n: isize) {
                 // SAFETY: as above.
                 unsafe { blas::vmuls::<$T>(y as *mut $T, x as *const $T, <$T>::from_c(c), n) }
             }
-        }
-        th_fn! {
             /// `z = x / y` (integer types: a zero divisor is an error, nothing is written).
             fn [<TH $R Vector_cdiv>](z: *mut $C, x: *const $C, y: *const $C, n: isize) {
                 // SAFETY: as above.
                 unsafe { blas::vcdiv::<$T>(z as *mut $T, x as *const $T, y as *const $T, n) }
             }
-        }
-        th_fn! {
             /// `y = x / c` (integer types: `c == 0` is an error).
             fn [<TH $R Vector_divs>](y: *mut $C, x: *const $C, c: $C, n: isize) {
                 // SAFETY: as above.
                 unsafe { blas::vdivs::<$T>(y as *mut $T, x as *const $T, <$T>::from_c(c), n) }
             }
-        }
-        th_fn! {
             /// `y = x` (`n` contiguous elements; the arrays may overlap).
             fn [<TH $R Vector_copy>](y: *mut $C, x: *const $C, n: isize) {
                 // SAFETY: as above.
                 unsafe { blas::vcopy::<$T>(y as *mut $T, x as *const $T, n) }
             }
-        }
-        th_fn! {
             /// Does nothing: kernels are chosen at run time (kept for TH compatibility).
             fn [<TH $R Vector_vectorDispatchInit>]() {
                 Ok(())
@@ -188,12 +138,10 @@ macro_rules! linalg_api {
         th_fn! {
             /// PyTorch TH's `normal_fill`: `size` normal samples with `mean` and `stddev` drawn
             /// from `generator` (Box-Muller in groups of 16 over uniforms drawn in order).
-            fn [<TH $R Vector_normal_fill>](data: *mut $C, size: i64, generator: *mut THGenerator, mean: $C, stddev: $C) {
-                // SAFETY: a handle from the caller.
-                let g = unsafe { obj(generator, 3)? };
+            fn [<TH $R Vector_normal_fill>](data: *mut $C, size: i64, generator: *mut THGenerator as obj, mean: $C, stddev: $C) {
                 let (mean, stddev) = (crate::ops::num::Num::to_f64(<$T>::from_c(mean)), crate::ops::num::Num::to_f64(<$T>::from_c(stddev)));
                 // SAFETY: caller contract.
-                unsafe { blas::normal_fill::<$T>(data as *mut $T, size, g, mean, stddev) }
+                unsafe { blas::normal_fill::<$T>(data as *mut $T, size, generator, mean, stddev) }
             }
         }
     } };

@@ -10,7 +10,7 @@ use crate::ops::arith::{self, BinaryOp, Cmp, ScalarOp, Unary};
 ///
 /// # Safety
 /// `p` must be NULL or a live handle.
-unsafe fn view<'a, H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Scalar>(
+unsafe fn operand<'a, H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Scalar>(
     p: *mut H,
     arg: u32,
 ) -> crate::Result<&'a crate::core::tensor::Tensor<T>> {
@@ -22,10 +22,8 @@ macro_rules! scalar_fns {
     ($R:ident, $T:ty, $C:ty; $($name:ident => $op:ident, $doc:literal;)*) => { pastey::paste! { $(
         th_fn! {
             #[doc = $doc]
-            fn [<TH $R Tensor_ $name>](r_: *mut [<TH $R Tensor>], t: *mut [<TH $R Tensor>], value: $C) {
-                // SAFETY: handles from the caller.
-                let (r, t) = unsafe { (obj(r_, 1)?, view(t, 2)?) };
-                arith::scalar_op(r, &t, ScalarOp::$op, <$T>::from_c(value))
+            fn [<TH $R Tensor_ $name>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, value: $C) {
+                arith::scalar_op(r_, &t, ScalarOp::$op, <$T>::from_c(value))
             }
         }
     )* } };
@@ -35,10 +33,8 @@ macro_rules! binary_fns {
     ($R:ident, $T:ty; $($name:ident => $op:ident, $doc:literal;)*) => { pastey::paste! { $(
         th_fn! {
             #[doc = $doc]
-            fn [<TH $R Tensor_ $name>](r_: *mut [<TH $R Tensor>], t: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t, s) = unsafe { (obj(r_, 1)?, view(t, 2)?, view(src, 3)?) };
-                arith::binary_op(r, &t, BinaryOp::$op, &s)
+            fn [<TH $R Tensor_ $name>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, src: *mut [<TH $R Tensor>] as operand) {
+                arith::binary_op(r_, &t, BinaryOp::$op, &src)
             }
         }
     )* } };
@@ -48,34 +44,20 @@ macro_rules! cmp_fns {
     ($R:ident, $T:ty, $C:ty; $($name:ident => $op:ident;)*) => { pastey::paste! { $(
         th_fn! {
             #[doc = "`r_[i] = (t[i] " $name " value)`, 1 or 0, into a Byte tensor resized like `t`."]
-            fn [<TH $R Tensor_ $name Value>](r_: *mut THByteTensor, t: *mut [<TH $R Tensor>], value: $C) {
-                // SAFETY: handles from the caller.
-                let (r, t) = unsafe { (obj(r_, 1)?, view(t, 2)?) };
-                arith::cmp_value(r, &t, Cmp::$op, <$T>::from_c(value))
+            fn [<TH $R Tensor_ $name Value>](r_: *mut THByteTensor as obj, t: *mut [<TH $R Tensor>] as operand, value: $C) {
+                arith::cmp_value(r_, &t, Cmp::$op, <$T>::from_c(value))
             }
-        }
-        th_fn! {
             #[doc = "`r_[i] = (t[i] " $name " value)`, 1 or 0, in `t`'s own type."]
-            fn [<TH $R Tensor_ $name ValueT>](r_: *mut [<TH $R Tensor>], t: *mut [<TH $R Tensor>], value: $C) {
-                // SAFETY: handles from the caller.
-                let (r, t) = unsafe { (obj(r_, 1)?, view(t, 2)?) };
-                arith::cmp_value(r, &t, Cmp::$op, <$T>::from_c(value))
+            fn [<TH $R Tensor_ $name ValueT>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, value: $C) {
+                arith::cmp_value(r_, &t, Cmp::$op, <$T>::from_c(value))
             }
-        }
-        th_fn! {
             #[doc = "`r_ = (ta " $name " tb)`, 1 or 0, into a Byte tensor (broadcasting)."]
-            fn [<TH $R Tensor_ $name Tensor>](r_: *mut THByteTensor, ta: *mut [<TH $R Tensor>], tb: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, a, b) = unsafe { (obj(r_, 1)?, view(ta, 2)?, view(tb, 3)?) };
-                arith::cmp_tensor(r, &a, Cmp::$op, &b)
+            fn [<TH $R Tensor_ $name Tensor>](r_: *mut THByteTensor as obj, ta: *mut [<TH $R Tensor>] as operand, tb: *mut [<TH $R Tensor>] as operand) {
+                arith::cmp_tensor(r_, &ta, Cmp::$op, &tb)
             }
-        }
-        th_fn! {
             #[doc = "`r_ = (ta " $name " tb)`, 1 or 0, in the inputs' own type (broadcasting)."]
-            fn [<TH $R Tensor_ $name TensorT>](r_: *mut [<TH $R Tensor>], ta: *mut [<TH $R Tensor>], tb: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, a, b) = unsafe { (obj(r_, 1)?, view(ta, 2)?, view(tb, 3)?) };
-                arith::cmp_tensor(r, &a, Cmp::$op, &b)
+            fn [<TH $R Tensor_ $name TensorT>](r_: *mut [<TH $R Tensor>] as obj, ta: *mut [<TH $R Tensor>] as operand, tb: *mut [<TH $R Tensor>] as operand) {
+                arith::cmp_tensor(r_, &ta, Cmp::$op, &tb)
             }
         }
     )* } };
@@ -85,10 +67,8 @@ macro_rules! unary_fns {
     ($R:ident, $T:ty; $($name:ident => $op:ident, $doc:literal;)*) => { pastey::paste! { $(
         th_fn! {
             #[doc = $doc]
-            fn [<TH $R Tensor_ $name>](r_: *mut [<TH $R Tensor>], t: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t) = unsafe { (obj(r_, 1)?, view(t, 2)?) };
-                arith::unary(r, &t, Unary::$op)
+            fn [<TH $R Tensor_ $name>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand) {
+                arith::unary(r_, &t, Unary::$op)
             }
         }
     )* } };
@@ -101,16 +81,12 @@ macro_rules! math_api {
     (@all $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         th_fn! {
             /// Sets every element of `r_` to `value` (in place, no resize).
-            fn [<TH $R Tensor_fill>](r_: *mut [<TH $R Tensor>], value: $C) {
-                // SAFETY: a handle from the caller.
-                arith::fill(unsafe { obj(r_, 1)? }, <$T>::from_c(value))
+            fn [<TH $R Tensor_fill>](r_: *mut [<TH $R Tensor>] as obj, value: $C) {
+                arith::fill(r_, <$T>::from_c(value))
             }
-        }
-        th_fn! {
             /// Sets every element of `r_` to 0 (in place, no resize).
-            fn [<TH $R Tensor_zero>](r_: *mut [<TH $R Tensor>]) {
-                // SAFETY: a handle from the caller.
-                arith::fill(unsafe { obj(r_, 1)? }, <$T>::default())
+            fn [<TH $R Tensor_zero>](r_: *mut [<TH $R Tensor>] as obj) {
+                arith::fill(r_, <$T>::default())
             }
         }
         cmp_fns!($R, $T, $C; lt => Lt; le => Le; gt => Gt; ge => Ge; ne => Ne; eq => Eq;);
@@ -149,82 +125,44 @@ macro_rules! math_api {
         );
         th_fn! {
             /// `r_ = t + value * src` (broadcasting; `r_` may be `t`).
-            fn [<TH $R Tensor_cadd>](r_: *mut [<TH $R Tensor>], t: *mut [<TH $R Tensor>], value: $C, src: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t, s) = unsafe { (obj(r_, 1)?, view(t, 2)?, view(src, 4)?) };
-                arith::cadd(r, &t, <$T>::from_c(value), &s)
+            fn [<TH $R Tensor_cadd>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, value: $C, src: *mut [<TH $R Tensor>] as operand) {
+                arith::cadd(r_, &t, <$T>::from_c(value), &src)
             }
-        }
-        th_fn! {
             /// `self = src1 - value * src2`.
-            fn [<TH $R Tensor_csub>](self_: *mut [<TH $R Tensor>], src1: *mut [<TH $R Tensor>], value: $C, src2: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t, s) = unsafe { (obj(self_, 1)?, view(src1, 2)?, view(src2, 4)?) };
-                arith::csub(r, &t, <$T>::from_c(value), &s)
+            fn [<TH $R Tensor_csub>](self_: *mut [<TH $R Tensor>] as obj, src1: *mut [<TH $R Tensor>] as operand, value: $C, src2: *mut [<TH $R Tensor>] as operand) {
+                arith::csub(self_, &src1, <$T>::from_c(value), &src2)
             }
-        }
-        th_fn! {
             /// `r_ = t + value * src1 * src2`.
-            fn [<TH $R Tensor_addcmul>](r_: *mut [<TH $R Tensor>], t: *mut [<TH $R Tensor>], value: $C, src1: *mut [<TH $R Tensor>], src2: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t, a, b) = unsafe { (obj(r_, 1)?, view(t, 2)?, view(src1, 4)?, view(src2, 5)?) };
-                arith::addcmul(r, &t, <$T>::from_c(value), &a, &b)
+            fn [<TH $R Tensor_addcmul>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, value: $C, src1: *mut [<TH $R Tensor>] as operand, src2: *mut [<TH $R Tensor>] as operand) {
+                arith::addcmul(r_, &t, <$T>::from_c(value), &src1, &src2)
             }
-        }
-        th_fn! {
             /// `r_ = t + value * src1 / src2`.
-            fn [<TH $R Tensor_addcdiv>](r_: *mut [<TH $R Tensor>], t: *mut [<TH $R Tensor>], value: $C, src1: *mut [<TH $R Tensor>], src2: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t, a, b) = unsafe { (obj(r_, 1)?, view(t, 2)?, view(src1, 4)?, view(src2, 5)?) };
-                arith::addcdiv(r, &t, <$T>::from_c(value), &a, &b)
+            fn [<TH $R Tensor_addcdiv>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, value: $C, src1: *mut [<TH $R Tensor>] as operand, src2: *mut [<TH $R Tensor>] as operand) {
+                arith::addcdiv(r_, &t, <$T>::from_c(value), &src1, &src2)
             }
-        }
-        th_fn! {
             /// `r_ = min(max(t, min_value), max_value)`.
-            fn [<TH $R Tensor_clamp>](r_: *mut [<TH $R Tensor>], t: *mut [<TH $R Tensor>], min_value: $C, max_value: $C) {
-                // SAFETY: handles from the caller.
-                let (r, t) = unsafe { (obj(r_, 1)?, view(t, 2)?) };
-                arith::clamp(r, &t, <$T>::from_c(min_value), <$T>::from_c(max_value))
+            fn [<TH $R Tensor_clamp>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, min_value: $C, max_value: $C) {
+                arith::clamp(r_, &t, <$T>::from_c(min_value), <$T>::from_c(max_value))
             }
-        }
-        th_fn! {
             /// `self = -src` (integers wrap).
-            fn [<TH $R Tensor_neg>](self_: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t) = unsafe { (obj(self_, 1)?, view(src, 2)?) };
-                arith::neg(r, &t)
+            fn [<TH $R Tensor_neg>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as operand) {
+                arith::neg(self_, &src)
             }
-        }
-        th_fn! {
             /// `self = 1 / src` (integers: a zero is an error).
-            fn [<TH $R Tensor_cinv>](self_: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t) = unsafe { (obj(self_, 1)?, view(src, 2)?) };
-                arith::cinv(r, &t)
+            fn [<TH $R Tensor_cinv>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as operand) {
+                arith::cinv(self_, &src)
             }
-        }
-        th_fn! {
             /// `r_ = |t|`.
-            fn [<TH $R Tensor_abs>](r_: *mut [<TH $R Tensor>], t: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t) = unsafe { (obj(r_, 1)?, view(t, 2)?) };
-                arith::abs(r, &t)
+            fn [<TH $R Tensor_abs>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand) {
+                arith::abs(r_, &t)
             }
-        }
-        th_fn! {
             /// `r_ = sign(t)`: -1, 0 or 1.
-            fn [<TH $R Tensor_sign>](r_: *mut [<TH $R Tensor>], t: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t) = unsafe { (obj(r_, 1)?, view(t, 2)?) };
-                arith::sign(r, &t)
+            fn [<TH $R Tensor_sign>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand) {
+                arith::sign(r_, &t)
             }
-        }
-        th_fn! {
             /// `r_ = value ^ t`.
-            fn [<TH $R Tensor_tpow>](r_: *mut [<TH $R Tensor>], value: $C, t: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, t) = unsafe { (obj(r_, 1)?, view(t, 3)?) };
-                arith::tpow(r, <$T>::from_c(value), &t)
+            fn [<TH $R Tensor_tpow>](r_: *mut [<TH $R Tensor>] as obj, value: $C, t: *mut [<TH $R Tensor>] as operand) {
+                arith::tpow(r_, <$T>::from_c(value), &t)
             }
         }
     } };
@@ -257,18 +195,12 @@ macro_rules! math_api {
         );
         th_fn! {
             /// `r_ = atan2(tx, ty)` (C order: `tx` is the "y" argument).
-            fn [<TH $R Tensor_atan2>](r_: *mut [<TH $R Tensor>], tx: *mut [<TH $R Tensor>], ty: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (r, a, b) = unsafe { (obj(r_, 1)?, view(tx, 2)?, view(ty, 3)?) };
-                arith::atan2(r, &a, &b)
+            fn [<TH $R Tensor_atan2>](r_: *mut [<TH $R Tensor>] as obj, tx: *mut [<TH $R Tensor>] as operand, ty: *mut [<TH $R Tensor>] as operand) {
+                arith::atan2(r_, &tx, &ty)
             }
-        }
-        th_fn! {
             /// `r_ = a + weight * (b - a)`.
-            fn [<TH $R Tensor_lerp>](r_: *mut [<TH $R Tensor>], a: *mut [<TH $R Tensor>], b: *mut [<TH $R Tensor>], weight: $C) {
-                // SAFETY: handles from the caller.
-                let (r, x, y) = unsafe { (obj(r_, 1)?, view(a, 2)?, view(b, 3)?) };
-                arith::lerp(r, &x, &y, <$T>::from_c(weight))
+            fn [<TH $R Tensor_lerp>](r_: *mut [<TH $R Tensor>] as obj, a: *mut [<TH $R Tensor>] as operand, b: *mut [<TH $R Tensor>] as operand, weight: $C) {
+                arith::lerp(r_, &a, &b, <$T>::from_c(weight))
             }
         }
     } };

@@ -27,7 +27,7 @@ use crate::core::dtype::{Bool, Scalar, THBFloat16, THHalf};
 use crate::core::error::{self, Code, Error, Result};
 use crate::core::refcount::{Rc, Shared};
 use crate::core::storage::Storage;
-use crate::core::tensor::Tensor;
+use crate::core::tensor::{Tensor, View};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Runs `f` for the exported function `name`; on error records it, calls the handler once and
@@ -50,24 +50,52 @@ pub(crate) fn boundary<R>(name: &'static str, sentinel: R, f: impl FnOnce() -> R
     sentinel
 }
 
-/// Defines an exported C function whose body runs inside `boundary`.
-/// `fn name(args) -> Ret = sentinel; { body returning Result<Ret> }`
+/// Defines exported C functions whose bodies run inside `boundary`, one or more per call:
+/// `fn name(args) -> Ret = sentinel; { body returning Result<Ret> }`, or `fn name(args) { .. }`
+/// for `()`.
+///
+/// An argument written `name: Type as conv` (or `as conv(extra, ..)`) reaches the body as
+/// `conv(name, extra, .., position)?`, `position` being its 1-based place in the argument list
+/// (errors name it). These conversions run first, in argument order, in one `unsafe` block: in
+/// `fn THFloatTensor_abs(r_: *mut THFloatTensor as obj, t: *mut THFloatTensor as view) { .. }`
+/// the body sees `r_ = obj(r_, 1)?` and `t = view(t, 2)?`.
 macro_rules! th_fn {
-    ($(#[$m:meta])* fn $name:ident($($a:ident : $t:ty),* $(,)?) -> $ret:ty = $sentinel:expr; $body:block) => {
-        $(#[$m])*
+    (@fn [$($attr:tt)*] $name:ident [$ret:ty = $sentinel:expr] $args:tt $body:block) => {
+        $crate::ffi::th_fn!(@def [$($attr)*] $name [-> $ret] [$ret] [$sentinel] $args $body);
+    };
+    (@fn [$($attr:tt)*] $name:ident [] $args:tt $body:block) => {
+        $crate::ffi::th_fn!(@def [$($attr)*] $name [] [()] [()] $args $body);
+    };
+    (@def [$($attr:tt)*] $name:ident [$($arrow:tt)*] [$ret:ty] [$sentinel:expr]
+        ($($a:ident: $t:ty $(as $conv:ident $(($($x:expr),*))?)?),* $(,)?) $body:block) => {
+        $($attr)*
         #[allow(clippy::missing_safety_doc)] // one contract for all: see the module docs
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name($($a: $t),*) -> $ret {
-            $crate::ffi::boundary(stringify!($name), $sentinel, move || -> $crate::core::error::Result<$ret> { $body })
+        pub unsafe extern "C" fn $name($($a: $t),*) $($arrow)* {
+            $crate::ffi::boundary(stringify!($name), $sentinel, move || -> $crate::core::error::Result<$ret> {
+                $crate::ffi::th_fn! { @convert [] [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16] $($a $(as $conv $(($($x),*))?)?),* }
+                $body
+            })
         }
     };
-    ($(#[$m:meta])* fn $name:ident($($a:ident : $t:ty),* $(,)?) $body:block) => {
-        $(#[$m])*
-        #[allow(clippy::missing_safety_doc)] // one contract for all: see the module docs
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name($($a: $t),*) {
-            $crate::ffi::boundary(stringify!($name), (), move || -> $crate::core::error::Result<()> { $body })
-        }
+    // The conversions, numbered: `$done` collects `(name, call)` pairs, `[$n ..]` the positions left.
+    (@convert [$($done:tt)*] [$n:literal $($ns:literal)*] $a:ident as $conv:ident $(($($x:expr),*))? $(, $($rest:tt)*)?) => {
+        $crate::ffi::th_fn! { @convert [$($done)* ($a, $conv($a, $($($x,)*)? $n))] [$($ns)*] $($($rest)*)? }
+    };
+    (@convert $done:tt [$n:literal $($ns:literal)*] $a:ident $(, $($rest:tt)*)?) => {
+        $crate::ffi::th_fn! { @convert $done [$($ns)*] $($($rest)*)? }
+    };
+    (@convert [] $ns:tt) => {};
+    (@convert [($a:ident, $e:expr)] $ns:tt) => {
+        // SAFETY: a handle, string or array from the C caller, as the module docs require.
+        let $a = unsafe { $e? };
+    };
+    (@convert [$(($a:ident, $e:expr))+] $ns:tt) => {
+        // SAFETY: handles, strings and arrays from the C caller, as the module docs require.
+        let ($($a),+) = unsafe { ($($e?),+) };
+    };
+    ($($(#[$m:meta])* fn $name:ident $args:tt $(-> $ret:ty = $sentinel:expr;)? $body:block)+) => {
+        $( $crate::ffi::th_fn!(@fn [$(#[$m])*] $name [$($ret = $sentinel)?] $args $body); )+
     };
 }
 pub(crate) use th_fn;
@@ -90,6 +118,15 @@ pub(crate) unsafe fn obj<'a, H: Handle>(p: *const H, arg: u32) -> Result<&'a Sha
     Ok(unsafe { &*(p as *const Shared<H::Obj>) })
 }
 
+/// The view of a borrowed tensor argument (a snapshot of its geometry).
+///
+/// # Safety
+/// As for `obj`.
+pub(crate) unsafe fn view<H: Handle<Obj = Tensor<T>>, T: Scalar>(p: *const H, arg: u32) -> Result<View<T>> {
+    // SAFETY: forwarded contract.
+    Ok(unsafe { obj(p, arg)? }.view())
+}
+
 /// A new reference to the object behind a handle.
 ///
 /// # Safety
@@ -99,6 +136,15 @@ pub(crate) unsafe fn rc<H: Handle>(p: *const H, arg: u32) -> Result<Rc<H::Obj>> 
     unsafe { obj(p, arg)? };
     // SAFETY: p is a live Shared<Obj>.
     Ok(unsafe { Rc::clone_raw(p as *const Shared<H::Obj>) })
+}
+
+/// A new reference to the object behind an optional handle (NULL: none).
+///
+/// # Safety
+/// As for `obj`.
+pub(crate) unsafe fn opt_rc<H: Handle>(p: *const H, arg: u32) -> Result<Option<Rc<H::Obj>>> {
+    // SAFETY: forwarded contract.
+    if p.is_null() { Ok(None) } else { Ok(Some(unsafe { rc(p, arg)? })) }
 }
 
 /// Gives one reference away to C as a handle.
@@ -160,43 +206,91 @@ impl CRepr for Bool {
         self
     }
 }
-impl CRepr for half::f16 {
-    type C = THHalf;
-    fn from_c(c: THHalf) -> Self {
-        half::f16::from_bits(c.x)
-    }
-    fn to_c(self) -> THHalf {
-        THHalf { x: self.to_bits() }
-    }
+
+/// 16-bit floats cross as their bits in a one-field struct (`THHalf`, `THBFloat16`).
+macro_rules! bits_repr {
+    ($($T:ty => $C:ident),*) => {$(
+        impl CRepr for $T {
+            type C = $C;
+            fn from_c(c: $C) -> Self {
+                <$T>::from_bits(c.x)
+            }
+            fn to_c(self) -> $C {
+                $C { x: self.to_bits() }
+            }
+        }
+    )*};
 }
-impl CRepr for half::bf16 {
-    type C = THBFloat16;
-    fn from_c(c: THBFloat16) -> Self {
-        half::bf16::from_bits(c.x)
-    }
-    fn to_c(self) -> THBFloat16 {
-        THBFloat16 { x: self.to_bits() }
-    }
+bits_repr!(half::f16 => THHalf, half::bf16 => THBFloat16);
+
+/// A `th_dtypes!` callback for APIs with a function per pair of dtypes (`copy<Src>`): runs
+/// `$api!(@one [(S, ST), ..] R, T, C)` for every dtype, the list holding every dtype.
+macro_rules! with_all_dtypes {
+    ($api:ident; $(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
+        $crate::ffi::with_all_dtypes!(@each $api [$(($R, $T)),*] $(($R, $T, $C)),*);
+    };
+    (@each $api:ident $all:tt $(($R:ident, $T:ty, $C:ty)),*) => {
+        $( $api!(@one $all $R, $T, $C); )*
+    };
 }
+pub(crate) use with_all_dtypes;
+
+/// Exports `retain`, `free` and `release` for the handle type `$H` (`$arg` names the argument,
+/// `$frees` says what the last reference frees).
+macro_rules! refcount_fns {
+    ($H:ident, $arg:ident, $frees:literal) => {
+        pastey::paste! {
+            /// Adds a reference (NULL is ignored).
+            ///
+            /// # Safety
+            #[doc = " `" $arg "` must be NULL or a live handle."]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn [<$H _retain>]($arg: *mut $H) {
+                // SAFETY: caller contract.
+                unsafe { $crate::ffi::retain($arg) }
+            }
+            #[doc = " Drops a reference; the last one frees " $frees " (NULL is ignored)."]
+            ///
+            /// # Safety
+            #[doc = " `" $arg "` must be NULL or a live handle the caller owns a reference on."]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn [<$H _free>]($arg: *mut $H) {
+                // SAFETY: caller contract.
+                unsafe { $crate::ffi::release($arg) }
+            }
+            /// Same as `free` (the design card's name).
+            ///
+            /// # Safety
+            /// As for `free`.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn [<$H _release>]($arg: *mut $H) {
+                // SAFETY: caller contract.
+                unsafe { $crate::ffi::release($arg) }
+            }
+        }
+    };
+}
+pub(crate) use refcount_fns;
+
+/// Declares an opaque C handle type for a core object (its C name is also its error name).
+macro_rules! handle {
+    ($(#[$m:meta])* $H:ident => $Obj:ty) => {
+        $(#[$m])*
+        pub struct $H {
+            _private: [u8; 0],
+        }
+        impl $crate::ffi::Handle for $H {
+            type Obj = $Obj;
+            const WHAT: &'static str = stringify!($H);
+        }
+    };
+}
+pub(crate) use handle;
 
 macro_rules! handles {
     ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => { pastey::paste! { $(
-        #[doc = "Opaque handle to a " $R " storage (a refcounted buffer)."]
-        pub struct [<TH $R Storage>] {
-            _private: [u8; 0],
-        }
-        impl Handle for [<TH $R Storage>] {
-            type Obj = Storage<$T>;
-            const WHAT: &'static str = concat!("TH", stringify!($R), "Storage");
-        }
-        #[doc = "Opaque handle to a " $R " tensor (a refcounted view of a storage)."]
-        pub struct [<TH $R Tensor>] {
-            _private: [u8; 0],
-        }
-        impl Handle for [<TH $R Tensor>] {
-            type Obj = Tensor<$T>;
-            const WHAT: &'static str = concat!("TH", stringify!($R), "Tensor");
-        }
+        handle!(#[doc = "Opaque handle to a " $R " storage (a refcounted buffer)."] [<TH $R Storage>] => Storage<$T>);
+        handle!(#[doc = "Opaque handle to a " $R " tensor (a refcounted view of a storage)."] [<TH $R Tensor>] => Tensor<$T>);
     )* } };
 }
 crate::th_dtypes!(handles);

@@ -25,18 +25,12 @@ macro_rules! npy_api {
     ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => { pastey::paste! { $(
         th_fn! {
             #[doc = "Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order)."]
-            fn [<TH $R Tensor_saveNpy>](path: *const c_char, tensor: *mut [<TH $R Tensor>]) {
-                // SAFETY: a string and a handle from the caller.
-                let (p, t) = unsafe { (c_path(path, 1)?, obj(tensor, 2)?) };
-                t.with_view(|v| npy::save(p, v))
+            fn [<TH $R Tensor_saveNpy>](path: *const c_char as c_path, tensor: *mut [<TH $R Tensor>] as obj) {
+                tensor.with_view(|v| npy::save(path, v))
             }
-        }
-        th_fn! {
             #[doc = "Reads a NumPy `.npy` file holding " $R " data into a new contiguous tensor (+1); any other dtype is an error."]
-            fn [<TH $R Tensor_loadNpy>](path: *const c_char) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: a string from the caller.
-                let p = unsafe { c_path(path, 1)? };
-                Ok(into_handle(Tensor::new(npy::load::<$T>(p)?)))
+            fn [<TH $R Tensor_loadNpy>](path: *const c_char as c_path) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                Ok(into_handle(Tensor::new(npy::load::<$T>(path)?)))
             }
         }
     )* } };

@@ -44,25 +44,16 @@ unsafe fn with_allocator<T: crate::Scalar>(
 }
 
 macro_rules! storage_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
-        storage_api!(@each [$(($R, $T)),*] $(($R, $T, $C)),*);
-    };
-    (@each $all:tt $(($R:ident, $T:ty, $C:ty)),*) => {
-        $( storage_api!(@one $all $R, $T, $C); )*
-    };
+    ($($row:tt),* $(,)?) => { with_all_dtypes!(storage_api; $($row),*); };
     (@one [$(($S:ident, $ST:ty)),*] $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         th_fn! {
             /// Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
-            fn [<TH $R Storage_data>](storage: *const [<TH $R Storage>]) -> *mut $C = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(storage, 1)? }.data_ptr() as *mut $C)
+            fn [<TH $R Storage_data>](storage: *const [<TH $R Storage>] as obj) -> *mut $C = ptr::null_mut(); {
+                Ok(storage.data_ptr() as *mut $C)
             }
-        }
-        th_fn! {
             /// Number of elements.
-            fn [<TH $R Storage_size>](storage: *const [<TH $R Storage>]) -> isize = 0; {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(storage, 1)? }.len() as isize)
+            fn [<TH $R Storage_size>](storage: *const [<TH $R Storage>] as obj) -> isize = 0; {
+                Ok(storage.len() as isize)
             }
         }
         /// Size of one element in bytes.
@@ -72,56 +63,38 @@ macro_rules! storage_api {
         }
         th_fn! {
             /// `storage[index] = value` (0-based, bounds-checked).
-            fn [<TH $R Storage_set>](storage: *mut [<TH $R Storage>], index: isize, value: $C) {
-                // SAFETY: a handle from the caller.
-                unsafe { obj(storage, 1)? }.set(index, <$T>::from_c(value))
+            fn [<TH $R Storage_set>](storage: *mut [<TH $R Storage>] as obj, index: isize, value: $C) {
+                storage.set(index, <$T>::from_c(value))
             }
-        }
-        th_fn! {
             /// `storage[index]` (0-based, bounds-checked; 0 on error).
-            fn [<TH $R Storage_get>](storage: *const [<TH $R Storage>], index: isize) -> $C = <$T>::default().to_c(); {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(storage, 1)? }.get(index)?.to_c())
+            fn [<TH $R Storage_get>](storage: *const [<TH $R Storage>] as obj, index: isize) -> $C = <$T>::default().to_c(); {
+                Ok(storage.get(index)?.to_c())
             }
-        }
-        th_fn! {
             /// A new empty storage (+1).
             fn [<TH $R Storage_new>]() -> *mut [<TH $R Storage>] = ptr::null_mut(); {
                 Ok(into_handle(Storage::<$T>::new(0)?))
             }
-        }
-        th_fn! {
             /// A new storage of `size` uninitialised elements, 64-byte aligned (+1).
             fn [<TH $R Storage_newWithSize>](size: isize) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
                 Ok(into_handle(Storage::<$T>::new(check_len(size).map_err(|e| e.at_arg(1))?)?))
             }
-        }
-        th_fn! {
             /// A new storage `{a}` (+1).
             fn [<TH $R Storage_newWithSize1>](a: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
                 Ok(into_handle(Storage::from_slice(&[<$T>::from_c(a)])?))
             }
-        }
-        th_fn! {
             /// A new storage `{a, b}` (+1).
             fn [<TH $R Storage_newWithSize2>](a: $C, b: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
                 Ok(into_handle(Storage::from_slice(&[<$T>::from_c(a), <$T>::from_c(b)])?))
             }
-        }
-        th_fn! {
             /// A new storage `{a, b, c}` (+1).
             fn [<TH $R Storage_newWithSize3>](a: $C, b: $C, c: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
                 Ok(into_handle(Storage::from_slice(&[<$T>::from_c(a), <$T>::from_c(b), <$T>::from_c(c)])?))
             }
-        }
-        th_fn! {
             /// A new storage `{a, b, c, d}` (+1).
             fn [<TH $R Storage_newWithSize4>](a: $C, b: $C, c: $C, d: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
                 let v = [<$T>::from_c(a), <$T>::from_c(b), <$T>::from_c(c), <$T>::from_c(d)];
                 Ok(into_handle(Storage::from_slice(&v)?))
             }
-        }
-        th_fn! {
             /// A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
             /// `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
             fn [<TH $R Storage_newWithMapping>](filename: *const c_char, size: isize, flags: c_int) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
@@ -132,8 +105,6 @@ macro_rules! storage_api {
                 let name = unsafe { CStr::from_ptr(filename) };
                 Ok(into_handle(Storage::<$T>::mapped(Some(name), size, flags)?))
             }
-        }
-        th_fn! {
             /// A new storage (+1) taking ownership of `size` elements at `data`, which must come from
             /// `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
             fn [<TH $R Storage_newWithData>](data: *mut $C, size: isize) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
@@ -141,16 +112,12 @@ macro_rules! storage_api {
                 // SAFETY: caller contract: a C-heap block of n elements handed over.
                 Ok(into_handle(unsafe { Storage::from_raw(data as *mut $T, n, Allocator::default())? }))
             }
-        }
-        th_fn! {
             /// A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
             /// The allocator must stay valid while the storage lives.
             fn [<TH $R Storage_newWithAllocator>](size: isize, allocator: *mut THAllocator, allocator_context: *mut c_void) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
                 // SAFETY: allocator from the caller (contract above).
                 Ok(into_handle(unsafe { with_allocator::<$T>(size, allocator, allocator_context)? }))
             }
-        }
-        th_fn! {
             /// A new storage (+1) taking ownership of `data` (`size` elements), released later with
             /// `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
             fn [<TH $R Storage_newWithDataAndAllocator>](data: *mut $C, size: isize, allocator: *mut THAllocator, allocator_context: *mut c_void) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
@@ -160,100 +127,51 @@ macro_rules! storage_api {
                 // SAFETY: as above.
                 Ok(into_handle(unsafe { Storage::from_raw(data as *mut $T, n, a)? }))
             }
-        }
-        th_fn! {
             /// Sets `TH_STORAGE_*` flag bits.
-            fn [<TH $R Storage_setFlag>](storage: *mut [<TH $R Storage>], flag: c_char) {
-                // SAFETY: a handle from the caller.
-                storage_flags(unsafe { obj(storage, 1)? }, flag, 0);
+            fn [<TH $R Storage_setFlag>](storage: *mut [<TH $R Storage>] as obj, flag: c_char) {
+                storage_flags(storage, flag, 0);
                 Ok(())
             }
-        }
-        th_fn! {
             /// Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
-            fn [<TH $R Storage_clearFlag>](storage: *mut [<TH $R Storage>], flag: c_char) {
-                // SAFETY: a handle from the caller.
-                storage_flags(unsafe { obj(storage, 1)? }, 0, flag);
+            fn [<TH $R Storage_clearFlag>](storage: *mut [<TH $R Storage>] as obj, flag: c_char) {
+                storage_flags(storage, 0, flag);
                 Ok(())
             }
         }
-        /// Adds a reference (NULL is ignored).
-        ///
-        /// # Safety
-        /// `storage` must be NULL or a live handle.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn [<TH $R Storage_retain>](storage: *mut [<TH $R Storage>]) {
-            // SAFETY: caller contract.
-            unsafe { retain(storage) }
-        }
-        /// Drops a reference; the last one frees the storage (NULL is ignored).
-        ///
-        /// # Safety
-        /// `storage` must be NULL or a live handle the caller owns a reference on.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn [<TH $R Storage_free>](storage: *mut [<TH $R Storage>]) {
-            // SAFETY: caller contract.
-            unsafe { release(storage) }
-        }
-        /// Same as `free` (the design card's name).
-        ///
-        /// # Safety
-        /// As for `free`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn [<TH $R Storage_release>](storage: *mut [<TH $R Storage>]) {
-            // SAFETY: caller contract.
-            unsafe { release(storage) }
-        }
+        refcount_fns!([<TH $R Storage>], storage, "the storage");
         th_fn! {
             /// Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
-            fn [<TH $R Storage_swap>](storage1: *mut [<TH $R Storage>], storage2: *mut [<TH $R Storage>]) {
-                // SAFETY: handles from the caller.
-                let (a, b) = unsafe { (obj(storage1, 1)?, obj(storage2, 2)?) };
-                a.swap(b);
-                // TH_STORAGE_REFCOUNTED is a flag like the others (kept on the refcount).
-                let (ra, rb) = (a.is_refcounted(), b.is_refcounted());
-                a.set_refcounted(rb);
-                b.set_refcounted(ra);
+            fn [<TH $R Storage_swap>](storage1: *mut [<TH $R Storage>] as obj, storage2: *mut [<TH $R Storage>] as obj) {
+                storage1.swap(storage2);
+                // TH_STORAGE_REFCOUNTED is storage1 flag like the others (kept on the refcount).
+                let (ra, rb) = (storage1.is_refcounted(), storage2.is_refcounted());
+                storage1.set_refcounted(rb);
+                storage2.set_refcounted(ra);
                 Ok(())
             }
-        }
-        th_fn! {
             /// Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
-            fn [<TH $R Storage_resize>](storage: *mut [<TH $R Storage>], size: isize) {
-                // SAFETY: a handle from the caller.
-                let s = unsafe { obj(storage, 1)? };
-                s.resize(check_len(size).map_err(|e| e.at_arg(2))?)
+            fn [<TH $R Storage_resize>](storage: *mut [<TH $R Storage>] as obj, size: isize) {
+                storage.resize(check_len(size).map_err(|e| e.at_arg(2))?)
             }
-        }
-        th_fn! {
             /// Sets every element to `value`.
-            fn [<TH $R Storage_fill>](storage: *mut [<TH $R Storage>], value: $C) {
-                // SAFETY: a handle from the caller.
-                unsafe { obj(storage, 1)? }.fill(<$T>::from_c(value))
+            fn [<TH $R Storage_fill>](storage: *mut [<TH $R Storage>] as obj, value: $C) {
+                storage.fill(<$T>::from_c(value))
             }
-        }
-        th_fn! {
             /// Copies `size()` elements from the raw pointer `src`.
             fn [<TH $R Storage_rawCopy>](storage: *mut [<TH $R Storage>], src: *mut $C) {
                 // SAFETY: a handle and a buffer of size() elements from the caller.
                 unsafe { obj(storage, 1)?.raw_copy(src as *const $T) }
             }
-        }
-        th_fn! {
             /// Copies `src` into `storage` (sizes must match).
-            fn [<TH $R Storage_copy>](storage: *mut [<TH $R Storage>], src: *mut [<TH $R Storage>]) {
-                // SAFETY: handles from the caller.
-                let (d, s) = unsafe { (obj(storage, 1)?, obj(src, 2)?) };
-                d.copy_from::<$T>(s)
+            fn [<TH $R Storage_copy>](storage: *mut [<TH $R Storage>] as obj, src: *mut [<TH $R Storage>] as obj) {
+                storage.copy_from::<$T>(src)
             }
         }
         $(
             th_fn! {
                 #[doc = "Copies a " $S " storage into this one, converting each element as a C cast (sizes must match)."]
-                fn [<TH $R Storage_copy $S>](storage: *mut [<TH $R Storage>], src: *mut [<TH $S Storage>]) {
-                    // SAFETY: handles from the caller.
-                    let (d, s) = unsafe { (obj(storage, 1)?, obj(src, 2)?) };
-                    d.copy_from::<$ST>(s)
+                fn [<TH $R Storage_copy $S>](storage: *mut [<TH $R Storage>] as obj, src: *mut [<TH $S Storage>] as obj) {
+                    storage.copy_from::<$ST>(src)
                 }
             }
         )*
@@ -276,6 +194,15 @@ pub(crate) unsafe fn long_list(p: *const THLongStorage, arg: u32) -> Result<Opti
     Ok(Some(if n == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(ptr, n) }.to_vec() }))
 }
 
+/// Reads a `THLongStorage` that must be given (NULL is an error naming `what`).
+///
+/// # Safety
+/// As for `long_list`.
+pub(crate) unsafe fn required_list(p: *const THLongStorage, what: &str, arg: u32) -> Result<Vec<i64>> {
+    // SAFETY: forwarded contract.
+    unsafe { long_list(p, arg)? }.ok_or_else(|| Error::null(arg, what))
+}
+
 /// A new `THLongStorage` holding `v` (+1).
 pub(crate) fn new_long_storage(v: &[i64]) -> Result<*mut THLongStorage> {
     Ok(into_handle(Storage::from_slice(v)?))
@@ -283,20 +210,14 @@ pub(crate) fn new_long_storage(v: &[i64]) -> Result<*mut THLongStorage> {
 
 th_fn! {
     /// `"[2 x 3]"` for a size storage.
-    fn THLongStorage_sizeDesc(size: *const THLongStorage) -> THDescBuff = THDescBuff::empty(); {
-        // SAFETY: a handle from the caller.
-        let v = unsafe { long_list(size, 1)? }.ok_or_else(|| Error::null(1, "size"))?;
-        Ok(THDescBuff::from_str(&size_desc(&v)))
+    fn THLongStorage_sizeDesc(size: *const THLongStorage as required_list("size")) -> THDescBuff = THDescBuff::empty(); {
+        Ok(THDescBuff::from_str(&size_desc(&size)))
     }
-}
 
-th_fn! {
     /// A new size storage (+1) with its one -1 entry inferred so it holds `nElement` elements.
-    fn THLongStorage_newInferSize(size: *mut THLongStorage, n_element: isize) -> *mut THLongStorage = ptr::null_mut(); {
-        // SAFETY: a handle from the caller.
-        let v = unsafe { long_list(size, 1)? }.ok_or_else(|| Error::null(1, "size"))?;
+    fn THLongStorage_newInferSize(size: *mut THLongStorage as required_list("size"), n_element: isize) -> *mut THLongStorage = ptr::null_mut(); {
         let n = check_len(n_element).map_err(|e| e.at_arg(2))?;
-        new_long_storage(&infer_size(&v, n)?)
+        new_long_storage(&infer_size(&size, n)?)
     }
 }
 
@@ -344,14 +265,10 @@ fn broadcast_result(
 th_fn! {
     /// Broadcasts two size arrays (numpy rules) into `output`; returns 0, or -1 with a message
     /// in `error_buffer`.
-    fn THLongStorage_inferSize2(output: *mut THLongStorage, sizes_a: *mut i64, dims_a: i64, sizes_b: *mut i64, dims_b: i64, error_buffer: *mut c_char, buffer_len: c_int) -> c_int = -1; {
-        // SAFETY: arrays of the given lengths from the caller.
-        let (a, b) = unsafe { (c_sizes(sizes_a, dims_a, 2)?, c_sizes(sizes_b, dims_b, 4)?) };
-        broadcast_result(output, broadcast_shapes(a, b), error_buffer, buffer_len)
+    fn THLongStorage_inferSize2(output: *mut THLongStorage, sizes_a: *mut i64 as c_sizes(dims_a), dims_a: i64, sizes_b: *mut i64 as c_sizes(dims_b), dims_b: i64, error_buffer: *mut c_char, buffer_len: c_int) -> c_int = -1; {
+        broadcast_result(output, broadcast_shapes(sizes_a, sizes_b), error_buffer, buffer_len)
     }
-}
 
-th_fn! {
     /// Broadcasts `n` size arrays into `output`; returns 0, or -1 with a message in `error_buffer`.
     fn THLongStorage_inferSizeN(output: *mut THLongStorage, n: c_int, sizes: *mut *mut i64, dims: *mut i64, error_buffer: *mut c_char, buffer_len: c_int) -> c_int = -1; {
         let n = usize::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| Error::size("n must be positive").at_arg(2))?;
@@ -366,20 +283,14 @@ th_fn! {
         }
         broadcast_result(output, shape, error_buffer, buffer_len)
     }
-}
 
-th_fn! {
     /// Sizes and strides of a tensor expanded to `sizes` (broadcast dims get stride 0), in new
     /// `THAlloc` arrays the caller frees with `THFree`; returns 0, or -1 with a message.
-    fn THLongStorage_inferExpandGeometry(tensor_sizes: *mut i64, tensor_strides: *mut i64, tensor_dim: i64, sizes: *mut THLongStorage, expanded_sizes: *mut *mut i64, expanded_strides: *mut *mut i64, error_buffer: *mut c_char, buffer_len: c_int) -> c_int = -1; {
-        // SAFETY: arrays of tensor_dim entries from the caller.
-        let (ts, tt) = unsafe { (c_sizes(tensor_sizes, tensor_dim, 1)?, c_sizes(tensor_strides, tensor_dim, 2)?) };
-        // SAFETY: a handle from the caller.
-        let want = unsafe { long_list(sizes, 4)? }.ok_or_else(|| Error::null(4, "sizes"))?;
+    fn THLongStorage_inferExpandGeometry(tensor_sizes: *mut i64 as c_sizes(tensor_dim), tensor_strides: *mut i64 as c_sizes(tensor_dim), tensor_dim: i64, sizes: *mut THLongStorage as required_list("sizes"), expanded_sizes: *mut *mut i64, expanded_strides: *mut *mut i64, error_buffer: *mut c_char, buffer_len: c_int) -> c_int = -1; {
         if expanded_sizes.is_null() || expanded_strides.is_null() {
             return Err(Error::null(5, "expandedSizes/expandedStrides"));
         }
-        match crate::core::tensor::expand_geometry(ts, tt, &want) {
+        match crate::core::tensor::expand_geometry(tensor_sizes, tensor_strides, &sizes) {
             Ok((sizes, strides)) => {
                 let bytes = (sizes.len() * 8) as isize;
                 let ps = crate::core::allocator::th_alloc(bytes)? as *mut i64;

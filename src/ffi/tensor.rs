@@ -6,7 +6,7 @@
 //! `src == NULL` meaning `self`; on error `self` is unchanged.
 
 use super::general::{THDescBuff, c_sizes};
-use super::storage::{long_list, new_long_storage};
+use super::storage::{long_list, new_long_storage, required_list};
 use super::*;
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
@@ -20,27 +20,23 @@ use std::ptr;
 /// The only tensor flag: retain/free count references (clear it to make them no-ops).
 pub const TH_TENSOR_REFCOUNTED: c_char = 1;
 
-type Pair<'a, O> = (&'a Shared<O>, &'a Shared<O>);
-
-/// The tensor behind `src`, or `self_` when `src` is NULL (TH's in-place view convention).
+/// The tensor behind `src`, or `self_` (argument 1) when `src` is NULL: TH's in-place view
+/// convention, as a conversion of `src` (`src: .. as or_self(self_)`).
 ///
 /// # Safety
 /// Both must be NULL or live handles.
-unsafe fn src_or_self<'a, H: Handle>(self_: *mut H, src: *mut H) -> Result<Pair<'a, H::Obj>> {
+unsafe fn or_self<'a, H: Handle>(src: *mut H, self_: *mut H, arg: u32) -> Result<&'a Shared<H::Obj>> {
     // SAFETY: forwarded contract.
-    let s = unsafe { obj(self_, 1)? };
-    // SAFETY: forwarded contract.
-    let t = if src.is_null() { s } else { unsafe { obj(src, 2)? } };
-    Ok((s, t))
+    unsafe { if src.is_null() { obj(self_, 1) } else { obj(src, arg) } }
 }
 
-/// The optional storage argument of `newWithStorage*`/`setStorage*`.
+/// An optional C array of `n` sizes or strides (NULL: none).
 ///
 /// # Safety
-/// `p` must be NULL or a live handle.
-unsafe fn opt_storage<H: Handle>(p: *mut H, arg: u32) -> Result<Option<Rc<H::Obj>>> {
+/// As for `c_sizes`.
+unsafe fn opt_c_sizes<'a>(p: *const i64, n: i64, arg: u32) -> Result<Option<&'a [i64]>> {
     // SAFETY: forwarded contract.
-    if p.is_null() { Ok(None) } else { Ok(Some(unsafe { rc(p, arg)? })) }
+    if p.is_null() { Ok(None) } else { unsafe { c_sizes(p, n, arg) }.map(Some) }
 }
 
 /// Sizes and strides from two optional `THLongStorage`s of equal length.
@@ -68,6 +64,14 @@ unsafe fn size_stride(
 /// drop `self`, so every position moves down by one.
 fn shift_arg(e: Error) -> Error {
     Error { arg: e.arg.map(|a| a.saturating_sub(1).max(1)), ..e }
+}
+
+/// A new tensor (+1) on `f`'s view of `t`; errors carry the positions of the `new*` form.
+fn new_view<T: Scalar, H: Handle<Obj = Tensor<T>>>(
+    t: &Tensor<T>,
+    f: impl FnOnce(&View<T>) -> Result<View<T>>,
+) -> Result<*mut H> {
+    Ok(into_handle(Tensor::new(t.with_view(f).map_err(shift_arg)?)))
 }
 
 /// A storage that is too small and not resizable is the storage argument's fault (at `pos`).
@@ -154,183 +158,109 @@ unsafe fn expand_nd<H: Handle<Obj = Tensor<T>>, T: Scalar>(
 }
 
 macro_rules! tensor_api {
-    ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
-        tensor_api!(@each [$(($R, $T)),*] $(($R, $T, $C)),*);
-    };
-    (@each $all:tt $(($R:ident, $T:ty, $C:ty)),*) => {
-        $( tensor_api!(@one $all $R, $T, $C); )*
-    };
+    ($($row:tt),* $(,)?) => { with_all_dtypes!(tensor_api; $($row),*); };
     (@one [$(($S:ident, $ST:ty)),*] $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         th_fn! {
             /// The storage (borrowed, not retained; NULL for a tensor without one).
-            fn [<TH $R Tensor_storage>](self_: *const [<TH $R Tensor>]) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                let t = unsafe { obj(self_, 1)? };
+            fn [<TH $R Tensor_storage>](self_: *const [<TH $R Tensor>] as obj) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
                 // The storage stays alive after the snapshot is dropped: the tensor holds it.
-                Ok(t.with_view(|v| v.storage.as_ref().map_or(ptr::null_mut(), as_handle)))
+                Ok(self_.with_view(|v| v.storage.as_ref().map_or(ptr::null_mut(), as_handle)))
             }
-        }
-        th_fn! {
             /// Offset of the first element in the storage, in elements.
-            fn [<TH $R Tensor_storageOffset>](self_: *const [<TH $R Tensor>]) -> isize = 0; {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(self_, 1)? }.with_view(|v| v.offset as isize))
+            fn [<TH $R Tensor_storageOffset>](self_: *const [<TH $R Tensor>] as obj) -> isize = 0; {
+                Ok(self_.with_view(|v| v.offset as isize))
             }
-        }
-        th_fn! {
             /// Number of dimensions (0 for an empty tensor).
-            fn [<TH $R Tensor_nDimension>](self_: *const [<TH $R Tensor>]) -> c_int = 0; {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(self_, 1)? }.with_view(|v| v.ndim() as c_int))
+            fn [<TH $R Tensor_nDimension>](self_: *const [<TH $R Tensor>] as obj) -> c_int = 0; {
+                Ok(self_.with_view(|v| v.ndim() as c_int))
             }
-        }
-        th_fn! {
             /// Size of dimension `dim` (0-based).
-            fn [<TH $R Tensor_size>](self_: *const [<TH $R Tensor>], dim: c_int) -> i64 = 0; {
-                // SAFETY: a handle from the caller.
-                size_of_dim(unsafe { obj(self_, 1)? }, dim, false)
+            fn [<TH $R Tensor_size>](self_: *const [<TH $R Tensor>] as obj, dim: c_int) -> i64 = 0; {
+                size_of_dim(self_, dim, false)
             }
-        }
-        th_fn! {
             /// Stride of dimension `dim` (0-based), in elements.
-            fn [<TH $R Tensor_stride>](self_: *const [<TH $R Tensor>], dim: c_int) -> i64 = 0; {
-                // SAFETY: a handle from the caller.
-                size_of_dim(unsafe { obj(self_, 1)? }, dim, true)
+            fn [<TH $R Tensor_stride>](self_: *const [<TH $R Tensor>] as obj, dim: c_int) -> i64 = 0; {
+                size_of_dim(self_, dim, true)
             }
-        }
-        th_fn! {
             /// The sizes as a new `THLongStorage` (+1).
-            fn [<TH $R Tensor_newSizeOf>](self_: *mut [<TH $R Tensor>]) -> *mut THLongStorage = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                unsafe { obj(self_, 1)? }.with_view(|v| new_long_storage(&v.sizes))
+            fn [<TH $R Tensor_newSizeOf>](self_: *mut [<TH $R Tensor>] as obj) -> *mut THLongStorage = ptr::null_mut(); {
+                self_.with_view(|v| new_long_storage(&v.sizes))
             }
-        }
-        th_fn! {
             /// The strides as a new `THLongStorage` (+1).
-            fn [<TH $R Tensor_newStrideOf>](self_: *mut [<TH $R Tensor>]) -> *mut THLongStorage = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                unsafe { obj(self_, 1)? }.with_view(|v| new_long_storage(&v.strides))
+            fn [<TH $R Tensor_newStrideOf>](self_: *mut [<TH $R Tensor>] as obj) -> *mut THLongStorage = ptr::null_mut(); {
+                self_.with_view(|v| new_long_storage(&v.strides))
             }
-        }
-        th_fn! {
             /// Pointer to the first element (borrowed; NULL without storage).
-            fn [<TH $R Tensor_data>](self_: *const [<TH $R Tensor>]) -> *mut $C = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(self_, 1)? }.with_view(|v| v.data_ptr())? as *mut $C)
+            fn [<TH $R Tensor_data>](self_: *const [<TH $R Tensor>] as obj) -> *mut $C = ptr::null_mut(); {
+                Ok(self_.with_view(|v| v.data_ptr())? as *mut $C)
             }
-        }
-        th_fn! {
             /// Sets flag bits (`TH_TENSOR_REFCOUNTED`).
-            fn [<TH $R Tensor_setFlag>](self_: *mut [<TH $R Tensor>], flag: c_char) {
-                // SAFETY: a handle from the caller.
-                let t = unsafe { obj(self_, 1)? };
-                if flag & TH_TENSOR_REFCOUNTED != 0 { t.set_refcounted(true); }
+            fn [<TH $R Tensor_setFlag>](self_: *mut [<TH $R Tensor>] as obj, flag: c_char) {
+                if flag & TH_TENSOR_REFCOUNTED != 0 { self_.set_refcounted(true); }
                 Ok(())
             }
-        }
-        th_fn! {
             /// Clears flag bits (clearing `TH_TENSOR_REFCOUNTED` makes retain/free no-ops).
-            fn [<TH $R Tensor_clearFlag>](self_: *mut [<TH $R Tensor>], flag: c_char) {
-                // SAFETY: a handle from the caller.
-                let t = unsafe { obj(self_, 1)? };
-                if flag & TH_TENSOR_REFCOUNTED != 0 { t.set_refcounted(false); }
+            fn [<TH $R Tensor_clearFlag>](self_: *mut [<TH $R Tensor>] as obj, flag: c_char) {
+                if flag & TH_TENSOR_REFCOUNTED != 0 { self_.set_refcounted(false); }
                 Ok(())
             }
-        }
-        th_fn! {
             /// A new empty tensor (+1): no dimensions, no storage.
             fn [<TH $R Tensor_new>]() -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 Ok(into_handle(Tensor::<$T>::new(View::empty())))
             }
-        }
-        th_fn! {
             /// A new tensor viewing the same storage with the same geometry (+1).
-            fn [<TH $R Tensor_newWithTensor>](tensor: *mut [<TH $R Tensor>]) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                Ok(into_handle(Tensor::new(unsafe { obj(tensor, 1)? }.view())))
+            fn [<TH $R Tensor_newWithTensor>](tensor: *mut [<TH $R Tensor>] as obj) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                Ok(into_handle(Tensor::new(tensor.view())))
             }
-        }
-        th_fn! {
             /// A new tensor on `storage` (retained; NULL creates one) at `storageOffset` with `size`
             /// and `stride` (negative entries or NULL: contiguous). A too-small storage is grown.
             fn [<TH $R Tensor_newWithStorage>](storage: *mut [<TH $R Storage>], storage_offset: isize, size: *mut THLongStorage, stride: *mut THLongStorage) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 // SAFETY: handles from the caller.
-                let (st, (sz, sd)) = unsafe { (opt_storage(storage, 1)?, size_stride(size, stride, 3)?) };
+                let (st, (sz, sd)) = unsafe { (opt_rc(storage, 1)?, size_stride(size, stride, 3)?) };
                 Ok(into_handle(new_on_storage(st, storage_offset, &sz, sd.as_deref())?))
             }
-        }
-        th_fn! {
             /// 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
-            fn [<TH $R Tensor_newWithStorage1d>](storage: *mut [<TH $R Storage>], storage_offset: isize, size0: i64, stride0: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                let st = unsafe { opt_storage(storage, 1)? };
-                Ok(into_handle(new_on_storage(st, storage_offset, &[size0], Some(&[stride0]))?))
+            fn [<TH $R Tensor_newWithStorage1d>](storage: *mut [<TH $R Storage>] as opt_rc, storage_offset: isize, size0: i64, stride0: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                Ok(into_handle(new_on_storage(storage, storage_offset, &[size0], Some(&[stride0]))?))
             }
-        }
-        th_fn! {
             /// 2-d `newWithStorage`.
-            fn [<TH $R Tensor_newWithStorage2d>](storage: *mut [<TH $R Storage>], storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                let st = unsafe { opt_storage(storage, 1)? };
-                Ok(into_handle(new_on_storage(st, storage_offset, &[size0, size1], Some(&[stride0, stride1]))?))
+            fn [<TH $R Tensor_newWithStorage2d>](storage: *mut [<TH $R Storage>] as opt_rc, storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                Ok(into_handle(new_on_storage(storage, storage_offset, &[size0, size1], Some(&[stride0, stride1]))?))
             }
-        }
-        th_fn! {
             /// 3-d `newWithStorage`.
-            fn [<TH $R Tensor_newWithStorage3d>](storage: *mut [<TH $R Storage>], storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64, size2: i64, stride2: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                let st = unsafe { opt_storage(storage, 1)? };
-                Ok(into_handle(new_on_storage(st, storage_offset, &[size0, size1, size2], Some(&[stride0, stride1, stride2]))?))
+            fn [<TH $R Tensor_newWithStorage3d>](storage: *mut [<TH $R Storage>] as opt_rc, storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64, size2: i64, stride2: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                Ok(into_handle(new_on_storage(storage, storage_offset, &[size0, size1, size2], Some(&[stride0, stride1, stride2]))?))
             }
-        }
-        th_fn! {
             /// 4-d `newWithStorage`.
-            fn [<TH $R Tensor_newWithStorage4d>](storage: *mut [<TH $R Storage>], storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64, size2: i64, stride2: i64, size3: i64, stride3: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                let st = unsafe { opt_storage(storage, 1)? };
-                Ok(into_handle(new_on_storage(st, storage_offset, &[size0, size1, size2, size3], Some(&[stride0, stride1, stride2, stride3]))?))
+            fn [<TH $R Tensor_newWithStorage4d>](storage: *mut [<TH $R Storage>] as opt_rc, storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64, size2: i64, stride2: i64, size3: i64, stride3: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                Ok(into_handle(new_on_storage(storage, storage_offset, &[size0, size1, size2, size3], Some(&[stride0, stride1, stride2, stride3]))?))
             }
-        }
-        th_fn! {
             /// A new tensor with fresh storage of `size` (uninitialised), `stride` as in `newWithStorage`.
             fn [<TH $R Tensor_newWithSize>](size: *mut THLongStorage, stride: *mut THLongStorage) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 // SAFETY: handles from the caller.
                 let (sz, sd) = unsafe { size_stride(size, stride, 1)? };
                 Ok(into_handle(new_on_storage::<$T>(None, 0, &sz, sd.as_deref())?))
             }
-        }
-        th_fn! {
             /// A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
             fn [<TH $R Tensor_newWithSize1d>](size0: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 Ok(into_handle(new_on_storage::<$T>(None, 0, &[size0], None)?))
             }
-        }
-        th_fn! {
             /// A new contiguous 2-d tensor (uninitialised).
             fn [<TH $R Tensor_newWithSize2d>](size0: i64, size1: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 Ok(into_handle(new_on_storage::<$T>(None, 0, &[size0, size1], None)?))
             }
-        }
-        th_fn! {
             /// A new contiguous 3-d tensor (uninitialised).
             fn [<TH $R Tensor_newWithSize3d>](size0: i64, size1: i64, size2: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 Ok(into_handle(new_on_storage::<$T>(None, 0, &[size0, size1, size2], None)?))
             }
-        }
-        th_fn! {
             /// A new contiguous 4-d tensor (uninitialised).
             fn [<TH $R Tensor_newWithSize4d>](size0: i64, size1: i64, size2: i64, size3: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
                 Ok(into_handle(new_on_storage::<$T>(None, 0, &[size0, size1, size2, size3], None)?))
             }
-        }
-        th_fn! {
             /// A new contiguous copy (+1).
-            fn [<TH $R Tensor_newClone>](self_: *mut [<TH $R Tensor>]) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                Ok(into_handle(clone_tensor(unsafe { obj(self_, 1)? })?))
+            fn [<TH $R Tensor_newClone>](self_: *mut [<TH $R Tensor>] as obj) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                Ok(into_handle(clone_tensor(self_)?))
             }
-        }
-        th_fn! {
             /// `tensor` itself with one more reference if it is contiguous, else a contiguous copy
             /// (+1 either way: always `free` the result; writes may go to `tensor`).
             fn [<TH $R Tensor_newContiguous>](tensor: *mut [<TH $R Tensor>]) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
@@ -343,74 +273,39 @@ macro_rules! tensor_api {
                 }
                 Ok(into_handle(clone_tensor(t)?))
             }
-        }
-        th_fn! {
             /// A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
-            fn [<TH $R Tensor_newSelect>](tensor: *mut [<TH $R Tensor>], dimension: c_int, slice_index: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.select(dimension, slice_index)).map_err(shift_arg)?;
-                Ok(into_handle(Tensor::new(v)))
+            fn [<TH $R Tensor_newSelect>](tensor: *mut [<TH $R Tensor>] as obj, dimension: c_int, slice_index: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                new_view(tensor, |v| v.select(dimension, slice_index))
             }
-        }
-        th_fn! {
             /// A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
-            fn [<TH $R Tensor_newNarrow>](tensor: *mut [<TH $R Tensor>], dimension: c_int, first_index: i64, size: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.narrow(dimension, first_index, size)).map_err(shift_arg)?;
-                Ok(into_handle(Tensor::new(v)))
+            fn [<TH $R Tensor_newNarrow>](tensor: *mut [<TH $R Tensor>] as obj, dimension: c_int, first_index: i64, size: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                new_view(tensor, |v| v.narrow(dimension, first_index, size))
             }
-        }
-        th_fn! {
             /// A new view (+1) with two dimensions swapped.
-            fn [<TH $R Tensor_newTranspose>](tensor: *mut [<TH $R Tensor>], dimension1: c_int, dimension2: c_int) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.transpose(dimension1, dimension2)).map_err(shift_arg)?;
-                Ok(into_handle(Tensor::new(v)))
+            fn [<TH $R Tensor_newTranspose>](tensor: *mut [<TH $R Tensor>] as obj, dimension1: c_int, dimension2: c_int) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                new_view(tensor, |v| v.transpose(dimension1, dimension2))
             }
-        }
-        th_fn! {
             /// A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
-            fn [<TH $R Tensor_newUnfold>](tensor: *mut [<TH $R Tensor>], dimension: c_int, size: i64, step: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: a handle from the caller.
-                let v = unsafe { obj(tensor, 1)? }.with_view(|v| v.unfold(dimension, size, step)).map_err(shift_arg)?;
-                Ok(into_handle(Tensor::new(v)))
+            fn [<TH $R Tensor_newUnfold>](tensor: *mut [<TH $R Tensor>] as obj, dimension: c_int, size: i64, step: i64) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                new_view(tensor, |v| v.unfold(dimension, size, step))
             }
-        }
-        th_fn! {
             /// A new view (+1) of a contiguous tensor with new sizes (one may be -1: inferred).
-            fn [<TH $R Tensor_newView>](tensor: *mut [<TH $R Tensor>], size: *mut THLongStorage) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: handles from the caller.
-                let (t, sz) = unsafe { (obj(tensor, 1)?, long_list(size, 2)?) };
-                let sz = sz.ok_or_else(|| Error::null(2, "size"))?;
-                Ok(into_handle(Tensor::new(t.with_view(|v| v.reshape_view(&sz))?)))
+            fn [<TH $R Tensor_newView>](tensor: *mut [<TH $R Tensor>] as obj, size: *mut THLongStorage as required_list("size")) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                Ok(into_handle(Tensor::new(tensor.with_view(|v| v.reshape_view(&size))?)))
             }
-        }
-        th_fn! {
             /// A new view (+1) broadcast to `size` (size-1 dims get stride 0; -1 keeps a size).
-            fn [<TH $R Tensor_newExpand>](tensor: *mut [<TH $R Tensor>], size: *mut THLongStorage) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
-                // SAFETY: handles from the caller.
-                let (t, sz) = unsafe { (obj(tensor, 1)?, long_list(size, 2)?) };
-                let sz = sz.ok_or_else(|| Error::null(2, "size"))?;
-                Ok(into_handle(Tensor::new(t.with_view(|v| v.expand(&sz)).map_err(|e| Error { arg: Some(2), ..e })?)))
+            fn [<TH $R Tensor_newExpand>](tensor: *mut [<TH $R Tensor>] as obj, size: *mut THLongStorage as required_list("size")) -> *mut [<TH $R Tensor>] = ptr::null_mut(); {
+                Ok(into_handle(Tensor::new(tensor.with_view(|v| v.expand(&size)).map_err(|e| Error { arg: Some(2), ..e })?)))
             }
-        }
-        th_fn! {
             /// `r` becomes `tensor` broadcast to `size`.
-            fn [<TH $R Tensor_expand>](r: *mut [<TH $R Tensor>], tensor: *mut [<TH $R Tensor>], size: *mut THLongStorage) {
-                // SAFETY: handles from the caller.
-                let (r, t, sz) = unsafe { (obj(r, 1)?, obj(tensor, 2)?, long_list(size, 3)?) };
-                let sz = sz.ok_or_else(|| Error::null(3, "size"))?;
-                r.update_from(t, |v| v.expand(&sz))
+            fn [<TH $R Tensor_expand>](r: *mut [<TH $R Tensor>] as obj, tensor: *mut [<TH $R Tensor>] as obj, size: *mut THLongStorage as required_list("size")) {
+                r.update_from(tensor, |v| v.expand(&size))
             }
-        }
-        th_fn! {
             /// `rets[i]` becomes `ops[i]` broadcast to the common shape of all `ops` (all or none).
             fn [<TH $R Tensor_expandNd>](rets: *mut *mut [<TH $R Tensor>], ops: *mut *mut [<TH $R Tensor>], count: c_int) {
                 // SAFETY: arrays of `count` handles from the caller.
                 unsafe { expand_nd(rets, ops, count) }
             }
-        }
-        th_fn! {
             /// Resizes to `size` (`stride` NULL or negative entries: contiguous). Keeps the storage
             /// and its data; grows it when needed, never shrinks it.
             fn [<TH $R Tensor_resize>](tensor: *mut [<TH $R Tensor>], size: *mut THLongStorage, stride: *mut THLongStorage) {
@@ -421,244 +316,118 @@ macro_rules! tensor_api {
                 }
                 resize(t, &sz, sd.as_deref())
             }
-        }
-        th_fn! {
             /// Resizes to `src`'s sizes (no-op if they already match, whatever the strides).
-            fn [<TH $R Tensor_resizeAs>](tensor: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (t, s) = unsafe { (obj(tensor, 1)?, obj(src, 2)?) };
-                let sizes = s.with_view(|v| v.sizes.clone());
-                resize(t, &sizes, None)
+            fn [<TH $R Tensor_resizeAs>](tensor: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as obj) {
+                let sizes = src.with_view(|v| v.sizes.clone());
+                resize(tensor, &sizes, None)
             }
-        }
-        th_fn! {
             /// Resizes to `nDimension` sizes from `size` (the list ends at the first 0 or -1);
             /// `stride` may be NULL.
-            fn [<TH $R Tensor_resizeNd>](tensor: *mut [<TH $R Tensor>], n_dimension: c_int, size: *mut i64, stride: *mut i64) {
-                // SAFETY: a handle and arrays of nDimension entries from the caller.
-                let (t, sz) = unsafe { (obj(tensor, 1)?, c_sizes(size, n_dimension as i64, 3)?) };
-                // SAFETY: as above.
-                let sd = if stride.is_null() { None } else { Some(unsafe { c_sizes(stride, n_dimension as i64, 4)? }) };
-                resize(t, sz, sd)
+            fn [<TH $R Tensor_resizeNd>](tensor: *mut [<TH $R Tensor>] as obj, n_dimension: c_int, size: *mut i64 as c_sizes(n_dimension as i64), stride: *mut i64 as opt_c_sizes(n_dimension as i64)) {
+                resize(tensor, size, stride)
             }
-        }
-        th_fn! {
             /// Resizes to 1-d.
-            fn [<TH $R Tensor_resize1d>](tensor: *mut [<TH $R Tensor>], size0: i64) {
-                // SAFETY: a handle from the caller.
-                resize(unsafe { obj(tensor, 1)? }, &[size0], None)
+            fn [<TH $R Tensor_resize1d>](tensor: *mut [<TH $R Tensor>] as obj, size0: i64) {
+                resize(tensor, &[size0], None)
             }
-        }
-        th_fn! {
             /// Resizes to 2-d.
-            fn [<TH $R Tensor_resize2d>](tensor: *mut [<TH $R Tensor>], size0: i64, size1: i64) {
-                // SAFETY: a handle from the caller.
-                resize(unsafe { obj(tensor, 1)? }, &[size0, size1], None)
+            fn [<TH $R Tensor_resize2d>](tensor: *mut [<TH $R Tensor>] as obj, size0: i64, size1: i64) {
+                resize(tensor, &[size0, size1], None)
             }
-        }
-        th_fn! {
             /// Resizes to 3-d.
-            fn [<TH $R Tensor_resize3d>](tensor: *mut [<TH $R Tensor>], size0: i64, size1: i64, size2: i64) {
-                // SAFETY: a handle from the caller.
-                resize(unsafe { obj(tensor, 1)? }, &[size0, size1, size2], None)
+            fn [<TH $R Tensor_resize3d>](tensor: *mut [<TH $R Tensor>] as obj, size0: i64, size1: i64, size2: i64) {
+                resize(tensor, &[size0, size1, size2], None)
             }
-        }
-        th_fn! {
             /// Resizes to 4-d.
-            fn [<TH $R Tensor_resize4d>](tensor: *mut [<TH $R Tensor>], size0: i64, size1: i64, size2: i64, size3: i64) {
-                // SAFETY: a handle from the caller.
-                resize(unsafe { obj(tensor, 1)? }, &[size0, size1, size2, size3], None)
+            fn [<TH $R Tensor_resize4d>](tensor: *mut [<TH $R Tensor>] as obj, size0: i64, size1: i64, size2: i64, size3: i64) {
+                resize(tensor, &[size0, size1, size2, size3], None)
             }
-        }
-        th_fn! {
             /// Resizes to 5-d.
-            fn [<TH $R Tensor_resize5d>](tensor: *mut [<TH $R Tensor>], size0: i64, size1: i64, size2: i64, size3: i64, size4: i64) {
-                // SAFETY: a handle from the caller.
-                resize(unsafe { obj(tensor, 1)? }, &[size0, size1, size2, size3, size4], None)
+            fn [<TH $R Tensor_resize5d>](tensor: *mut [<TH $R Tensor>] as obj, size0: i64, size1: i64, size2: i64, size3: i64, size4: i64) {
+                resize(tensor, &[size0, size1, size2, size3, size4], None)
             }
-        }
-        th_fn! {
             /// `self` becomes a view of `src` (same storage, offset, sizes, strides).
-            fn [<TH $R Tensor_set>](self_: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (s, t) = unsafe { (obj(self_, 1)?, obj(src, 2)?) };
-                s.update_from(t, |v| Ok(v.clone()))
+            fn [<TH $R Tensor_set>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as obj) {
+                self_.update_from(src, |v| Ok(v.clone()))
             }
-        }
-        th_fn! {
             /// Re-points `self` at `storage` (retained; NULL allowed) with `size`/`stride`.
             fn [<TH $R Tensor_setStorage>](self_: *mut [<TH $R Tensor>], storage: *mut [<TH $R Storage>], storage_offset: isize, size: *mut THLongStorage, stride: *mut THLongStorage) {
                 // SAFETY: handles from the caller.
-                let (t, st, (sz, sd)) = unsafe { (obj(self_, 1)?, opt_storage(storage, 2)?, size_stride(size, stride, 4)?) };
+                let (t, st, (sz, sd)) = unsafe { (obj(self_, 1)?, opt_rc(storage, 2)?, size_stride(size, stride, 4)?) };
                 set_storage(t, st, storage_offset, &sz, sd.as_deref())
             }
-        }
-        th_fn! {
             /// Re-points `self` at `storage` with `nDimension` sizes/strides from C arrays.
-            fn [<TH $R Tensor_setStorageNd>](self_: *mut [<TH $R Tensor>], storage: *mut [<TH $R Storage>], storage_offset: isize, n_dimension: c_int, size: *mut i64, stride: *mut i64) {
-                // SAFETY: handles and arrays of nDimension entries from the caller.
-                let (t, st, sz) = unsafe { (obj(self_, 1)?, opt_storage(storage, 2)?, c_sizes(size, n_dimension as i64, 5)?) };
-                // SAFETY: as above.
-                let sd = if stride.is_null() { None } else { Some(unsafe { c_sizes(stride, n_dimension as i64, 6)? }) };
-                set_storage(t, st, storage_offset, sz, sd)
+            fn [<TH $R Tensor_setStorageNd>](self_: *mut [<TH $R Tensor>] as obj, storage: *mut [<TH $R Storage>] as opt_rc, storage_offset: isize, n_dimension: c_int, size: *mut i64 as c_sizes(n_dimension as i64), stride: *mut i64 as opt_c_sizes(n_dimension as i64)) {
+                set_storage(self_, storage, storage_offset, size, stride)
             }
-        }
-        th_fn! {
             /// 1-d `setStorage`.
-            fn [<TH $R Tensor_setStorage1d>](self_: *mut [<TH $R Tensor>], storage: *mut [<TH $R Storage>], storage_offset: isize, size0: i64, stride0: i64) {
-                // SAFETY: handles from the caller.
-                let (t, st) = unsafe { (obj(self_, 1)?, opt_storage(storage, 2)?) };
-                set_storage(t, st, storage_offset, &[size0], Some(&[stride0]))
+            fn [<TH $R Tensor_setStorage1d>](self_: *mut [<TH $R Tensor>] as obj, storage: *mut [<TH $R Storage>] as opt_rc, storage_offset: isize, size0: i64, stride0: i64) {
+                set_storage(self_, storage, storage_offset, &[size0], Some(&[stride0]))
             }
-        }
-        th_fn! {
             /// 2-d `setStorage`.
-            fn [<TH $R Tensor_setStorage2d>](self_: *mut [<TH $R Tensor>], storage: *mut [<TH $R Storage>], storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64) {
-                // SAFETY: handles from the caller.
-                let (t, st) = unsafe { (obj(self_, 1)?, opt_storage(storage, 2)?) };
-                set_storage(t, st, storage_offset, &[size0, size1], Some(&[stride0, stride1]))
+            fn [<TH $R Tensor_setStorage2d>](self_: *mut [<TH $R Tensor>] as obj, storage: *mut [<TH $R Storage>] as opt_rc, storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64) {
+                set_storage(self_, storage, storage_offset, &[size0, size1], Some(&[stride0, stride1]))
             }
-        }
-        th_fn! {
             /// 3-d `setStorage`.
-            fn [<TH $R Tensor_setStorage3d>](self_: *mut [<TH $R Tensor>], storage: *mut [<TH $R Storage>], storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64, size2: i64, stride2: i64) {
-                // SAFETY: handles from the caller.
-                let (t, st) = unsafe { (obj(self_, 1)?, opt_storage(storage, 2)?) };
-                set_storage(t, st, storage_offset, &[size0, size1, size2], Some(&[stride0, stride1, stride2]))
+            fn [<TH $R Tensor_setStorage3d>](self_: *mut [<TH $R Tensor>] as obj, storage: *mut [<TH $R Storage>] as opt_rc, storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64, size2: i64, stride2: i64) {
+                set_storage(self_, storage, storage_offset, &[size0, size1, size2], Some(&[stride0, stride1, stride2]))
             }
-        }
-        th_fn! {
             /// 4-d `setStorage`.
-            fn [<TH $R Tensor_setStorage4d>](self_: *mut [<TH $R Tensor>], storage: *mut [<TH $R Storage>], storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64, size2: i64, stride2: i64, size3: i64, stride3: i64) {
-                // SAFETY: handles from the caller.
-                let (t, st) = unsafe { (obj(self_, 1)?, opt_storage(storage, 2)?) };
-                set_storage(t, st, storage_offset, &[size0, size1, size2, size3], Some(&[stride0, stride1, stride2, stride3]))
+            fn [<TH $R Tensor_setStorage4d>](self_: *mut [<TH $R Tensor>] as obj, storage: *mut [<TH $R Storage>] as opt_rc, storage_offset: isize, size0: i64, stride0: i64, size1: i64, stride1: i64, size2: i64, stride2: i64, size3: i64, stride3: i64) {
+                set_storage(self_, storage, storage_offset, &[size0, size1, size2, size3], Some(&[stride0, stride1, stride2, stride3]))
             }
-        }
-        th_fn! {
             /// `self` becomes `src` narrowed to `size` entries of `dimension` from `firstIndex`.
-            fn [<TH $R Tensor_narrow>](self_: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>], dimension: c_int, first_index: i64, size: i64) {
-                // SAFETY: handles from the caller.
-                let (s, t) = unsafe { src_or_self(self_, src)? };
-                s.update_from(t, |v| v.narrow(dimension, first_index, size))
+            fn [<TH $R Tensor_narrow>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as or_self(self_), dimension: c_int, first_index: i64, size: i64) {
+                self_.update_from(src, |v| v.narrow(dimension, first_index, size))
             }
-        }
-        th_fn! {
             /// `self` becomes `src` with `dimension` fixed at `sliceIndex` (src needs >= 2 dims).
-            fn [<TH $R Tensor_select>](self_: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>], dimension: c_int, slice_index: i64) {
-                // SAFETY: handles from the caller.
-                let (s, t) = unsafe { src_or_self(self_, src)? };
-                s.update_from(t, |v| v.select(dimension, slice_index))
+            fn [<TH $R Tensor_select>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as or_self(self_), dimension: c_int, slice_index: i64) {
+                self_.update_from(src, |v| v.select(dimension, slice_index))
             }
-        }
-        th_fn! {
             /// `self` becomes `src` with two dimensions swapped.
-            fn [<TH $R Tensor_transpose>](self_: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>], dimension1: c_int, dimension2: c_int) {
-                // SAFETY: handles from the caller.
-                let (s, t) = unsafe { src_or_self(self_, src)? };
-                s.update_from(t, |v| v.transpose(dimension1, dimension2))
+            fn [<TH $R Tensor_transpose>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as or_self(self_), dimension1: c_int, dimension2: c_int) {
+                self_.update_from(src, |v| v.transpose(dimension1, dimension2))
             }
-        }
-        th_fn! {
             /// `self` becomes the windows of `size` along `dimension` of `src`, `step` apart.
-            fn [<TH $R Tensor_unfold>](self_: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>], dimension: c_int, size: i64, step: i64) {
-                // SAFETY: handles from the caller.
-                let (s, t) = unsafe { src_or_self(self_, src)? };
-                s.update_from(t, |v| v.unfold(dimension, size, step))
+            fn [<TH $R Tensor_unfold>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as or_self(self_), dimension: c_int, size: i64, step: i64) {
+                self_.update_from(src, |v| v.unfold(dimension, size, step))
             }
-        }
-        th_fn! {
             /// `self` becomes `src` without its size-1 dimensions (all ones: 1-d of size 1).
-            fn [<TH $R Tensor_squeeze>](self_: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (s, t) = unsafe { src_or_self(self_, src)? };
-                s.update_from(t, |v| Ok(v.squeeze()))
+            fn [<TH $R Tensor_squeeze>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as or_self(self_)) {
+                self_.update_from(src, |v| Ok(v.squeeze()))
             }
-        }
-        th_fn! {
             /// `self` becomes `src` without `dimension` if it has size 1 and is not the only one.
-            fn [<TH $R Tensor_squeeze1d>](self_: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>], dimension: c_int) {
-                // SAFETY: handles from the caller.
-                let (s, t) = unsafe { src_or_self(self_, src)? };
-                s.update_from(t, |v| v.squeeze1d(dimension))
+            fn [<TH $R Tensor_squeeze1d>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as or_self(self_), dimension: c_int) {
+                self_.update_from(src, |v| v.squeeze1d(dimension))
             }
-        }
-        th_fn! {
             /// `self` becomes `src` with a size-1 dimension inserted at `dimension` (0..=nDimension).
-            fn [<TH $R Tensor_unsqueeze1d>](self_: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>], dimension: c_int) {
-                // SAFETY: handles from the caller.
-                let (s, t) = unsafe { src_or_self(self_, src)? };
-                s.update_from(t, |v| v.unsqueeze1d(dimension))
+            fn [<TH $R Tensor_unsqueeze1d>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as or_self(self_), dimension: c_int) {
+                self_.update_from(src, |v| v.unsqueeze1d(dimension))
             }
-        }
-        th_fn! {
             /// 1 if row-major contiguous (size-1 dims ignored; empty counts as contiguous).
-            fn [<TH $R Tensor_isContiguous>](self_: *const [<TH $R Tensor>]) -> c_int = 0; {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(self_, 1)? }.with_view(|v| v.is_contiguous()) as c_int)
+            fn [<TH $R Tensor_isContiguous>](self_: *const [<TH $R Tensor>] as obj) -> c_int = 0; {
+                Ok(self_.with_view(|v| v.is_contiguous()) as c_int)
             }
-        }
-        th_fn! {
             /// 1 if both have the same sizes (strides ignored).
-            fn [<TH $R Tensor_isSameSizeAs>](self_: *const [<TH $R Tensor>], src: *const [<TH $R Tensor>]) -> c_int = 0; {
-                // SAFETY: handles from the caller.
-                let (a, b) = unsafe { (obj(self_, 1)?, obj(src, 2)?) };
-                let sa = a.with_view(|v| v.sizes.clone());
-                Ok(b.with_view(|v| v.sizes == sa) as c_int)
+            fn [<TH $R Tensor_isSameSizeAs>](self_: *const [<TH $R Tensor>] as obj, src: *const [<TH $R Tensor>] as obj) -> c_int = 0; {
+                let sa = self_.with_view(|v| v.sizes.clone());
+                Ok(src.with_view(|v| v.sizes == sa) as c_int)
             }
-        }
-        th_fn! {
             /// 1 if `self` views exactly what `src` views (same storage, offset, sizes, strides).
-            fn [<TH $R Tensor_isSetTo>](self_: *const [<TH $R Tensor>], src: *const [<TH $R Tensor>]) -> c_int = 0; {
-                // SAFETY: handles from the caller.
-                let (a, b) = unsafe { (obj(self_, 1)?, obj(src, 2)?) };
-                let va = a.view();
-                Ok(b.with_view(|v| va.is_set_to(v)) as c_int)
+            fn [<TH $R Tensor_isSetTo>](self_: *const [<TH $R Tensor>] as obj, src: *const [<TH $R Tensor>] as obj) -> c_int = 0; {
+                let va = self_.view();
+                Ok(src.with_view(|v| va.is_set_to(v)) as c_int)
             }
-        }
-        th_fn! {
             /// 1 if the sizes equal `dims`.
-            fn [<TH $R Tensor_isSize>](self_: *const [<TH $R Tensor>], dims: *const THLongStorage) -> c_int = 0; {
-                // SAFETY: handles from the caller.
-                let (a, d) = unsafe { (obj(self_, 1)?, long_list(dims, 2)?) };
-                let d = d.ok_or_else(|| Error::null(2, "dims"))?;
-                Ok(a.with_view(|v| v.sizes == d) as c_int)
+            fn [<TH $R Tensor_isSize>](self_: *const [<TH $R Tensor>] as obj, dims: *const THLongStorage as required_list("dims")) -> c_int = 0; {
+                Ok(self_.with_view(|v| v.sizes == dims) as c_int)
             }
-        }
-        th_fn! {
             /// Number of elements (0 when empty).
-            fn [<TH $R Tensor_nElement>](self_: *const [<TH $R Tensor>]) -> isize = 0; {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(self_, 1)? }.with_view(|v| v.numel() as isize))
+            fn [<TH $R Tensor_nElement>](self_: *const [<TH $R Tensor>] as obj) -> isize = 0; {
+                Ok(self_.with_view(|v| v.numel() as isize))
             }
         }
-        /// Adds a reference (NULL is ignored).
-        ///
-        /// # Safety
-        /// `self_` must be NULL or a live handle.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn [<TH $R Tensor_retain>](self_: *mut [<TH $R Tensor>]) {
-            // SAFETY: caller contract.
-            unsafe { retain(self_) }
-        }
-        /// Drops a reference; the last one frees the tensor and its storage reference (NULL is ignored).
-        ///
-        /// # Safety
-        /// `self_` must be NULL or a live handle the caller owns a reference on.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn [<TH $R Tensor_free>](self_: *mut [<TH $R Tensor>]) {
-            // SAFETY: caller contract.
-            unsafe { release(self_) }
-        }
-        /// Same as `free` (the design card's name).
-        ///
-        /// # Safety
-        /// As for `free`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn [<TH $R Tensor_release>](self_: *mut [<TH $R Tensor>]) {
-            // SAFETY: caller contract.
-            unsafe { release(self_) }
-        }
+        refcount_fns!([<TH $R Tensor>], self_, "the tensor and its storage reference");
         th_fn! {
             /// Copies `self` into `dst` (unless they are the same), then drops the caller's reference
             /// on `self` (also when the copy fails).
@@ -675,93 +444,57 @@ macro_rules! tensor_api {
                 unsafe { release(self_) };
                 r
             }
-        }
-        th_fn! {
             /// `tensor[x0] = value` (1-d tensors only; bounds-checked).
-            fn [<TH $R Tensor_set1d>](tensor: *mut [<TH $R Tensor>], x0: i64, value: $C) {
-                // SAFETY: a handle from the caller.
-                unsafe { obj(tensor, 1)? }.with_view(|v| v.set(&[x0], <$T>::from_c(value)))
+            fn [<TH $R Tensor_set1d>](tensor: *mut [<TH $R Tensor>] as obj, x0: i64, value: $C) {
+                tensor.with_view(|v| v.set(&[x0], <$T>::from_c(value)))
             }
-        }
-        th_fn! {
             /// `tensor[x0][x1] = value` (2-d tensors only; bounds-checked).
-            fn [<TH $R Tensor_set2d>](tensor: *mut [<TH $R Tensor>], x0: i64, x1: i64, value: $C) {
-                // SAFETY: a handle from the caller.
-                unsafe { obj(tensor, 1)? }.with_view(|v| v.set(&[x0, x1], <$T>::from_c(value)))
+            fn [<TH $R Tensor_set2d>](tensor: *mut [<TH $R Tensor>] as obj, x0: i64, x1: i64, value: $C) {
+                tensor.with_view(|v| v.set(&[x0, x1], <$T>::from_c(value)))
             }
-        }
-        th_fn! {
             /// `tensor[x0][x1][x2] = value` (3-d tensors only; bounds-checked).
-            fn [<TH $R Tensor_set3d>](tensor: *mut [<TH $R Tensor>], x0: i64, x1: i64, x2: i64, value: $C) {
-                // SAFETY: a handle from the caller.
-                unsafe { obj(tensor, 1)? }.with_view(|v| v.set(&[x0, x1, x2], <$T>::from_c(value)))
+            fn [<TH $R Tensor_set3d>](tensor: *mut [<TH $R Tensor>] as obj, x0: i64, x1: i64, x2: i64, value: $C) {
+                tensor.with_view(|v| v.set(&[x0, x1, x2], <$T>::from_c(value)))
             }
-        }
-        th_fn! {
             /// `tensor[x0][x1][x2][x3] = value` (4-d tensors only; bounds-checked).
-            fn [<TH $R Tensor_set4d>](tensor: *mut [<TH $R Tensor>], x0: i64, x1: i64, x2: i64, x3: i64, value: $C) {
-                // SAFETY: a handle from the caller.
-                unsafe { obj(tensor, 1)? }.with_view(|v| v.set(&[x0, x1, x2, x3], <$T>::from_c(value)))
+            fn [<TH $R Tensor_set4d>](tensor: *mut [<TH $R Tensor>] as obj, x0: i64, x1: i64, x2: i64, x3: i64, value: $C) {
+                tensor.with_view(|v| v.set(&[x0, x1, x2, x3], <$T>::from_c(value)))
             }
-        }
-        th_fn! {
             /// `tensor[x0]` (1-d tensors only; bounds-checked; 0 on error).
-            fn [<TH $R Tensor_get1d>](tensor: *const [<TH $R Tensor>], x0: i64) -> $C = <$T>::default().to_c(); {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(tensor, 1)? }.with_view(|v| v.get(&[x0]))?.to_c())
+            fn [<TH $R Tensor_get1d>](tensor: *const [<TH $R Tensor>] as obj, x0: i64) -> $C = <$T>::default().to_c(); {
+                Ok(tensor.with_view(|v| v.get(&[x0]))?.to_c())
             }
-        }
-        th_fn! {
             /// `tensor[x0][x1]` (2-d tensors only).
-            fn [<TH $R Tensor_get2d>](tensor: *const [<TH $R Tensor>], x0: i64, x1: i64) -> $C = <$T>::default().to_c(); {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(tensor, 1)? }.with_view(|v| v.get(&[x0, x1]))?.to_c())
+            fn [<TH $R Tensor_get2d>](tensor: *const [<TH $R Tensor>] as obj, x0: i64, x1: i64) -> $C = <$T>::default().to_c(); {
+                Ok(tensor.with_view(|v| v.get(&[x0, x1]))?.to_c())
             }
-        }
-        th_fn! {
             /// `tensor[x0][x1][x2]` (3-d tensors only).
-            fn [<TH $R Tensor_get3d>](tensor: *const [<TH $R Tensor>], x0: i64, x1: i64, x2: i64) -> $C = <$T>::default().to_c(); {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(tensor, 1)? }.with_view(|v| v.get(&[x0, x1, x2]))?.to_c())
+            fn [<TH $R Tensor_get3d>](tensor: *const [<TH $R Tensor>] as obj, x0: i64, x1: i64, x2: i64) -> $C = <$T>::default().to_c(); {
+                Ok(tensor.with_view(|v| v.get(&[x0, x1, x2]))?.to_c())
             }
-        }
-        th_fn! {
             /// `tensor[x0][x1][x2][x3]` (4-d tensors only).
-            fn [<TH $R Tensor_get4d>](tensor: *const [<TH $R Tensor>], x0: i64, x1: i64, x2: i64, x3: i64) -> $C = <$T>::default().to_c(); {
-                // SAFETY: a handle from the caller.
-                Ok(unsafe { obj(tensor, 1)? }.with_view(|v| v.get(&[x0, x1, x2, x3]))?.to_c())
+            fn [<TH $R Tensor_get4d>](tensor: *const [<TH $R Tensor>] as obj, x0: i64, x1: i64, x2: i64, x3: i64) -> $C = <$T>::default().to_c(); {
+                Ok(tensor.with_view(|v| v.get(&[x0, x1, x2, x3]))?.to_c())
             }
-        }
-        th_fn! {
             #[doc = "`\"torch." $R "Tensor of size 2x3\"`."]
-            fn [<TH $R Tensor_desc>](tensor: *const [<TH $R Tensor>]) -> THDescBuff = THDescBuff::empty(); {
-                // SAFETY: a handle from the caller.
-                Ok(THDescBuff::from_str(&unsafe { obj(tensor, 1)? }.with_view(|v| v.desc())))
+            fn [<TH $R Tensor_desc>](tensor: *const [<TH $R Tensor>] as obj) -> THDescBuff = THDescBuff::empty(); {
+                Ok(THDescBuff::from_str(&tensor.with_view(|v| v.desc())))
             }
-        }
-        th_fn! {
             /// `"[2 x 3]"`.
-            fn [<TH $R Tensor_sizeDesc>](tensor: *const [<TH $R Tensor>]) -> THDescBuff = THDescBuff::empty(); {
-                // SAFETY: a handle from the caller.
-                Ok(THDescBuff::from_str(&unsafe { obj(tensor, 1)? }.with_view(|v| size_desc(&v.sizes))))
+            fn [<TH $R Tensor_sizeDesc>](tensor: *const [<TH $R Tensor>] as obj) -> THDescBuff = THDescBuff::empty(); {
+                Ok(THDescBuff::from_str(&tensor.with_view(|v| size_desc(&v.sizes))))
             }
-        }
-        th_fn! {
             /// Copies `src` into `tensor` element by element in row-major order of each (element
             /// counts must match, shapes need not; no resize). Overlapping views are handled.
-            fn [<TH $R Tensor_copy>](tensor: *mut [<TH $R Tensor>], src: *mut [<TH $R Tensor>]) {
-                // SAFETY: handles from the caller.
-                let (d, s) = unsafe { (obj(tensor, 1)?, obj(src, 2)?) };
-                copy(&d.view(), &s.view())
+            fn [<TH $R Tensor_copy>](tensor: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as obj) {
+                copy(&tensor.view(), &src.view())
             }
         }
         $(
             th_fn! {
                 #[doc = "Copies a " $S " tensor into this one (C casts; element counts must match)."]
-                fn [<TH $R Tensor_copy $S>](tensor: *mut [<TH $R Tensor>], src: *mut [<TH $S Tensor>]) {
-                    // SAFETY: handles from the caller.
-                    let (d, s) = unsafe { (obj(tensor, 1)?, obj(src, 2)?) };
-                    copy::<$T, $ST>(&d.view(), &s.view())
+                fn [<TH $R Tensor_copy $S>](tensor: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $S Tensor>] as obj) {
+                    copy::<$T, $ST>(&tensor.view(), &src.view())
                 }
             }
         )*
