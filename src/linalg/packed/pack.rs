@@ -167,7 +167,18 @@ pub(crate) trait Source<E: Lane>: Copy + Send + Sync {
     ///
     /// # Safety
     /// Those elements are readable; `dst` is writable for `kb * mr` elements.
-    unsafe fn rows(src: &[*const Self], cs: isize, kb: usize, dst: *mut E);
+    #[inline(always)]
+    unsafe fn rows(src: &[*const Self], cs: isize, kb: usize, dst: *mut E) {
+        let mr = src.len();
+        // SAFETY: forwarded contract.
+        unsafe {
+            for p in 0..kb {
+                for (i, s) in src.iter().enumerate() {
+                    *dst.add(p * mr + i) = (*s.offset(p as isize * cs)).get();
+                }
+            }
+        }
+    }
 }
 
 macro_rules! same_source {
@@ -219,18 +230,6 @@ macro_rules! same_source {
                     for j in 0..cols {
                         for p in p0..kb {
                             *dst.add(p * nr + j) = *src.offset(p as isize + j as isize * cs);
-                        }
-                    }
-                }
-            }
-            #[inline(always)]
-            unsafe fn rows(src: &[*const Self], cs: isize, kb: usize, dst: *mut $E) {
-                let mr = src.len();
-                // SAFETY: forwarded contract.
-                unsafe {
-                    for p in 0..kb {
-                        for (i, s) in src.iter().enumerate() {
-                            *dst.add(p * mr + i) = *s.offset(p as isize * cs);
                         }
                     }
                 }
@@ -291,17 +290,6 @@ macro_rules! half_source {
                             Self::run(src.offset(j as isize * cs + p0 as isize), buf.as_mut_ptr().add(j * CHUNK), 1, len);
                         }
                         <f32 as Source<f32>>::columns(buf.as_ptr(), CHUNK as isize, len, cols, nr, dst.add(p0 * nr));
-                    }
-                }
-            }
-            unsafe fn rows(src: &[*const Self], cs: isize, kb: usize, dst: *mut f32) {
-                let mr = src.len();
-                // SAFETY: forwarded contract.
-                unsafe {
-                    for p in 0..kb {
-                        for (i, s) in src.iter().enumerate() {
-                            *dst.add(p * mr + i) = (*s.offset(p as isize * cs)).to_f32();
-                        }
                     }
                 }
             }
