@@ -395,16 +395,24 @@ fn apply_q<T: Real>(v: MatRef<'_, T>, tau: &[T], left: bool, transpose: bool, mu
 // generic/THTensorLapack.h
 // ---------------------------------------------------------------------------------------------
 
+/// An input matrix that may be its output: TH's LAPACK functions take `a == NULL` (or `a` the
+/// output itself) to mean "the output, in place", which lets the result keep the output's
+/// column-major layout without a copy.
+pub struct Input<T: Scalar> {
+    pub view: View<T>,
+    /// The input is the output tensor itself.
+    pub in_place: bool,
+}
+
+impl<T: Scalar> std::ops::Deref for Input<T> {
+    type Target = View<T>;
+    fn deref(&self) -> &View<T> {
+        &self.view
+    }
+}
+
 /// `gesv`: solves `A X = B`; `rb_ = X` (n x nrhs), `ra_` = the LU factors of `A` (as `getrf`).
-/// `b_in_place`/`a_in_place`: `b`/`a` is `rb_`/`ra_` itself.
-pub fn gesv<T: Real>(
-    rb: &Tensor<T>,
-    ra: &Tensor<T>,
-    b: &View<T>,
-    a: &View<T>,
-    b_in_place: bool,
-    a_in_place: bool,
-) -> Result<()> {
+pub fn gesv<T: Real>(rb: &Tensor<T>, ra: &Tensor<T>, b: &Input<T>, a: &Input<T>) -> Result<()> {
     check_system(b, a, true)?;
     let f = lu_factor(read_mat(a)?.as_ref());
     if f.info != 0 {
@@ -412,7 +420,7 @@ pub fn gesv<T: Real>(
     }
     let mut x = read_rhs(b, 1)?;
     lu_solve(f.lu.as_ref(), &f.ipiv, x.as_mut());
-    commit(vec![colmajor(rb, b_in_place, x.as_ref())?, colmajor(ra, a_in_place, f.lu.as_ref())?])
+    commit(vec![colmajor(rb, b.in_place, x.as_ref())?, colmajor(ra, a.in_place, f.lu.as_ref())?])
 }
 
 /// `trtrs`: solves `op(A) X = B` for triangular `A` (`uplo` 'U'/'L', `trans` 'N'/'T'/'C',
@@ -420,12 +428,11 @@ pub fn gesv<T: Real>(
 pub fn trtrs<T: Real>(
     rb: &Tensor<T>,
     ra: &Tensor<T>,
-    b: &View<T>,
-    a: &View<T>,
+    b: &Input<T>,
+    a: &Input<T>,
     uplo: Option<u8>,
     trans: Option<u8>,
     diag: Option<u8>,
-    in_place: (bool, bool),
 ) -> Result<()> {
     check_system(b, a, true)?;
     let uplo = opt(uplo, "uplo", "UL", 5)?;
@@ -451,7 +458,7 @@ pub fn trtrs<T: Real>(
     } else {
         trsv::solve_lower_triangular_in_place(op, x.as_mut(), Par::Seq);
     }
-    commit(vec![colmajor(rb, in_place.0, x.as_ref())?, colmajor(ra, in_place.1, am.as_ref())?])
+    commit(vec![colmajor(rb, b.in_place, x.as_ref())?, colmajor(ra, a.in_place, am.as_ref())?])
 }
 
 /// `gels`: least squares (`m >= n`) or minimum-norm (`m < n`) solution of `A X = B`.
@@ -459,14 +466,7 @@ pub fn trtrs<T: Real>(
 /// block whose rows `n..m` hold the components of `Q^T B` giving the residual (LAPACK's layout);
 /// `ra_` holds the packed QR (`m >= n`) or LQ (`m < n`) factors. A rank-deficient `A` (an exactly
 /// zero diagonal element of R or L) is an error.
-pub fn gels<T: Real>(
-    rb: &Tensor<T>,
-    ra: &Tensor<T>,
-    b: &View<T>,
-    a: &View<T>,
-    b_in_place: bool,
-    a_in_place: bool,
-) -> Result<()> {
+pub fn gels<T: Real>(rb: &Tensor<T>, ra: &Tensor<T>, b: &Input<T>, a: &Input<T>) -> Result<()> {
     let (m, n) = check_system(b, a, false)?;
     let am = read_mat(a)?;
     let bm = read_rhs(b, 1)?;
@@ -500,13 +500,13 @@ pub fn gels<T: Real>(
     // rb_: the ldb x nrhs column-major block, seen as its first n rows.
     let cur = rb.view();
     let (ni, ri, li) = (n as i64, nrhs as i64, ldb as i64);
-    let rb_out = if b_in_place && cur.sizes == [ni, ri] && m == n {
+    let rb_out = if b.in_place && cur.sizes == [ni, ri] && m == n {
         Out { t: rb, v: cur, data: mat_rowmajor(full.as_ref().get(..n, ..)) }
     } else {
         let block = View::on_storage(cur.storage.clone(), cur.offset as isize, &[li, ri], Some(&[1, li]))?;
         Out { t: rb, v: block, data: mat_rowmajor(full.as_ref()) }
     };
-    let ra_out = colmajor(ra, a_in_place, packed.as_ref())?;
+    let ra_out = colmajor(ra, a.in_place, packed.as_ref())?;
     let shown = rb_out.v.narrow(0, 0, ni)?;
     store(&rb_out.v, &rb_out.data)?;
     store(&ra_out.v, &ra_out.data)?;
@@ -518,14 +518,7 @@ pub fn gels<T: Real>(
 /// `syev`: eigenvalues (ascending) of the symmetric matrix given by triangle `uplo` of `a`
 /// into `re_` (1-D n); with `jobz` 'V' the orthonormal eigenvectors into the columns of `rv_`
 /// (n x n, column-major). With 'N', `rv_` receives `a` (LAPACK leaves it destroyed).
-pub fn syev<T: Real>(
-    re: &Tensor<T>,
-    rv: &Tensor<T>,
-    a: &View<T>,
-    jobz: Option<u8>,
-    uplo: Option<u8>,
-    a_in_place: bool,
-) -> Result<()> {
+pub fn syev<T: Real>(re: &Tensor<T>, rv: &Tensor<T>, a: &Input<T>, jobz: Option<u8>, uplo: Option<u8>) -> Result<()> {
     let n = square(a, "A", 1)?;
     let jobz = opt(jobz, "jobz", "NV", 4)?;
     let uplo = opt(uplo, "uplo", "UL", 5)?;
@@ -539,7 +532,7 @@ pub fn syev<T: Real>(
     } else {
         (sym.as_ref().self_adjoint_eigenvalues(Side::Lower).map_err(no_conv)?, am)
     };
-    commit(vec![colmajor(rv, a_in_place, vecs.as_ref())?, kept(re, &[n as i64], vals)?])
+    commit(vec![colmajor(rv, a.in_place, vecs.as_ref())?, kept(re, &[n as i64], vals)?])
 }
 
 /// `geev`: eigenvalues of a general square `a` into `re_` (n x 2: real, imaginary parts; a
@@ -634,9 +627,8 @@ pub fn gesvd<T: Real>(
     rs: &Tensor<T>,
     rv: &Tensor<T>,
     ra: Option<&Tensor<T>>,
-    a: &View<T>,
+    a: &Input<T>,
     jobu: Option<u8>,
-    a_in_place: bool,
     jobu_arg: u32,
 ) -> Result<()> {
     let (m, n) = dims2(a, "A", 1)?;
@@ -649,13 +641,13 @@ pub fn gesvd<T: Real>(
     let sv: Vec<T> = (0..k).map(|i| s[i]).collect();
     let mut outs = vec![colmajor(ru, false, svd.U())?, kept(rs, &[k as i64], sv)?, kept_mat(rv, svd.V())?];
     if let Some(ra) = ra {
-        outs.push(colmajor(ra, a_in_place, am.as_ref())?);
+        outs.push(colmajor(ra, a.in_place, am.as_ref())?);
     }
     commit(outs)
 }
 
 /// `getri`: the inverse of square `a` (column-major); singular `a` is an error.
-pub fn getri<T: Real>(ra: &Tensor<T>, a: &View<T>, a_in_place: bool) -> Result<()> {
+pub fn getri<T: Real>(ra: &Tensor<T>, a: &Input<T>) -> Result<()> {
     let n = square(a, "A", 1)?;
     let f = lu_factor(read_mat(a)?.as_ref());
     if f.info != 0 {
@@ -663,7 +655,7 @@ pub fn getri<T: Real>(ra: &Tensor<T>, a: &View<T>, a_in_place: bool) -> Result<(
     }
     let mut inv = Mat::<T>::identity(n, n);
     lu_solve(f.lu.as_ref(), &f.ipiv, inv.as_mut());
-    commit(vec![colmajor(ra, a_in_place, inv.as_ref())?])
+    commit(vec![colmajor(ra, a.in_place, inv.as_ref())?])
 }
 
 /// Cholesky factor of the symmetric matrix given by triangle `uplo` of `a`: upper `U` with
@@ -678,16 +670,16 @@ fn cholesky<T: Real>(am: MatRef<'_, T>, uplo: u8) -> std::result::Result<Mat<T>,
 }
 
 /// `potrf`: the Cholesky factor of `a` (column-major, the other triangle zeroed).
-pub fn potrf<T: Real>(ra: &Tensor<T>, a: &View<T>, uplo: Option<u8>, a_in_place: bool) -> Result<()> {
+pub fn potrf<T: Real>(ra: &Tensor<T>, a: &Input<T>, uplo: Option<u8>) -> Result<()> {
     square(a, "A", 1)?;
     let uplo = opt(uplo, "uplo", "UL", 3)?;
     let f = cholesky(read_mat(a)?.as_ref(), uplo)
         .map_err(|i| lapack_err(format!("potrf : the leading minor of order {i} is not positive definite")))?;
-    commit(vec![colmajor(ra, a_in_place, f.as_ref())?])
+    commit(vec![colmajor(ra, a.in_place, f.as_ref())?])
 }
 
 /// `potrs`: solves `A X = B` given the Cholesky factor `a` of `A` (triangle `uplo` read).
-pub fn potrs<T: Real>(rb: &Tensor<T>, b: &View<T>, a: &View<T>, uplo: Option<u8>, b_in_place: bool) -> Result<()> {
+pub fn potrs<T: Real>(rb: &Tensor<T>, b: &Input<T>, a: &View<T>, uplo: Option<u8>) -> Result<()> {
     check_system(b, a, true)?;
     let uplo = opt(uplo, "uplo", "UL", 4)?;
     let f = triangle(read_mat(a)?.as_ref(), uplo);
@@ -699,12 +691,12 @@ pub fn potrs<T: Real>(rb: &Tensor<T>, b: &View<T>, a: &View<T>, uplo: Option<u8>
         trsv::solve_lower_triangular_in_place(f.as_ref(), x.as_mut(), Par::Seq);
         trsv::solve_upper_triangular_in_place(f.as_ref().transpose(), x.as_mut(), Par::Seq);
     }
-    commit(vec![colmajor(rb, b_in_place, x.as_ref())?])
+    commit(vec![colmajor(rb, b.in_place, x.as_ref())?])
 }
 
 /// `potri`: the inverse of `A` from its Cholesky factor `a` (triangle `uplo`), symmetric,
 /// column-major; a zero diagonal element of the factor is an error.
-pub fn potri<T: Real>(ra: &Tensor<T>, a: &View<T>, uplo: Option<u8>, a_in_place: bool) -> Result<()> {
+pub fn potri<T: Real>(ra: &Tensor<T>, a: &Input<T>, uplo: Option<u8>) -> Result<()> {
     let n = square(a, "A", 1)?;
     let uplo = opt(uplo, "uplo", "UL", 3)?;
     let am = read_mat(a)?;
@@ -726,7 +718,7 @@ pub fn potri<T: Real>(ra: &Tensor<T>, a: &View<T>, uplo: Option<u8>, a_in_place:
     };
     // TH's copyUpLoTriangle: the computed triangle mirrored into the other.
     let inv = symmetric(prod.as_ref(), uplo);
-    commit(vec![colmajor(ra, a_in_place, inv.as_ref())?])
+    commit(vec![colmajor(ra, a.in_place, inv.as_ref())?])
 }
 
 /// `pstrf`: Cholesky with complete pivoting of the positive semidefinite matrix given by
@@ -734,14 +726,7 @@ pub fn potri<T: Real>(ra: &Tensor<T>, a: &View<T>, uplo: Option<u8>, a_in_place:
 /// `rpiv_` (Int, 1-D n) holds 0-based pivots (PyTorch's TH converted LAPACK's to 0-based).
 /// As in TH, a rank-deficient matrix (a pivot `<= tol`; `tol < 0`: `n * eps * max(diag)`) is an
 /// error.
-pub fn pstrf<T: Real>(
-    ra: &Tensor<T>,
-    rpiv: &Tensor<i32>,
-    a: &View<T>,
-    uplo: Option<u8>,
-    tol: T,
-    a_in_place: bool,
-) -> Result<()> {
+pub fn pstrf<T: Real>(ra: &Tensor<T>, rpiv: &Tensor<i32>, a: &Input<T>, uplo: Option<u8>, tol: T) -> Result<()> {
     let n = square(a, "A", 1)?;
     let uplo = opt(uplo, "uplo", "UL", 4)?;
     let am = read_mat(a)?;
@@ -780,7 +765,7 @@ pub fn pstrf<T: Real>(
     let low = triangle(l.as_ref(), b'L');
     let factor = if uplo == b'U' { low.as_ref().transpose().to_owned() } else { low };
     let piv: Vec<i32> = fwd.iter().map(|&p| p as i32).collect();
-    let outs_t = vec![colmajor(ra, a_in_place, factor.as_ref())?];
+    let outs_t = vec![colmajor(ra, a.in_place, factor.as_ref())?];
     let piv_out = kept(rpiv, &[n as i64], piv)?;
     store(&piv_out.v, &piv_out.data)?;
     commit(outs_t)?;
@@ -790,11 +775,11 @@ pub fn pstrf<T: Real>(
 
 /// `geqrf`: `ra_` = the packed QR factors of `a` (m x n, column-major: R on and above the
 /// diagonal, the reflectors below), `rtau_` (1-D min(m, n)) their scalar factors.
-pub fn geqrf<T: Real>(ra: &Tensor<T>, rtau: &Tensor<T>, a: &View<T>, a_in_place: bool) -> Result<()> {
+pub fn geqrf<T: Real>(ra: &Tensor<T>, rtau: &Tensor<T>, a: &Input<T>) -> Result<()> {
     dims2(a, "A", 1)?;
     let (qr, tau) = geqrf_mat(read_mat(a)?.as_ref());
     let k = tau.len() as i64;
-    commit(vec![colmajor(ra, a_in_place, qr.as_ref())?, kept(rtau, &[k], tau)?])
+    commit(vec![colmajor(ra, a.in_place, qr.as_ref())?, kept(rtau, &[k], tau)?])
 }
 
 fn read_tau<T: Real>(tau: &View<T>, arg: u32) -> Result<Vec<T>> {
@@ -806,7 +791,7 @@ fn read_tau<T: Real>(tau: &View<T>, arg: u32) -> Result<Vec<T>> {
 
 /// `orgqr`: from `geqrf`'s output `a` (m x n) and `tau` (k), `ra_` = `a` with its first k
 /// columns replaced by the first k columns of `Q = H_1 ... H_k` (LAPACK `orgqr(m, k, k)`).
-pub fn orgqr<T: Real>(ra: &Tensor<T>, a: &View<T>, tau: &View<T>, a_in_place: bool) -> Result<()> {
+pub fn orgqr<T: Real>(ra: &Tensor<T>, a: &Input<T>, tau: &View<T>) -> Result<()> {
     let (m, n) = dims2(a, "A", 1)?;
     let tau = read_tau(tau, 3)?;
     let k = tau.len();
@@ -817,7 +802,7 @@ pub fn orgqr<T: Real>(ra: &Tensor<T>, a: &View<T>, tau: &View<T>, a_in_place: bo
     let mut q = Mat::<T>::identity(m, k);
     apply_q(am.as_ref(), &tau, true, false, q.as_mut());
     let out = Mat::from_fn(m, n, |i, j| if j < k { q[(i, j)] } else { am[(i, j)] });
-    commit(vec![colmajor(ra, a_in_place, out.as_ref())?])
+    commit(vec![colmajor(ra, a.in_place, out.as_ref())?])
 }
 
 /// `ormqr`: `ra_ = op(Q) c` (`side` 'L') or `c op(Q)` ('R'), `op` = identity ('N') or transpose
@@ -826,10 +811,9 @@ pub fn ormqr<T: Real>(
     ra: &Tensor<T>,
     a: &View<T>,
     tau: &View<T>,
-    c: &View<T>,
+    c: &Input<T>,
     side: Option<u8>,
     trans: Option<u8>,
-    c_in_place: bool,
 ) -> Result<()> {
     let (ar, ac) = dims2(a, "A", 2)?;
     let (m, n) = dims2(c, "C", 4)?;
@@ -851,7 +835,7 @@ pub fn ormqr<T: Real>(
     let am = read_mat(a)?;
     let mut cm = read_mat(c)?;
     apply_q(am.as_ref(), &tau, side == b'L', trans != b'N', cm.as_mut());
-    commit(vec![colmajor(ra, c_in_place, cm.as_ref())?])
+    commit(vec![colmajor(ra, c.in_place, cm.as_ref())?])
 }
 
 /// `qr`: `rq_` (m x k, orthonormal columns, column-major) and `rr_` (k x n, upper
