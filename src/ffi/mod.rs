@@ -195,7 +195,7 @@ macro_rules! same_repr {
         }
     )*};
 }
-same_repr!(u8, i8, i16, i32, i64, f32, f64);
+crate::th_dtypes!(same_repr; int float);
 
 impl CRepr for Bool {
     type C = Bool;
