@@ -149,6 +149,11 @@ macro_rules! float_num {
             #[inline(always)] fn acc_mul(a: f64, b: f64) -> f64 { a * b }
             #[inline(always)] fn acc_to_f64(a: f64) -> f64 { a }
         }
+        impl Float for $T {
+            type R = $T;
+            #[inline(always)] fn to_r(self) -> $T { self }
+            #[inline(always)] fn from_r(r: $T) -> Self { r }
+        }
     )*};
 }
 float_num!(f32, f64);
@@ -181,6 +186,11 @@ macro_rules! half_num {
             #[inline(always)] fn acc_add(a: f32, b: f32) -> f32 { a + b }
             #[inline(always)] fn acc_mul(a: f32, b: f32) -> f32 { a * b }
             #[inline(always)] fn acc_to_f64(a: f32) -> f64 { a as f64 }
+        }
+        impl Float for $T {
+            type R = f32;
+            #[inline(always)] fn to_r(self) -> f32 { self.to_f32() }
+            #[inline(always)] fn from_r(r: f32) -> Self { <$T>::from_f32(r) }
         }
     )*};
 }
@@ -256,51 +266,6 @@ pub trait Float: Num {
     type R: Real + Num + crate::kernels::vmath::VMath;
     fn to_r(self) -> Self::R;
     fn from_r(r: Self::R) -> Self;
-}
-
-impl Float for f32 {
-    type R = f32;
-    #[inline(always)]
-    fn to_r(self) -> f32 {
-        self
-    }
-    #[inline(always)]
-    fn from_r(r: f32) -> Self {
-        r
-    }
-}
-impl Float for f64 {
-    type R = f64;
-    #[inline(always)]
-    fn to_r(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn from_r(r: f64) -> Self {
-        r
-    }
-}
-impl Float for f16 {
-    type R = f32;
-    #[inline(always)]
-    fn to_r(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn from_r(r: f32) -> Self {
-        f16::from_f32(r)
-    }
-}
-impl Float for bf16 {
-    type R = f32;
-    #[inline(always)]
-    fn to_r(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn from_r(r: f32) -> Self {
-        bf16::from_f32(r)
-    }
 }
 
 /// Differences of logs below which `log_add`/`log_sub` return the larger term (its exp
