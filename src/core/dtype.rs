@@ -177,40 +177,42 @@ pub trait Scalar: Copy + Send + Sync + Default + PartialEq + fmt::Debug + 'stati
     }
 }
 
-macro_rules! int_scalar {
-    ($($T:ty => $D:ident),*) => {$(
+/// `Scalar` for a Rust number type `$T` (`DType::$D`): its value goes to `Prim::$V` as a `$P`
+/// and comes back from either `Prim` with `as` (C's cast; from floats, saturating).
+macro_rules! prim_scalar {
+    ($T:ty => $D:ident, $V:ident($P:ty), format $format:expr, digits $digits:expr, acc $A:ty) => {
         impl sealed::Sealed for $T {}
         impl Scalar for $T {
             const DTYPE: DType = DType::$D;
-            const FORMAT: Format = if <$T>::MIN == 0 { Format::UInt } else { Format::Int };
-            const DIGITS: u32 = <$T>::BITS - (<$T>::MIN != 0) as u32;
-            type Acc = i64;
+            const FORMAT: Format = $format;
+            const DIGITS: u32 = $digits;
+            type Acc = $A;
             #[inline]
-            fn to_prim(self) -> Prim { Prim::I(self as i64) }
+            fn to_prim(self) -> Prim {
+                Prim::$V(self as $P)
+            }
             #[inline]
             fn from_prim(p: Prim) -> Self {
-                match p { Prim::I(v) => v as $T, Prim::F(v) => v as $T }
+                match p {
+                    Prim::I(v) => v as $T,
+                    Prim::F(v) => v as $T,
+                }
             }
         }
+    };
+}
+
+macro_rules! int_scalar {
+    ($($T:ty => $D:ident),*) => {$(
+        prim_scalar!($T => $D, I(i64), format if <$T>::MIN == 0 { Format::UInt } else { Format::Int },
+            digits <$T>::BITS - (<$T>::MIN != 0) as u32, acc i64);
     )*};
 }
 int_scalar!(u8 => Byte, i8 => Char, i16 => Short, i32 => Int, i64 => Long);
 
 macro_rules! float_scalar {
     ($($T:ty => $D:ident, $A:ty);*) => {$(
-        impl sealed::Sealed for $T {}
-        impl Scalar for $T {
-            const DTYPE: DType = DType::$D;
-            const FORMAT: Format = Format::Float;
-            const DIGITS: u32 = <$T>::MANTISSA_DIGITS;
-            type Acc = $A;
-            #[inline]
-            fn to_prim(self) -> Prim { Prim::F(self as f64) }
-            #[inline]
-            fn from_prim(p: Prim) -> Self {
-                match p { Prim::I(v) => v as $T, Prim::F(v) => v as $T }
-            }
-        }
+        prim_scalar!($T => $D, F(f64), format Format::Float, digits <$T>::MANTISSA_DIGITS, acc $A);
     )*};
 }
 float_scalar!(f32 => Float, f64; f64 => Double, f64);

@@ -10,64 +10,74 @@ use std::ffi::{CString, c_char, c_int, c_void};
 use std::fmt;
 use std::sync::Mutex;
 
-/// Error codes returned by `THGetLastErrorCode`.
-#[repr(C)]
-#[allow(non_camel_case_types)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum THErrorCode {
-    /// No error.
-    TH_OK = 0,
-    /// A required pointer argument was NULL.
-    TH_ERR_NULL_ARG = 1,
-    /// An argument was out of its domain (bad flag, bad mode, ...).
-    TH_ERR_INVALID_ARG = 2,
-    /// Sizes or strides were negative, overflowed, or did not fit together.
-    TH_ERR_SIZE = 3,
-    /// A dimension or index was out of range.
-    TH_ERR_INDEX = 4,
-    /// The operation is not defined for this dtype.
-    TH_ERR_DTYPE = 5,
-    /// Memory could not be allocated (or mapped).
-    TH_ERR_ALLOC = 6,
-    /// The library was built without CUDA.
-    TH_ERR_NO_CUDA = 7,
-    /// A CUDA call failed.
-    TH_ERR_CUDA = 8,
-    /// A file or shared-memory operation failed.
-    TH_ERR_IO = 9,
-    /// An internal invariant failed (a bug).
-    TH_ERR_INTERNAL = 10,
-    /// A panic was caught at the C boundary (a bug).
-    TH_ERR_PANIC = 11,
-    /// Raised by C code through `_THError` / `_THArgCheck` / `_THAssertionFailed`.
-    TH_ERR_USER = 12,
+/// Defines the C enum `THErrorCode` and its `from_int` from one list of codes; a code followed
+/// by `=> name` also gets the constructor `Error::name(msg)`.
+macro_rules! error_codes {
+    (
+        $(#[$m:meta])*
+        pub enum $E:ident {
+            $($(#[$doc:meta])* $code:ident = $v:literal $(=> $ctor:ident)?,)*
+        }
+    ) => {
+        $(#[$m])*
+        pub enum $E {
+            $($(#[$doc])* $code = $v,)*
+        }
+
+        impl $E {
+            /// The code with this value, if any.
+            pub fn from_int(v: c_int) -> Option<Self> {
+                [$($E::$code),*].into_iter().find(|&c| c as c_int == v)
+            }
+        }
+
+        impl Error {
+            $($(
+                #[doc = concat!("A `", stringify!($code), "` error.")]
+                pub fn $ctor(msg: impl Into<String>) -> Self {
+                    Self::new($E::$code, msg)
+                }
+            )?)*
+        }
+    };
+}
+
+error_codes! {
+    /// Error codes returned by `THGetLastErrorCode`.
+    #[repr(C)]
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum THErrorCode {
+        /// No error.
+        TH_OK = 0,
+        /// A required pointer argument was NULL.
+        TH_ERR_NULL_ARG = 1,
+        /// An argument was out of its domain (bad flag, bad mode, ...).
+        TH_ERR_INVALID_ARG = 2 => invalid,
+        /// Sizes or strides were negative, overflowed, or did not fit together.
+        TH_ERR_SIZE = 3 => size,
+        /// A dimension or index was out of range.
+        TH_ERR_INDEX = 4 => index,
+        /// The operation is not defined for this dtype.
+        TH_ERR_DTYPE = 5 => dtype,
+        /// Memory could not be allocated (or mapped).
+        TH_ERR_ALLOC = 6 => alloc,
+        /// The library was built without CUDA.
+        TH_ERR_NO_CUDA = 7,
+        /// A CUDA call failed.
+        TH_ERR_CUDA = 8,
+        /// A file or shared-memory operation failed.
+        TH_ERR_IO = 9 => io,
+        /// An internal invariant failed (a bug).
+        TH_ERR_INTERNAL = 10 => internal,
+        /// A panic was caught at the C boundary (a bug).
+        TH_ERR_PANIC = 11,
+        /// Raised by C code through `_THError` / `_THArgCheck` / `_THAssertionFailed`.
+        TH_ERR_USER = 12,
+    }
 }
 
 pub use THErrorCode as Code;
-
-impl THErrorCode {
-    /// The code with this value, if any.
-    pub fn from_int(v: c_int) -> Option<Self> {
-        use THErrorCode::*;
-        [
-            TH_OK,
-            TH_ERR_NULL_ARG,
-            TH_ERR_INVALID_ARG,
-            TH_ERR_SIZE,
-            TH_ERR_INDEX,
-            TH_ERR_DTYPE,
-            TH_ERR_ALLOC,
-            TH_ERR_NO_CUDA,
-            TH_ERR_CUDA,
-            TH_ERR_IO,
-            TH_ERR_INTERNAL,
-            TH_ERR_PANIC,
-            TH_ERR_USER,
-        ]
-        .into_iter()
-        .find(|&c| c as c_int == v)
-    }
-}
 
 /// A core error: a code, a message, and (for argument errors) the 1-based position of the
 /// offending argument of the C function, as TH's `THArgCheck` reports it.
@@ -90,27 +100,6 @@ impl Error {
             self.arg = Some(n);
         }
         self
-    }
-    pub fn size(msg: impl Into<String>) -> Self {
-        Self::new(Code::TH_ERR_SIZE, msg)
-    }
-    pub fn index(msg: impl Into<String>) -> Self {
-        Self::new(Code::TH_ERR_INDEX, msg)
-    }
-    pub fn invalid(msg: impl Into<String>) -> Self {
-        Self::new(Code::TH_ERR_INVALID_ARG, msg)
-    }
-    pub fn alloc(msg: impl Into<String>) -> Self {
-        Self::new(Code::TH_ERR_ALLOC, msg)
-    }
-    pub fn internal(msg: impl Into<String>) -> Self {
-        Self::new(Code::TH_ERR_INTERNAL, msg)
-    }
-    pub fn dtype(msg: impl Into<String>) -> Self {
-        Self::new(Code::TH_ERR_DTYPE, msg)
-    }
-    pub fn io(msg: impl Into<String>) -> Self {
-        Self::new(Code::TH_ERR_IO, msg)
     }
     pub fn null(arg: u32, what: &str) -> Self {
         Self::new(Code::TH_ERR_NULL_ARG, format!("argument {arg} ({what}) is NULL")).at_arg(arg)

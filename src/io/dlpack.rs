@@ -180,59 +180,72 @@ fn describe<T: Scalar>(v: &View<T>) -> Result<(DLTensor, Vec<i64>, Vec<i64>)> {
     Ok((dl, shape, strides))
 }
 
-unsafe extern "C" fn delete_versioned<T: Scalar>(m: *mut DLManagedTensorVersioned) {
+/// What export and import need of the two managed-tensor structs.
+trait Managed: Sized + 'static {
+    /// The allocator of imported storages: its `free` runs the producer's deleter.
+    const IMPORT: &'static THAllocator;
+    fn dl_tensor(&mut self) -> &mut DLTensor;
+    fn manager_ctx(&mut self) -> &mut *mut c_void;
+    fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)>;
+}
+
+macro_rules! managed {
+    ($($M:ty => $import:ident),*) => {$(
+        impl Managed for $M {
+            const IMPORT: &'static THAllocator = &$import;
+            fn dl_tensor(&mut self) -> &mut DLTensor {
+                &mut self.dl_tensor
+            }
+            fn manager_ctx(&mut self) -> &mut *mut c_void {
+                &mut self.manager_ctx
+            }
+            fn deleter(&self) -> Option<unsafe extern "C" fn(*mut Self)> {
+                self.deleter
+            }
+        }
+    )*};
+}
+managed!(DLManagedTensorVersioned => IMPORT_VERSIONED, DLManagedTensor => IMPORT_UNVERSIONED);
+
+/// The deleter of an exported `M`: frees its block.
+unsafe extern "C" fn delete<M: Managed, T: Scalar>(m: *mut M) {
     if !m.is_null() {
-        // SAFETY: `m` is the first field of an Export block made by `to_dlpack`; the DLPack
+        // SAFETY: `m` is the first field of an Export block made by `export`; the DLPack
         // contract is that the deleter is called once.
-        drop(unsafe { Box::from_raw(m as *mut Export<DLManagedTensorVersioned, T>) });
+        drop(unsafe { Box::from_raw(m as *mut Export<M, T>) });
     }
 }
 
-unsafe extern "C" fn delete_unversioned<T: Scalar>(m: *mut DLManagedTensor) {
-    if !m.is_null() {
-        // SAFETY: as in delete_versioned, for `to_dlpack_unversioned`.
-        drop(unsafe { Box::from_raw(m as *mut Export<DLManagedTensor, T>) });
-    }
-}
-
-/// A versioned managed tensor viewing `t`'s current geometry; it holds a reference on the
-/// storage until its deleter runs. The caller owns the result.
-pub fn to_dlpack<T: Scalar>(t: &Tensor<T>) -> Result<*mut DLManagedTensorVersioned> {
+/// A managed tensor (made by `managed` from the DLTensor) viewing `t`'s current geometry; it
+/// holds a reference on the storage until its deleter runs. The caller owns the result.
+fn export<M: Managed, T: Scalar>(t: &Tensor<T>, managed: impl FnOnce(DLTensor) -> M) -> Result<*mut M> {
     let v = t.view();
     let (dl, shape, strides) = describe(&v)?;
-    let managed = DLManagedTensorVersioned {
-        version: DLPACK_VERSION,
-        manager_ctx: ptr::null_mut(),
-        deleter: Some(delete_versioned::<T>),
-        flags: 0,
-        dl_tensor: dl,
-    };
-    let b = Box::into_raw(Box::new(Export { managed, _storage: v.storage, shape, strides }));
+    let b = Box::into_raw(Box::new(Export { managed: managed(dl), _storage: v.storage, shape, strides }));
     // SAFETY: `b` is a fresh, uniquely owned block; the Vec buffers do not move with it.
     unsafe {
         let e = &mut *b;
-        e.managed.manager_ctx = b as *mut c_void;
-        e.managed.dl_tensor.shape = e.shape.as_mut_ptr();
-        e.managed.dl_tensor.strides = e.strides.as_mut_ptr();
+        *e.managed.manager_ctx() = b as *mut c_void;
+        e.managed.dl_tensor().shape = e.shape.as_mut_ptr();
+        e.managed.dl_tensor().strides = e.strides.as_mut_ptr();
     }
-    Ok(b as *mut DLManagedTensorVersioned)
+    Ok(b as *mut M)
+}
+
+/// A versioned managed tensor viewing `t`'s current geometry (see `export`).
+pub fn to_dlpack<T: Scalar>(t: &Tensor<T>) -> Result<*mut DLManagedTensorVersioned> {
+    export(t, |dl_tensor| DLManagedTensorVersioned {
+        version: DLPACK_VERSION,
+        manager_ctx: ptr::null_mut(),
+        deleter: Some(delete::<_, T>),
+        flags: 0,
+        dl_tensor,
+    })
 }
 
 /// The legacy (unversioned) form of `to_dlpack`.
 pub fn to_dlpack_unversioned<T: Scalar>(t: &Tensor<T>) -> Result<*mut DLManagedTensor> {
-    let v = t.view();
-    let (dl, shape, strides) = describe(&v)?;
-    let managed =
-        DLManagedTensor { dl_tensor: dl, manager_ctx: ptr::null_mut(), deleter: Some(delete_unversioned::<T>) };
-    let b = Box::into_raw(Box::new(Export { managed, _storage: v.storage, shape, strides }));
-    // SAFETY: as in to_dlpack.
-    unsafe {
-        let e = &mut *b;
-        e.managed.manager_ctx = b as *mut c_void;
-        e.managed.dl_tensor.shape = e.shape.as_mut_ptr();
-        e.managed.dl_tensor.strides = e.strides.as_mut_ptr();
-    }
-    Ok(b as *mut DLManagedTensor)
+    export(t, |dl_tensor| DLManagedTensor { dl_tensor, manager_ctx: ptr::null_mut(), deleter: Some(delete::<_, T>) })
 }
 
 // ---- import ----
@@ -247,35 +260,25 @@ unsafe extern "C" fn import_realloc(_ctx: *mut c_void, _p: *mut c_void, _size: i
     ptr::null_mut()
 }
 
-unsafe extern "C" fn import_free_versioned(ctx: *mut c_void, _p: *mut c_void) {
-    let m = ctx as *mut DLManagedTensorVersioned;
-    // SAFETY: the context is the managed tensor handed to `from_dlpack`, which this storage owns;
-    // its storage is being freed, so this is the one deleter call.
-    unsafe {
-        if !m.is_null()
-            && let Some(d) = (*m).deleter
-        {
-            d(m)
-        }
+unsafe extern "C" fn import_free<M: Managed>(ctx: *mut c_void, _p: *mut c_void) {
+    let m = ctx as *mut M;
+    if !m.is_null() {
+        // SAFETY: the context is the managed tensor handed to `from_dlpack*`, which this storage
+        // owns; its storage is being freed, so this is the one deleter call.
+        unsafe { call_deleter(m) }
     }
 }
 
-unsafe extern "C" fn import_free_unversioned(ctx: *mut c_void, _p: *mut c_void) {
-    let m = ctx as *mut DLManagedTensor;
-    // SAFETY: as in import_free_versioned.
-    unsafe {
-        if !m.is_null()
-            && let Some(d) = (*m).deleter
-        {
-            d(m)
-        }
-    }
-}
-
-static IMPORT_VERSIONED: THAllocator =
-    THAllocator { malloc: Some(import_malloc), realloc: Some(import_realloc), free: Some(import_free_versioned) };
-static IMPORT_UNVERSIONED: THAllocator =
-    THAllocator { malloc: Some(import_malloc), realloc: Some(import_realloc), free: Some(import_free_unversioned) };
+static IMPORT_VERSIONED: THAllocator = THAllocator {
+    malloc: Some(import_malloc),
+    realloc: Some(import_realloc),
+    free: Some(import_free::<DLManagedTensorVersioned>),
+};
+static IMPORT_UNVERSIONED: THAllocator = THAllocator {
+    malloc: Some(import_malloc),
+    realloc: Some(import_realloc),
+    free: Some(import_free::<DLManagedTensor>),
+};
 
 /// Checks a DLTensor against `T` and returns the tensor's geometry: (first element, storage
 /// length in elements, sizes, strides). Reads the DLTensor only.
@@ -366,17 +369,16 @@ unsafe fn check_dltensor<T: Scalar>(dl: &DLTensor) -> Result<(*mut T, usize, Vec
     Ok((first, len, sizes, strides))
 }
 
-/// A tensor over `first..first+len` owned through `alloc` (whose free calls the deleter).
+/// A tensor over the memory of the managed tensor `m`, zero-copy: its storage's allocator
+/// (`M::IMPORT`) runs the deleter when the last tensor on it goes.
 ///
 /// # Safety
-/// The memory must stay valid until `alloc`'s free runs.
-unsafe fn adopt<T: Scalar>(
-    first: *mut T,
-    len: usize,
-    sizes: Vec<i64>,
-    strides: Vec<i64>,
-    alloc: Allocator,
-) -> Result<Rc<Tensor<T>>> {
+/// `m` must be a live managed tensor whose memory stays valid until its deleter runs.
+unsafe fn import<M: Managed, T: Scalar>(m: *mut M) -> Result<Rc<Tensor<T>>> {
+    // SAFETY: caller contract: a valid DLTensor.
+    let (first, len, sizes, strides) = unsafe { check_dltensor::<T>((*m).dl_tensor())? };
+    // SAFETY: a static vtable, context is the managed tensor.
+    let alloc = unsafe { Allocator::from_c(M::IMPORT, m as *mut c_void)? };
     // SAFETY: caller contract; from_raw only records the pointer.
     let st = unsafe { Storage::from_raw(first, len, alloc)? };
     st.set_flags(0, TH_STORAGE_RESIZABLE);
@@ -406,12 +408,8 @@ pub unsafe fn from_dlpack<T: Scalar>(m: *mut DLManagedTensorVersioned) -> Result
              export a writable tensor or a copy",
         ));
     }
-    // SAFETY: caller contract: a valid DLTensor.
-    let (first, len, sizes, strides) = unsafe { check_dltensor::<T>(&mt.dl_tensor)? };
-    // SAFETY: a static vtable, context is the managed tensor.
-    let alloc = unsafe { Allocator::from_c(&IMPORT_VERSIONED, m as *mut c_void)? };
-    // SAFETY: the producer keeps the memory until its deleter runs.
-    unsafe { adopt(first, len, sizes, strides, alloc) }
+    // SAFETY: caller contract.
+    unsafe { import(m) }
 }
 
 /// `from_dlpack` for a legacy managed tensor (which cannot say it is read-only).
@@ -423,13 +421,7 @@ pub unsafe fn from_dlpack_unversioned<T: Scalar>(m: *mut DLManagedTensor) -> Res
         return Err(Error::null(1, "DLManagedTensor"));
     }
     // SAFETY: caller contract.
-    let mt = unsafe { &*m };
-    // SAFETY: caller contract: a valid DLTensor.
-    let (first, len, sizes, strides) = unsafe { check_dltensor::<T>(&mt.dl_tensor)? };
-    // SAFETY: a static vtable, context is the managed tensor.
-    let alloc = unsafe { Allocator::from_c(&IMPORT_UNVERSIONED, m as *mut c_void)? };
-    // SAFETY: as in from_dlpack.
-    unsafe { adopt(first, len, sizes, strides, alloc) }
+    unsafe { import(m) }
 }
 
 // ---- Python capsule destructors ----
@@ -497,18 +489,26 @@ pub unsafe fn capsule_destructor(capsule: *mut c_void, name: &std::ffi::CStr, ca
     }
 }
 
+/// Calls the deleter of the live managed tensor `m`.
+///
+/// # Safety
+/// `m` must be a live managed tensor owned by the caller.
+unsafe fn call_deleter<M: Managed>(m: *mut M) {
+    // SAFETY: caller contract.
+    unsafe {
+        if let Some(d) = (*m).deleter() {
+            d(m)
+        }
+    }
+}
+
 /// Calls a versioned managed tensor's deleter.
 ///
 /// # Safety
 /// `p` must be a live `DLManagedTensorVersioned` owned by the caller.
 pub unsafe fn call_versioned_deleter(p: *mut c_void) {
-    let m = p as *mut DLManagedTensorVersioned;
     // SAFETY: caller contract.
-    unsafe {
-        if let Some(d) = (*m).deleter {
-            d(m)
-        }
-    }
+    unsafe { call_deleter(p as *mut DLManagedTensorVersioned) }
 }
 
 /// Calls a legacy managed tensor's deleter.
@@ -516,13 +516,8 @@ pub unsafe fn call_versioned_deleter(p: *mut c_void) {
 /// # Safety
 /// `p` must be a live `DLManagedTensor` owned by the caller.
 pub unsafe fn call_unversioned_deleter(p: *mut c_void) {
-    let m = p as *mut DLManagedTensor;
     // SAFETY: caller contract.
-    unsafe {
-        if let Some(d) = (*m).deleter {
-            d(m)
-        }
-    }
+    unsafe { call_deleter(p as *mut DLManagedTensor) }
 }
 
 #[cfg(test)]

@@ -504,15 +504,7 @@ impl File {
                 }
             }
         }
-        if h.is_null() {
-            if quiet {
-                return Ok(None);
-            }
-            let why = std::io::Error::last_os_error();
-            return Err(Error::io(format!("cannot open <{}> in mode {mode} ({why})", name.to_string_lossy())));
-        }
-        let d = DiskFile::new(h, name, false);
-        Ok(Some(File::wrap(Box::new(d), r, w, quiet)))
+        File::stream(h, name, false, mode, (r, w), quiet)
     }
 
     /// TH's `THPipeFile_new`: runs `command` through `popen`, mode `"r"` or `"w"`.
@@ -521,14 +513,27 @@ impl File {
         let cmode: &CStr = if r { c"r" } else { c"w" };
         // SAFETY: both are NUL-terminated strings.
         let h = unsafe { libc::popen(command.as_ptr(), cmode.as_ptr()) };
+        File::stream(h, command, true, mode, (r, w), quiet)
+    }
+
+    /// The file over the stream `h` that `fopen` (`popen` when `pipe`) returned for `name` in
+    /// `mode` (`(readable, writable)`); NULL is an error, or `Ok(None)` when `quiet`.
+    fn stream(
+        h: *mut libc::FILE,
+        name: &CStr,
+        pipe: bool,
+        mode: &str,
+        (r, w): (bool, bool),
+        quiet: bool,
+    ) -> Result<Option<Rc<File>>> {
         if h.is_null() {
             if quiet {
                 return Ok(None);
             }
             let why = std::io::Error::last_os_error();
-            return Err(Error::io(format!("cannot open <{}> in mode {mode} ({why})", command.to_string_lossy())));
+            return Err(Error::io(format!("cannot open <{}> in mode {mode} ({why})", name.to_string_lossy())));
         }
-        let d = DiskFile::new(h, command, true);
+        let d = DiskFile::new(h, name, pipe);
         Ok(Some(File::wrap(Box::new(d), r, w, quiet)))
     }
 

@@ -18,6 +18,7 @@
 
 use crate::core::dtype::{DType, Format, Scalar};
 use crate::core::error::{Error, Result};
+use crate::core::limits::try_filled;
 use crate::core::tensor::View;
 use std::io::{Read, Write};
 
@@ -355,9 +356,7 @@ pub fn load<T: Scalar>(path: &std::path::Path) -> Result<View<T>> {
         return Ok(View::empty());
     }
     let n = usize::try_from(n).map_err(|_| Error::size("array too large"))?;
-    let mut data = Vec::new();
-    data.try_reserve_exact(n).map_err(|_| Error::alloc(format!("cannot allocate {need} bytes")))?;
-    data.resize(n, T::default());
+    let mut data = try_filled(n, T::default())?;
     // SAFETY: plain old data elements, every byte pattern valid.
     let raw = unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr() as *mut u8, n * size) };
     r.read_exact(raw).map_err(io)?;

@@ -20,22 +20,30 @@ pub trait Streamer {
     unsafe fn stream(dst: *mut u8, src: *const u8, bytes: usize);
 }
 
+/// The streaming copy loop: `$W`-byte vectors `$V`, each loaded (aligned) by `$load` and stored
+/// by `$stream`. Expanded in the marker's `stream`, which is only inlined into kernel copies
+/// compiled with its instruction set.
+macro_rules! movnt_copy {
+    ($dst:ident, $src:ident, $bytes:ident, $W:literal, $V:ident, $load:ident, $stream:ident) => {{
+        use std::arch::x86_64::{$V, $load, $stream};
+        let mut k = 0;
+        while k < $bytes {
+            // SAFETY: caller contract (both 64-byte aligned, k a multiple of $W below bytes); the
+            // instruction set is there: SSE2 is part of x86-64, and the AVX2 / AVX-512 kernel
+            // copies only run where isa() found them.
+            unsafe { $stream($dst.add(k) as *mut $V, $load($src.add(k) as *const $V)) };
+            k += $W;
+        }
+    }};
+}
+
 /// The baseline copy: SSE2 `movntdq` on x86-64 (every x86-64 CPU has it), plain copies elsewhere
 /// (and under Miri, which cannot run the instruction).
 impl Streamer for Base {
     #[inline(always)]
     unsafe fn stream(dst: *mut u8, src: *const u8, bytes: usize) {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        {
-            use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_stream_si128};
-            let mut k = 0;
-            while k < bytes {
-                // SAFETY: caller contract (both 64-byte aligned, k a multiple of 16 < bytes);
-                // SSE2 is part of x86-64.
-                unsafe { _mm_stream_si128(dst.add(k) as *mut __m128i, _mm_load_si128(src.add(k) as *const __m128i)) };
-                k += 16;
-            }
-        }
+        movnt_copy!(dst, src, bytes, 16, __m128i, _mm_load_si128, _mm_stream_si128);
         #[cfg(any(not(target_arch = "x86_64"), miri))]
         // SAFETY: caller contract.
         unsafe {
@@ -49,13 +57,7 @@ impl Streamer for Base {
 impl Streamer for Avx2 {
     #[inline(always)]
     unsafe fn stream(dst: *mut u8, src: *const u8, bytes: usize) {
-        use std::arch::x86_64::{__m256i, _mm256_load_si256, _mm256_stream_si256};
-        let mut k = 0;
-        while k < bytes {
-            // SAFETY: caller contract; only reached from the AVX2 kernel copies (isa() checked).
-            unsafe { _mm256_stream_si256(dst.add(k) as *mut __m256i, _mm256_load_si256(src.add(k) as *const __m256i)) };
-            k += 32;
-        }
+        movnt_copy!(dst, src, bytes, 32, __m256i, _mm256_load_si256, _mm256_stream_si256);
     }
 }
 
@@ -64,13 +66,7 @@ impl Streamer for Avx2 {
 impl Streamer for Avx512 {
     #[inline(always)]
     unsafe fn stream(dst: *mut u8, src: *const u8, bytes: usize) {
-        use std::arch::x86_64::{__m512i, _mm512_load_si512, _mm512_stream_si512};
-        let mut k = 0;
-        while k < bytes {
-            // SAFETY: caller contract; only reached from the AVX-512 kernel copies (isa() checked).
-            unsafe { _mm512_stream_si512(dst.add(k) as *mut __m512i, _mm512_load_si512(src.add(k) as *const __m512i)) };
-            k += 64;
-        }
+        movnt_copy!(dst, src, bytes, 64, __m512i, _mm512_load_si512, _mm512_stream_si512);
     }
 }
 
@@ -136,8 +132,14 @@ unsafe fn write_contig<S: Streamer, O: Copy>(n: usize, o: *mut O, nt: bool, g: i
     }
 }
 
+/// A kernel operand: a pointer to its first element and the stride (in elements) between
+/// elements.
+#[derive(Clone, Copy)]
+pub struct Strided<P>(pub P, pub isize);
+
 #[inline(always)]
-unsafe fn fill_body<S: Streamer, O: Copy, F: Fn() -> O>(n: usize, o: *mut O, so: isize, nt: bool, f: &F) {
+unsafe fn fill_body<S: Streamer, O: Copy, F: Fn() -> O>(n: usize, o: Strided<*mut O>, nt: bool, f: &F) {
+    let Strided(o, so) = o;
     // SAFETY: caller contract: o is valid for n elements at stride so.
     unsafe {
         if so == 1 {
@@ -151,16 +153,14 @@ unsafe fn fill_body<S: Streamer, O: Copy, F: Fn() -> O>(n: usize, o: *mut O, so:
 }
 
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn map1_body<S: Streamer, O: Copy, A: Copy, F: Fn(A) -> O>(
     n: usize,
-    o: *mut O,
-    so: isize,
-    a: *const A,
-    sa: isize,
+    o: Strided<*mut O>,
+    a: Strided<*const A>,
     nt: bool,
     f: &F,
 ) {
+    let (Strided(o, so), Strided(a, sa)) = (o, a);
     // SAFETY: caller contract: both pointers valid for n elements at their strides.
     unsafe {
         if so == 1 && sa == 1 {
@@ -174,18 +174,15 @@ unsafe fn map1_body<S: Streamer, O: Copy, A: Copy, F: Fn(A) -> O>(
 }
 
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn map2_body<S: Streamer, O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(
     n: usize,
-    o: *mut O,
-    so: isize,
-    a: *const A,
-    sa: isize,
-    b: *const B,
-    sb: isize,
+    o: Strided<*mut O>,
+    a: Strided<*const A>,
+    b: Strided<*const B>,
     nt: bool,
     f: &F,
 ) {
+    let (Strided(o, so), Strided(a, sa), Strided(b, sb)) = (o, a, b);
     // SAFETY: caller contract: all pointers valid for n elements at their strides.
     unsafe {
         if so == 1 && sa == 1 && sb == 1 {
@@ -205,20 +202,16 @@ unsafe fn map2_body<S: Streamer, O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(
 }
 
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn map3_body<S: Streamer, O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(
     n: usize,
-    o: *mut O,
-    so: isize,
-    a: *const A,
-    sa: isize,
-    b: *const B,
-    sb: isize,
-    c: *const C,
-    sc: isize,
+    o: Strided<*mut O>,
+    a: Strided<*const A>,
+    b: Strided<*const B>,
+    c: Strided<*const C>,
     nt: bool,
     f: &F,
 ) {
+    let (Strided(o, so), Strided(a, sa), Strided(b, sb), Strided(c, sc)) = (o, a, b, c);
     // SAFETY: caller contract: all pointers valid for n elements at their strides.
     unsafe {
         if so == 1 && sa == 1 && sb == 1 && sc == 1 {
@@ -233,19 +226,19 @@ unsafe fn map3_body<S: Streamer, O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B,
 
 multiversion! {
     /// `o[i] = f()`; `nt`: stream a contiguous output (see the module docs).
-    pub fn fill_run<O: Copy, F: Fn() -> O>(n: usize, o: *mut O, so: isize, nt: bool, f: &F) => fill_body
+    pub fn fill_run<O: Copy, F: Fn() -> O>(n: usize, o: Strided<*mut O>, nt: bool, f: &F) => fill_body
 }
 multiversion! {
     /// `o[i] = f(a[i])`.
-    pub fn map1_run<O: Copy, A: Copy, F: Fn(A) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, nt: bool, f: &F) => map1_body
+    pub fn map1_run<O: Copy, A: Copy, F: Fn(A) -> O>(n: usize, o: Strided<*mut O>, a: Strided<*const A>, nt: bool, f: &F) => map1_body
 }
 multiversion! {
     /// `o[i] = f(a[i], b[i])`.
-    pub fn map2_run<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, b: *const B, sb: isize, nt: bool, f: &F) => map2_body
+    pub fn map2_run<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(n: usize, o: Strided<*mut O>, a: Strided<*const A>, b: Strided<*const B>, nt: bool, f: &F) => map2_body
 }
 multiversion! {
     /// `o[i] = f(a[i], b[i], c[i])`.
-    pub fn map3_run<O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(n: usize, o: *mut O, so: isize, a: *const A, sa: isize, b: *const B, sb: isize, c: *const C, sc: isize, nt: bool, f: &F) => map3_body
+    pub fn map3_run<O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(n: usize, o: Strided<*mut O>, a: Strided<*const A>, b: Strided<*const B>, c: Strided<*const C>, nt: bool, f: &F) => map3_body
 }
 
 /// Bytes an elementwise op must touch (all operands) before its contiguous output is streamed:
@@ -290,10 +283,12 @@ mod tests {
                 let mut b = vec![-1.0f32; n + 40];
                 // SAFETY: both outputs hold off + n elements; src holds n.
                 unsafe {
-                    map1_run(n, a.as_mut_ptr().add(off), 1, src.as_ptr(), 1, true, &|x: f32| x + 1.0);
-                    map1_run(n, b.as_mut_ptr().add(off), 1, src.as_ptr(), 1, false, &|x: f32| x + 1.0);
+                    map1_run(n, Strided(a.as_mut_ptr().add(off), 1), Strided(src.as_ptr(), 1), true, &|x: f32| x + 1.0);
+                    map1_run(n, Strided(b.as_mut_ptr().add(off), 1), Strided(src.as_ptr(), 1), false, &|x: f32| {
+                        x + 1.0
+                    });
                     let mut c = vec![0u8; n + 70];
-                    fill_run(n, c.as_mut_ptr().add(off), 1, true, &|| 7u8);
+                    fill_run(n, Strided(c.as_mut_ptr().add(off), 1), true, &|| 7u8);
                     assert!(c[off..off + n].iter().all(|&x| x == 7) && c[..off].iter().all(|&x| x == 0));
                     assert!(c[off + n..].iter().all(|&x| x == 0));
                 }

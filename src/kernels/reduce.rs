@@ -172,37 +172,33 @@ unsafe fn fold2_body<I, T: Copy, A: Copy, F: Fn(A, T, T) -> A, C: Fn(A, A) -> A>
     // SAFETY: caller contract (for the whole body): p and q are valid for n elements at their
     // strides.
     unsafe {
-        if n < 2 * LANES {
-            let mut r = id;
-            for i in 0..n as isize {
-                r = f(r, p.offset(i * sp).read(), q.offset(i * sq).read());
-            }
-            return r;
-        }
-        let mut acc = [id; LANES];
-        if sp == 1 && sq == 1 {
-            let (xs, ys) = (std::slice::from_raw_parts(p, n), std::slice::from_raw_parts(q, n));
-            let (mut cx, mut cy) = (xs.chunks_exact(LANES), ys.chunks_exact(LANES));
-            for (a8, b8) in (&mut cx).zip(&mut cy) {
-                for ((a, &x), &y) in acc.iter_mut().zip(a8).zip(b8) {
-                    *a = f(*a, x, y);
+        // Short runs fold in order from `id`: only the sequential tail loop below runs.
+        let (mut i, mut r) = (0usize, id);
+        if n >= 2 * LANES {
+            let mut acc = [id; LANES];
+            if sp == 1 && sq == 1 {
+                let (xs, ys) = (std::slice::from_raw_parts(p, n), std::slice::from_raw_parts(q, n));
+                let (mut cx, mut cy) = (xs.chunks_exact(LANES), ys.chunks_exact(LANES));
+                for (a8, b8) in (&mut cx).zip(&mut cy) {
+                    for ((a, &x), &y) in acc.iter_mut().zip(a8).zip(b8) {
+                        *a = f(*a, x, y);
+                    }
                 }
+                r = combine_lanes(acc, c);
+                for (&x, &y) in cx.remainder().iter().zip(cy.remainder()) {
+                    r = f(r, x, y);
+                }
+                return r;
             }
-            let mut r = combine_lanes(acc, c);
-            for (&x, &y) in cx.remainder().iter().zip(cy.remainder()) {
-                r = f(r, x, y);
+            while i + LANES <= n {
+                let (a0, b0) = (p.offset(i as isize * sp), q.offset(i as isize * sq));
+                for (k, a) in acc.iter_mut().enumerate() {
+                    *a = f(*a, a0.offset(k as isize * sp).read(), b0.offset(k as isize * sq).read());
+                }
+                i += LANES;
             }
-            return r;
+            r = combine_lanes(acc, c);
         }
-        let mut i = 0usize;
-        while i + LANES <= n {
-            let (a0, b0) = (p.offset(i as isize * sp), q.offset(i as isize * sq));
-            for (k, a) in acc.iter_mut().enumerate() {
-                *a = f(*a, a0.offset(k as isize * sp).read(), b0.offset(k as isize * sq).read());
-            }
-            i += LANES;
-        }
-        let mut r = combine_lanes(acc, c);
         while i < n {
             r = f(r, p.offset(i as isize * sp).read(), q.offset(i as isize * sq).read());
             i += 1;

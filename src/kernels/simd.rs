@@ -135,13 +135,18 @@ impl<E: Lane, const N: usize> Vector for Lanes<E, N> {
     }
 }
 
-/// `Vector` for an x86 register type `$V` of `$n` lanes of `$E`, from its intrinsics: `$splat`
-/// takes the element, `$part(p, n)` loads the first `n` lanes (zeroing the others). Every
-/// method's caller guarantees the register type's instruction set.
+/// The vector `$V` over the x86 register type `$R` of `$n` lanes of `$E`, and its `Vector`
+/// impl from its intrinsics: `$splat` takes the element, `$part(p, n)` loads the first `n`
+/// lanes (zeroing the others). Every method's caller guarantees the register type's
+/// instruction set.
 #[cfg(target_arch = "x86_64")]
 macro_rules! x86_vector {
-    ($V:ident, $E:ty, $n:expr, $zero:ident, $load:ident, $splat:ident, $fma:ident, $store:ident,
-     |$pp:ident, $pn:ident| $part:expr) => {
+    ($(#[$doc:meta])* $V:ident($R:ty), $E:ty, $n:expr, $zero:ident, $load:ident, $splat:ident, $fma:ident,
+     $store:ident, |$pp:ident, $pn:ident| $part:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy)]
+        pub(crate) struct $V($R);
+
         impl Vector for $V {
             type E = $E;
             const LANES: usize = $n;
@@ -186,13 +191,6 @@ pub(crate) mod avx2 {
     use super::Vector;
     use std::arch::x86_64::*;
 
-    /// 8 f32 lanes (AVX2 + FMA).
-    #[derive(Clone, Copy)]
-    pub(crate) struct F32x8(__m256);
-    /// 4 f64 lanes (AVX2 + FMA).
-    #[derive(Clone, Copy)]
-    pub(crate) struct F64x4(__m256d);
-
     /// Lanes `< n` of 8 x 32 bits set.
     #[inline(always)]
     unsafe fn mask32(n: usize) -> __m256i {
@@ -205,28 +203,16 @@ pub(crate) mod avx2 {
         // SAFETY: the caller guarantees AVX2.
         unsafe { _mm256_cmpgt_epi64(_mm256_set1_epi64x(n as i64), _mm256_setr_epi64x(0, 1, 2, 3)) }
     }
-    x86_vector!(
-        F32x8,
-        f32,
-        8,
-        _mm256_setzero_ps,
-        _mm256_loadu_ps,
-        _mm256_set1_ps,
-        _mm256_fmadd_ps,
-        _mm256_storeu_ps,
+    x86_vector! {
+        /// 8 f32 lanes (AVX2 + FMA).
+        F32x8(__m256), f32, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps,
         |p, n| _mm256_maskload_ps(p, mask32(n))
-    );
-    x86_vector!(
-        F64x4,
-        f64,
-        4,
-        _mm256_setzero_pd,
-        _mm256_loadu_pd,
-        _mm256_set1_pd,
-        _mm256_fmadd_pd,
-        _mm256_storeu_pd,
+    }
+    x86_vector! {
+        /// 4 f64 lanes (AVX2 + FMA).
+        F64x4(__m256d), f64, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_storeu_pd,
         |p, n| _mm256_maskload_pd(p, mask64(n))
-    );
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -234,34 +220,15 @@ pub(crate) mod avx512 {
     use super::Vector;
     use std::arch::x86_64::*;
 
-    /// 16 f32 lanes (AVX-512F).
-    #[derive(Clone, Copy)]
-    pub(crate) struct F32x16(__m512);
-    /// 8 f64 lanes (AVX-512F).
-    #[derive(Clone, Copy)]
-    pub(crate) struct F64x8(__m512d);
-
     // lanes < n set (n < LANES <= 16: the shift does not overflow)
-    x86_vector!(
-        F32x16,
-        f32,
-        16,
-        _mm512_setzero_ps,
-        _mm512_loadu_ps,
-        _mm512_set1_ps,
-        _mm512_fmadd_ps,
-        _mm512_storeu_ps,
+    x86_vector! {
+        /// 16 f32 lanes (AVX-512F).
+        F32x16(__m512), f32, 16, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps,
         |p, n| _mm512_maskz_loadu_ps(((1u32 << n) - 1) as __mmask16, p)
-    );
-    x86_vector!(
-        F64x8,
-        f64,
-        8,
-        _mm512_setzero_pd,
-        _mm512_loadu_pd,
-        _mm512_set1_pd,
-        _mm512_fmadd_pd,
-        _mm512_storeu_pd,
+    }
+    x86_vector! {
+        /// 8 f64 lanes (AVX-512F).
+        F64x8(__m512d), f64, 8, _mm512_setzero_pd, _mm512_loadu_pd, _mm512_set1_pd, _mm512_fmadd_pd, _mm512_storeu_pd,
         |p, n| _mm512_maskz_loadu_pd(((1u32 << n) - 1) as __mmask8, p)
-    );
+    }
 }

@@ -40,13 +40,16 @@ fn no_float_bits<T: Num>() -> Result<()> {
     Ok(())
 }
 
-/// Scalar ops: `r = op(t, value)`.
+/// The binary element operations, with a value (`scalar_op`: `r = op(t, value)`) or a tensor
+/// (`binary_op`: `r = op(t, src)` with broadcasting) as the right operand. `CmaxValue` /
+/// `CminValue` and `Max` / `Min` are TH's names of the same operations in the two forms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScalarOp {
+pub enum ArithOp {
     Add,
     Sub,
     Mul,
     Div,
+    Pow,
     Lshift,
     Rshift,
     Fmod,
@@ -56,98 +59,54 @@ pub enum ScalarOp {
     BitXor,
     CmaxValue,
     CminValue,
-    Pow,
-}
-
-/// Tensor ops: `r = op(t, src)` with broadcasting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinaryOp {
-    Mul,
-    Div,
-    Pow,
-    Lshift,
-    Rshift,
-    Fmod,
-    Remainder,
-    BitAnd,
-    BitOr,
-    BitXor,
     Max,
     Min,
 }
 
+/// Scalar ops: `r = op(t, value)`.
+pub type ScalarOp = ArithOp;
+/// Tensor ops: `r = op(t, src)` with broadcasting.
+pub type BinaryOp = ArithOp;
+
+/// The right operand of an `ArithOp`.
+enum Rhs<'a, T, S> {
+    Value(T),
+    Tensor(&'a S),
+}
+
 pub fn scalar_op<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, op: ScalarOp, v: T) -> Result<()> {
-    use ScalarOp::*;
-    match op {
-        Add => pointwise1(r, t, move |x: T| x.add(v)),
-        Sub => pointwise1(r, t, move |x: T| x.sub(v)),
-        Mul => pointwise1(r, t, move |x: T| x.mul(v)),
-        Div => {
-            int_divisor(v)?;
-            pointwise1(r, t, move |x: T| x.div(v))
-        }
-        Lshift => pointwise1(r, t, move |x: T| x.shl(v)),
-        Rshift => pointwise1(r, t, move |x: T| x.shr(v)),
-        Fmod => {
-            int_divisor(v)?;
-            pointwise1(r, t, move |x: T| x.fmod(v))
-        }
-        Remainder => {
-            int_divisor(v)?;
-            pointwise1(r, t, move |x: T| x.remainder(v))
-        }
-        BitAnd => {
-            no_float_bits::<T>()?;
-            pointwise1(r, t, move |x: T| x.bitand(v))
-        }
-        BitOr => {
-            no_float_bits::<T>()?;
-            pointwise1(r, t, move |x: T| x.bitor(v))
-        }
-        BitXor => {
-            no_float_bits::<T>()?;
-            pointwise1(r, t, move |x: T| x.bitxor(v))
-        }
-        CmaxValue => pointwise1(r, t, move |x: T| x.max_nan(v)),
-        CminValue => pointwise1(r, t, move |x: T| x.min_nan(v)),
-        Pow => pointwise1(r, t, move |x: T| x.pow(v)),
-    }
+    arith_op(r, t, op, Rhs::<T, Tensor<T>>::Value(v))
 }
 
 pub fn binary_op<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, op: BinaryOp, src: &impl Operand<T>) -> Result<()> {
-    use BinaryOp::*;
+    arith_op(r, t, op, Rhs::Tensor(src))
+}
+
+fn arith_op<T: Num, S: Operand<T>>(r: &Tensor<T>, t: &impl Operand<T>, op: ArithOp, rhs: Rhs<'_, T, S>) -> Result<()> {
+    use ArithOp::*;
     match op {
-        Mul => pointwise2(r, t, src, |a: T, b: T| a.mul(b)),
-        Div => {
-            int_divisors(src)?;
-            pointwise2(r, t, src, |a: T, b: T| a.div(b))
-        }
-        Pow => pointwise2(r, t, src, |a: T, b: T| a.pow(b)),
-        Lshift => pointwise2(r, t, src, |a: T, b: T| a.shl(b)),
-        Rshift => pointwise2(r, t, src, |a: T, b: T| a.shr(b)),
-        Fmod => {
-            int_divisors(src)?;
-            pointwise2(r, t, src, |a: T, b: T| a.fmod(b))
-        }
-        Remainder => {
-            int_divisors(src)?;
-            pointwise2(r, t, src, |a: T, b: T| a.remainder(b))
-        }
-        BitAnd => {
-            no_float_bits::<T>()?;
-            pointwise2(r, t, src, |a: T, b: T| a.bitand(b))
-        }
-        BitOr => {
-            no_float_bits::<T>()?;
-            pointwise2(r, t, src, |a: T, b: T| a.bitor(b))
-        }
-        BitXor => {
-            no_float_bits::<T>()?;
-            pointwise2(r, t, src, |a: T, b: T| a.bitxor(b))
-        }
-        Max => pointwise2(r, t, src, |a: T, b: T| a.max_nan(b)),
-        Min => pointwise2(r, t, src, |a: T, b: T| a.min_nan(b)),
+        Div | Fmod | Remainder => match rhs {
+            Rhs::Value(v) => int_divisor(v)?,
+            Rhs::Tensor(src) => int_divisors(src)?,
+        },
+        BitAnd | BitOr | BitXor => no_float_bits::<T>()?,
+        _ => {}
     }
+    // Each operation is the `Num` method `$f` of (element, right operand); every arm writes its
+    // own closure, so each operation keeps its own monomorphic kernel.
+    macro_rules! dispatch {
+        ($($($op:ident)|+ => $f:ident),* $(,)?) => {
+            match (op, rhs) {
+                $(
+                    ($($op)|+, Rhs::Value(v)) => pointwise1(r, t, move |x: T| x.$f(v)),
+                    ($($op)|+, Rhs::Tensor(src)) => pointwise2(r, t, src, |a: T, b: T| a.$f(b)),
+                )*
+            }
+        };
+    }
+    dispatch!(Add => add, Sub => sub, Mul => mul, Div => div, Pow => pow, Lshift => shl, Rshift => shr, Fmod => fmod,
+        Remainder => remainder, BitAnd => bitand, BitOr => bitor, BitXor => bitxor,
+        CmaxValue | Max => max_nan, CminValue | Min => min_nan)
 }
 
 /// `r = t + value * src` (TH's `cadd`).
@@ -169,24 +128,12 @@ pub fn csub<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, value: T, src: &impl Ope
 }
 
 /// `r = t + value * s1 * s2`.
-pub fn addcmul<T: Num>(
-    r: &Tensor<T>,
-    t: &impl Operand<T>,
-    value: T,
-    s1: &impl Operand<T>,
-    s2: &impl Operand<T>,
-) -> Result<()> {
+pub fn addcmul<T: Num, X: Operand<T>>(r: &Tensor<T>, t: &X, value: T, s1: &X, s2: &X) -> Result<()> {
     pointwise3(r, t, s1, s2, move |a: T, b: T, c: T| a.add(value.mul(b).mul(c)))
 }
 
 /// `r = t + value * s1 / s2`.
-pub fn addcdiv<T: Num>(
-    r: &Tensor<T>,
-    t: &impl Operand<T>,
-    value: T,
-    s1: &impl Operand<T>,
-    s2: &impl Operand<T>,
-) -> Result<()> {
+pub fn addcdiv<T: Num, X: Operand<T>>(r: &Tensor<T>, t: &X, value: T, s1: &X, s2: &X) -> Result<()> {
     int_divisors(s2)?;
     pointwise3(r, t, s1, s2, move |a: T, b: T, c: T| a.add(value.mul(b).div(c)))
 }

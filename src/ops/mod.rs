@@ -20,7 +20,7 @@ use crate::exec::backend::{Backend, host_base};
 use crate::exec::overlap::{partial_overlap, self_overlapping};
 use crate::exec::parallel::{self, SharedPtr};
 use crate::exec::plan::Plan;
-use crate::kernels::pointwise as kernels;
+use crate::kernels::pointwise::{self as kernels, Strided};
 
 fn check_same<A: Scalar, B: Scalar>(o: &View<A>, a: &View<B>) -> Result<()> {
     if o.sizes != a.sizes {
@@ -47,7 +47,7 @@ pub fn map0<O: Scalar>(o: &View<O>, f: impl Fn() -> O + Sync) -> Result<()> {
     // SAFETY: the view was checked against its storage; runs write disjoint output elements.
     unsafe {
         plan.run([b], [size_of::<O>()], self_overlapping(&o.sizes, &o.strides), |p, s, n| {
-            kernels::fill_run(n, p[0] as *mut O, s[0], nt, &f);
+            kernels::fill_run(n, Strided(p[0] as *mut O, s[0]), nt, &f);
         })
     };
     Ok(())
@@ -68,7 +68,7 @@ pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, f: impl Fn(A) -> O +
     // SAFETY: both views were checked against their storages; runs write disjoint outputs.
     unsafe {
         plan.run(bases, [size_of::<O>(), size_of::<A>()], self_overlapping(&o.sizes, &o.strides), |p, s, n| {
-            kernels::map1_run(n, p[0] as *mut O, s[0], p[1] as *const A, s[1], nt, &f);
+            kernels::map1_run(n, Strided(p[0] as *mut O, s[0]), Strided(p[1] as *const A, s[1]), nt, &f);
         })
     };
     Ok(())
@@ -99,7 +99,8 @@ pub fn map2<O: Scalar, A: Scalar, B: Scalar>(
             [size_of::<O>(), size_of::<A>(), size_of::<B>()],
             self_overlapping(&o.sizes, &o.strides),
             |p, s, n| {
-                kernels::map2_run(n, p[0] as *mut O, s[0], p[1] as *const A, s[1], p[2] as *const B, s[2], nt, &f);
+                let (a, b) = (Strided(p[1] as *const A, s[1]), Strided(p[2] as *const B, s[2]));
+                kernels::map2_run(n, Strided(p[0] as *mut O, s[0]), a, b, nt, &f);
             },
         )
     };
@@ -130,19 +131,9 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     // SAFETY: as in map1.
     unsafe {
         plan.run(bases, elem, self_overlapping(&o.sizes, &o.strides), |p, s, n| {
-            kernels::map3_run(
-                n,
-                p[0] as *mut O,
-                s[0],
-                p[1] as *const A,
-                s[1],
-                p[2] as *const B,
-                s[2],
-                p[3] as *const C,
-                s[3],
-                nt,
-                &f,
-            );
+            let (a, b, c) =
+                (Strided(p[1] as *const A, s[1]), Strided(p[2] as *const B, s[2]), Strided(p[3] as *const C, s[3]));
+            kernels::map3_run(n, Strided(p[0] as *mut O, s[0]), a, b, c, nt, &f);
         })
     };
     Ok(())
@@ -338,7 +329,8 @@ pub fn pointwise1<O: Scalar, A: Scalar>(r: &Tensor<O>, a: &impl Operand<A>, f: i
             // their storages by flat_out / flat_in), not partially overlapping; pieces are
             // disjoint.
             unsafe {
-                kernels::map1_run(e - s, po.offset(s as isize), 1, pa.offset(s as isize).cast_const(), 1, nt, &f);
+                let a = Strided(pa.offset(s as isize).cast_const(), 1);
+                kernels::map1_run(e - s, Strided(po.offset(s as isize), 1), a, nt, &f);
             }
             if nt {
                 kernels::store_fence();
@@ -367,8 +359,9 @@ pub fn pointwise2<O: Scalar, T: Scalar>(
         parallel::for_range(o.n, o.n, |s, e| {
             // SAFETY: as in pointwise1.
             unsafe {
-                let (a, b) = (pa.offset(s as isize).cast_const(), pb.offset(s as isize).cast_const());
-                kernels::map2_run(e - s, po.offset(s as isize), 1, a, 1, b, 1, nt, &f);
+                let (a, b) =
+                    (Strided(pa.offset(s as isize).cast_const(), 1), Strided(pb.offset(s as isize).cast_const(), 1));
+                kernels::map2_run(e - s, Strided(po.offset(s as isize), 1), a, b, nt, &f);
             }
             if nt {
                 kernels::store_fence();

@@ -5,7 +5,6 @@
 
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
-use half::{bf16, f16};
 
 /// Arithmetic on a numeric element type.
 pub trait Num: Scalar + PartialOrd {
@@ -156,6 +155,11 @@ macro_rules! float_num {
             #[inline(always)] fn acc_mul(a: f64, b: f64) -> f64 { a * b }
             #[inline(always)] fn acc_to_f64(a: f64) -> f64 { a }
         }
+        impl Float for $T {
+            type R = $T;
+            #[inline(always)] fn to_r(self) -> $T { self }
+            #[inline(always)] fn from_r(r: $T) -> Self { r }
+        }
     )*};
 }
 crate::th_dtypes!(float_num; float);
@@ -188,6 +192,11 @@ macro_rules! half_num {
             #[inline(always)] fn acc_add(a: f32, b: f32) -> f32 { a + b }
             #[inline(always)] fn acc_mul(a: f32, b: f32) -> f32 { a * b }
             #[inline(always)] fn acc_to_f64(a: f32) -> f64 { a as f64 }
+        }
+        impl Float for $T {
+            type R = f32;
+            #[inline(always)] fn to_r(self) -> f32 { self.to_f32() }
+            #[inline(always)] fn from_r(r: f32) -> Self { <$T>::from_f32(r) }
         }
     )*};
 }
@@ -265,51 +274,6 @@ pub trait Float: Num {
     fn from_r(r: Self::R) -> Self;
 }
 
-impl Float for f32 {
-    type R = f32;
-    #[inline(always)]
-    fn to_r(self) -> f32 {
-        self
-    }
-    #[inline(always)]
-    fn from_r(r: f32) -> Self {
-        r
-    }
-}
-impl Float for f64 {
-    type R = f64;
-    #[inline(always)]
-    fn to_r(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn from_r(r: f64) -> Self {
-        r
-    }
-}
-impl Float for f16 {
-    type R = f32;
-    #[inline(always)]
-    fn to_r(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn from_r(r: f32) -> Self {
-        f16::from_f32(r)
-    }
-}
-impl Float for bf16 {
-    type R = f32;
-    #[inline(always)]
-    fn to_r(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn from_r(r: f32) -> Self {
-        bf16::from_f32(r)
-    }
-}
-
 /// Differences of logs below which `log_add`/`log_sub` return the larger term (its exp
 /// underflows against 1).
 const MINUS_LOG_THRESHOLD: f64 = -39.14;
@@ -354,6 +318,7 @@ pub fn exp_minus_approx(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use half::f16;
 
     #[test]
     fn c_semantics() {

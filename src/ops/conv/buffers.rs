@@ -4,10 +4,7 @@ use super::*;
 
 /// A zero-filled vector, with allocation failure as an error.
 pub(super) fn zeros<K: Copy + Default>(n: usize) -> Result<Vec<K>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| Error::alloc(format!("cannot allocate {n} elements for a convolution")))?;
-    v.resize(n, K::default());
-    Ok(v)
+    crate::core::limits::try_filled(n, K::default())
 }
 
 /// The elements of `v` in row-major order as compute values: borrowed when `v` is contiguous,

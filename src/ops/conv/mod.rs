@@ -159,31 +159,25 @@ pub struct Mode {
 /// Parses the first characters of `vf` and `xc` (`None`: a NULL string); `arg` is the 1-based
 /// position of `vf` in the C call (`xc` is the next one).
 pub fn parse_mode(vf: Option<u8>, xc: Option<u8>, arg: u32) -> Result<Mode> {
-    let full = match vf {
-        Some(b'V') => false,
-        Some(b'F') => true,
-        Some(c) => {
-            return Err(Error::invalid(format!(
-                "type of convolution can be 'V' or 'F', got '{}'",
-                (c as char).escape_default()
-            ))
-            .at_arg(arg));
-        }
-        None => return Err(Error::null(arg, "vf")),
-    };
-    let flip = match xc {
-        Some(b'X') => false,
-        Some(b'C') => true,
-        Some(c) => {
-            return Err(Error::invalid(format!(
-                "type of convolution can be 'X' or 'C', got '{}'",
-                (c as char).escape_default()
-            ))
-            .at_arg(arg + 1));
-        }
-        None => return Err(Error::null(arg + 1, "xc")),
-    };
+    let full = mode_flag(vf, [b'V', b'F'], arg, "vf")?;
+    let flip = mode_flag(xc, [b'X', b'C'], arg + 1, "xc")?;
     Ok(Mode { full, flip })
+}
+
+/// Whether the mode character `c` (argument `arg`, named `what`) is the second of `[off, on]`.
+fn mode_flag(c: Option<u8>, [off, on]: [u8; 2], arg: u32, what: &str) -> Result<bool> {
+    match c {
+        Some(c) if c == off => Ok(false),
+        Some(c) if c == on => Ok(true),
+        Some(c) => Err(Error::invalid(format!(
+            "type of convolution can be '{}' or '{}', got '{}'",
+            off as char,
+            on as char,
+            (c as char).escape_default()
+        ))
+        .at_arg(arg)),
+        None => Err(Error::null(arg, what)),
+    }
 }
 
 /// Which plane primitive an operation uses.
@@ -310,13 +304,55 @@ fn out_shape(lead: &[i64], o: [usize; 3], nd: usize) -> Vec<i64> {
     s
 }
 
-/// `ger` forms (conv2Dger, conv3Dger, conv2DRevger, conv3DRevger): input `nIn x vol`, kernel
-/// `nK x vol`, output `nK x nIn x out`, output (k, i) = conv(input i, kernel k).
+/// How the input and kernel volumes of a tensor-level call combine into output volumes.
+enum Form<'a, T: Scalar> {
+    /// conv2Dger / conv3Dger / conv2DRevger / conv3DRevger: input `nIn x vol`, kernel
+    /// `nK x vol`, output `nK x nIn x out`, output (k, i) = conv(input i, kernel k). `batch`
+    /// (conv2DRevgerm): input `B x nIn x vol`, kernel `B x nK x vol`, output (k, i) summed over b.
+    Ger { batch: bool },
+    /// conv2Dmv / conv3Dmv: input `nIn x vol`, kernel `nOut x nIn x kvol`, output `nOut x out`,
+    /// output k = sum over i of conv(input i, kernel[k][i]). `batch` (conv2Dmm): input
+    /// `B x nIn x vol`, output `B x nOut x out`, output (b, k) = sum over i of conv(input[b][i],
+    /// kernel[k][i]).
+    Mv { batch: bool },
+    /// conv2Dmul / conv3Dmul: one input volume, one kernel volume, one output volume.
+    Mul,
+    /// conv2Dcmul / conv3Dcmul: input and kernel `n x vol`, output `n x out`, output k =
+    /// conv(input k, kernel k).
+    Cmul,
+    /// conv2Dmap / conv3Dmap: as `Cmul`, but row m of the map is a 1-based (from, to) pair (as in
+    /// TH, whatever the index base): output `to` += conv(input `from`, kernel m), rows applied in
+    /// order.
+    Map(&'a View<T>),
+}
+
+impl<T: Scalar> Form<'_, T> {
+    /// The number of leading (non-spatial) dimensions of the input and of the kernel.
+    fn leads(&self) -> (usize, usize) {
+        match *self {
+            Form::Ger { batch } => (1 + batch as usize, 1 + batch as usize),
+            Form::Mv { batch } => (1 + batch as usize, 2),
+            Form::Mul => (0, 0),
+            Form::Cmul | Form::Map(_) => (1, 1),
+        }
+    }
+}
+
+/// A size mismatch between the operands (reported on the kernel, argument 5) unless `ok`.
+fn expect(ok: bool, name: &str, msg: impl FnOnce() -> String) -> Result<()> {
+    if ok { Ok(()) } else { Err(Error::size(format!("{name}: {}", msg())).at_arg(5)) }
+}
+
+/// Lists the (input volume, kernel volume) pairs of one output volume (see `Job::contrib`).
+type ContribFn<'a> = Box<dyn Fn(usize, &mut Vec<(usize, usize)>) + Sync + 'a>;
+
+/// Every tensor-level function: checks the operands of `form` (input, kernel, map, strides,
+/// sizes, then plane counts, in this order), then runs its job. `m == None` selects the Rev form.
 #[allow(clippy::too_many_arguments)]
-pub fn ger<T: ConvElem>(
+fn conv<T: ConvElem>(
+    form: Form<'_, T>,
     r: &Tensor<T>,
-    beta: T,
-    alpha: T,
+    (beta, alpha): (T, T),
     t: &View<T>,
     k: &View<T>,
     s: &[i64],
@@ -324,215 +360,70 @@ pub fn ger<T: ConvElem>(
     name: &str,
 ) -> Result<()> {
     let nd = s.len();
-    let ts = dims(t, nd + 1, "input", 4)?;
-    let ks = dims(k, nd + 1, "kernel", 5)?;
+    let (tl, kl) = form.leads();
+    let ts = dims(t, nd + tl, "input", 4)?;
+    let ks = dims(k, nd + kl, "kernel", 5)?;
+    let ms = match form {
+        Form::Map(map) => dims(map, 2, "map", 6)?,
+        _ => Vec::new(),
+    };
     let (kind, flip) = mode_kind(m);
-    let (st, sa) = strides3(s, 6);
-    let (g, o) = Geom::new(sp(&ts[1..], nd), sp(&ks[1..], nd), st, kind, name, sa)?;
-    let (nin, nk) = (ts[0] as usize, ks[0] as usize);
-    let shape = out_shape(&[ks[0], ts[0]], o, nd);
-    let contrib = move |p: usize, l: &mut Vec<(usize, usize)>| l.push((p % nin, p / nin));
-    let dense = (kind == Kind::Rev).then_some((1, nin, nk));
-    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: nk * nin, contrib: &contrib, dense })
-}
-
-/// conv2DRevgerm: input `B x nIn x rows x cols`, kernel `B x nK x kr x kc`, output
-/// `nK x nIn x out`, output (k, i) = sum over b of Rev(input[b][i], kernel[b][k]).
-pub fn revgerm<T: ConvElem>(r: &Tensor<T>, beta: T, alpha: T, t: &View<T>, k: &View<T>, s: &[i64]) -> Result<()> {
-    let name = "conv2DRevgerm";
-    let ts = dims(t, 4, "input", 4)?;
-    let ks = dims(k, 4, "kernel", 5)?;
-    let (st, sa) = strides3(s, 6);
-    let (g, o) = Geom::new(sp(&ts[2..], 2), sp(&ks[2..], 2), st, Kind::Rev, name, sa)?;
-    if ts[0] != ks[0] {
-        return Err(Error::size(format!(
-            "{name}: Input batch and kernel batch is not same size ({} and {})",
-            ts[0], ks[0]
-        ))
-        .at_arg(5));
-    }
-    let (b, nin, nk) = (ts[0] as usize, ts[1] as usize, ks[1] as usize);
-    let shape = out_shape(&[ks[1], ts[1]], o, 2);
-    let contrib = move |p: usize, l: &mut Vec<(usize, usize)>| {
-        let (kk, i) = (p / nin, p % nin);
-        for q in 0..b {
-            l.push((q * nin + i, q * nk + kk));
+    let (st, sa) = strides3(s, if matches!(form, Form::Map(_)) { 7 } else { 6 });
+    let (g, o) = Geom::new(sp(&ts[tl..], nd), sp(&ks[kl..], nd), st, kind, name, sa)?;
+    let (lead, contrib, dense): (Vec<i64>, ContribFn, _) = match form {
+        Form::Ger { batch } => {
+            expect(!batch || ts[0] == ks[0], name, || {
+                format!("Input batch and kernel batch is not same size ({} and {})", ts[0], ks[0])
+            })?;
+            let b = if batch { ts[0] as usize } else { 1 };
+            let (nin, nk) = (ts[tl - 1] as usize, ks[kl - 1] as usize);
+            let contrib = move |p: usize, l: &mut Vec<(usize, usize)>| {
+                let (kk, i) = (p / nin, p % nin);
+                l.extend((0..b).map(|q| (q * nin + i, q * nk + kk)));
+            };
+            (vec![ks[kl - 1], ts[tl - 1]], Box::new(contrib), (kind == Kind::Rev).then_some((b, nin, nk)))
+        }
+        Form::Mv { batch } => {
+            let planes = ts[tl - 1];
+            expect(ks[1] == planes, name, || {
+                format!("invalid number of input planes (kernel has {}, input {})", ks[1], planes)
+            })?;
+            let b = if batch { ts[0] as usize } else { 1 };
+            let (nin, nout) = (planes as usize, ks[0] as usize);
+            let contrib = move |p: usize, l: &mut Vec<(usize, usize)>| {
+                let (q, kk) = (p / nout, p % nout);
+                l.extend((0..nin).map(|i| (q * nin + i, kk * nin + i)));
+            };
+            ([&ts[..tl - 1], &ks[..1]].concat(), Box::new(contrib), Some((b, nin, nout)))
+        }
+        Form::Mul => (Vec::new(), Box::new(|_p: usize, l: &mut Vec<(usize, usize)>| l.push((0, 0))), None),
+        Form::Cmul | Form::Map(_) => {
+            expect(ks[0] == ts[0], name, || {
+                format!("invalid number of input/kernel planes ({} and {})", ts[0], ks[0])
+            })?;
+            let contrib: ContribFn = match form {
+                Form::Map(map) => {
+                    let per_out = map_rows(map, &ms, ks[0], ts[0], name)?;
+                    Box::new(move |p: usize, l: &mut Vec<(usize, usize)>| l.extend_from_slice(&per_out[p]))
+                }
+                _ => Box::new(|p: usize, l: &mut Vec<(usize, usize)>| l.push((p, p))),
+            };
+            (vec![ts[0]], contrib, None)
         }
     };
-    run(
-        r,
-        &shape,
-        beta,
-        alpha,
-        t,
-        k,
-        false,
-        Job { kind: Kind::Rev, g, o, n_out: nk * nin, contrib: &contrib, dense: Some((b, nin, nk)) },
-    )
+    let shape = out_shape(&lead, o, nd);
+    let n_out = lead.iter().product::<i64>() as usize;
+    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out, contrib: &*contrib, dense })
 }
 
-/// conv2Dmv / conv3Dmv: input `nIn x vol`, kernel `nOut x nIn x kvol`, output `nOut x out`,
-/// output k = sum over i of conv(input i, kernel[k][i]).
-#[allow(clippy::too_many_arguments)]
-pub fn mv<T: ConvElem>(
-    r: &Tensor<T>,
-    beta: T,
-    alpha: T,
-    t: &View<T>,
-    k: &View<T>,
-    s: &[i64],
-    m: Mode,
-    name: &str,
-) -> Result<()> {
-    let nd = s.len();
-    let ts = dims(t, nd + 1, "input", 4)?;
-    let ks = dims(k, nd + 2, "kernel", 5)?;
-    let (kind, flip) = mode_kind(Some(m));
-    let (st, sa) = strides3(s, 6);
-    let (g, o) = Geom::new(sp(&ts[1..], nd), sp(&ks[2..], nd), st, kind, name, sa)?;
-    if ks[1] != ts[0] {
-        return Err(Error::size(format!(
-            "{name}: invalid number of input planes (kernel has {}, input {})",
-            ks[1], ts[0]
-        ))
-        .at_arg(5));
-    }
-    let (nin, nout) = (ts[0] as usize, ks[0] as usize);
-    let shape = out_shape(&[ks[0]], o, nd);
-    let contrib = move |p: usize, l: &mut Vec<(usize, usize)>| l.extend((0..nin).map(|i| (i, p * nin + i)));
-    run(
-        r,
-        &shape,
-        beta,
-        alpha,
-        t,
-        k,
-        flip,
-        Job { kind, g, o, n_out: nout, contrib: &contrib, dense: Some((1, nin, nout)) },
-    )
-}
-
-/// conv2Dmm: input `B x nIn x rows x cols`, kernel `nOut x nIn x kr x kc`, output
-/// `B x nOut x out`, output (b, k) = sum over i of conv(input[b][i], kernel[k][i]).
-pub fn mm<T: ConvElem>(r: &Tensor<T>, beta: T, alpha: T, t: &View<T>, k: &View<T>, s: &[i64], m: Mode) -> Result<()> {
-    let name = "conv2Dmm";
-    let ts = dims(t, 4, "input", 4)?;
-    let ks = dims(k, 4, "kernel", 5)?;
-    let (kind, flip) = mode_kind(Some(m));
-    let (st, sa) = strides3(s, 6);
-    let (g, o) = Geom::new(sp(&ts[2..], 2), sp(&ks[2..], 2), st, kind, name, sa)?;
-    if ks[1] != ts[1] {
-        return Err(Error::size(format!(
-            "{name}: invalid number of input planes (kernel has {}, input {})",
-            ks[1], ts[1]
-        ))
-        .at_arg(5));
-    }
-    let (b, nin, nout) = (ts[0] as usize, ts[1] as usize, ks[0] as usize);
-    let shape = out_shape(&[ts[0], ks[0]], o, 2);
-    let contrib = move |p: usize, l: &mut Vec<(usize, usize)>| {
-        let (q, kk) = (p / nout, p % nout);
-        l.extend((0..nin).map(|i| (q * nin + i, kk * nin + i)));
-    };
-    run(
-        r,
-        &shape,
-        beta,
-        alpha,
-        t,
-        k,
-        flip,
-        Job { kind, g, o, n_out: b * nout, contrib: &contrib, dense: Some((b, nin, nout)) },
-    )
-}
-
-/// conv2Dmul / conv3Dmul: one input volume, one kernel volume, one output volume.
-#[allow(clippy::too_many_arguments)]
-pub fn mul<T: ConvElem>(
-    r: &Tensor<T>,
-    beta: T,
-    alpha: T,
-    t: &View<T>,
-    k: &View<T>,
-    s: &[i64],
-    m: Mode,
-    name: &str,
-) -> Result<()> {
-    let nd = s.len();
-    let ts = dims(t, nd, "input", 4)?;
-    let ks = dims(k, nd, "kernel", 5)?;
-    let (kind, flip) = mode_kind(Some(m));
-    let (st, sa) = strides3(s, 6);
-    let (g, o) = Geom::new(sp(&ts, nd), sp(&ks, nd), st, kind, name, sa)?;
-    let shape = out_shape(&[], o, nd);
-    let contrib = |_p: usize, l: &mut Vec<(usize, usize)>| l.push((0, 0));
-    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: 1, contrib: &contrib, dense: None })
-}
-
-/// conv2Dcmul / conv3Dcmul: input and kernel `n x vol`, output `n x out`, output k =
-/// conv(input k, kernel k).
-#[allow(clippy::too_many_arguments)]
-pub fn cmul<T: ConvElem>(
-    r: &Tensor<T>,
-    beta: T,
-    alpha: T,
-    t: &View<T>,
-    k: &View<T>,
-    s: &[i64],
-    m: Mode,
-    name: &str,
-) -> Result<()> {
-    let nd = s.len();
-    let ts = dims(t, nd + 1, "input", 4)?;
-    let ks = dims(k, nd + 1, "kernel", 5)?;
-    let (kind, flip) = mode_kind(Some(m));
-    let (st, sa) = strides3(s, 6);
-    let (g, o) = Geom::new(sp(&ts[1..], nd), sp(&ks[1..], nd), st, kind, name, sa)?;
-    if ks[0] != ts[0] {
-        return Err(
-            Error::size(format!("{name}: invalid number of input/kernel planes ({} and {})", ts[0], ks[0])).at_arg(5)
-        );
-    }
-    let shape = out_shape(&[ks[0]], o, nd);
-    let contrib = |p: usize, l: &mut Vec<(usize, usize)>| l.push((p, p));
-    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: ks[0] as usize, contrib: &contrib, dense: None })
-}
-
-/// conv2Dmap / conv3Dmap: input and kernel `n x vol`, output `n x out`; row m of `map` is a
-/// 1-based (from, to) pair (as in TH, whatever the index base): output `to` += conv(input
-/// `from`, kernel m), rows applied in order.
-#[allow(clippy::too_many_arguments)]
-pub fn map<T: ConvElem>(
-    r: &Tensor<T>,
-    beta: T,
-    alpha: T,
-    t: &View<T>,
-    k: &View<T>,
-    map: &View<T>,
-    s: &[i64],
-    m: Mode,
-    name: &str,
-) -> Result<()> {
-    let nd = s.len();
-    let ts = dims(t, nd + 1, "input", 4)?;
-    let ks = dims(k, nd + 1, "kernel", 5)?;
-    let ms = dims(map, 2, "map", 6)?;
-    let (kind, flip) = mode_kind(Some(m));
-    let (st, sa) = strides3(s, 7);
-    let (g, o) = Geom::new(sp(&ts[1..], nd), sp(&ks[1..], nd), st, kind, name, sa)?;
-    if ks[0] != ts[0] {
-        return Err(
-            Error::size(format!("{name}: invalid number of input/kernel planes ({} and {})", ts[0], ks[0])).at_arg(5)
-        );
-    }
-    let n = ts[0];
+/// The rows of a `map` (sizes `ms`) grouped by output plane: the (from, kernel) pairs in map
+/// order, checked against the `nk` kernel and `n` input planes.
+fn map_rows<T: ConvElem>(map: &View<T>, ms: &[i64], nk: i64, n: i64, name: &str) -> Result<Vec<Vec<(usize, usize)>>> {
     if ms[1] < 2 {
         return Err(Error::size(format!("{name}: map must have 2 columns (from, to), got {}", ms[1])).at_arg(6));
     }
-    if ms[0] > ks[0] {
-        return Err(
-            Error::size(format!("{name}: map has {} rows but the kernel only {} planes", ms[0], ks[0])).at_arg(6)
-        );
+    if ms[0] > nk {
+        return Err(Error::size(format!("{name}: map has {} rows but the kernel only {nk} planes", ms[0])).at_arg(6));
     }
     let idx = |v: T| -> i64 {
         match v.to_prim() {
@@ -540,7 +431,6 @@ pub fn map<T: ConvElem>(
             crate::core::dtype::Prim::F(x) => x as i64,
         }
     };
-    // by output plane: the (from, kernel) pairs in map order
     let mut per_out: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n as usize];
     for row in 0..ms[0] {
         let from = idx(map.get(&[row, 0])?);
@@ -555,9 +445,55 @@ pub fn map<T: ConvElem>(
         }
         per_out[(to - 1) as usize].push(((from - 1) as usize, row as usize));
     }
-    let shape = out_shape(&[n], o, nd);
-    let contrib = move |p: usize, l: &mut Vec<(usize, usize)>| l.extend_from_slice(&per_out[p]);
-    run(r, &shape, beta, alpha, t, k, flip, Job { kind, g, o, n_out: n as usize, contrib: &contrib, dense: None })
+    Ok(per_out)
+}
+
+/// The entry points that take `(r, beta, alpha, t, k, s, m, name)`, each one `Form`.
+macro_rules! entry {
+    ($($(#[$doc:meta])* $f:ident($M:ty) => $form:expr;)*) => {$(
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        pub fn $f<T: ConvElem>(r: &Tensor<T>, beta: T, alpha: T, t: &View<T>, k: &View<T>, s: &[i64], m: $M, name: &str) -> Result<()> {
+            conv($form, r, (beta, alpha), t, k, s, m.into(), name)
+        }
+    )*};
+}
+
+entry! {
+    /// `ger` forms (conv2Dger, conv3Dger; `m == None`: conv2DRevger, conv3DRevger), see `Form::Ger`.
+    ger(Option<Mode>) => Form::Ger { batch: false };
+    /// conv2Dmv / conv3Dmv, see `Form::Mv`.
+    mv(Mode) => Form::Mv { batch: false };
+    /// conv2Dmul / conv3Dmul, see `Form::Mul`.
+    mul(Mode) => Form::Mul;
+    /// conv2Dcmul / conv3Dcmul, see `Form::Cmul`.
+    cmul(Mode) => Form::Cmul;
+}
+
+/// conv2DRevgerm, see `Form::Ger`.
+pub fn revgerm<T: ConvElem>(r: &Tensor<T>, beta: T, alpha: T, t: &View<T>, k: &View<T>, s: &[i64]) -> Result<()> {
+    conv(Form::Ger { batch: true }, r, (beta, alpha), t, k, s, None, "conv2DRevgerm")
+}
+
+/// conv2Dmm, see `Form::Mv`.
+pub fn mm<T: ConvElem>(r: &Tensor<T>, beta: T, alpha: T, t: &View<T>, k: &View<T>, s: &[i64], m: Mode) -> Result<()> {
+    conv(Form::Mv { batch: true }, r, (beta, alpha), t, k, s, Some(m), "conv2Dmm")
+}
+
+/// conv2Dmap / conv3Dmap, see `Form::Map`.
+#[allow(clippy::too_many_arguments)]
+pub fn map<T: ConvElem>(
+    r: &Tensor<T>,
+    beta: T,
+    alpha: T,
+    t: &View<T>,
+    k: &View<T>,
+    map: &View<T>,
+    s: &[i64],
+    m: Mode,
+    name: &str,
+) -> Result<()> {
+    conv(Form::Map(map), r, (beta, alpha), t, k, s, Some(m), name)
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@ pub fn diag<T: Scalar>(r: &Tensor<T>, t: &View<T>, k: i32) -> Result<()> {
         1 => {
             let n = t.sizes[0] + k.abs();
             let out = resize_out(r, &[n, n])?;
-            let t = if may_overlap(&out, t) { dense(t)? } else { t.clone() };
+            let t = detached(&out, t)?;
             map0(&out, T::default)?;
             match diagonal(&out, k) {
                 Some(dv) => assign(&dv, &t),

@@ -1,6 +1,7 @@
 //! Masks and nonzero (§4.2).
 
 use super::*;
+use crate::core::limits::try_push;
 
 /// A mask element type: Byte (values must be 0 or 1, as in TH) or Bool (any nonzero byte is true).
 pub trait MaskElem: Scalar {
@@ -157,8 +158,9 @@ pub fn nonzero<T: Scalar>(r: &Tensor<i64>, t: &View<T>) -> Result<()> {
     let mut at = vec![0i64; nd];
     scan(t, |_, v| {
         if v != zero {
-            subs.try_reserve(nd.max(1) * 64).map_err(|_| Error::alloc("nonzero: out of memory for the subscripts"))?;
-            subs.extend_from_slice(&at);
+            for &a in &at {
+                try_push(&mut subs, a)?;
+            }
         }
         for e in (0..nd).rev() {
             at[e] += 1;

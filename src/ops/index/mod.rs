@@ -66,6 +66,11 @@ fn dense<T: Scalar>(v: &View<T>) -> Result<View<T>> {
     Ok(c)
 }
 
+/// `v`, or a contiguous copy of it when it shares memory with the output `out`.
+fn detached<O: Scalar, T: Scalar>(out: &View<O>, v: &View<T>) -> Result<View<T>> {
+    if may_overlap(out, v) { dense(v) } else { Ok(v.clone()) }
+}
+
 /// Byte address of element 0 of `v` for the index engine (NULL when it has no elements).
 fn base_ptr<T: Scalar>(v: &View<T>) -> Result<*mut u8> {
     let Backend::Host = Backend::of(&[v.device()])?;
@@ -206,9 +211,9 @@ fn gather_run<T: Scalar>(dst: &View<T>, src: &View<T>, d: usize, idx: &View<i64>
 /// with no input.
 fn scatter_run<T: Scalar>(
     dst: &View<T>,
+    src: Option<&View<T>>,
     d: usize,
     idx: &View<i64>,
-    src: Option<&View<T>>,
     f: impl Fn(T, T) -> T + Sync,
 ) -> Result<()> {
     if idx.numel() == 0 {

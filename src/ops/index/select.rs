@@ -9,14 +9,40 @@ pub fn index_select<T: Scalar>(r: &Tensor<T>, src: &View<T>, dim: i32, index: &V
     check_indices(index, src.sizes[d], d, 4)?;
     let mut shape = src.sizes.clone();
     shape[d] = index.sizes[0];
-    let out = resize_out(r, &shape)?;
-    let idx = along(index, &shape, d);
+    gather_into(r, &shape, src, d, index, &along(index, &shape, d))
+}
+
+/// `r` resized to `shape` and filled by `gather_run` from `src` (`idx`: `index` as it walks
+/// it), through a temporary when `r` shares memory with `src` or `index`.
+fn gather_into<T: Scalar>(
+    r: &Tensor<T>,
+    shape: &[i64],
+    src: &View<T>,
+    d: usize,
+    index: &View<i64>,
+    idx: &View<i64>,
+) -> Result<()> {
+    let out = resize_out(r, shape)?;
     if may_overlap(&out, src) || may_overlap(&out, index) {
-        let tmp = View::contiguous(&shape)?;
-        gather_run(&tmp, src, d, &idx)?;
+        let tmp = View::contiguous(shape)?;
+        gather_run(&tmp, src, d, idx)?;
         return assign(&out, &tmp);
     }
-    gather_run(&out, src, d, &idx)
+    gather_run(&out, src, d, idx)
+}
+
+/// `index` must have `t`'s rank and sizes except along `d` (`what` names `t`; `arg`: the C
+/// position of `index`).
+fn index_fits<T: Scalar>(index: &View<i64>, t: &View<T>, d: usize, what: &str, arg: u32) -> Result<()> {
+    if index.ndim() == t.ndim() && (0..t.ndim()).all(|e| e == d || index.sizes[e] == t.sizes[e]) {
+        return Ok(());
+    }
+    Err(Error::size(format!(
+        "index of size {} must have the size of the {what} {} except along dimension {d}",
+        size_desc(&index.sizes),
+        size_desc(&t.sizes)
+    ))
+    .at_arg(arg))
 }
 
 /// Shared checks of indexCopy/indexAdd: `src` has `t`'s sizes except `src.size(d) == index.numel()`.
@@ -41,9 +67,8 @@ fn index_update<T: Scalar>(
         .at_arg(4));
     }
     check_indices(index, t.sizes[d], d, 3)?;
-    let src = if may_overlap(t, src) { dense(src)? } else { src.clone() };
-    let index = if may_overlap(t, index) { dense(index)? } else { index.clone() };
-    scatter_run(t, d, &along(&index, &src.sizes, d), Some(&src), f)
+    let (src, index) = (detached(t, src)?, detached(t, index)?);
+    scatter_run(t, Some(&src), d, &along(&index, &src.sizes, d), f)
 }
 
 /// `t.select(dim, index[i]) = src.select(dim, i)` (repeated indices: the last wins).
@@ -61,33 +86,19 @@ pub fn index_fill<T: Scalar>(t: &View<T>, dim: i32, index: &View<i64>, value: T)
     let d = dim_index(dim, t.ndim(), 2)?;
     index_vector(index, 3)?;
     check_indices(index, t.sizes[d], d, 3)?;
-    let index = if may_overlap(t, index) { dense(index)? } else { index.clone() };
+    let index = detached(t, index)?;
     let mut shape = t.sizes.clone();
     shape[d] = index.sizes[0];
-    scatter_run(t, d, &along(&index, &shape, d), None, move |_, _| value)
+    scatter_run(t, None, d, &along(&index, &shape, d), move |_, _| value)
 }
 
 /// `r[p] = src[p with coordinate dim replaced by index[p]]`; `r` is resized like `index`, which
 /// must have `src`'s rank and sizes except along `dim`.
 pub fn gather<T: Scalar>(r: &Tensor<T>, src: &View<T>, dim: i32, index: &View<i64>) -> Result<()> {
     let d = dim_index(dim, src.ndim(), 3)?;
-    let fits = index.ndim() == src.ndim() && (0..src.ndim()).all(|e| e == d || index.sizes[e] == src.sizes[e]);
-    if !fits {
-        return Err(Error::size(format!(
-            "index of size {} must have the size of the source {} except along dimension {d}",
-            size_desc(&index.sizes),
-            size_desc(&src.sizes)
-        ))
-        .at_arg(4));
-    }
+    index_fits(index, src, d, "source", 4)?;
     check_indices(index, src.sizes[d], d, 4)?;
-    let out = resize_out(r, &index.sizes)?;
-    if may_overlap(&out, src) || may_overlap(&out, index) {
-        let tmp = View::contiguous(&index.sizes)?;
-        gather_run(&tmp, src, d, index)?;
-        return assign(&out, &tmp);
-    }
-    gather_run(&out, src, d, index)
+    gather_into(r, &index.sizes, src, d, index, index)
 }
 
 /// Shared checks of the scatter family: `index` has `t`'s rank and sizes except along `dim`;
@@ -100,15 +111,7 @@ fn scatter_update<T: Scalar>(
     f: impl Fn(T, T) -> T + Sync,
 ) -> Result<()> {
     let d = dim_index(dim, t.ndim(), 2)?;
-    let fits = index.ndim() == t.ndim() && (0..t.ndim()).all(|e| e == d || index.sizes[e] == t.sizes[e]);
-    if !fits {
-        return Err(Error::size(format!(
-            "index of size {} must have the size of the tensor {} except along dimension {d}",
-            size_desc(&index.sizes),
-            size_desc(&t.sizes)
-        ))
-        .at_arg(3));
-    }
+    index_fits(index, t, d, "tensor", 3)?;
     if let Some(s) = src {
         let fits = s.ndim() == index.ndim()
             && (0..s.ndim()).all(|e| if e == d { s.sizes[e] >= index.sizes[e] } else { s.sizes[e] == index.sizes[e] });
@@ -122,13 +125,9 @@ fn scatter_update<T: Scalar>(
         }
     }
     check_indices(index, t.sizes[d], d, 3)?;
-    let index = if may_overlap(t, index) { dense(index)? } else { index.clone() };
-    let src = match src {
-        Some(s) if may_overlap(t, s) => Some(dense(s)?),
-        Some(s) => Some(s.clone()),
-        None => None,
-    };
-    scatter_run(t, d, &index, src.as_ref(), f)
+    let index = detached(t, index)?;
+    let src = src.map(|s| detached(t, s)).transpose()?;
+    scatter_run(t, src.as_ref(), d, &index, f)
 }
 
 /// `t[p with coordinate dim replaced by index[p]] = src[p]` (repeated indices: the last wins).

@@ -61,48 +61,72 @@ fn tensor<T: Scalar>(v: View<T>) -> Rc<Tensor<T>> {
     Tensor::new(v)
 }
 
-#[test]
-fn gather_scatter_match_naive() {
-    let mut rng = Rng(0x1234_5678);
+/// The random cases of the gather/scatter and index tests: for each, the generator, the case
+/// number, a shape of 1 to 4 dims, a dim of it and a random source of that shape (stored
+/// transposed in every other case: the odd ones when `odd`).
+fn random_cases(seed: u64, odd: bool, mut f: impl FnMut(&mut Rng, usize, &[i64], usize, View<f64>)) {
+    let mut rng = Rng(seed);
     for case in 0..if cfg!(miri) { 10 } else { 200 } {
         let shape = rng.shape(4);
         let d = rng.below(shape.len() as i64) as usize;
-        let src = maybe_strided(&randv(&mut rng, &shape), case % 2 == 0);
-        let mut ishape = shape.clone();
+        let src = maybe_strided(&randv(&mut rng, &shape), case % 2 == odd as usize);
+        f(&mut rng, case, &shape, d, src);
+    }
+}
+
+/// `before` (row-major, of shape `dshape`) after, for each position `p` of `vals` in order,
+/// element `target(p)` is set to `vals[p]` (mode 0), has `vals[p]` added (mode 1) or is set to
+/// `fill` (mode 2).
+fn naive_update(
+    before: Vec<f64>,
+    dshape: &[i64],
+    vals: &View<f64>,
+    target: impl Fn(&[i64]) -> Vec<i64>,
+    mode: usize,
+    fill: f64,
+) -> Vec<f64> {
+    let mut want = before;
+    let dpos = positions(dshape);
+    for p in positions(&vals.sizes) {
+        let f = dpos.iter().position(|x| *x == target(&p)).unwrap();
+        let v = vals.get(&p).unwrap();
+        want[f] = match mode {
+            0 => v,
+            1 => want[f] + v,
+            _ => fill,
+        };
+    }
+    want
+}
+
+#[test]
+fn gather_scatter_match_naive() {
+    random_cases(0x1234_5678, false, |rng, case, shape, d, src| {
+        let mut ishape = shape.to_vec();
         ishape[d] = 1 + rng.below(5);
         let n = numel(&ishape).unwrap();
         let idx = from_vec((0..n).map(|_| rng.below(shape[d])).collect(), &ishape);
+        let target = |p: &[i64]| {
+            let mut q = p.to_vec();
+            q[d] = idx.get(p).unwrap();
+            q
+        };
         // gather
         let r = tensor(View::<f64>::empty());
         gather(&r, &src, d as i32, &idx).unwrap();
         let got = r.view();
         assert_eq!(got.sizes, ishape);
         for p in positions(&ishape) {
-            let mut q = p.clone();
-            q[d] = idx.get(&p).unwrap();
-            assert_eq!(got.get(&p).unwrap(), src.get(&q).unwrap());
+            assert_eq!(got.get(&p).unwrap(), src.get(&target(&p)).unwrap());
         }
         // scatter / scatterAdd / scatterFill into a copy of `dst` (shape like src except along d)
         let mut dshape = ishape.clone();
         dshape[d] = shape[d];
-        let dst0 = randv(&mut rng, &dshape);
-        let vals = randv(&mut rng, &ishape);
+        let dst0 = randv(rng, &dshape);
+        let vals = randv(rng, &ishape);
         for mode in 0..3 {
             let dst = maybe_strided(&dst0, case % 3 == 0);
-            let mut want = dst0.to_vec().unwrap();
-            let dpos = positions(&dshape);
-            let flat = |q: &[i64]| dpos.iter().position(|x| x == q).unwrap();
-            for p in positions(&ishape) {
-                let mut q = p.clone();
-                q[d] = idx.get(&p).unwrap();
-                let f = flat(&q);
-                let v = vals.get(&p).unwrap();
-                want[f] = match mode {
-                    0 => v,
-                    1 => want[f] + v,
-                    _ => 7.5,
-                };
-            }
+            let want = naive_update(dst0.to_vec().unwrap(), &dshape, &vals, target, mode, 7.5);
             match mode {
                 0 => scatter(&dst, d as i32, &idx, &vals).unwrap(),
                 1 => scatter_add(&dst, d as i32, &idx, &vals).unwrap(),
@@ -110,48 +134,34 @@ fn gather_scatter_match_naive() {
             }
             assert_eq!(dst.to_vec().unwrap(), want, "mode {mode} shape {shape:?} d {d}");
         }
-    }
+    });
 }
 
 #[test]
 fn index_ops_match_naive() {
-    let mut rng = Rng(0xdead_beef);
-    for case in 0..if cfg!(miri) { 10 } else { 200 } {
-        let shape = rng.shape(4);
-        let d = rng.below(shape.len() as i64) as usize;
-        let src = maybe_strided(&randv(&mut rng, &shape), case % 2 == 1);
+    random_cases(0xdead_beef, true, |rng, case, shape, d, src| {
         let k = 1 + rng.below(6);
         let idx = from_vec((0..k).map(|_| rng.below(shape[d])).collect(), &[k]);
+        let target = |p: &[i64]| {
+            let mut q = p.to_vec();
+            q[d] = idx.get(&[p[d]]).unwrap();
+            q
+        };
         let r = tensor(View::<f64>::empty());
         index_select(&r, &src, d as i32, &idx).unwrap();
         let got = r.view();
-        let mut oshape = shape.clone();
+        let mut oshape = shape.to_vec();
         oshape[d] = k;
         assert_eq!(got.sizes, oshape);
         for p in positions(&oshape) {
-            let mut q = p.clone();
-            q[d] = idx.get(&[p[d]]).unwrap();
-            assert_eq!(got.get(&p).unwrap(), src.get(&q).unwrap());
+            assert_eq!(got.get(&p).unwrap(), src.get(&target(&p)).unwrap());
         }
         // indexCopy / indexAdd / indexFill: src of size k along d
-        let vals = randv(&mut rng, &oshape);
+        let vals = randv(rng, &oshape);
         for mode in 0..3 {
             let t = maybe_strided(&src, case % 3 == 0);
             let t = dense(&t).unwrap();
-            let before = t.to_vec().unwrap();
-            let pos = positions(&shape);
-            let mut want = before.clone();
-            for p in positions(&oshape) {
-                let mut q = p.clone();
-                q[d] = idx.get(&[p[d]]).unwrap();
-                let f = pos.iter().position(|x| *x == q).unwrap();
-                let v = vals.get(&p).unwrap();
-                want[f] = match mode {
-                    0 => v,
-                    1 => want[f] + v,
-                    _ => -1.0,
-                };
-            }
+            let want = naive_update(t.to_vec().unwrap(), shape, &vals, target, mode, -1.0);
             match mode {
                 0 => index_copy(&t, d as i32, &idx, &vals).unwrap(),
                 1 => index_add(&t, d as i32, &idx, &vals).unwrap(),
@@ -159,7 +169,7 @@ fn index_ops_match_naive() {
             }
             assert_eq!(t.to_vec().unwrap(), want);
         }
-    }
+    });
 }
 
 #[test]

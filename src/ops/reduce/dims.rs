@@ -51,32 +51,29 @@ pub fn norm<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, p: T, dim: i32, keepdim: bo
     store(r, &reduced_shape(&t.sizes, d, keepdim), &data)
 }
 
-fn arg_reduce<T: Elem>(
-    values: &Tensor<T>,
-    indices: &Tensor<i64>,
-    t: &View<T>,
-    dim: i32,
-    keepdim: bool,
-    max: bool,
-) -> Result<()> {
-    let d = check_dim(dim, t.ndim(), 4)?;
+/// `values_`, `indices_` (each of `shape`) = the (value, index) pairs `pairs`.
+fn store_pairs<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, shape: &[i64], pairs: &[(T, i64)]) -> Result<()> {
+    store(values, shape, &pairs.iter().map(|x| x.0).collect::<Vec<_>>())?;
+    store(indices, shape, &pairs.iter().map(|x| x.1).collect::<Vec<_>>())
+}
+
+/// The max (or min) of every slice of `t` along `d` and the index of its first occurrence.
+fn arg_best<T: Elem>(t: &View<T>, d: usize, max: bool) -> Result<Vec<(T, i64)>> {
     let acc = reduce([t], &only(t.ndim(), d), &ArgBest::<T>::new(max))?;
-    let vals: Vec<T> = acc.iter().map(|a| a.0.canon()).collect();
-    let idx: Vec<i64> = acc.iter().map(|a| a.1.max(0)).collect();
-    let shape = reduced_shape(&t.sizes, d, keepdim);
-    store(values, &shape, &vals)?;
-    store(indices, &shape, &idx)
+    Ok(acc.iter().map(|a| (a.0.canon(), a.1.max(0))).collect())
 }
 
 /// `values_, indices_ = max of t along dim` (index of the first occurrence, 0-based; the
 /// first NaN wins).
 pub fn max<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
-    arg_reduce(values, indices, t, dim, keepdim, true)
+    let d = check_dim(dim, t.ndim(), 4)?;
+    store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &arg_best(t, d, true)?)
 }
 
 /// `values_, indices_ = min of t along dim`.
 pub fn min<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
-    arg_reduce(values, indices, t, dim, keepdim, false)
+    let d = check_dim(dim, t.ndim(), 4)?;
+    store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &arg_best(t, d, false)?)
 }
 
 /// `f(slice)` for every slice of `t` along `d` (each as (value, position) pairs), in output
@@ -122,20 +119,6 @@ fn by_value_then_pos<T: Elem>(a: &(T, i64), b: &(T, i64)) -> Ordering {
     total(a.0, b.0).then(a.1.cmp(&b.1))
 }
 
-fn select_along<T: Elem>(
-    values: &Tensor<T>,
-    indices: &Tensor<i64>,
-    t: &View<T>,
-    d: usize,
-    keepdim: bool,
-    pick: impl Fn(&mut Vec<(T, i64)>) -> (T, i64) + Sync,
-) -> Result<()> {
-    let res = per_slice(t, d, pick)?;
-    let shape = reduced_shape(&t.sizes, d, keepdim);
-    store(values, &shape, &res.iter().map(|x| x.0).collect::<Vec<_>>())?;
-    store(indices, &shape, &res.iter().map(|x| x.1).collect::<Vec<_>>())
-}
-
 /// The k-th smallest (k 1-based) along `dim` and its position; among equal values, positions
 /// count in order (as a stable sort); NaN sorts last.
 pub fn kthvalue<T: Elem>(
@@ -152,21 +135,23 @@ pub fn kthvalue<T: Elem>(
         return Err(Error::index(format!("kthvalue: k = {k} is out of range for a dimension of size {n}")).at_arg(4));
     }
     let k = (k - 1) as usize;
-    select_along(values, indices, t, d, keepdim, |s| *s.select_nth_unstable_by(k, by_value_then_pos).1)
+    let picked = per_slice(t, d, |s| *s.select_nth_unstable_by(k, by_value_then_pos).1)?;
+    store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &picked)
 }
 
 /// The lower median along `dim` (`kthvalue` with k = (n-1)/2 + 1).
 pub fn median<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
     let k = (t.sizes[d] as usize - 1) / 2;
-    select_along(values, indices, t, d, keepdim, |s| *s.select_nth_unstable_by(k, by_value_then_pos).1)
+    let picked = per_slice(t, d, |s| *s.select_nth_unstable_by(k, by_value_then_pos).1)?;
+    store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &picked)
 }
 
 /// The most frequent value along `dim` (ties: the smallest value; NaNs count as one value)
 /// and the position of its last occurrence.
 pub fn mode<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
-    select_along(values, indices, t, d, keepdim, |s| {
+    let picked = per_slice(t, d, |s| {
         s.sort_unstable_by(by_value_then_pos);
         let (mut best, mut best_n, mut run) = (s[0], 0usize, 0usize);
         for i in 0..s.len() {
@@ -180,5 +165,6 @@ pub fn mode<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim
             }
         }
         best
-    })
+    })?;
+    store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &picked)
 }

@@ -134,24 +134,38 @@ pub(super) fn nan_min<T: Elem>(a: T, b: T) -> T {
 }
 
 // ---------------------------------------------------------------------------------------------
-/// An associative fold of `g(x)` with `c`, neutral `id` (sums, products, counts, max, ...).
+/// An associative fold of `g(x)` (`g(x, y)` over pairs of elements of two operands: dot,
+/// equal) with `c`, neutral `id` (sums, products, counts, max, ...).
 pub struct Assoc<A, G, C> {
     pub id: A,
     pub g: G,
     pub c: C,
 }
 
-impl<T, A, G, C> Reducer<T, 1> for Assoc<A, G, C>
-where
-    T: Scalar,
-    A: Copy + Send + Sync,
-    G: Fn(T) -> A + Sync,
-    C: Fn(A, A) -> A + Sync,
-{
-    type Acc = A;
-    fn identity(&self) -> A {
-        self.id
-    }
+/// `Reducer<T, $N>` for `Assoc` with `g: Fn($X, ...) -> A`: the accumulator, identity and
+/// combination every arity shares, then the arity's folds (`$fold`).
+macro_rules! assoc_reducer {
+    ($N:literal, Fn($($X:ident),+), { $($fold:tt)* }) => {
+        impl<T, A, G, C> Reducer<T, $N> for Assoc<A, G, C>
+        where
+            T: Scalar,
+            A: Copy + Send + Sync,
+            G: Fn($($X),+) -> A + Sync,
+            C: Fn(A, A) -> A + Sync,
+        {
+            type Acc = A;
+            fn identity(&self) -> A {
+                self.id
+            }
+            fn combine(&self, a: A, b: A) -> A {
+                (self.c)(a, b)
+            }
+            $($fold)*
+        }
+    };
+}
+
+assoc_reducer!(1, Fn(T), {
     #[inline]
     unsafe fn fold_run(&self, acc: A, p: [*const T; 1], s: [isize; 1], len: usize, _first: usize) -> A {
         let (g, c) = (&self.g, &self.c);
@@ -203,29 +217,9 @@ where
         let rs = unsafe { rk::fold_multi(len, p.map(|q| q[0]), self.id, &|a, x| c(a, g(x)), c) };
         rs.map(|r| c(self.id, r))
     }
-    fn combine(&self, a: A, b: A) -> A {
-        (self.c)(a, b)
-    }
-}
+});
 
-/// `Assoc` over pairs of elements of two operands (dot, equal).
-pub struct Assoc2<A, G, C> {
-    pub id: A,
-    pub g: G,
-    pub c: C,
-}
-
-impl<T, A, G, C> Reducer<T, 2> for Assoc2<A, G, C>
-where
-    T: Scalar,
-    A: Copy + Send + Sync,
-    G: Fn(T, T) -> A + Sync,
-    C: Fn(A, A) -> A + Sync,
-{
-    type Acc = A;
-    fn identity(&self) -> A {
-        self.id
-    }
+assoc_reducer!(2, Fn(T, T), {
     #[inline]
     unsafe fn fold_run(&self, acc: A, p: [*const T; 2], s: [isize; 2], len: usize, _first: usize) -> A {
         let (g, c) = (&self.g, &self.c);
@@ -239,10 +233,7 @@ where
         // SAFETY: forwarded contract.
         unsafe { rk::cols2(acc, p[0], s[0], p[1], s[1], &|a, x, y| c(a, g(x, y))) }
     }
-    fn combine(&self, a: A, b: A) -> A {
-        (self.c)(a, b)
-    }
-}
+});
 
 /// max or min with the index of the first occurrence; the first NaN wins (and stops the scan).
 /// The accumulator is (value, index), index -1 for "no element yet".

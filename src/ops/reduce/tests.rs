@@ -90,19 +90,17 @@ fn dim_reductions_match_naive() {
             assert!((g - w).abs() <= 1e-9 * w.abs().max(1.0), "prod {g} vs {w}");
         }
         let idx = out::<i64>();
-        max(&r, &idx, &v, d as i32, keep).unwrap();
-        let (vals, ids) = (r.view().to_vec().unwrap(), idx.view().to_vec().unwrap());
-        for (s, (g, i)) in sl.iter().zip(vals.iter().zip(&ids)) {
-            let best = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            assert_eq!(*g, best);
-            assert_eq!(*i as usize, s.iter().position(|&x| x == best).unwrap());
-        }
-        min(&r, &idx, &v, d as i32, keep).unwrap();
-        let (vals, ids) = (r.view().to_vec().unwrap(), idx.view().to_vec().unwrap());
-        for (s, (g, i)) in sl.iter().zip(vals.iter().zip(&ids)) {
-            let best = s.iter().cloned().fold(f64::INFINITY, f64::min);
-            assert_eq!(*g, best);
-            assert_eq!(*i as usize, s.iter().position(|&x| x == best).unwrap());
+        type ArgFn = fn(&Tensor<f64>, &Tensor<i64>, &View<f64>, i32, bool) -> crate::core::error::Result<()>;
+        type Fold = fn(f64, f64) -> f64;
+        let best_of: [(ArgFn, f64, Fold); 2] = [(max, f64::NEG_INFINITY, f64::max), (min, f64::INFINITY, f64::min)];
+        for (arg_best, start, better) in best_of {
+            arg_best(&r, &idx, &v, d as i32, keep).unwrap();
+            let (vals, ids) = (r.view().to_vec().unwrap(), idx.view().to_vec().unwrap());
+            for (s, (g, i)) in sl.iter().zip(vals.iter().zip(&ids)) {
+                let best = s.iter().cloned().fold(start, better);
+                assert_eq!(*g, best);
+                assert_eq!(*i as usize, s.iter().position(|&x| x == best).unwrap());
+            }
         }
         var(&r, &v, d as i32, false, keep).unwrap();
         for (s, g) in sl.iter().zip(r.view().to_vec().unwrap()) {

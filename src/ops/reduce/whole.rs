@@ -25,7 +25,7 @@ pub fn count_nonzero<T: Elem>(t: &View<T>) -> Result<i64> {
 /// `sum(t[i] * src[i])` in `accreal` over elements paired in row-major order.
 pub fn dot<T: NumAcc>(t: &View<T>, src: &View<T>) -> Result<T::Acc> {
     let (a, b) = paired(t, src, "dot")?;
-    let r = Assoc2 { id: T::zero().to_acc(), g: |x: T, y: T| T::acc_mul(x.to_acc(), y.to_acc()), c: T::acc_add };
+    let r = Assoc { id: T::zero().to_acc(), g: |x: T, y: T| T::acc_mul(x.to_acc(), y.to_acc()), c: T::acc_add };
     Ok(reduce([&a, &b], &vec![true; a.ndim()], &r)?[0])
 }
 
@@ -56,7 +56,7 @@ pub fn equal<T: Elem>(ta: &View<T>, tb: &View<T>) -> Result<bool> {
     if ta.sizes != tb.sizes {
         return Ok(false);
     }
-    let r = Assoc2 { id: 0u64, g: |x: T, y: T| (!x.same(y)) as u64, c: u64::wrapping_add };
+    let r = Assoc { id: 0u64, g: |x: T, y: T| (!x.same(y)) as u64, c: u64::wrapping_add };
     Ok(reduce([ta, tb], &vec![true; ta.ndim()], &r)?[0] == 0)
 }
 
