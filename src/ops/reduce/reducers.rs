@@ -23,49 +23,23 @@ pub trait Elem: Scalar {
     fn highest() -> Self;
 }
 
-macro_rules! int_elem {
-    ($($T:ty),*) => {$(
+/// `Elem` for the numeric types; per kind only the NaN test and the neutral elements of
+/// max/min differ (`default()` is each type's zero, and `-0.0 != 0.0` is false).
+macro_rules! num_elem {
+    (|$x:ident| $nan:expr, $lowest:ident, $highest:ident; $($T:ty),*) => {$(
         impl Elem for $T {
-            #[inline(always)] fn nan(self) -> bool { false }
+            #[inline(always)] fn nan(self) -> bool { let $x = self; $nan }
             #[inline(always)] fn less(self, o: Self) -> bool { self < o }
             #[inline(always)] fn same(self, o: Self) -> bool { self == o }
-            #[inline(always)] fn nonzero(self) -> bool { self != 0 }
+            #[inline(always)] fn nonzero(self) -> bool { self != <$T>::default() }
             #[inline(always)] fn canon(self) -> Self { self }
-            #[inline(always)] fn lowest() -> Self { <$T>::MIN }
-            #[inline(always)] fn highest() -> Self { <$T>::MAX }
+            #[inline(always)] fn lowest() -> Self { <$T>::$lowest }
+            #[inline(always)] fn highest() -> Self { <$T>::$highest }
         }
     )*};
 }
-crate::th_dtypes!(int_elem; int);
-
-macro_rules! float_elem {
-    ($($T:ty),*) => {$(
-        impl Elem for $T {
-            #[inline(always)] fn nan(self) -> bool { self.is_nan() }
-            #[inline(always)] fn less(self, o: Self) -> bool { self < o }
-            #[inline(always)] fn same(self, o: Self) -> bool { self == o }
-            #[inline(always)] fn nonzero(self) -> bool { self != 0.0 }
-            #[inline(always)] fn canon(self) -> Self { self }
-            #[inline(always)] fn lowest() -> Self { <$T>::NEG_INFINITY }
-            #[inline(always)] fn highest() -> Self { <$T>::INFINITY }
-        }
-    )*};
-}
-crate::th_dtypes!(float_elem; float);
-macro_rules! half_elem {
-    ($($T:ty),*) => {$(
-        impl Elem for $T {
-            #[inline(always)] fn nan(self) -> bool { self.is_nan() }
-            #[inline(always)] fn less(self, o: Self) -> bool { self < o }
-            #[inline(always)] fn same(self, o: Self) -> bool { self == o }
-            #[inline(always)] fn nonzero(self) -> bool { self != <$T>::ZERO }
-            #[inline(always)] fn canon(self) -> Self { self }
-            #[inline(always)] fn lowest() -> Self { <$T>::NEG_INFINITY }
-            #[inline(always)] fn highest() -> Self { <$T>::INFINITY }
-        }
-    )*};
-}
-crate::th_dtypes!(half_elem; half);
+crate::th_dtypes!(num_elem[|_x| false, MIN, MAX;]; int);
+crate::th_dtypes!(num_elem[|x| x.is_nan(), NEG_INFINITY, INFINITY;]; float half);
 
 impl Elem for Bool {
     #[inline(always)]
