@@ -15,6 +15,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod core;
+pub mod cuda;
 pub mod exec;
 pub mod ffi;
 pub mod io;

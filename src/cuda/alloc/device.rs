@@ -1,0 +1,1 @@
+//! THCCachingAllocator (to be written).

@@ -1,0 +1,1 @@
+//! THCCachingHostAllocator (to be written).

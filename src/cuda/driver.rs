@@ -1,0 +1,1 @@
+//! A real GPU through cudarc (to be written).

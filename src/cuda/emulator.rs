@@ -1,0 +1,1 @@
+//! The CPU emulator of a CUDA device (to be written).

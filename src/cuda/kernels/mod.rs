@@ -1,0 +1,1 @@
+//! CUDA C kernel sources and their compilation (to be written).

@@ -1,0 +1,1 @@
+//! Launch parameters from the shared geometry (to be written).

@@ -1,0 +1,27 @@
+//! THC: the CUDA half of the library, on `cudarc`.
+//!
+//! Device tensors are the same `Tensor`/`View`/`Storage` objects as host ones; their storage's
+//! allocator says `Device::Cuda(i)` and hands out device addresses. Everything about geometry
+//! (views, broadcasting, output resizing, overlap rules, dimension merging) is the host code's;
+//! this module adds what only a device has:
+//! - `gpu`: the seam to a device (memory, copies, streams, events, kernel launches), with two
+//!   implementations: `driver` (a real GPU through cudarc, libraries loaded at first use) and
+//!   `emulator` (the same CUDA C kernel sources compiled by the host C++ compiler, run on host
+//!   threads: proves kernel logic, not GPU speed);
+//! - `runtime`: lazy, process-wide device discovery, the current device and stream per thread;
+//! - `alloc`: THC's caching device allocator and caching pinned-host allocator;
+//! - `kernels`, `launch`: the CUDA C sources, NVRTC compilation, and launch parameters built
+//!   from the shared geometry;
+//! - `storage`: the `THAllocator` that backs device storages.
+
+pub mod alloc;
+pub mod gpu;
+pub mod kernels;
+pub mod launch;
+pub mod runtime;
+pub mod storage;
+
+#[cfg(feature = "cuda")]
+mod driver;
+#[cfg(feature = "cuda-emulator")]
+mod emulator;

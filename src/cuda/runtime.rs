@@ -1,0 +1,1 @@
+//! Devices and the current device/stream (to be written).

@@ -1,0 +1,1 @@
+//! Device storages (to be written).
