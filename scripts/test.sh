@@ -2,7 +2,8 @@
 # Runs every test. On a fresh machine (Rust, gcc, python3 only) it first installs what the tests
 # need: valgrind (Debian package) and a local venv (.venv) with numpy and pytest. Steps:
 #   1. cargo fmt --check, cargo clippy -D warnings
-#   2. cargo test: Rust unit tests, header staleness + symbol set, C tests + examples + C++ header
+#   2. cargo test: Rust unit tests, header staleness + symbol set, C tests + examples + C++ header;
+#      the CPU-only build (--no-default-features) exports the same symbols
 #   3. the C tests and examples again under valgrind (no errors, no definite leaks)
 #   4. the numpy differential suite (tests/python) against target/debug/libth.so, then again
 #      (and the kernel unit tests) with TH_CPU_CAPABILITY=scalar and =avx2
@@ -41,6 +42,12 @@ fi
 cargo fmt --check
 cargo clippy --all-targets -- -D warnings
 cargo test
+# A CPU-only build (no `cuda` feature) exports exactly the same symbols: THC functions report
+# "built without CUDA" there.
+cargo build -q --no-default-features --target-dir target/nocuda
+cargo build -q
+diff <(nm -D --defined-only target/debug/libth.so | awk '{print $3}' | sort) \
+     <(nm -D --defined-only target/nocuda/debug/libth.so | awk '{print $3}' | sort)
 TH_VALGRIND=1 cargo test --test c_api
 cargo build
 TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q tests/python

@@ -201,11 +201,12 @@ typedef enum THErrorCode {
    */
   TH_ERR_ALLOC = 6,
   /**
-   * The library was built without CUDA.
+   * CUDA is unavailable: the library was built without it, or no driver (libcuda) or
+   * NVRTC library could be loaded.
    */
   TH_ERR_NO_CUDA = 7,
   /**
-   * A CUDA call failed.
+   * A CUDA call failed (the message names the CUDA error and its code).
    */
   TH_ERR_CUDA = 8,
   /**
@@ -224,7 +225,16 @@ typedef enum THErrorCode {
    * Raised by C code through `_THError` / `_THArgCheck` / `_THAssertionFailed`.
    */
   TH_ERR_USER = 12,
+  /**
+   * A CUDA driver is installed but there is no such device (none at all, or a bad ordinal).
+   */
+  TH_ERR_NO_DEVICE = 13,
 } THErrorCode;
+
+/**
+ * The opaque target of `cudaStream_t`.
+ */
+typedef struct CUstream_st CUstream_st;
 
 /**
  *Opaque handle to a BFloat16 storage (a refcounted buffer).
@@ -257,6 +267,16 @@ typedef struct THByteStorage THByteStorage;
 typedef struct THByteTensor THByteTensor;
 
 /**
+ * THC's state token (see the module docs); from `THCState_alloc`, released by `THCState_free`.
+ */
+typedef struct THCState THCState;
+
+/**
+ * Opaque handle to a refcounted CUDA stream.
+ */
+typedef struct THCStream THCStream;
+
+/**
  *Opaque handle to a Char storage (a refcounted buffer).
  */
 typedef struct THCharStorage THCharStorage;
@@ -265,6 +285,106 @@ typedef struct THCharStorage THCharStorage;
  *Opaque handle to a Char tensor (a refcounted view of a storage).
  */
 typedef struct THCharTensor THCharTensor;
+
+/**
+ *Opaque handle to a BFloat16 storage on a CUDA device.
+ */
+typedef struct THCudaBFloat16Storage THCudaBFloat16Storage;
+
+/**
+ *Opaque handle to a BFloat16 tensor on a CUDA device.
+ */
+typedef struct THCudaBFloat16Tensor THCudaBFloat16Tensor;
+
+/**
+ *Opaque handle to a Bool storage on a CUDA device.
+ */
+typedef struct THCudaBoolStorage THCudaBoolStorage;
+
+/**
+ *Opaque handle to a Bool tensor on a CUDA device.
+ */
+typedef struct THCudaBoolTensor THCudaBoolTensor;
+
+/**
+ *Opaque handle to a Byte storage on a CUDA device.
+ */
+typedef struct THCudaByteStorage THCudaByteStorage;
+
+/**
+ *Opaque handle to a Byte tensor on a CUDA device.
+ */
+typedef struct THCudaByteTensor THCudaByteTensor;
+
+/**
+ *Opaque handle to a Char storage on a CUDA device.
+ */
+typedef struct THCudaCharStorage THCudaCharStorage;
+
+/**
+ *Opaque handle to a Char tensor on a CUDA device.
+ */
+typedef struct THCudaCharTensor THCudaCharTensor;
+
+/**
+ *Opaque handle to a Double storage on a CUDA device.
+ */
+typedef struct THCudaDoubleStorage THCudaDoubleStorage;
+
+/**
+ *Opaque handle to a Double tensor on a CUDA device.
+ */
+typedef struct THCudaDoubleTensor THCudaDoubleTensor;
+
+/**
+ *Opaque handle to a Half storage on a CUDA device.
+ */
+typedef struct THCudaHalfStorage THCudaHalfStorage;
+
+/**
+ *Opaque handle to a Half tensor on a CUDA device.
+ */
+typedef struct THCudaHalfTensor THCudaHalfTensor;
+
+/**
+ *Opaque handle to a Int storage on a CUDA device.
+ */
+typedef struct THCudaIntStorage THCudaIntStorage;
+
+/**
+ *Opaque handle to a Int tensor on a CUDA device.
+ */
+typedef struct THCudaIntTensor THCudaIntTensor;
+
+/**
+ *Opaque handle to a Long storage on a CUDA device.
+ */
+typedef struct THCudaLongStorage THCudaLongStorage;
+
+/**
+ *Opaque handle to a Long tensor on a CUDA device.
+ */
+typedef struct THCudaLongTensor THCudaLongTensor;
+
+/**
+ *Opaque handle to a Short storage on a CUDA device.
+ */
+typedef struct THCudaShortStorage THCudaShortStorage;
+
+/**
+ *Opaque handle to a Short tensor on a CUDA device.
+ */
+typedef struct THCudaShortTensor THCudaShortTensor;
+
+/**
+ * Opaque handle to a Float storage on a CUDA device.
+ */
+typedef struct THCudaStorage THCudaStorage;
+
+/**
+ * Opaque handle to a Float tensor on a CUDA device.
+ */
+typedef struct THCudaTensor THCudaTensor;
 
 /**
  *Opaque handle to a Double storage (a refcounted buffer).
@@ -384,6 +504,21 @@ typedef struct THAllocator {
   void *(*realloc)(void *ctx, void *ptr, ptrdiff_t size);
   void (*free)(void *ctx, void *ptr);
 } THAllocator;
+
+/**
+ * A CUDA stream (`cudaStream_t`): an opaque pointer, NULL for the default stream.
+ */
+typedef struct CUstream_st *cudaStream_t;
+
+/**
+ * THC's name for the Float tensor in the per-dtype copy functions.
+ */
+typedef struct THCudaTensor THCudaFloatTensor;
+
+/**
+ * THC's name for the Float storage in the per-dtype copy functions.
+ */
+typedef struct THCudaStorage THCudaFloatStorage;
 
 
 
@@ -15802,11 +15937,6 @@ uint8_t *THByteStorage_data(const struct THByteStorage *storage);
 ptrdiff_t THByteStorage_size(const struct THByteStorage *storage);
 
 /**
- * Size of one element in bytes.
- */
-size_t THByteStorage_elementSize(void);
-
-/**
  * `storage[index] = value` (0-based, bounds-checked).
  */
 void THByteStorage_set(struct THByteStorage *storage, ptrdiff_t index, uint8_t value);
@@ -15845,35 +15975,6 @@ struct THByteStorage *THByteStorage_newWithSize3(uint8_t a, uint8_t b, uint8_t c
  * A new storage `{a, b, c, d}` (+1).
  */
 struct THByteStorage *THByteStorage_newWithSize4(uint8_t a, uint8_t b, uint8_t c, uint8_t d);
-
-/**
- * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
- * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
- */
-struct THByteStorage *THByteStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
-
-/**
- * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
- * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
- */
-struct THByteStorage *THByteStorage_newWithData(uint8_t *data, ptrdiff_t size);
-
-/**
- * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
- * The allocator must stay valid while the storage lives.
- */
-struct THByteStorage *THByteStorage_newWithAllocator(ptrdiff_t size,
-                                                     struct THAllocator *allocator,
-                                                     void *allocator_context);
-
-/**
- * A new storage (+1) taking ownership of `data` (`size` elements), released later with
- * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
- */
-struct THByteStorage *THByteStorage_newWithDataAndAllocator(uint8_t *data,
-                                                            ptrdiff_t size,
-                                                            struct THAllocator *allocator,
-                                                            void *allocator_context);
 
 /**
  * Sets `TH_STORAGE_*` flag bits.
@@ -15923,11 +16024,6 @@ void THByteStorage_resize(struct THByteStorage *storage, ptrdiff_t size);
  * Sets every element to `value`.
  */
 void THByteStorage_fill(struct THByteStorage *storage, uint8_t value);
-
-/**
- * Copies `size()` elements from the raw pointer `src`.
- */
-void THByteStorage_rawCopy(struct THByteStorage *storage, uint8_t *src);
 
 /**
  * Copies `src` into `storage` (sizes must match).
@@ -15985,6 +16081,245 @@ void THByteStorage_copyBFloat16(struct THByteStorage *storage, struct THBFloat16
 void THByteStorage_copyBool(struct THByteStorage *storage, struct THBoolStorage *src);
 
 /**
+ * Size of one element in bytes.
+ */
+size_t THByteStorage_elementSize(void);
+
+/**
+ * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
+ * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
+ */
+struct THByteStorage *THByteStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
+
+/**
+ * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
+ * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
+ */
+struct THByteStorage *THByteStorage_newWithData(uint8_t *data, ptrdiff_t size);
+
+/**
+ * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
+ * The allocator must stay valid while the storage lives.
+ */
+struct THByteStorage *THByteStorage_newWithAllocator(ptrdiff_t size,
+                                                     struct THAllocator *allocator,
+                                                     void *allocator_context);
+
+/**
+ * A new storage (+1) taking ownership of `data` (`size` elements), released later with
+ * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
+ */
+struct THByteStorage *THByteStorage_newWithDataAndAllocator(uint8_t *data,
+                                                            ptrdiff_t size,
+                                                            struct THAllocator *allocator,
+                                                            void *allocator_context);
+
+/**
+ * Copies `size()` elements from the raw pointer `src`.
+ */
+void THByteStorage_rawCopy(struct THByteStorage *storage, uint8_t *src);
+
+/**
+ * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
+ */
+uint8_t *THCudaByteStorage_data(struct THCState *state, const struct THCudaByteStorage *storage);
+
+/**
+ * Number of elements.
+ */
+ptrdiff_t THCudaByteStorage_size(struct THCState *state, const struct THCudaByteStorage *storage);
+
+/**
+ * `storage[index] = value` (0-based, bounds-checked).
+ */
+void THCudaByteStorage_set(struct THCState *state,
+                           struct THCudaByteStorage *storage,
+                           ptrdiff_t index,
+                           uint8_t value);
+
+/**
+ * `storage[index]` (0-based, bounds-checked; 0 on error).
+ */
+uint8_t THCudaByteStorage_get(struct THCState *state,
+                              const struct THCudaByteStorage *storage,
+                              ptrdiff_t index);
+
+/**
+ * A new empty storage (+1).
+ */
+struct THCudaByteStorage *THCudaByteStorage_new(struct THCState *state);
+
+/**
+ * A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithSize(struct THCState *state, ptrdiff_t size);
+
+/**
+ * A new storage `{a}` (+1).
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithSize1(struct THCState *state, uint8_t a);
+
+/**
+ * A new storage `{a, b}` (+1).
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithSize2(struct THCState *state,
+                                                         uint8_t a,
+                                                         uint8_t b);
+
+/**
+ * A new storage `{a, b, c}` (+1).
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithSize3(struct THCState *state,
+                                                         uint8_t a,
+                                                         uint8_t b,
+                                                         uint8_t c);
+
+/**
+ * A new storage `{a, b, c, d}` (+1).
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithSize4(struct THCState *state,
+                                                         uint8_t a,
+                                                         uint8_t b,
+                                                         uint8_t c,
+                                                         uint8_t d);
+
+/**
+ * Sets `TH_STORAGE_*` flag bits.
+ */
+void THCudaByteStorage_setFlag(struct THCState *state,
+                               struct THCudaByteStorage *storage,
+                               char flag);
+
+/**
+ * Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+ */
+void THCudaByteStorage_clearFlag(struct THCState *state,
+                                 struct THCudaByteStorage *storage,
+                                 char flag);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle.
+ */
+void THCudaByteStorage_retain(struct THCState *state, struct THCudaByteStorage *storage);
+
+/**
+ * Drops a reference; the last one frees the storage (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaByteStorage_free(struct THCState *state, struct THCudaByteStorage *storage);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaByteStorage_release(struct THCState *state, struct THCudaByteStorage *storage);
+
+/**
+ * Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+ */
+void THCudaByteStorage_swap(struct THCState *state,
+                            struct THCudaByteStorage *storage1,
+                            struct THCudaByteStorage *storage2);
+
+/**
+ * Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+ */
+void THCudaByteStorage_resize(struct THCState *state,
+                              struct THCudaByteStorage *storage,
+                              ptrdiff_t size);
+
+/**
+ * Sets every element to `value`.
+ */
+void THCudaByteStorage_fill(struct THCState *state,
+                            struct THCudaByteStorage *storage,
+                            uint8_t value);
+
+/**
+ * Copies `src` into `storage` (sizes must match).
+ */
+void THCudaByteStorage_copy(struct THCState *state,
+                            struct THCudaByteStorage *storage,
+                            struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaByteStorage_copyByte(struct THCState *state,
+                                struct THCudaByteStorage *storage,
+                                struct THByteStorage *src);
+
+/**
+ *Copies a Char storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaByteStorage_copyChar(struct THCState *state,
+                                struct THCudaByteStorage *storage,
+                                struct THCharStorage *src);
+
+/**
+ *Copies a Short storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaByteStorage_copyShort(struct THCState *state,
+                                 struct THCudaByteStorage *storage,
+                                 struct THShortStorage *src);
+
+/**
+ *Copies a Int storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaByteStorage_copyInt(struct THCState *state,
+                               struct THCudaByteStorage *storage,
+                               struct THIntStorage *src);
+
+/**
+ *Copies a Long storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaByteStorage_copyLong(struct THCState *state,
+                                struct THCudaByteStorage *storage,
+                                struct THLongStorage *src);
+
+/**
+ *Copies a Float storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaByteStorage_copyFloat(struct THCState *state,
+                                 struct THCudaByteStorage *storage,
+                                 struct THFloatStorage *src);
+
+/**
+ *Copies a Double storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaByteStorage_copyDouble(struct THCState *state,
+                                  struct THCudaByteStorage *storage,
+                                  struct THDoubleStorage *src);
+
+/**
+ *Copies a Half storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaByteStorage_copyHalf(struct THCState *state,
+                                struct THCudaByteStorage *storage,
+                                struct THHalfStorage *src);
+
+/**
+ *Copies a BFloat16 storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaByteStorage_copyBFloat16(struct THCState *state,
+                                    struct THCudaByteStorage *storage,
+                                    struct THBFloat16Storage *src);
+
+/**
+ *Copies a Bool storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaByteStorage_copyBool(struct THCState *state,
+                                struct THCudaByteStorage *storage,
+                                struct THBoolStorage *src);
+
+/**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
  */
 int8_t *THCharStorage_data(const struct THCharStorage *storage);
@@ -15993,11 +16328,6 @@ int8_t *THCharStorage_data(const struct THCharStorage *storage);
  * Number of elements.
  */
 ptrdiff_t THCharStorage_size(const struct THCharStorage *storage);
-
-/**
- * Size of one element in bytes.
- */
-size_t THCharStorage_elementSize(void);
 
 /**
  * `storage[index] = value` (0-based, bounds-checked).
@@ -16038,35 +16368,6 @@ struct THCharStorage *THCharStorage_newWithSize3(int8_t a, int8_t b, int8_t c);
  * A new storage `{a, b, c, d}` (+1).
  */
 struct THCharStorage *THCharStorage_newWithSize4(int8_t a, int8_t b, int8_t c, int8_t d);
-
-/**
- * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
- * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
- */
-struct THCharStorage *THCharStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
-
-/**
- * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
- * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
- */
-struct THCharStorage *THCharStorage_newWithData(int8_t *data, ptrdiff_t size);
-
-/**
- * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
- * The allocator must stay valid while the storage lives.
- */
-struct THCharStorage *THCharStorage_newWithAllocator(ptrdiff_t size,
-                                                     struct THAllocator *allocator,
-                                                     void *allocator_context);
-
-/**
- * A new storage (+1) taking ownership of `data` (`size` elements), released later with
- * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
- */
-struct THCharStorage *THCharStorage_newWithDataAndAllocator(int8_t *data,
-                                                            ptrdiff_t size,
-                                                            struct THAllocator *allocator,
-                                                            void *allocator_context);
 
 /**
  * Sets `TH_STORAGE_*` flag bits.
@@ -16116,11 +16417,6 @@ void THCharStorage_resize(struct THCharStorage *storage, ptrdiff_t size);
  * Sets every element to `value`.
  */
 void THCharStorage_fill(struct THCharStorage *storage, int8_t value);
-
-/**
- * Copies `size()` elements from the raw pointer `src`.
- */
-void THCharStorage_rawCopy(struct THCharStorage *storage, int8_t *src);
 
 /**
  * Copies `src` into `storage` (sizes must match).
@@ -16178,6 +16474,245 @@ void THCharStorage_copyBFloat16(struct THCharStorage *storage, struct THBFloat16
 void THCharStorage_copyBool(struct THCharStorage *storage, struct THBoolStorage *src);
 
 /**
+ * Size of one element in bytes.
+ */
+size_t THCharStorage_elementSize(void);
+
+/**
+ * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
+ * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
+ */
+struct THCharStorage *THCharStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
+
+/**
+ * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
+ * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
+ */
+struct THCharStorage *THCharStorage_newWithData(int8_t *data, ptrdiff_t size);
+
+/**
+ * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
+ * The allocator must stay valid while the storage lives.
+ */
+struct THCharStorage *THCharStorage_newWithAllocator(ptrdiff_t size,
+                                                     struct THAllocator *allocator,
+                                                     void *allocator_context);
+
+/**
+ * A new storage (+1) taking ownership of `data` (`size` elements), released later with
+ * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
+ */
+struct THCharStorage *THCharStorage_newWithDataAndAllocator(int8_t *data,
+                                                            ptrdiff_t size,
+                                                            struct THAllocator *allocator,
+                                                            void *allocator_context);
+
+/**
+ * Copies `size()` elements from the raw pointer `src`.
+ */
+void THCharStorage_rawCopy(struct THCharStorage *storage, int8_t *src);
+
+/**
+ * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
+ */
+int8_t *THCudaCharStorage_data(struct THCState *state, const struct THCudaCharStorage *storage);
+
+/**
+ * Number of elements.
+ */
+ptrdiff_t THCudaCharStorage_size(struct THCState *state, const struct THCudaCharStorage *storage);
+
+/**
+ * `storage[index] = value` (0-based, bounds-checked).
+ */
+void THCudaCharStorage_set(struct THCState *state,
+                           struct THCudaCharStorage *storage,
+                           ptrdiff_t index,
+                           int8_t value);
+
+/**
+ * `storage[index]` (0-based, bounds-checked; 0 on error).
+ */
+int8_t THCudaCharStorage_get(struct THCState *state,
+                             const struct THCudaCharStorage *storage,
+                             ptrdiff_t index);
+
+/**
+ * A new empty storage (+1).
+ */
+struct THCudaCharStorage *THCudaCharStorage_new(struct THCState *state);
+
+/**
+ * A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithSize(struct THCState *state, ptrdiff_t size);
+
+/**
+ * A new storage `{a}` (+1).
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithSize1(struct THCState *state, int8_t a);
+
+/**
+ * A new storage `{a, b}` (+1).
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithSize2(struct THCState *state,
+                                                         int8_t a,
+                                                         int8_t b);
+
+/**
+ * A new storage `{a, b, c}` (+1).
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithSize3(struct THCState *state,
+                                                         int8_t a,
+                                                         int8_t b,
+                                                         int8_t c);
+
+/**
+ * A new storage `{a, b, c, d}` (+1).
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithSize4(struct THCState *state,
+                                                         int8_t a,
+                                                         int8_t b,
+                                                         int8_t c,
+                                                         int8_t d);
+
+/**
+ * Sets `TH_STORAGE_*` flag bits.
+ */
+void THCudaCharStorage_setFlag(struct THCState *state,
+                               struct THCudaCharStorage *storage,
+                               char flag);
+
+/**
+ * Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+ */
+void THCudaCharStorage_clearFlag(struct THCState *state,
+                                 struct THCudaCharStorage *storage,
+                                 char flag);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle.
+ */
+void THCudaCharStorage_retain(struct THCState *state, struct THCudaCharStorage *storage);
+
+/**
+ * Drops a reference; the last one frees the storage (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaCharStorage_free(struct THCState *state, struct THCudaCharStorage *storage);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaCharStorage_release(struct THCState *state, struct THCudaCharStorage *storage);
+
+/**
+ * Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+ */
+void THCudaCharStorage_swap(struct THCState *state,
+                            struct THCudaCharStorage *storage1,
+                            struct THCudaCharStorage *storage2);
+
+/**
+ * Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+ */
+void THCudaCharStorage_resize(struct THCState *state,
+                              struct THCudaCharStorage *storage,
+                              ptrdiff_t size);
+
+/**
+ * Sets every element to `value`.
+ */
+void THCudaCharStorage_fill(struct THCState *state,
+                            struct THCudaCharStorage *storage,
+                            int8_t value);
+
+/**
+ * Copies `src` into `storage` (sizes must match).
+ */
+void THCudaCharStorage_copy(struct THCState *state,
+                            struct THCudaCharStorage *storage,
+                            struct THCudaCharStorage *src);
+
+/**
+ *Copies a Byte storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaCharStorage_copyByte(struct THCState *state,
+                                struct THCudaCharStorage *storage,
+                                struct THByteStorage *src);
+
+/**
+ *Copies a Char storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaCharStorage_copyChar(struct THCState *state,
+                                struct THCudaCharStorage *storage,
+                                struct THCharStorage *src);
+
+/**
+ *Copies a Short storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaCharStorage_copyShort(struct THCState *state,
+                                 struct THCudaCharStorage *storage,
+                                 struct THShortStorage *src);
+
+/**
+ *Copies a Int storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaCharStorage_copyInt(struct THCState *state,
+                               struct THCudaCharStorage *storage,
+                               struct THIntStorage *src);
+
+/**
+ *Copies a Long storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaCharStorage_copyLong(struct THCState *state,
+                                struct THCudaCharStorage *storage,
+                                struct THLongStorage *src);
+
+/**
+ *Copies a Float storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaCharStorage_copyFloat(struct THCState *state,
+                                 struct THCudaCharStorage *storage,
+                                 struct THFloatStorage *src);
+
+/**
+ *Copies a Double storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaCharStorage_copyDouble(struct THCState *state,
+                                  struct THCudaCharStorage *storage,
+                                  struct THDoubleStorage *src);
+
+/**
+ *Copies a Half storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaCharStorage_copyHalf(struct THCState *state,
+                                struct THCudaCharStorage *storage,
+                                struct THHalfStorage *src);
+
+/**
+ *Copies a BFloat16 storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaCharStorage_copyBFloat16(struct THCState *state,
+                                    struct THCudaCharStorage *storage,
+                                    struct THBFloat16Storage *src);
+
+/**
+ *Copies a Bool storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaCharStorage_copyBool(struct THCState *state,
+                                struct THCudaCharStorage *storage,
+                                struct THBoolStorage *src);
+
+/**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
  */
 int16_t *THShortStorage_data(const struct THShortStorage *storage);
@@ -16186,11 +16721,6 @@ int16_t *THShortStorage_data(const struct THShortStorage *storage);
  * Number of elements.
  */
 ptrdiff_t THShortStorage_size(const struct THShortStorage *storage);
-
-/**
- * Size of one element in bytes.
- */
-size_t THShortStorage_elementSize(void);
 
 /**
  * `storage[index] = value` (0-based, bounds-checked).
@@ -16231,37 +16761,6 @@ struct THShortStorage *THShortStorage_newWithSize3(int16_t a, int16_t b, int16_t
  * A new storage `{a, b, c, d}` (+1).
  */
 struct THShortStorage *THShortStorage_newWithSize4(int16_t a, int16_t b, int16_t c, int16_t d);
-
-/**
- * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
- * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
- */
-struct THShortStorage *THShortStorage_newWithMapping(const char *filename,
-                                                     ptrdiff_t size,
-                                                     int flags);
-
-/**
- * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
- * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
- */
-struct THShortStorage *THShortStorage_newWithData(int16_t *data, ptrdiff_t size);
-
-/**
- * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
- * The allocator must stay valid while the storage lives.
- */
-struct THShortStorage *THShortStorage_newWithAllocator(ptrdiff_t size,
-                                                       struct THAllocator *allocator,
-                                                       void *allocator_context);
-
-/**
- * A new storage (+1) taking ownership of `data` (`size` elements), released later with
- * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
- */
-struct THShortStorage *THShortStorage_newWithDataAndAllocator(int16_t *data,
-                                                              ptrdiff_t size,
-                                                              struct THAllocator *allocator,
-                                                              void *allocator_context);
 
 /**
  * Sets `TH_STORAGE_*` flag bits.
@@ -16311,11 +16810,6 @@ void THShortStorage_resize(struct THShortStorage *storage, ptrdiff_t size);
  * Sets every element to `value`.
  */
 void THShortStorage_fill(struct THShortStorage *storage, int16_t value);
-
-/**
- * Copies `size()` elements from the raw pointer `src`.
- */
-void THShortStorage_rawCopy(struct THShortStorage *storage, int16_t *src);
 
 /**
  * Copies `src` into `storage` (sizes must match).
@@ -16373,6 +16867,247 @@ void THShortStorage_copyBFloat16(struct THShortStorage *storage, struct THBFloat
 void THShortStorage_copyBool(struct THShortStorage *storage, struct THBoolStorage *src);
 
 /**
+ * Size of one element in bytes.
+ */
+size_t THShortStorage_elementSize(void);
+
+/**
+ * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
+ * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
+ */
+struct THShortStorage *THShortStorage_newWithMapping(const char *filename,
+                                                     ptrdiff_t size,
+                                                     int flags);
+
+/**
+ * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
+ * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
+ */
+struct THShortStorage *THShortStorage_newWithData(int16_t *data, ptrdiff_t size);
+
+/**
+ * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
+ * The allocator must stay valid while the storage lives.
+ */
+struct THShortStorage *THShortStorage_newWithAllocator(ptrdiff_t size,
+                                                       struct THAllocator *allocator,
+                                                       void *allocator_context);
+
+/**
+ * A new storage (+1) taking ownership of `data` (`size` elements), released later with
+ * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
+ */
+struct THShortStorage *THShortStorage_newWithDataAndAllocator(int16_t *data,
+                                                              ptrdiff_t size,
+                                                              struct THAllocator *allocator,
+                                                              void *allocator_context);
+
+/**
+ * Copies `size()` elements from the raw pointer `src`.
+ */
+void THShortStorage_rawCopy(struct THShortStorage *storage, int16_t *src);
+
+/**
+ * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
+ */
+int16_t *THCudaShortStorage_data(struct THCState *state, const struct THCudaShortStorage *storage);
+
+/**
+ * Number of elements.
+ */
+ptrdiff_t THCudaShortStorage_size(struct THCState *state, const struct THCudaShortStorage *storage);
+
+/**
+ * `storage[index] = value` (0-based, bounds-checked).
+ */
+void THCudaShortStorage_set(struct THCState *state,
+                            struct THCudaShortStorage *storage,
+                            ptrdiff_t index,
+                            int16_t value);
+
+/**
+ * `storage[index]` (0-based, bounds-checked; 0 on error).
+ */
+int16_t THCudaShortStorage_get(struct THCState *state,
+                               const struct THCudaShortStorage *storage,
+                               ptrdiff_t index);
+
+/**
+ * A new empty storage (+1).
+ */
+struct THCudaShortStorage *THCudaShortStorage_new(struct THCState *state);
+
+/**
+ * A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithSize(struct THCState *state, ptrdiff_t size);
+
+/**
+ * A new storage `{a}` (+1).
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithSize1(struct THCState *state, int16_t a);
+
+/**
+ * A new storage `{a, b}` (+1).
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithSize2(struct THCState *state,
+                                                           int16_t a,
+                                                           int16_t b);
+
+/**
+ * A new storage `{a, b, c}` (+1).
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithSize3(struct THCState *state,
+                                                           int16_t a,
+                                                           int16_t b,
+                                                           int16_t c);
+
+/**
+ * A new storage `{a, b, c, d}` (+1).
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithSize4(struct THCState *state,
+                                                           int16_t a,
+                                                           int16_t b,
+                                                           int16_t c,
+                                                           int16_t d);
+
+/**
+ * Sets `TH_STORAGE_*` flag bits.
+ */
+void THCudaShortStorage_setFlag(struct THCState *state,
+                                struct THCudaShortStorage *storage,
+                                char flag);
+
+/**
+ * Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+ */
+void THCudaShortStorage_clearFlag(struct THCState *state,
+                                  struct THCudaShortStorage *storage,
+                                  char flag);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle.
+ */
+void THCudaShortStorage_retain(struct THCState *state, struct THCudaShortStorage *storage);
+
+/**
+ * Drops a reference; the last one frees the storage (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaShortStorage_free(struct THCState *state, struct THCudaShortStorage *storage);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaShortStorage_release(struct THCState *state, struct THCudaShortStorage *storage);
+
+/**
+ * Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+ */
+void THCudaShortStorage_swap(struct THCState *state,
+                             struct THCudaShortStorage *storage1,
+                             struct THCudaShortStorage *storage2);
+
+/**
+ * Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+ */
+void THCudaShortStorage_resize(struct THCState *state,
+                               struct THCudaShortStorage *storage,
+                               ptrdiff_t size);
+
+/**
+ * Sets every element to `value`.
+ */
+void THCudaShortStorage_fill(struct THCState *state,
+                             struct THCudaShortStorage *storage,
+                             int16_t value);
+
+/**
+ * Copies `src` into `storage` (sizes must match).
+ */
+void THCudaShortStorage_copy(struct THCState *state,
+                             struct THCudaShortStorage *storage,
+                             struct THCudaShortStorage *src);
+
+/**
+ *Copies a Byte storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaShortStorage_copyByte(struct THCState *state,
+                                 struct THCudaShortStorage *storage,
+                                 struct THByteStorage *src);
+
+/**
+ *Copies a Char storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaShortStorage_copyChar(struct THCState *state,
+                                 struct THCudaShortStorage *storage,
+                                 struct THCharStorage *src);
+
+/**
+ *Copies a Short storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaShortStorage_copyShort(struct THCState *state,
+                                  struct THCudaShortStorage *storage,
+                                  struct THShortStorage *src);
+
+/**
+ *Copies a Int storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaShortStorage_copyInt(struct THCState *state,
+                                struct THCudaShortStorage *storage,
+                                struct THIntStorage *src);
+
+/**
+ *Copies a Long storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaShortStorage_copyLong(struct THCState *state,
+                                 struct THCudaShortStorage *storage,
+                                 struct THLongStorage *src);
+
+/**
+ *Copies a Float storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaShortStorage_copyFloat(struct THCState *state,
+                                  struct THCudaShortStorage *storage,
+                                  struct THFloatStorage *src);
+
+/**
+ *Copies a Double storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaShortStorage_copyDouble(struct THCState *state,
+                                   struct THCudaShortStorage *storage,
+                                   struct THDoubleStorage *src);
+
+/**
+ *Copies a Half storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaShortStorage_copyHalf(struct THCState *state,
+                                 struct THCudaShortStorage *storage,
+                                 struct THHalfStorage *src);
+
+/**
+ *Copies a BFloat16 storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaShortStorage_copyBFloat16(struct THCState *state,
+                                     struct THCudaShortStorage *storage,
+                                     struct THBFloat16Storage *src);
+
+/**
+ *Copies a Bool storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaShortStorage_copyBool(struct THCState *state,
+                                 struct THCudaShortStorage *storage,
+                                 struct THBoolStorage *src);
+
+/**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
  */
 int32_t *THIntStorage_data(const struct THIntStorage *storage);
@@ -16381,11 +17116,6 @@ int32_t *THIntStorage_data(const struct THIntStorage *storage);
  * Number of elements.
  */
 ptrdiff_t THIntStorage_size(const struct THIntStorage *storage);
-
-/**
- * Size of one element in bytes.
- */
-size_t THIntStorage_elementSize(void);
 
 /**
  * `storage[index] = value` (0-based, bounds-checked).
@@ -16426,35 +17156,6 @@ struct THIntStorage *THIntStorage_newWithSize3(int32_t a, int32_t b, int32_t c);
  * A new storage `{a, b, c, d}` (+1).
  */
 struct THIntStorage *THIntStorage_newWithSize4(int32_t a, int32_t b, int32_t c, int32_t d);
-
-/**
- * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
- * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
- */
-struct THIntStorage *THIntStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
-
-/**
- * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
- * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
- */
-struct THIntStorage *THIntStorage_newWithData(int32_t *data, ptrdiff_t size);
-
-/**
- * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
- * The allocator must stay valid while the storage lives.
- */
-struct THIntStorage *THIntStorage_newWithAllocator(ptrdiff_t size,
-                                                   struct THAllocator *allocator,
-                                                   void *allocator_context);
-
-/**
- * A new storage (+1) taking ownership of `data` (`size` elements), released later with
- * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
- */
-struct THIntStorage *THIntStorage_newWithDataAndAllocator(int32_t *data,
-                                                          ptrdiff_t size,
-                                                          struct THAllocator *allocator,
-                                                          void *allocator_context);
 
 /**
  * Sets `TH_STORAGE_*` flag bits.
@@ -16504,11 +17205,6 @@ void THIntStorage_resize(struct THIntStorage *storage, ptrdiff_t size);
  * Sets every element to `value`.
  */
 void THIntStorage_fill(struct THIntStorage *storage, int32_t value);
-
-/**
- * Copies `size()` elements from the raw pointer `src`.
- */
-void THIntStorage_rawCopy(struct THIntStorage *storage, int32_t *src);
 
 /**
  * Copies `src` into `storage` (sizes must match).
@@ -16566,6 +17262,241 @@ void THIntStorage_copyBFloat16(struct THIntStorage *storage, struct THBFloat16St
 void THIntStorage_copyBool(struct THIntStorage *storage, struct THBoolStorage *src);
 
 /**
+ * Size of one element in bytes.
+ */
+size_t THIntStorage_elementSize(void);
+
+/**
+ * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
+ * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
+ */
+struct THIntStorage *THIntStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
+
+/**
+ * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
+ * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
+ */
+struct THIntStorage *THIntStorage_newWithData(int32_t *data, ptrdiff_t size);
+
+/**
+ * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
+ * The allocator must stay valid while the storage lives.
+ */
+struct THIntStorage *THIntStorage_newWithAllocator(ptrdiff_t size,
+                                                   struct THAllocator *allocator,
+                                                   void *allocator_context);
+
+/**
+ * A new storage (+1) taking ownership of `data` (`size` elements), released later with
+ * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
+ */
+struct THIntStorage *THIntStorage_newWithDataAndAllocator(int32_t *data,
+                                                          ptrdiff_t size,
+                                                          struct THAllocator *allocator,
+                                                          void *allocator_context);
+
+/**
+ * Copies `size()` elements from the raw pointer `src`.
+ */
+void THIntStorage_rawCopy(struct THIntStorage *storage, int32_t *src);
+
+/**
+ * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
+ */
+int32_t *THCudaIntStorage_data(struct THCState *state, const struct THCudaIntStorage *storage);
+
+/**
+ * Number of elements.
+ */
+ptrdiff_t THCudaIntStorage_size(struct THCState *state, const struct THCudaIntStorage *storage);
+
+/**
+ * `storage[index] = value` (0-based, bounds-checked).
+ */
+void THCudaIntStorage_set(struct THCState *state,
+                          struct THCudaIntStorage *storage,
+                          ptrdiff_t index,
+                          int32_t value);
+
+/**
+ * `storage[index]` (0-based, bounds-checked; 0 on error).
+ */
+int32_t THCudaIntStorage_get(struct THCState *state,
+                             const struct THCudaIntStorage *storage,
+                             ptrdiff_t index);
+
+/**
+ * A new empty storage (+1).
+ */
+struct THCudaIntStorage *THCudaIntStorage_new(struct THCState *state);
+
+/**
+ * A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithSize(struct THCState *state, ptrdiff_t size);
+
+/**
+ * A new storage `{a}` (+1).
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithSize1(struct THCState *state, int32_t a);
+
+/**
+ * A new storage `{a, b}` (+1).
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithSize2(struct THCState *state,
+                                                       int32_t a,
+                                                       int32_t b);
+
+/**
+ * A new storage `{a, b, c}` (+1).
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithSize3(struct THCState *state,
+                                                       int32_t a,
+                                                       int32_t b,
+                                                       int32_t c);
+
+/**
+ * A new storage `{a, b, c, d}` (+1).
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithSize4(struct THCState *state,
+                                                       int32_t a,
+                                                       int32_t b,
+                                                       int32_t c,
+                                                       int32_t d);
+
+/**
+ * Sets `TH_STORAGE_*` flag bits.
+ */
+void THCudaIntStorage_setFlag(struct THCState *state, struct THCudaIntStorage *storage, char flag);
+
+/**
+ * Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+ */
+void THCudaIntStorage_clearFlag(struct THCState *state,
+                                struct THCudaIntStorage *storage,
+                                char flag);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle.
+ */
+void THCudaIntStorage_retain(struct THCState *state, struct THCudaIntStorage *storage);
+
+/**
+ * Drops a reference; the last one frees the storage (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaIntStorage_free(struct THCState *state, struct THCudaIntStorage *storage);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaIntStorage_release(struct THCState *state, struct THCudaIntStorage *storage);
+
+/**
+ * Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+ */
+void THCudaIntStorage_swap(struct THCState *state,
+                           struct THCudaIntStorage *storage1,
+                           struct THCudaIntStorage *storage2);
+
+/**
+ * Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+ */
+void THCudaIntStorage_resize(struct THCState *state,
+                             struct THCudaIntStorage *storage,
+                             ptrdiff_t size);
+
+/**
+ * Sets every element to `value`.
+ */
+void THCudaIntStorage_fill(struct THCState *state, struct THCudaIntStorage *storage, int32_t value);
+
+/**
+ * Copies `src` into `storage` (sizes must match).
+ */
+void THCudaIntStorage_copy(struct THCState *state,
+                           struct THCudaIntStorage *storage,
+                           struct THCudaIntStorage *src);
+
+/**
+ *Copies a Byte storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaIntStorage_copyByte(struct THCState *state,
+                               struct THCudaIntStorage *storage,
+                               struct THByteStorage *src);
+
+/**
+ *Copies a Char storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaIntStorage_copyChar(struct THCState *state,
+                               struct THCudaIntStorage *storage,
+                               struct THCharStorage *src);
+
+/**
+ *Copies a Short storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaIntStorage_copyShort(struct THCState *state,
+                                struct THCudaIntStorage *storage,
+                                struct THShortStorage *src);
+
+/**
+ *Copies a Int storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaIntStorage_copyInt(struct THCState *state,
+                              struct THCudaIntStorage *storage,
+                              struct THIntStorage *src);
+
+/**
+ *Copies a Long storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaIntStorage_copyLong(struct THCState *state,
+                               struct THCudaIntStorage *storage,
+                               struct THLongStorage *src);
+
+/**
+ *Copies a Float storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaIntStorage_copyFloat(struct THCState *state,
+                                struct THCudaIntStorage *storage,
+                                struct THFloatStorage *src);
+
+/**
+ *Copies a Double storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaIntStorage_copyDouble(struct THCState *state,
+                                 struct THCudaIntStorage *storage,
+                                 struct THDoubleStorage *src);
+
+/**
+ *Copies a Half storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaIntStorage_copyHalf(struct THCState *state,
+                               struct THCudaIntStorage *storage,
+                               struct THHalfStorage *src);
+
+/**
+ *Copies a BFloat16 storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaIntStorage_copyBFloat16(struct THCState *state,
+                                   struct THCudaIntStorage *storage,
+                                   struct THBFloat16Storage *src);
+
+/**
+ *Copies a Bool storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaIntStorage_copyBool(struct THCState *state,
+                               struct THCudaIntStorage *storage,
+                               struct THBoolStorage *src);
+
+/**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
  */
 int64_t *THLongStorage_data(const struct THLongStorage *storage);
@@ -16574,11 +17505,6 @@ int64_t *THLongStorage_data(const struct THLongStorage *storage);
  * Number of elements.
  */
 ptrdiff_t THLongStorage_size(const struct THLongStorage *storage);
-
-/**
- * Size of one element in bytes.
- */
-size_t THLongStorage_elementSize(void);
 
 /**
  * `storage[index] = value` (0-based, bounds-checked).
@@ -16619,35 +17545,6 @@ struct THLongStorage *THLongStorage_newWithSize3(int64_t a, int64_t b, int64_t c
  * A new storage `{a, b, c, d}` (+1).
  */
 struct THLongStorage *THLongStorage_newWithSize4(int64_t a, int64_t b, int64_t c, int64_t d);
-
-/**
- * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
- * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
- */
-struct THLongStorage *THLongStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
-
-/**
- * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
- * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
- */
-struct THLongStorage *THLongStorage_newWithData(int64_t *data, ptrdiff_t size);
-
-/**
- * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
- * The allocator must stay valid while the storage lives.
- */
-struct THLongStorage *THLongStorage_newWithAllocator(ptrdiff_t size,
-                                                     struct THAllocator *allocator,
-                                                     void *allocator_context);
-
-/**
- * A new storage (+1) taking ownership of `data` (`size` elements), released later with
- * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
- */
-struct THLongStorage *THLongStorage_newWithDataAndAllocator(int64_t *data,
-                                                            ptrdiff_t size,
-                                                            struct THAllocator *allocator,
-                                                            void *allocator_context);
 
 /**
  * Sets `TH_STORAGE_*` flag bits.
@@ -16697,11 +17594,6 @@ void THLongStorage_resize(struct THLongStorage *storage, ptrdiff_t size);
  * Sets every element to `value`.
  */
 void THLongStorage_fill(struct THLongStorage *storage, int64_t value);
-
-/**
- * Copies `size()` elements from the raw pointer `src`.
- */
-void THLongStorage_rawCopy(struct THLongStorage *storage, int64_t *src);
 
 /**
  * Copies `src` into `storage` (sizes must match).
@@ -16759,6 +17651,245 @@ void THLongStorage_copyBFloat16(struct THLongStorage *storage, struct THBFloat16
 void THLongStorage_copyBool(struct THLongStorage *storage, struct THBoolStorage *src);
 
 /**
+ * Size of one element in bytes.
+ */
+size_t THLongStorage_elementSize(void);
+
+/**
+ * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
+ * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
+ */
+struct THLongStorage *THLongStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
+
+/**
+ * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
+ * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
+ */
+struct THLongStorage *THLongStorage_newWithData(int64_t *data, ptrdiff_t size);
+
+/**
+ * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
+ * The allocator must stay valid while the storage lives.
+ */
+struct THLongStorage *THLongStorage_newWithAllocator(ptrdiff_t size,
+                                                     struct THAllocator *allocator,
+                                                     void *allocator_context);
+
+/**
+ * A new storage (+1) taking ownership of `data` (`size` elements), released later with
+ * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
+ */
+struct THLongStorage *THLongStorage_newWithDataAndAllocator(int64_t *data,
+                                                            ptrdiff_t size,
+                                                            struct THAllocator *allocator,
+                                                            void *allocator_context);
+
+/**
+ * Copies `size()` elements from the raw pointer `src`.
+ */
+void THLongStorage_rawCopy(struct THLongStorage *storage, int64_t *src);
+
+/**
+ * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
+ */
+int64_t *THCudaLongStorage_data(struct THCState *state, const struct THCudaLongStorage *storage);
+
+/**
+ * Number of elements.
+ */
+ptrdiff_t THCudaLongStorage_size(struct THCState *state, const struct THCudaLongStorage *storage);
+
+/**
+ * `storage[index] = value` (0-based, bounds-checked).
+ */
+void THCudaLongStorage_set(struct THCState *state,
+                           struct THCudaLongStorage *storage,
+                           ptrdiff_t index,
+                           int64_t value);
+
+/**
+ * `storage[index]` (0-based, bounds-checked; 0 on error).
+ */
+int64_t THCudaLongStorage_get(struct THCState *state,
+                              const struct THCudaLongStorage *storage,
+                              ptrdiff_t index);
+
+/**
+ * A new empty storage (+1).
+ */
+struct THCudaLongStorage *THCudaLongStorage_new(struct THCState *state);
+
+/**
+ * A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithSize(struct THCState *state, ptrdiff_t size);
+
+/**
+ * A new storage `{a}` (+1).
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithSize1(struct THCState *state, int64_t a);
+
+/**
+ * A new storage `{a, b}` (+1).
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithSize2(struct THCState *state,
+                                                         int64_t a,
+                                                         int64_t b);
+
+/**
+ * A new storage `{a, b, c}` (+1).
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithSize3(struct THCState *state,
+                                                         int64_t a,
+                                                         int64_t b,
+                                                         int64_t c);
+
+/**
+ * A new storage `{a, b, c, d}` (+1).
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithSize4(struct THCState *state,
+                                                         int64_t a,
+                                                         int64_t b,
+                                                         int64_t c,
+                                                         int64_t d);
+
+/**
+ * Sets `TH_STORAGE_*` flag bits.
+ */
+void THCudaLongStorage_setFlag(struct THCState *state,
+                               struct THCudaLongStorage *storage,
+                               char flag);
+
+/**
+ * Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+ */
+void THCudaLongStorage_clearFlag(struct THCState *state,
+                                 struct THCudaLongStorage *storage,
+                                 char flag);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle.
+ */
+void THCudaLongStorage_retain(struct THCState *state, struct THCudaLongStorage *storage);
+
+/**
+ * Drops a reference; the last one frees the storage (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaLongStorage_free(struct THCState *state, struct THCudaLongStorage *storage);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaLongStorage_release(struct THCState *state, struct THCudaLongStorage *storage);
+
+/**
+ * Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+ */
+void THCudaLongStorage_swap(struct THCState *state,
+                            struct THCudaLongStorage *storage1,
+                            struct THCudaLongStorage *storage2);
+
+/**
+ * Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+ */
+void THCudaLongStorage_resize(struct THCState *state,
+                              struct THCudaLongStorage *storage,
+                              ptrdiff_t size);
+
+/**
+ * Sets every element to `value`.
+ */
+void THCudaLongStorage_fill(struct THCState *state,
+                            struct THCudaLongStorage *storage,
+                            int64_t value);
+
+/**
+ * Copies `src` into `storage` (sizes must match).
+ */
+void THCudaLongStorage_copy(struct THCState *state,
+                            struct THCudaLongStorage *storage,
+                            struct THCudaLongStorage *src);
+
+/**
+ *Copies a Byte storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaLongStorage_copyByte(struct THCState *state,
+                                struct THCudaLongStorage *storage,
+                                struct THByteStorage *src);
+
+/**
+ *Copies a Char storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaLongStorage_copyChar(struct THCState *state,
+                                struct THCudaLongStorage *storage,
+                                struct THCharStorage *src);
+
+/**
+ *Copies a Short storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaLongStorage_copyShort(struct THCState *state,
+                                 struct THCudaLongStorage *storage,
+                                 struct THShortStorage *src);
+
+/**
+ *Copies a Int storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaLongStorage_copyInt(struct THCState *state,
+                               struct THCudaLongStorage *storage,
+                               struct THIntStorage *src);
+
+/**
+ *Copies a Long storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaLongStorage_copyLong(struct THCState *state,
+                                struct THCudaLongStorage *storage,
+                                struct THLongStorage *src);
+
+/**
+ *Copies a Float storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaLongStorage_copyFloat(struct THCState *state,
+                                 struct THCudaLongStorage *storage,
+                                 struct THFloatStorage *src);
+
+/**
+ *Copies a Double storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaLongStorage_copyDouble(struct THCState *state,
+                                  struct THCudaLongStorage *storage,
+                                  struct THDoubleStorage *src);
+
+/**
+ *Copies a Half storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaLongStorage_copyHalf(struct THCState *state,
+                                struct THCudaLongStorage *storage,
+                                struct THHalfStorage *src);
+
+/**
+ *Copies a BFloat16 storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaLongStorage_copyBFloat16(struct THCState *state,
+                                    struct THCudaLongStorage *storage,
+                                    struct THBFloat16Storage *src);
+
+/**
+ *Copies a Bool storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaLongStorage_copyBool(struct THCState *state,
+                                struct THCudaLongStorage *storage,
+                                struct THBoolStorage *src);
+
+/**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
  */
 float *THFloatStorage_data(const struct THFloatStorage *storage);
@@ -16767,11 +17898,6 @@ float *THFloatStorage_data(const struct THFloatStorage *storage);
  * Number of elements.
  */
 ptrdiff_t THFloatStorage_size(const struct THFloatStorage *storage);
-
-/**
- * Size of one element in bytes.
- */
-size_t THFloatStorage_elementSize(void);
 
 /**
  * `storage[index] = value` (0-based, bounds-checked).
@@ -16812,37 +17938,6 @@ struct THFloatStorage *THFloatStorage_newWithSize3(float a, float b, float c);
  * A new storage `{a, b, c, d}` (+1).
  */
 struct THFloatStorage *THFloatStorage_newWithSize4(float a, float b, float c, float d);
-
-/**
- * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
- * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
- */
-struct THFloatStorage *THFloatStorage_newWithMapping(const char *filename,
-                                                     ptrdiff_t size,
-                                                     int flags);
-
-/**
- * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
- * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
- */
-struct THFloatStorage *THFloatStorage_newWithData(float *data, ptrdiff_t size);
-
-/**
- * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
- * The allocator must stay valid while the storage lives.
- */
-struct THFloatStorage *THFloatStorage_newWithAllocator(ptrdiff_t size,
-                                                       struct THAllocator *allocator,
-                                                       void *allocator_context);
-
-/**
- * A new storage (+1) taking ownership of `data` (`size` elements), released later with
- * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
- */
-struct THFloatStorage *THFloatStorage_newWithDataAndAllocator(float *data,
-                                                              ptrdiff_t size,
-                                                              struct THAllocator *allocator,
-                                                              void *allocator_context);
 
 /**
  * Sets `TH_STORAGE_*` flag bits.
@@ -16892,11 +17987,6 @@ void THFloatStorage_resize(struct THFloatStorage *storage, ptrdiff_t size);
  * Sets every element to `value`.
  */
 void THFloatStorage_fill(struct THFloatStorage *storage, float value);
-
-/**
- * Copies `size()` elements from the raw pointer `src`.
- */
-void THFloatStorage_rawCopy(struct THFloatStorage *storage, float *src);
 
 /**
  * Copies `src` into `storage` (sizes must match).
@@ -16954,6 +18044,234 @@ void THFloatStorage_copyBFloat16(struct THFloatStorage *storage, struct THBFloat
 void THFloatStorage_copyBool(struct THFloatStorage *storage, struct THBoolStorage *src);
 
 /**
+ * Size of one element in bytes.
+ */
+size_t THFloatStorage_elementSize(void);
+
+/**
+ * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
+ * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
+ */
+struct THFloatStorage *THFloatStorage_newWithMapping(const char *filename,
+                                                     ptrdiff_t size,
+                                                     int flags);
+
+/**
+ * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
+ * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
+ */
+struct THFloatStorage *THFloatStorage_newWithData(float *data, ptrdiff_t size);
+
+/**
+ * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
+ * The allocator must stay valid while the storage lives.
+ */
+struct THFloatStorage *THFloatStorage_newWithAllocator(ptrdiff_t size,
+                                                       struct THAllocator *allocator,
+                                                       void *allocator_context);
+
+/**
+ * A new storage (+1) taking ownership of `data` (`size` elements), released later with
+ * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
+ */
+struct THFloatStorage *THFloatStorage_newWithDataAndAllocator(float *data,
+                                                              ptrdiff_t size,
+                                                              struct THAllocator *allocator,
+                                                              void *allocator_context);
+
+/**
+ * Copies `size()` elements from the raw pointer `src`.
+ */
+void THFloatStorage_rawCopy(struct THFloatStorage *storage, float *src);
+
+/**
+ * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
+ */
+float *THCudaStorage_data(struct THCState *state, const struct THCudaStorage *storage);
+
+/**
+ * Number of elements.
+ */
+ptrdiff_t THCudaStorage_size(struct THCState *state, const struct THCudaStorage *storage);
+
+/**
+ * `storage[index] = value` (0-based, bounds-checked).
+ */
+void THCudaStorage_set(struct THCState *state,
+                       struct THCudaStorage *storage,
+                       ptrdiff_t index,
+                       float value);
+
+/**
+ * `storage[index]` (0-based, bounds-checked; 0 on error).
+ */
+float THCudaStorage_get(struct THCState *state,
+                        const struct THCudaStorage *storage,
+                        ptrdiff_t index);
+
+/**
+ * A new empty storage (+1).
+ */
+struct THCudaStorage *THCudaStorage_new(struct THCState *state);
+
+/**
+ * A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+ */
+struct THCudaStorage *THCudaStorage_newWithSize(struct THCState *state, ptrdiff_t size);
+
+/**
+ * A new storage `{a}` (+1).
+ */
+struct THCudaStorage *THCudaStorage_newWithSize1(struct THCState *state, float a);
+
+/**
+ * A new storage `{a, b}` (+1).
+ */
+struct THCudaStorage *THCudaStorage_newWithSize2(struct THCState *state, float a, float b);
+
+/**
+ * A new storage `{a, b, c}` (+1).
+ */
+struct THCudaStorage *THCudaStorage_newWithSize3(struct THCState *state, float a, float b, float c);
+
+/**
+ * A new storage `{a, b, c, d}` (+1).
+ */
+struct THCudaStorage *THCudaStorage_newWithSize4(struct THCState *state,
+                                                 float a,
+                                                 float b,
+                                                 float c,
+                                                 float d);
+
+/**
+ * Sets `TH_STORAGE_*` flag bits.
+ */
+void THCudaStorage_setFlag(struct THCState *state, struct THCudaStorage *storage, char flag);
+
+/**
+ * Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+ */
+void THCudaStorage_clearFlag(struct THCState *state, struct THCudaStorage *storage, char flag);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle.
+ */
+void THCudaStorage_retain(struct THCState *state, struct THCudaStorage *storage);
+
+/**
+ * Drops a reference; the last one frees the storage (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaStorage_free(struct THCState *state, struct THCudaStorage *storage);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaStorage_release(struct THCState *state, struct THCudaStorage *storage);
+
+/**
+ * Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+ */
+void THCudaStorage_swap(struct THCState *state,
+                        struct THCudaStorage *storage1,
+                        struct THCudaStorage *storage2);
+
+/**
+ * Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+ */
+void THCudaStorage_resize(struct THCState *state, struct THCudaStorage *storage, ptrdiff_t size);
+
+/**
+ * Sets every element to `value`.
+ */
+void THCudaStorage_fill(struct THCState *state, struct THCudaStorage *storage, float value);
+
+/**
+ * Copies `src` into `storage` (sizes must match).
+ */
+void THCudaStorage_copy(struct THCState *state,
+                        struct THCudaStorage *storage,
+                        struct THCudaStorage *src);
+
+/**
+ *Copies a Byte storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaStorage_copyByte(struct THCState *state,
+                            struct THCudaStorage *storage,
+                            struct THByteStorage *src);
+
+/**
+ *Copies a Char storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaStorage_copyChar(struct THCState *state,
+                            struct THCudaStorage *storage,
+                            struct THCharStorage *src);
+
+/**
+ *Copies a Short storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaStorage_copyShort(struct THCState *state,
+                             struct THCudaStorage *storage,
+                             struct THShortStorage *src);
+
+/**
+ *Copies a Int storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaStorage_copyInt(struct THCState *state,
+                           struct THCudaStorage *storage,
+                           struct THIntStorage *src);
+
+/**
+ *Copies a Long storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaStorage_copyLong(struct THCState *state,
+                            struct THCudaStorage *storage,
+                            struct THLongStorage *src);
+
+/**
+ *Copies a Float storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaStorage_copyFloat(struct THCState *state,
+                             struct THCudaStorage *storage,
+                             struct THFloatStorage *src);
+
+/**
+ *Copies a Double storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaStorage_copyDouble(struct THCState *state,
+                              struct THCudaStorage *storage,
+                              struct THDoubleStorage *src);
+
+/**
+ *Copies a Half storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaStorage_copyHalf(struct THCState *state,
+                            struct THCudaStorage *storage,
+                            struct THHalfStorage *src);
+
+/**
+ *Copies a BFloat16 storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaStorage_copyBFloat16(struct THCState *state,
+                                struct THCudaStorage *storage,
+                                struct THBFloat16Storage *src);
+
+/**
+ *Copies a Bool storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaStorage_copyBool(struct THCState *state,
+                            struct THCudaStorage *storage,
+                            struct THBoolStorage *src);
+
+/**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
  */
 double *THDoubleStorage_data(const struct THDoubleStorage *storage);
@@ -16962,11 +18280,6 @@ double *THDoubleStorage_data(const struct THDoubleStorage *storage);
  * Number of elements.
  */
 ptrdiff_t THDoubleStorage_size(const struct THDoubleStorage *storage);
-
-/**
- * Size of one element in bytes.
- */
-size_t THDoubleStorage_elementSize(void);
 
 /**
  * `storage[index] = value` (0-based, bounds-checked).
@@ -17007,37 +18320,6 @@ struct THDoubleStorage *THDoubleStorage_newWithSize3(double a, double b, double 
  * A new storage `{a, b, c, d}` (+1).
  */
 struct THDoubleStorage *THDoubleStorage_newWithSize4(double a, double b, double c, double d);
-
-/**
- * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
- * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
- */
-struct THDoubleStorage *THDoubleStorage_newWithMapping(const char *filename,
-                                                       ptrdiff_t size,
-                                                       int flags);
-
-/**
- * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
- * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
- */
-struct THDoubleStorage *THDoubleStorage_newWithData(double *data, ptrdiff_t size);
-
-/**
- * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
- * The allocator must stay valid while the storage lives.
- */
-struct THDoubleStorage *THDoubleStorage_newWithAllocator(ptrdiff_t size,
-                                                         struct THAllocator *allocator,
-                                                         void *allocator_context);
-
-/**
- * A new storage (+1) taking ownership of `data` (`size` elements), released later with
- * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
- */
-struct THDoubleStorage *THDoubleStorage_newWithDataAndAllocator(double *data,
-                                                                ptrdiff_t size,
-                                                                struct THAllocator *allocator,
-                                                                void *allocator_context);
 
 /**
  * Sets `TH_STORAGE_*` flag bits.
@@ -17087,11 +18369,6 @@ void THDoubleStorage_resize(struct THDoubleStorage *storage, ptrdiff_t size);
  * Sets every element to `value`.
  */
 void THDoubleStorage_fill(struct THDoubleStorage *storage, double value);
-
-/**
- * Copies `size()` elements from the raw pointer `src`.
- */
-void THDoubleStorage_rawCopy(struct THDoubleStorage *storage, double *src);
 
 /**
  * Copies `src` into `storage` (sizes must match).
@@ -17149,6 +18426,248 @@ void THDoubleStorage_copyBFloat16(struct THDoubleStorage *storage, struct THBFlo
 void THDoubleStorage_copyBool(struct THDoubleStorage *storage, struct THBoolStorage *src);
 
 /**
+ * Size of one element in bytes.
+ */
+size_t THDoubleStorage_elementSize(void);
+
+/**
+ * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
+ * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
+ */
+struct THDoubleStorage *THDoubleStorage_newWithMapping(const char *filename,
+                                                       ptrdiff_t size,
+                                                       int flags);
+
+/**
+ * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
+ * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
+ */
+struct THDoubleStorage *THDoubleStorage_newWithData(double *data, ptrdiff_t size);
+
+/**
+ * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
+ * The allocator must stay valid while the storage lives.
+ */
+struct THDoubleStorage *THDoubleStorage_newWithAllocator(ptrdiff_t size,
+                                                         struct THAllocator *allocator,
+                                                         void *allocator_context);
+
+/**
+ * A new storage (+1) taking ownership of `data` (`size` elements), released later with
+ * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
+ */
+struct THDoubleStorage *THDoubleStorage_newWithDataAndAllocator(double *data,
+                                                                ptrdiff_t size,
+                                                                struct THAllocator *allocator,
+                                                                void *allocator_context);
+
+/**
+ * Copies `size()` elements from the raw pointer `src`.
+ */
+void THDoubleStorage_rawCopy(struct THDoubleStorage *storage, double *src);
+
+/**
+ * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
+ */
+double *THCudaDoubleStorage_data(struct THCState *state, const struct THCudaDoubleStorage *storage);
+
+/**
+ * Number of elements.
+ */
+ptrdiff_t THCudaDoubleStorage_size(struct THCState *state,
+                                   const struct THCudaDoubleStorage *storage);
+
+/**
+ * `storage[index] = value` (0-based, bounds-checked).
+ */
+void THCudaDoubleStorage_set(struct THCState *state,
+                             struct THCudaDoubleStorage *storage,
+                             ptrdiff_t index,
+                             double value);
+
+/**
+ * `storage[index]` (0-based, bounds-checked; 0 on error).
+ */
+double THCudaDoubleStorage_get(struct THCState *state,
+                               const struct THCudaDoubleStorage *storage,
+                               ptrdiff_t index);
+
+/**
+ * A new empty storage (+1).
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_new(struct THCState *state);
+
+/**
+ * A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithSize(struct THCState *state, ptrdiff_t size);
+
+/**
+ * A new storage `{a}` (+1).
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithSize1(struct THCState *state, double a);
+
+/**
+ * A new storage `{a, b}` (+1).
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithSize2(struct THCState *state,
+                                                             double a,
+                                                             double b);
+
+/**
+ * A new storage `{a, b, c}` (+1).
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithSize3(struct THCState *state,
+                                                             double a,
+                                                             double b,
+                                                             double c);
+
+/**
+ * A new storage `{a, b, c, d}` (+1).
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithSize4(struct THCState *state,
+                                                             double a,
+                                                             double b,
+                                                             double c,
+                                                             double d);
+
+/**
+ * Sets `TH_STORAGE_*` flag bits.
+ */
+void THCudaDoubleStorage_setFlag(struct THCState *state,
+                                 struct THCudaDoubleStorage *storage,
+                                 char flag);
+
+/**
+ * Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+ */
+void THCudaDoubleStorage_clearFlag(struct THCState *state,
+                                   struct THCudaDoubleStorage *storage,
+                                   char flag);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle.
+ */
+void THCudaDoubleStorage_retain(struct THCState *state, struct THCudaDoubleStorage *storage);
+
+/**
+ * Drops a reference; the last one frees the storage (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaDoubleStorage_free(struct THCState *state, struct THCudaDoubleStorage *storage);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaDoubleStorage_release(struct THCState *state, struct THCudaDoubleStorage *storage);
+
+/**
+ * Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+ */
+void THCudaDoubleStorage_swap(struct THCState *state,
+                              struct THCudaDoubleStorage *storage1,
+                              struct THCudaDoubleStorage *storage2);
+
+/**
+ * Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+ */
+void THCudaDoubleStorage_resize(struct THCState *state,
+                                struct THCudaDoubleStorage *storage,
+                                ptrdiff_t size);
+
+/**
+ * Sets every element to `value`.
+ */
+void THCudaDoubleStorage_fill(struct THCState *state,
+                              struct THCudaDoubleStorage *storage,
+                              double value);
+
+/**
+ * Copies `src` into `storage` (sizes must match).
+ */
+void THCudaDoubleStorage_copy(struct THCState *state,
+                              struct THCudaDoubleStorage *storage,
+                              struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Byte storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaDoubleStorage_copyByte(struct THCState *state,
+                                  struct THCudaDoubleStorage *storage,
+                                  struct THByteStorage *src);
+
+/**
+ *Copies a Char storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaDoubleStorage_copyChar(struct THCState *state,
+                                  struct THCudaDoubleStorage *storage,
+                                  struct THCharStorage *src);
+
+/**
+ *Copies a Short storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaDoubleStorage_copyShort(struct THCState *state,
+                                   struct THCudaDoubleStorage *storage,
+                                   struct THShortStorage *src);
+
+/**
+ *Copies a Int storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaDoubleStorage_copyInt(struct THCState *state,
+                                 struct THCudaDoubleStorage *storage,
+                                 struct THIntStorage *src);
+
+/**
+ *Copies a Long storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaDoubleStorage_copyLong(struct THCState *state,
+                                  struct THCudaDoubleStorage *storage,
+                                  struct THLongStorage *src);
+
+/**
+ *Copies a Float storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaDoubleStorage_copyFloat(struct THCState *state,
+                                   struct THCudaDoubleStorage *storage,
+                                   struct THFloatStorage *src);
+
+/**
+ *Copies a Double storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaDoubleStorage_copyDouble(struct THCState *state,
+                                    struct THCudaDoubleStorage *storage,
+                                    struct THDoubleStorage *src);
+
+/**
+ *Copies a Half storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaDoubleStorage_copyHalf(struct THCState *state,
+                                  struct THCudaDoubleStorage *storage,
+                                  struct THHalfStorage *src);
+
+/**
+ *Copies a BFloat16 storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaDoubleStorage_copyBFloat16(struct THCState *state,
+                                      struct THCudaDoubleStorage *storage,
+                                      struct THBFloat16Storage *src);
+
+/**
+ *Copies a Bool storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaDoubleStorage_copyBool(struct THCState *state,
+                                  struct THCudaDoubleStorage *storage,
+                                  struct THBoolStorage *src);
+
+/**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
  */
 struct THHalf *THHalfStorage_data(const struct THHalfStorage *storage);
@@ -17157,11 +18676,6 @@ struct THHalf *THHalfStorage_data(const struct THHalfStorage *storage);
  * Number of elements.
  */
 ptrdiff_t THHalfStorage_size(const struct THHalfStorage *storage);
-
-/**
- * Size of one element in bytes.
- */
-size_t THHalfStorage_elementSize(void);
 
 /**
  * `storage[index] = value` (0-based, bounds-checked).
@@ -17205,35 +18719,6 @@ struct THHalfStorage *THHalfStorage_newWithSize4(struct THHalf a,
                                                  struct THHalf b,
                                                  struct THHalf c,
                                                  struct THHalf d);
-
-/**
- * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
- * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
- */
-struct THHalfStorage *THHalfStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
-
-/**
- * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
- * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
- */
-struct THHalfStorage *THHalfStorage_newWithData(struct THHalf *data, ptrdiff_t size);
-
-/**
- * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
- * The allocator must stay valid while the storage lives.
- */
-struct THHalfStorage *THHalfStorage_newWithAllocator(ptrdiff_t size,
-                                                     struct THAllocator *allocator,
-                                                     void *allocator_context);
-
-/**
- * A new storage (+1) taking ownership of `data` (`size` elements), released later with
- * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
- */
-struct THHalfStorage *THHalfStorage_newWithDataAndAllocator(struct THHalf *data,
-                                                            ptrdiff_t size,
-                                                            struct THAllocator *allocator,
-                                                            void *allocator_context);
 
 /**
  * Sets `TH_STORAGE_*` flag bits.
@@ -17283,11 +18768,6 @@ void THHalfStorage_resize(struct THHalfStorage *storage, ptrdiff_t size);
  * Sets every element to `value`.
  */
 void THHalfStorage_fill(struct THHalfStorage *storage, struct THHalf value);
-
-/**
- * Copies `size()` elements from the raw pointer `src`.
- */
-void THHalfStorage_rawCopy(struct THHalfStorage *storage, struct THHalf *src);
 
 /**
  * Copies `src` into `storage` (sizes must match).
@@ -17345,6 +18825,246 @@ void THHalfStorage_copyBFloat16(struct THHalfStorage *storage, struct THBFloat16
 void THHalfStorage_copyBool(struct THHalfStorage *storage, struct THBoolStorage *src);
 
 /**
+ * Size of one element in bytes.
+ */
+size_t THHalfStorage_elementSize(void);
+
+/**
+ * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
+ * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
+ */
+struct THHalfStorage *THHalfStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
+
+/**
+ * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
+ * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
+ */
+struct THHalfStorage *THHalfStorage_newWithData(struct THHalf *data, ptrdiff_t size);
+
+/**
+ * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
+ * The allocator must stay valid while the storage lives.
+ */
+struct THHalfStorage *THHalfStorage_newWithAllocator(ptrdiff_t size,
+                                                     struct THAllocator *allocator,
+                                                     void *allocator_context);
+
+/**
+ * A new storage (+1) taking ownership of `data` (`size` elements), released later with
+ * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
+ */
+struct THHalfStorage *THHalfStorage_newWithDataAndAllocator(struct THHalf *data,
+                                                            ptrdiff_t size,
+                                                            struct THAllocator *allocator,
+                                                            void *allocator_context);
+
+/**
+ * Copies `size()` elements from the raw pointer `src`.
+ */
+void THHalfStorage_rawCopy(struct THHalfStorage *storage, struct THHalf *src);
+
+/**
+ * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
+ */
+struct THHalf *THCudaHalfStorage_data(struct THCState *state,
+                                      const struct THCudaHalfStorage *storage);
+
+/**
+ * Number of elements.
+ */
+ptrdiff_t THCudaHalfStorage_size(struct THCState *state, const struct THCudaHalfStorage *storage);
+
+/**
+ * `storage[index] = value` (0-based, bounds-checked).
+ */
+void THCudaHalfStorage_set(struct THCState *state,
+                           struct THCudaHalfStorage *storage,
+                           ptrdiff_t index,
+                           struct THHalf value);
+
+/**
+ * `storage[index]` (0-based, bounds-checked; 0 on error).
+ */
+struct THHalf THCudaHalfStorage_get(struct THCState *state,
+                                    const struct THCudaHalfStorage *storage,
+                                    ptrdiff_t index);
+
+/**
+ * A new empty storage (+1).
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_new(struct THCState *state);
+
+/**
+ * A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithSize(struct THCState *state, ptrdiff_t size);
+
+/**
+ * A new storage `{a}` (+1).
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithSize1(struct THCState *state, struct THHalf a);
+
+/**
+ * A new storage `{a, b}` (+1).
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithSize2(struct THCState *state,
+                                                         struct THHalf a,
+                                                         struct THHalf b);
+
+/**
+ * A new storage `{a, b, c}` (+1).
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithSize3(struct THCState *state,
+                                                         struct THHalf a,
+                                                         struct THHalf b,
+                                                         struct THHalf c);
+
+/**
+ * A new storage `{a, b, c, d}` (+1).
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithSize4(struct THCState *state,
+                                                         struct THHalf a,
+                                                         struct THHalf b,
+                                                         struct THHalf c,
+                                                         struct THHalf d);
+
+/**
+ * Sets `TH_STORAGE_*` flag bits.
+ */
+void THCudaHalfStorage_setFlag(struct THCState *state,
+                               struct THCudaHalfStorage *storage,
+                               char flag);
+
+/**
+ * Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+ */
+void THCudaHalfStorage_clearFlag(struct THCState *state,
+                                 struct THCudaHalfStorage *storage,
+                                 char flag);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle.
+ */
+void THCudaHalfStorage_retain(struct THCState *state, struct THCudaHalfStorage *storage);
+
+/**
+ * Drops a reference; the last one frees the storage (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaHalfStorage_free(struct THCState *state, struct THCudaHalfStorage *storage);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaHalfStorage_release(struct THCState *state, struct THCudaHalfStorage *storage);
+
+/**
+ * Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+ */
+void THCudaHalfStorage_swap(struct THCState *state,
+                            struct THCudaHalfStorage *storage1,
+                            struct THCudaHalfStorage *storage2);
+
+/**
+ * Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+ */
+void THCudaHalfStorage_resize(struct THCState *state,
+                              struct THCudaHalfStorage *storage,
+                              ptrdiff_t size);
+
+/**
+ * Sets every element to `value`.
+ */
+void THCudaHalfStorage_fill(struct THCState *state,
+                            struct THCudaHalfStorage *storage,
+                            struct THHalf value);
+
+/**
+ * Copies `src` into `storage` (sizes must match).
+ */
+void THCudaHalfStorage_copy(struct THCState *state,
+                            struct THCudaHalfStorage *storage,
+                            struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Byte storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaHalfStorage_copyByte(struct THCState *state,
+                                struct THCudaHalfStorage *storage,
+                                struct THByteStorage *src);
+
+/**
+ *Copies a Char storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaHalfStorage_copyChar(struct THCState *state,
+                                struct THCudaHalfStorage *storage,
+                                struct THCharStorage *src);
+
+/**
+ *Copies a Short storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaHalfStorage_copyShort(struct THCState *state,
+                                 struct THCudaHalfStorage *storage,
+                                 struct THShortStorage *src);
+
+/**
+ *Copies a Int storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaHalfStorage_copyInt(struct THCState *state,
+                               struct THCudaHalfStorage *storage,
+                               struct THIntStorage *src);
+
+/**
+ *Copies a Long storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaHalfStorage_copyLong(struct THCState *state,
+                                struct THCudaHalfStorage *storage,
+                                struct THLongStorage *src);
+
+/**
+ *Copies a Float storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaHalfStorage_copyFloat(struct THCState *state,
+                                 struct THCudaHalfStorage *storage,
+                                 struct THFloatStorage *src);
+
+/**
+ *Copies a Double storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaHalfStorage_copyDouble(struct THCState *state,
+                                  struct THCudaHalfStorage *storage,
+                                  struct THDoubleStorage *src);
+
+/**
+ *Copies a Half storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaHalfStorage_copyHalf(struct THCState *state,
+                                struct THCudaHalfStorage *storage,
+                                struct THHalfStorage *src);
+
+/**
+ *Copies a BFloat16 storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaHalfStorage_copyBFloat16(struct THCState *state,
+                                    struct THCudaHalfStorage *storage,
+                                    struct THBFloat16Storage *src);
+
+/**
+ *Copies a Bool storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaHalfStorage_copyBool(struct THCState *state,
+                                struct THCudaHalfStorage *storage,
+                                struct THBoolStorage *src);
+
+/**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
  */
 struct THBFloat16 *THBFloat16Storage_data(const struct THBFloat16Storage *storage);
@@ -17353,11 +19073,6 @@ struct THBFloat16 *THBFloat16Storage_data(const struct THBFloat16Storage *storag
  * Number of elements.
  */
 ptrdiff_t THBFloat16Storage_size(const struct THBFloat16Storage *storage);
-
-/**
- * Size of one element in bytes.
- */
-size_t THBFloat16Storage_elementSize(void);
 
 /**
  * `storage[index] = value` (0-based, bounds-checked).
@@ -17407,37 +19122,6 @@ struct THBFloat16Storage *THBFloat16Storage_newWithSize4(struct THBFloat16 a,
                                                          struct THBFloat16 d);
 
 /**
- * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
- * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
- */
-struct THBFloat16Storage *THBFloat16Storage_newWithMapping(const char *filename,
-                                                           ptrdiff_t size,
-                                                           int flags);
-
-/**
- * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
- * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
- */
-struct THBFloat16Storage *THBFloat16Storage_newWithData(struct THBFloat16 *data, ptrdiff_t size);
-
-/**
- * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
- * The allocator must stay valid while the storage lives.
- */
-struct THBFloat16Storage *THBFloat16Storage_newWithAllocator(ptrdiff_t size,
-                                                             struct THAllocator *allocator,
-                                                             void *allocator_context);
-
-/**
- * A new storage (+1) taking ownership of `data` (`size` elements), released later with
- * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
- */
-struct THBFloat16Storage *THBFloat16Storage_newWithDataAndAllocator(struct THBFloat16 *data,
-                                                                    ptrdiff_t size,
-                                                                    struct THAllocator *allocator,
-                                                                    void *allocator_context);
-
-/**
  * Sets `TH_STORAGE_*` flag bits.
  */
 void THBFloat16Storage_setFlag(struct THBFloat16Storage *storage, char flag);
@@ -17485,11 +19169,6 @@ void THBFloat16Storage_resize(struct THBFloat16Storage *storage, ptrdiff_t size)
  * Sets every element to `value`.
  */
 void THBFloat16Storage_fill(struct THBFloat16Storage *storage, struct THBFloat16 value);
-
-/**
- * Copies `size()` elements from the raw pointer `src`.
- */
-void THBFloat16Storage_rawCopy(struct THBFloat16Storage *storage, struct THBFloat16 *src);
 
 /**
  * Copies `src` into `storage` (sizes must match).
@@ -17548,6 +19227,251 @@ void THBFloat16Storage_copyBFloat16(struct THBFloat16Storage *storage,
 void THBFloat16Storage_copyBool(struct THBFloat16Storage *storage, struct THBoolStorage *src);
 
 /**
+ * Size of one element in bytes.
+ */
+size_t THBFloat16Storage_elementSize(void);
+
+/**
+ * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
+ * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
+ */
+struct THBFloat16Storage *THBFloat16Storage_newWithMapping(const char *filename,
+                                                           ptrdiff_t size,
+                                                           int flags);
+
+/**
+ * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
+ * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
+ */
+struct THBFloat16Storage *THBFloat16Storage_newWithData(struct THBFloat16 *data, ptrdiff_t size);
+
+/**
+ * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
+ * The allocator must stay valid while the storage lives.
+ */
+struct THBFloat16Storage *THBFloat16Storage_newWithAllocator(ptrdiff_t size,
+                                                             struct THAllocator *allocator,
+                                                             void *allocator_context);
+
+/**
+ * A new storage (+1) taking ownership of `data` (`size` elements), released later with
+ * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
+ */
+struct THBFloat16Storage *THBFloat16Storage_newWithDataAndAllocator(struct THBFloat16 *data,
+                                                                    ptrdiff_t size,
+                                                                    struct THAllocator *allocator,
+                                                                    void *allocator_context);
+
+/**
+ * Copies `size()` elements from the raw pointer `src`.
+ */
+void THBFloat16Storage_rawCopy(struct THBFloat16Storage *storage, struct THBFloat16 *src);
+
+/**
+ * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
+ */
+struct THBFloat16 *THCudaBFloat16Storage_data(struct THCState *state,
+                                              const struct THCudaBFloat16Storage *storage);
+
+/**
+ * Number of elements.
+ */
+ptrdiff_t THCudaBFloat16Storage_size(struct THCState *state,
+                                     const struct THCudaBFloat16Storage *storage);
+
+/**
+ * `storage[index] = value` (0-based, bounds-checked).
+ */
+void THCudaBFloat16Storage_set(struct THCState *state,
+                               struct THCudaBFloat16Storage *storage,
+                               ptrdiff_t index,
+                               struct THBFloat16 value);
+
+/**
+ * `storage[index]` (0-based, bounds-checked; 0 on error).
+ */
+struct THBFloat16 THCudaBFloat16Storage_get(struct THCState *state,
+                                            const struct THCudaBFloat16Storage *storage,
+                                            ptrdiff_t index);
+
+/**
+ * A new empty storage (+1).
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_new(struct THCState *state);
+
+/**
+ * A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithSize(struct THCState *state,
+                                                                ptrdiff_t size);
+
+/**
+ * A new storage `{a}` (+1).
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithSize1(struct THCState *state,
+                                                                 struct THBFloat16 a);
+
+/**
+ * A new storage `{a, b}` (+1).
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithSize2(struct THCState *state,
+                                                                 struct THBFloat16 a,
+                                                                 struct THBFloat16 b);
+
+/**
+ * A new storage `{a, b, c}` (+1).
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithSize3(struct THCState *state,
+                                                                 struct THBFloat16 a,
+                                                                 struct THBFloat16 b,
+                                                                 struct THBFloat16 c);
+
+/**
+ * A new storage `{a, b, c, d}` (+1).
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithSize4(struct THCState *state,
+                                                                 struct THBFloat16 a,
+                                                                 struct THBFloat16 b,
+                                                                 struct THBFloat16 c,
+                                                                 struct THBFloat16 d);
+
+/**
+ * Sets `TH_STORAGE_*` flag bits.
+ */
+void THCudaBFloat16Storage_setFlag(struct THCState *state,
+                                   struct THCudaBFloat16Storage *storage,
+                                   char flag);
+
+/**
+ * Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+ */
+void THCudaBFloat16Storage_clearFlag(struct THCState *state,
+                                     struct THCudaBFloat16Storage *storage,
+                                     char flag);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle.
+ */
+void THCudaBFloat16Storage_retain(struct THCState *state, struct THCudaBFloat16Storage *storage);
+
+/**
+ * Drops a reference; the last one frees the storage (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaBFloat16Storage_free(struct THCState *state, struct THCudaBFloat16Storage *storage);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaBFloat16Storage_release(struct THCState *state, struct THCudaBFloat16Storage *storage);
+
+/**
+ * Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+ */
+void THCudaBFloat16Storage_swap(struct THCState *state,
+                                struct THCudaBFloat16Storage *storage1,
+                                struct THCudaBFloat16Storage *storage2);
+
+/**
+ * Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+ */
+void THCudaBFloat16Storage_resize(struct THCState *state,
+                                  struct THCudaBFloat16Storage *storage,
+                                  ptrdiff_t size);
+
+/**
+ * Sets every element to `value`.
+ */
+void THCudaBFloat16Storage_fill(struct THCState *state,
+                                struct THCudaBFloat16Storage *storage,
+                                struct THBFloat16 value);
+
+/**
+ * Copies `src` into `storage` (sizes must match).
+ */
+void THCudaBFloat16Storage_copy(struct THCState *state,
+                                struct THCudaBFloat16Storage *storage,
+                                struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Byte storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBFloat16Storage_copyByte(struct THCState *state,
+                                    struct THCudaBFloat16Storage *storage,
+                                    struct THByteStorage *src);
+
+/**
+ *Copies a Char storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBFloat16Storage_copyChar(struct THCState *state,
+                                    struct THCudaBFloat16Storage *storage,
+                                    struct THCharStorage *src);
+
+/**
+ *Copies a Short storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBFloat16Storage_copyShort(struct THCState *state,
+                                     struct THCudaBFloat16Storage *storage,
+                                     struct THShortStorage *src);
+
+/**
+ *Copies a Int storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBFloat16Storage_copyInt(struct THCState *state,
+                                   struct THCudaBFloat16Storage *storage,
+                                   struct THIntStorage *src);
+
+/**
+ *Copies a Long storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBFloat16Storage_copyLong(struct THCState *state,
+                                    struct THCudaBFloat16Storage *storage,
+                                    struct THLongStorage *src);
+
+/**
+ *Copies a Float storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBFloat16Storage_copyFloat(struct THCState *state,
+                                     struct THCudaBFloat16Storage *storage,
+                                     struct THFloatStorage *src);
+
+/**
+ *Copies a Double storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBFloat16Storage_copyDouble(struct THCState *state,
+                                      struct THCudaBFloat16Storage *storage,
+                                      struct THDoubleStorage *src);
+
+/**
+ *Copies a Half storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBFloat16Storage_copyHalf(struct THCState *state,
+                                    struct THCudaBFloat16Storage *storage,
+                                    struct THHalfStorage *src);
+
+/**
+ *Copies a BFloat16 storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBFloat16Storage_copyBFloat16(struct THCState *state,
+                                        struct THCudaBFloat16Storage *storage,
+                                        struct THBFloat16Storage *src);
+
+/**
+ *Copies a Bool storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBFloat16Storage_copyBool(struct THCState *state,
+                                    struct THCudaBFloat16Storage *storage,
+                                    struct THBoolStorage *src);
+
+/**
  * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
  */
 THBool *THBoolStorage_data(const struct THBoolStorage *storage);
@@ -17556,11 +19480,6 @@ THBool *THBoolStorage_data(const struct THBoolStorage *storage);
  * Number of elements.
  */
 ptrdiff_t THBoolStorage_size(const struct THBoolStorage *storage);
-
-/**
- * Size of one element in bytes.
- */
-size_t THBoolStorage_elementSize(void);
 
 /**
  * `storage[index] = value` (0-based, bounds-checked).
@@ -17601,35 +19520,6 @@ struct THBoolStorage *THBoolStorage_newWithSize3(THBool a, THBool b, THBool c);
  * A new storage `{a, b, c, d}` (+1).
  */
 struct THBoolStorage *THBoolStorage_newWithSize4(THBool a, THBool b, THBool c, THBool d);
-
-/**
- * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
- * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
- */
-struct THBoolStorage *THBoolStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
-
-/**
- * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
- * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
- */
-struct THBoolStorage *THBoolStorage_newWithData(THBool *data, ptrdiff_t size);
-
-/**
- * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
- * The allocator must stay valid while the storage lives.
- */
-struct THBoolStorage *THBoolStorage_newWithAllocator(ptrdiff_t size,
-                                                     struct THAllocator *allocator,
-                                                     void *allocator_context);
-
-/**
- * A new storage (+1) taking ownership of `data` (`size` elements), released later with
- * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
- */
-struct THBoolStorage *THBoolStorage_newWithDataAndAllocator(THBool *data,
-                                                            ptrdiff_t size,
-                                                            struct THAllocator *allocator,
-                                                            void *allocator_context);
 
 /**
  * Sets `TH_STORAGE_*` flag bits.
@@ -17679,11 +19569,6 @@ void THBoolStorage_resize(struct THBoolStorage *storage, ptrdiff_t size);
  * Sets every element to `value`.
  */
 void THBoolStorage_fill(struct THBoolStorage *storage, THBool value);
-
-/**
- * Copies `size()` elements from the raw pointer `src`.
- */
-void THBoolStorage_rawCopy(struct THBoolStorage *storage, THBool *src);
 
 /**
  * Copies `src` into `storage` (sizes must match).
@@ -17739,6 +19624,245 @@ void THBoolStorage_copyBFloat16(struct THBoolStorage *storage, struct THBFloat16
  *Copies a Bool storage into this one, converting each element as a C cast (sizes must match).
  */
 void THBoolStorage_copyBool(struct THBoolStorage *storage, struct THBoolStorage *src);
+
+/**
+ * Size of one element in bytes.
+ */
+size_t THBoolStorage_elementSize(void);
+
+/**
+ * A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
+ * `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
+ */
+struct THBoolStorage *THBoolStorage_newWithMapping(const char *filename, ptrdiff_t size, int flags);
+
+/**
+ * A new storage (+1) taking ownership of `size` elements at `data`, which must come from
+ * `THAlloc` or `malloc` (it is released with `free`). On error `data` stays the caller's.
+ */
+struct THBoolStorage *THBoolStorage_newWithData(THBool *data, ptrdiff_t size);
+
+/**
+ * A new storage of `size` elements from `allocator->malloc(allocatorContext, bytes)` (+1).
+ * The allocator must stay valid while the storage lives.
+ */
+struct THBoolStorage *THBoolStorage_newWithAllocator(ptrdiff_t size,
+                                                     struct THAllocator *allocator,
+                                                     void *allocator_context);
+
+/**
+ * A new storage (+1) taking ownership of `data` (`size` elements), released later with
+ * `allocator->free(allocatorContext, data)`. On error `data` stays the caller's.
+ */
+struct THBoolStorage *THBoolStorage_newWithDataAndAllocator(THBool *data,
+                                                            ptrdiff_t size,
+                                                            struct THAllocator *allocator,
+                                                            void *allocator_context);
+
+/**
+ * Copies `size()` elements from the raw pointer `src`.
+ */
+void THBoolStorage_rawCopy(struct THBoolStorage *storage, THBool *src);
+
+/**
+ * Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
+ */
+THBool *THCudaBoolStorage_data(struct THCState *state, const struct THCudaBoolStorage *storage);
+
+/**
+ * Number of elements.
+ */
+ptrdiff_t THCudaBoolStorage_size(struct THCState *state, const struct THCudaBoolStorage *storage);
+
+/**
+ * `storage[index] = value` (0-based, bounds-checked).
+ */
+void THCudaBoolStorage_set(struct THCState *state,
+                           struct THCudaBoolStorage *storage,
+                           ptrdiff_t index,
+                           THBool value);
+
+/**
+ * `storage[index]` (0-based, bounds-checked; 0 on error).
+ */
+THBool THCudaBoolStorage_get(struct THCState *state,
+                             const struct THCudaBoolStorage *storage,
+                             ptrdiff_t index);
+
+/**
+ * A new empty storage (+1).
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_new(struct THCState *state);
+
+/**
+ * A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithSize(struct THCState *state, ptrdiff_t size);
+
+/**
+ * A new storage `{a}` (+1).
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithSize1(struct THCState *state, THBool a);
+
+/**
+ * A new storage `{a, b}` (+1).
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithSize2(struct THCState *state,
+                                                         THBool a,
+                                                         THBool b);
+
+/**
+ * A new storage `{a, b, c}` (+1).
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithSize3(struct THCState *state,
+                                                         THBool a,
+                                                         THBool b,
+                                                         THBool c);
+
+/**
+ * A new storage `{a, b, c, d}` (+1).
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithSize4(struct THCState *state,
+                                                         THBool a,
+                                                         THBool b,
+                                                         THBool c,
+                                                         THBool d);
+
+/**
+ * Sets `TH_STORAGE_*` flag bits.
+ */
+void THCudaBoolStorage_setFlag(struct THCState *state,
+                               struct THCudaBoolStorage *storage,
+                               char flag);
+
+/**
+ * Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+ */
+void THCudaBoolStorage_clearFlag(struct THCState *state,
+                                 struct THCudaBoolStorage *storage,
+                                 char flag);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle.
+ */
+void THCudaBoolStorage_retain(struct THCState *state, struct THCudaBoolStorage *storage);
+
+/**
+ * Drops a reference; the last one frees the storage (NULL is ignored).
+ *
+ * # Safety
+ * `storage` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaBoolStorage_free(struct THCState *state, struct THCudaBoolStorage *storage);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaBoolStorage_release(struct THCState *state, struct THCudaBoolStorage *storage);
+
+/**
+ * Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+ */
+void THCudaBoolStorage_swap(struct THCState *state,
+                            struct THCudaBoolStorage *storage1,
+                            struct THCudaBoolStorage *storage2);
+
+/**
+ * Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+ */
+void THCudaBoolStorage_resize(struct THCState *state,
+                              struct THCudaBoolStorage *storage,
+                              ptrdiff_t size);
+
+/**
+ * Sets every element to `value`.
+ */
+void THCudaBoolStorage_fill(struct THCState *state,
+                            struct THCudaBoolStorage *storage,
+                            THBool value);
+
+/**
+ * Copies `src` into `storage` (sizes must match).
+ */
+void THCudaBoolStorage_copy(struct THCState *state,
+                            struct THCudaBoolStorage *storage,
+                            struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Byte storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBoolStorage_copyByte(struct THCState *state,
+                                struct THCudaBoolStorage *storage,
+                                struct THByteStorage *src);
+
+/**
+ *Copies a Char storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBoolStorage_copyChar(struct THCState *state,
+                                struct THCudaBoolStorage *storage,
+                                struct THCharStorage *src);
+
+/**
+ *Copies a Short storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBoolStorage_copyShort(struct THCState *state,
+                                 struct THCudaBoolStorage *storage,
+                                 struct THShortStorage *src);
+
+/**
+ *Copies a Int storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBoolStorage_copyInt(struct THCState *state,
+                               struct THCudaBoolStorage *storage,
+                               struct THIntStorage *src);
+
+/**
+ *Copies a Long storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBoolStorage_copyLong(struct THCState *state,
+                                struct THCudaBoolStorage *storage,
+                                struct THLongStorage *src);
+
+/**
+ *Copies a Float storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBoolStorage_copyFloat(struct THCState *state,
+                                 struct THCudaBoolStorage *storage,
+                                 struct THFloatStorage *src);
+
+/**
+ *Copies a Double storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBoolStorage_copyDouble(struct THCState *state,
+                                  struct THCudaBoolStorage *storage,
+                                  struct THDoubleStorage *src);
+
+/**
+ *Copies a Half storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBoolStorage_copyHalf(struct THCState *state,
+                                struct THCudaBoolStorage *storage,
+                                struct THHalfStorage *src);
+
+/**
+ *Copies a BFloat16 storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBoolStorage_copyBFloat16(struct THCState *state,
+                                    struct THCudaBoolStorage *storage,
+                                    struct THBFloat16Storage *src);
+
+/**
+ *Copies a Bool storage into this one, converting each element as a C cast (sizes must match).
+ */
+void THCudaBoolStorage_copyBool(struct THCState *state,
+                                struct THCudaBoolStorage *storage,
+                                struct THBoolStorage *src);
 
 /**
  * `"[2 x 3]"` for a size storage.
@@ -18348,6 +20472,683 @@ void THByteTensor_copyBool(struct THByteTensor *tensor, struct THBoolTensor *src
 /**
  * The storage (borrowed, not retained; NULL for a tensor without one).
  */
+struct THCudaByteStorage *THCudaByteTensor_storage(struct THCState *state,
+                                                   const struct THCudaByteTensor *self_);
+
+/**
+ * Offset of the first element in the storage, in elements.
+ */
+ptrdiff_t THCudaByteTensor_storageOffset(struct THCState *state,
+                                         const struct THCudaByteTensor *self_);
+
+/**
+ * Number of dimensions (0 for an empty tensor).
+ */
+int THCudaByteTensor_nDimension(struct THCState *state, const struct THCudaByteTensor *self_);
+
+/**
+ * Size of dimension `dim` (0-based).
+ */
+int64_t THCudaByteTensor_size(struct THCState *state,
+                              const struct THCudaByteTensor *self_,
+                              int dim);
+
+/**
+ * Stride of dimension `dim` (0-based), in elements.
+ */
+int64_t THCudaByteTensor_stride(struct THCState *state,
+                                const struct THCudaByteTensor *self_,
+                                int dim);
+
+/**
+ * The sizes as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaByteTensor_newSizeOf(struct THCState *state,
+                                                 struct THCudaByteTensor *self_);
+
+/**
+ * The strides as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaByteTensor_newStrideOf(struct THCState *state,
+                                                   struct THCudaByteTensor *self_);
+
+/**
+ * Pointer to the first element (borrowed; NULL without storage).
+ */
+uint8_t *THCudaByteTensor_data(struct THCState *state, const struct THCudaByteTensor *self_);
+
+/**
+ * Sets flag bits (`TH_TENSOR_REFCOUNTED`).
+ */
+void THCudaByteTensor_setFlag(struct THCState *state, struct THCudaByteTensor *self_, char flag);
+
+/**
+ * Clears flag bits (clearing `TH_TENSOR_REFCOUNTED` makes retain/free no-ops).
+ */
+void THCudaByteTensor_clearFlag(struct THCState *state, struct THCudaByteTensor *self_, char flag);
+
+/**
+ * A new empty tensor (+1): no dimensions, no storage.
+ */
+struct THCudaByteTensor *THCudaByteTensor_new(struct THCState *state);
+
+/**
+ * A new tensor viewing the same storage with the same geometry (+1).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newWithTensor(struct THCState *state,
+                                                        struct THCudaByteTensor *tensor);
+
+/**
+ * A new tensor on `storage` (retained; NULL creates one) at `storageOffset` with `size`
+ * and `stride` (negative entries or NULL: contiguous). A too-small storage is grown.
+ */
+struct THCudaByteTensor *THCudaByteTensor_newWithStorage(struct THCState *state,
+                                                         struct THCudaByteStorage *storage,
+                                                         ptrdiff_t storage_offset,
+                                                         struct THLongStorage *size,
+                                                         struct THLongStorage *stride);
+
+/**
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newWithStorage1d(struct THCState *state,
+                                                           struct THCudaByteStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0);
+
+/**
+ * 2-d `newWithStorage`.
+ */
+struct THCudaByteTensor *THCudaByteTensor_newWithStorage2d(struct THCState *state,
+                                                           struct THCudaByteStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1);
+
+/**
+ * 3-d `newWithStorage`.
+ */
+struct THCudaByteTensor *THCudaByteTensor_newWithStorage3d(struct THCState *state,
+                                                           struct THCudaByteStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1,
+                                                           int64_t size2,
+                                                           int64_t stride2);
+
+/**
+ * 4-d `newWithStorage`.
+ */
+struct THCudaByteTensor *THCudaByteTensor_newWithStorage4d(struct THCState *state,
+                                                           struct THCudaByteStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1,
+                                                           int64_t size2,
+                                                           int64_t stride2,
+                                                           int64_t size3,
+                                                           int64_t stride3);
+
+/**
+ * A new tensor with fresh storage of `size` (uninitialised), `stride` as in `newWithStorage`.
+ */
+struct THCudaByteTensor *THCudaByteTensor_newWithSize(struct THCState *state,
+                                                      struct THLongStorage *size,
+                                                      struct THLongStorage *stride);
+
+/**
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newWithSize1d(struct THCState *state, int64_t size0);
+
+/**
+ * A new contiguous 2-d tensor (uninitialised).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newWithSize2d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1);
+
+/**
+ * A new contiguous 3-d tensor (uninitialised).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newWithSize3d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1,
+                                                        int64_t size2);
+
+/**
+ * A new contiguous 4-d tensor (uninitialised).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newWithSize4d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1,
+                                                        int64_t size2,
+                                                        int64_t size3);
+
+/**
+ * A new contiguous copy (+1).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newClone(struct THCState *state,
+                                                   struct THCudaByteTensor *self_);
+
+/**
+ * `tensor` itself with one more reference if it is contiguous, else a contiguous copy
+ * (+1 either way: always `free` the result; writes may go to `tensor`).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newContiguous(struct THCState *state,
+                                                        struct THCudaByteTensor *tensor);
+
+/**
+ * A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newSelect(struct THCState *state,
+                                                    struct THCudaByteTensor *tensor,
+                                                    int dimension,
+                                                    int64_t slice_index);
+
+/**
+ * A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
+ */
+struct THCudaByteTensor *THCudaByteTensor_newNarrow(struct THCState *state,
+                                                    struct THCudaByteTensor *tensor,
+                                                    int dimension,
+                                                    int64_t first_index,
+                                                    int64_t size);
+
+/**
+ * A new view (+1) with two dimensions swapped.
+ */
+struct THCudaByteTensor *THCudaByteTensor_newTranspose(struct THCState *state,
+                                                       struct THCudaByteTensor *tensor,
+                                                       int dimension1,
+                                                       int dimension2);
+
+/**
+ * A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newUnfold(struct THCState *state,
+                                                    struct THCudaByteTensor *tensor,
+                                                    int dimension,
+                                                    int64_t size,
+                                                    int64_t step);
+
+/**
+ * A new view (+1) of a contiguous tensor with new sizes (one may be -1: inferred).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newView(struct THCState *state,
+                                                  struct THCudaByteTensor *tensor,
+                                                  struct THLongStorage *size);
+
+/**
+ * A new view (+1) broadcast to `size` (size-1 dims get stride 0; -1 keeps a size).
+ */
+struct THCudaByteTensor *THCudaByteTensor_newExpand(struct THCState *state,
+                                                    struct THCudaByteTensor *tensor,
+                                                    struct THLongStorage *size);
+
+/**
+ * `r` becomes `tensor` broadcast to `size`.
+ */
+void THCudaByteTensor_expand(struct THCState *state,
+                             struct THCudaByteTensor *r,
+                             struct THCudaByteTensor *tensor,
+                             struct THLongStorage *size);
+
+/**
+ * `rets[i]` becomes `ops[i]` broadcast to the common shape of all `ops` (all or none).
+ */
+void THCudaByteTensor_expandNd(struct THCState *state,
+                               struct THCudaByteTensor **rets,
+                               struct THCudaByteTensor **ops,
+                               int count);
+
+/**
+ * Resizes to `size` (`stride` NULL or negative entries: contiguous). Keeps the storage
+ * and its data; grows it when needed, never shrinks it.
+ */
+void THCudaByteTensor_resize(struct THCState *state,
+                             struct THCudaByteTensor *tensor,
+                             struct THLongStorage *size,
+                             struct THLongStorage *stride);
+
+/**
+ * Resizes to `src`'s sizes (no-op if they already match, whatever the strides).
+ */
+void THCudaByteTensor_resizeAs(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               struct THCudaByteTensor *src);
+
+/**
+ * Resizes to `nDimension` sizes from `size` (the list ends at the first 0 or -1);
+ * `stride` may be NULL.
+ */
+void THCudaByteTensor_resizeNd(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               int n_dimension,
+                               int64_t *size,
+                               int64_t *stride);
+
+/**
+ * Resizes to 1-d.
+ */
+void THCudaByteTensor_resize1d(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               int64_t size0);
+
+/**
+ * Resizes to 2-d.
+ */
+void THCudaByteTensor_resize2d(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               int64_t size0,
+                               int64_t size1);
+
+/**
+ * Resizes to 3-d.
+ */
+void THCudaByteTensor_resize3d(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2);
+
+/**
+ * Resizes to 4-d.
+ */
+void THCudaByteTensor_resize4d(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2,
+                               int64_t size3);
+
+/**
+ * Resizes to 5-d.
+ */
+void THCudaByteTensor_resize5d(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2,
+                               int64_t size3,
+                               int64_t size4);
+
+/**
+ * `self` becomes a view of `src` (same storage, offset, sizes, strides).
+ */
+void THCudaByteTensor_set(struct THCState *state,
+                          struct THCudaByteTensor *self_,
+                          struct THCudaByteTensor *src);
+
+/**
+ * Re-points `self` at `storage` (retained; NULL allowed) with `size`/`stride`.
+ */
+void THCudaByteTensor_setStorage(struct THCState *state,
+                                 struct THCudaByteTensor *self_,
+                                 struct THCudaByteStorage *storage,
+                                 ptrdiff_t storage_offset,
+                                 struct THLongStorage *size,
+                                 struct THLongStorage *stride);
+
+/**
+ * Re-points `self` at `storage` with `nDimension` sizes/strides from C arrays.
+ */
+void THCudaByteTensor_setStorageNd(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   struct THCudaByteStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int n_dimension,
+                                   int64_t *size,
+                                   int64_t *stride);
+
+/**
+ * 1-d `setStorage`.
+ */
+void THCudaByteTensor_setStorage1d(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   struct THCudaByteStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0);
+
+/**
+ * 2-d `setStorage`.
+ */
+void THCudaByteTensor_setStorage2d(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   struct THCudaByteStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1);
+
+/**
+ * 3-d `setStorage`.
+ */
+void THCudaByteTensor_setStorage3d(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   struct THCudaByteStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1,
+                                   int64_t size2,
+                                   int64_t stride2);
+
+/**
+ * 4-d `setStorage`.
+ */
+void THCudaByteTensor_setStorage4d(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   struct THCudaByteStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1,
+                                   int64_t size2,
+                                   int64_t stride2,
+                                   int64_t size3,
+                                   int64_t stride3);
+
+/**
+ * `self` becomes `src` narrowed to `size` entries of `dimension` from `firstIndex`.
+ */
+void THCudaByteTensor_narrow(struct THCState *state,
+                             struct THCudaByteTensor *self_,
+                             struct THCudaByteTensor *src,
+                             int dimension,
+                             int64_t first_index,
+                             int64_t size);
+
+/**
+ * `self` becomes `src` with `dimension` fixed at `sliceIndex` (src needs >= 2 dims).
+ */
+void THCudaByteTensor_select(struct THCState *state,
+                             struct THCudaByteTensor *self_,
+                             struct THCudaByteTensor *src,
+                             int dimension,
+                             int64_t slice_index);
+
+/**
+ * `self` becomes `src` with two dimensions swapped.
+ */
+void THCudaByteTensor_transpose(struct THCState *state,
+                                struct THCudaByteTensor *self_,
+                                struct THCudaByteTensor *src,
+                                int dimension1,
+                                int dimension2);
+
+/**
+ * `self` becomes the windows of `size` along `dimension` of `src`, `step` apart.
+ */
+void THCudaByteTensor_unfold(struct THCState *state,
+                             struct THCudaByteTensor *self_,
+                             struct THCudaByteTensor *src,
+                             int dimension,
+                             int64_t size,
+                             int64_t step);
+
+/**
+ * `self` becomes `src` without its size-1 dimensions (all ones: 1-d of size 1).
+ */
+void THCudaByteTensor_squeeze(struct THCState *state,
+                              struct THCudaByteTensor *self_,
+                              struct THCudaByteTensor *src);
+
+/**
+ * `self` becomes `src` without `dimension` if it has size 1 and is not the only one.
+ */
+void THCudaByteTensor_squeeze1d(struct THCState *state,
+                                struct THCudaByteTensor *self_,
+                                struct THCudaByteTensor *src,
+                                int dimension);
+
+/**
+ * `self` becomes `src` with a size-1 dimension inserted at `dimension` (0..=nDimension).
+ */
+void THCudaByteTensor_unsqueeze1d(struct THCState *state,
+                                  struct THCudaByteTensor *self_,
+                                  struct THCudaByteTensor *src,
+                                  int dimension);
+
+/**
+ * 1 if row-major contiguous (size-1 dims ignored; empty counts as contiguous).
+ */
+int THCudaByteTensor_isContiguous(struct THCState *state, const struct THCudaByteTensor *self_);
+
+/**
+ * 1 if both have the same sizes (strides ignored).
+ */
+int THCudaByteTensor_isSameSizeAs(struct THCState *state,
+                                  const struct THCudaByteTensor *self_,
+                                  const struct THCudaByteTensor *src);
+
+/**
+ * 1 if `self` views exactly what `src` views (same storage, offset, sizes, strides).
+ */
+int THCudaByteTensor_isSetTo(struct THCState *state,
+                             const struct THCudaByteTensor *self_,
+                             const struct THCudaByteTensor *src);
+
+/**
+ * 1 if the sizes equal `dims`.
+ */
+int THCudaByteTensor_isSize(struct THCState *state,
+                            const struct THCudaByteTensor *self_,
+                            const struct THLongStorage *dims);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaByteTensor_nElement(struct THCState *state, const struct THCudaByteTensor *self_);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle.
+ */
+void THCudaByteTensor_retain(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * Drops a reference; the last one frees the tensor and its storage reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaByteTensor_free(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaByteTensor_release(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * Copies `self` into `dst` (unless they are the same), then drops the caller's reference
+ * on `self` (also when the copy fails).
+ */
+void THCudaByteTensor_freeCopyTo(struct THCState *state,
+                                 struct THCudaByteTensor *self_,
+                                 struct THCudaByteTensor *dst);
+
+/**
+ * `tensor[x0] = value` (1-d tensors only; bounds-checked).
+ */
+void THCudaByteTensor_set1d(struct THCState *state,
+                            struct THCudaByteTensor *tensor,
+                            int64_t x0,
+                            uint8_t value);
+
+/**
+ * `tensor[x0][x1] = value` (2-d tensors only; bounds-checked).
+ */
+void THCudaByteTensor_set2d(struct THCState *state,
+                            struct THCudaByteTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            uint8_t value);
+
+/**
+ * `tensor[x0][x1][x2] = value` (3-d tensors only; bounds-checked).
+ */
+void THCudaByteTensor_set3d(struct THCState *state,
+                            struct THCudaByteTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int64_t x2,
+                            uint8_t value);
+
+/**
+ * `tensor[x0][x1][x2][x3] = value` (4-d tensors only; bounds-checked).
+ */
+void THCudaByteTensor_set4d(struct THCState *state,
+                            struct THCudaByteTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int64_t x2,
+                            int64_t x3,
+                            uint8_t value);
+
+/**
+ * `tensor[x0]` (1-d tensors only; bounds-checked; 0 on error).
+ */
+uint8_t THCudaByteTensor_get1d(struct THCState *state,
+                               const struct THCudaByteTensor *tensor,
+                               int64_t x0);
+
+/**
+ * `tensor[x0][x1]` (2-d tensors only).
+ */
+uint8_t THCudaByteTensor_get2d(struct THCState *state,
+                               const struct THCudaByteTensor *tensor,
+                               int64_t x0,
+                               int64_t x1);
+
+/**
+ * `tensor[x0][x1][x2]` (3-d tensors only).
+ */
+uint8_t THCudaByteTensor_get3d(struct THCState *state,
+                               const struct THCudaByteTensor *tensor,
+                               int64_t x0,
+                               int64_t x1,
+                               int64_t x2);
+
+/**
+ * `tensor[x0][x1][x2][x3]` (4-d tensors only).
+ */
+uint8_t THCudaByteTensor_get4d(struct THCState *state,
+                               const struct THCudaByteTensor *tensor,
+                               int64_t x0,
+                               int64_t x1,
+                               int64_t x2,
+                               int64_t x3);
+
+/**
+ *`"torch.ByteTensor of size 2x3"`.
+ */
+struct THDescBuff THCudaByteTensor_desc(struct THCState *state,
+                                        const struct THCudaByteTensor *tensor);
+
+/**
+ * `"[2 x 3]"`.
+ */
+struct THDescBuff THCudaByteTensor_sizeDesc(struct THCState *state,
+                                            const struct THCudaByteTensor *tensor);
+
+/**
+ * Copies `src` into `tensor` element by element in row-major order of each (element
+ * counts must match, shapes need not; no resize). Overlapping views are handled.
+ */
+void THCudaByteTensor_copy(struct THCState *state,
+                           struct THCudaByteTensor *tensor,
+                           struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyByte(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               struct THByteTensor *src);
+
+/**
+ *Copies a Char tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyChar(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               struct THCharTensor *src);
+
+/**
+ *Copies a Short tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyShort(struct THCState *state,
+                                struct THCudaByteTensor *tensor,
+                                struct THShortTensor *src);
+
+/**
+ *Copies a Int tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyInt(struct THCState *state,
+                              struct THCudaByteTensor *tensor,
+                              struct THIntTensor *src);
+
+/**
+ *Copies a Long tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyLong(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               struct THLongTensor *src);
+
+/**
+ *Copies a Float tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyFloat(struct THCState *state,
+                                struct THCudaByteTensor *tensor,
+                                struct THFloatTensor *src);
+
+/**
+ *Copies a Double tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyDouble(struct THCState *state,
+                                 struct THCudaByteTensor *tensor,
+                                 struct THDoubleTensor *src);
+
+/**
+ *Copies a Half tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyHalf(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               struct THHalfTensor *src);
+
+/**
+ *Copies a BFloat16 tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyBFloat16(struct THCState *state,
+                                   struct THCudaByteTensor *tensor,
+                                   struct THBFloat16Tensor *src);
+
+/**
+ *Copies a Bool tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyBool(struct THCState *state,
+                               struct THCudaByteTensor *tensor,
+                               struct THBoolTensor *src);
+
+/**
+ * The storage (borrowed, not retained; NULL for a tensor without one).
+ */
 struct THCharStorage *THCharTensor_storage(const struct THCharTensor *self_);
 
 /**
@@ -18904,6 +21705,683 @@ void THCharTensor_copyBFloat16(struct THCharTensor *tensor, struct THBFloat16Ten
  *Copies a Bool tensor into this one (C casts; element counts must match).
  */
 void THCharTensor_copyBool(struct THCharTensor *tensor, struct THBoolTensor *src);
+
+/**
+ * The storage (borrowed, not retained; NULL for a tensor without one).
+ */
+struct THCudaCharStorage *THCudaCharTensor_storage(struct THCState *state,
+                                                   const struct THCudaCharTensor *self_);
+
+/**
+ * Offset of the first element in the storage, in elements.
+ */
+ptrdiff_t THCudaCharTensor_storageOffset(struct THCState *state,
+                                         const struct THCudaCharTensor *self_);
+
+/**
+ * Number of dimensions (0 for an empty tensor).
+ */
+int THCudaCharTensor_nDimension(struct THCState *state, const struct THCudaCharTensor *self_);
+
+/**
+ * Size of dimension `dim` (0-based).
+ */
+int64_t THCudaCharTensor_size(struct THCState *state,
+                              const struct THCudaCharTensor *self_,
+                              int dim);
+
+/**
+ * Stride of dimension `dim` (0-based), in elements.
+ */
+int64_t THCudaCharTensor_stride(struct THCState *state,
+                                const struct THCudaCharTensor *self_,
+                                int dim);
+
+/**
+ * The sizes as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaCharTensor_newSizeOf(struct THCState *state,
+                                                 struct THCudaCharTensor *self_);
+
+/**
+ * The strides as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaCharTensor_newStrideOf(struct THCState *state,
+                                                   struct THCudaCharTensor *self_);
+
+/**
+ * Pointer to the first element (borrowed; NULL without storage).
+ */
+int8_t *THCudaCharTensor_data(struct THCState *state, const struct THCudaCharTensor *self_);
+
+/**
+ * Sets flag bits (`TH_TENSOR_REFCOUNTED`).
+ */
+void THCudaCharTensor_setFlag(struct THCState *state, struct THCudaCharTensor *self_, char flag);
+
+/**
+ * Clears flag bits (clearing `TH_TENSOR_REFCOUNTED` makes retain/free no-ops).
+ */
+void THCudaCharTensor_clearFlag(struct THCState *state, struct THCudaCharTensor *self_, char flag);
+
+/**
+ * A new empty tensor (+1): no dimensions, no storage.
+ */
+struct THCudaCharTensor *THCudaCharTensor_new(struct THCState *state);
+
+/**
+ * A new tensor viewing the same storage with the same geometry (+1).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newWithTensor(struct THCState *state,
+                                                        struct THCudaCharTensor *tensor);
+
+/**
+ * A new tensor on `storage` (retained; NULL creates one) at `storageOffset` with `size`
+ * and `stride` (negative entries or NULL: contiguous). A too-small storage is grown.
+ */
+struct THCudaCharTensor *THCudaCharTensor_newWithStorage(struct THCState *state,
+                                                         struct THCudaCharStorage *storage,
+                                                         ptrdiff_t storage_offset,
+                                                         struct THLongStorage *size,
+                                                         struct THLongStorage *stride);
+
+/**
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newWithStorage1d(struct THCState *state,
+                                                           struct THCudaCharStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0);
+
+/**
+ * 2-d `newWithStorage`.
+ */
+struct THCudaCharTensor *THCudaCharTensor_newWithStorage2d(struct THCState *state,
+                                                           struct THCudaCharStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1);
+
+/**
+ * 3-d `newWithStorage`.
+ */
+struct THCudaCharTensor *THCudaCharTensor_newWithStorage3d(struct THCState *state,
+                                                           struct THCudaCharStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1,
+                                                           int64_t size2,
+                                                           int64_t stride2);
+
+/**
+ * 4-d `newWithStorage`.
+ */
+struct THCudaCharTensor *THCudaCharTensor_newWithStorage4d(struct THCState *state,
+                                                           struct THCudaCharStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1,
+                                                           int64_t size2,
+                                                           int64_t stride2,
+                                                           int64_t size3,
+                                                           int64_t stride3);
+
+/**
+ * A new tensor with fresh storage of `size` (uninitialised), `stride` as in `newWithStorage`.
+ */
+struct THCudaCharTensor *THCudaCharTensor_newWithSize(struct THCState *state,
+                                                      struct THLongStorage *size,
+                                                      struct THLongStorage *stride);
+
+/**
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newWithSize1d(struct THCState *state, int64_t size0);
+
+/**
+ * A new contiguous 2-d tensor (uninitialised).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newWithSize2d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1);
+
+/**
+ * A new contiguous 3-d tensor (uninitialised).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newWithSize3d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1,
+                                                        int64_t size2);
+
+/**
+ * A new contiguous 4-d tensor (uninitialised).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newWithSize4d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1,
+                                                        int64_t size2,
+                                                        int64_t size3);
+
+/**
+ * A new contiguous copy (+1).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newClone(struct THCState *state,
+                                                   struct THCudaCharTensor *self_);
+
+/**
+ * `tensor` itself with one more reference if it is contiguous, else a contiguous copy
+ * (+1 either way: always `free` the result; writes may go to `tensor`).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newContiguous(struct THCState *state,
+                                                        struct THCudaCharTensor *tensor);
+
+/**
+ * A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newSelect(struct THCState *state,
+                                                    struct THCudaCharTensor *tensor,
+                                                    int dimension,
+                                                    int64_t slice_index);
+
+/**
+ * A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
+ */
+struct THCudaCharTensor *THCudaCharTensor_newNarrow(struct THCState *state,
+                                                    struct THCudaCharTensor *tensor,
+                                                    int dimension,
+                                                    int64_t first_index,
+                                                    int64_t size);
+
+/**
+ * A new view (+1) with two dimensions swapped.
+ */
+struct THCudaCharTensor *THCudaCharTensor_newTranspose(struct THCState *state,
+                                                       struct THCudaCharTensor *tensor,
+                                                       int dimension1,
+                                                       int dimension2);
+
+/**
+ * A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newUnfold(struct THCState *state,
+                                                    struct THCudaCharTensor *tensor,
+                                                    int dimension,
+                                                    int64_t size,
+                                                    int64_t step);
+
+/**
+ * A new view (+1) of a contiguous tensor with new sizes (one may be -1: inferred).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newView(struct THCState *state,
+                                                  struct THCudaCharTensor *tensor,
+                                                  struct THLongStorage *size);
+
+/**
+ * A new view (+1) broadcast to `size` (size-1 dims get stride 0; -1 keeps a size).
+ */
+struct THCudaCharTensor *THCudaCharTensor_newExpand(struct THCState *state,
+                                                    struct THCudaCharTensor *tensor,
+                                                    struct THLongStorage *size);
+
+/**
+ * `r` becomes `tensor` broadcast to `size`.
+ */
+void THCudaCharTensor_expand(struct THCState *state,
+                             struct THCudaCharTensor *r,
+                             struct THCudaCharTensor *tensor,
+                             struct THLongStorage *size);
+
+/**
+ * `rets[i]` becomes `ops[i]` broadcast to the common shape of all `ops` (all or none).
+ */
+void THCudaCharTensor_expandNd(struct THCState *state,
+                               struct THCudaCharTensor **rets,
+                               struct THCudaCharTensor **ops,
+                               int count);
+
+/**
+ * Resizes to `size` (`stride` NULL or negative entries: contiguous). Keeps the storage
+ * and its data; grows it when needed, never shrinks it.
+ */
+void THCudaCharTensor_resize(struct THCState *state,
+                             struct THCudaCharTensor *tensor,
+                             struct THLongStorage *size,
+                             struct THLongStorage *stride);
+
+/**
+ * Resizes to `src`'s sizes (no-op if they already match, whatever the strides).
+ */
+void THCudaCharTensor_resizeAs(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               struct THCudaCharTensor *src);
+
+/**
+ * Resizes to `nDimension` sizes from `size` (the list ends at the first 0 or -1);
+ * `stride` may be NULL.
+ */
+void THCudaCharTensor_resizeNd(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               int n_dimension,
+                               int64_t *size,
+                               int64_t *stride);
+
+/**
+ * Resizes to 1-d.
+ */
+void THCudaCharTensor_resize1d(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               int64_t size0);
+
+/**
+ * Resizes to 2-d.
+ */
+void THCudaCharTensor_resize2d(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               int64_t size0,
+                               int64_t size1);
+
+/**
+ * Resizes to 3-d.
+ */
+void THCudaCharTensor_resize3d(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2);
+
+/**
+ * Resizes to 4-d.
+ */
+void THCudaCharTensor_resize4d(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2,
+                               int64_t size3);
+
+/**
+ * Resizes to 5-d.
+ */
+void THCudaCharTensor_resize5d(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2,
+                               int64_t size3,
+                               int64_t size4);
+
+/**
+ * `self` becomes a view of `src` (same storage, offset, sizes, strides).
+ */
+void THCudaCharTensor_set(struct THCState *state,
+                          struct THCudaCharTensor *self_,
+                          struct THCudaCharTensor *src);
+
+/**
+ * Re-points `self` at `storage` (retained; NULL allowed) with `size`/`stride`.
+ */
+void THCudaCharTensor_setStorage(struct THCState *state,
+                                 struct THCudaCharTensor *self_,
+                                 struct THCudaCharStorage *storage,
+                                 ptrdiff_t storage_offset,
+                                 struct THLongStorage *size,
+                                 struct THLongStorage *stride);
+
+/**
+ * Re-points `self` at `storage` with `nDimension` sizes/strides from C arrays.
+ */
+void THCudaCharTensor_setStorageNd(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   struct THCudaCharStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int n_dimension,
+                                   int64_t *size,
+                                   int64_t *stride);
+
+/**
+ * 1-d `setStorage`.
+ */
+void THCudaCharTensor_setStorage1d(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   struct THCudaCharStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0);
+
+/**
+ * 2-d `setStorage`.
+ */
+void THCudaCharTensor_setStorage2d(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   struct THCudaCharStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1);
+
+/**
+ * 3-d `setStorage`.
+ */
+void THCudaCharTensor_setStorage3d(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   struct THCudaCharStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1,
+                                   int64_t size2,
+                                   int64_t stride2);
+
+/**
+ * 4-d `setStorage`.
+ */
+void THCudaCharTensor_setStorage4d(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   struct THCudaCharStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1,
+                                   int64_t size2,
+                                   int64_t stride2,
+                                   int64_t size3,
+                                   int64_t stride3);
+
+/**
+ * `self` becomes `src` narrowed to `size` entries of `dimension` from `firstIndex`.
+ */
+void THCudaCharTensor_narrow(struct THCState *state,
+                             struct THCudaCharTensor *self_,
+                             struct THCudaCharTensor *src,
+                             int dimension,
+                             int64_t first_index,
+                             int64_t size);
+
+/**
+ * `self` becomes `src` with `dimension` fixed at `sliceIndex` (src needs >= 2 dims).
+ */
+void THCudaCharTensor_select(struct THCState *state,
+                             struct THCudaCharTensor *self_,
+                             struct THCudaCharTensor *src,
+                             int dimension,
+                             int64_t slice_index);
+
+/**
+ * `self` becomes `src` with two dimensions swapped.
+ */
+void THCudaCharTensor_transpose(struct THCState *state,
+                                struct THCudaCharTensor *self_,
+                                struct THCudaCharTensor *src,
+                                int dimension1,
+                                int dimension2);
+
+/**
+ * `self` becomes the windows of `size` along `dimension` of `src`, `step` apart.
+ */
+void THCudaCharTensor_unfold(struct THCState *state,
+                             struct THCudaCharTensor *self_,
+                             struct THCudaCharTensor *src,
+                             int dimension,
+                             int64_t size,
+                             int64_t step);
+
+/**
+ * `self` becomes `src` without its size-1 dimensions (all ones: 1-d of size 1).
+ */
+void THCudaCharTensor_squeeze(struct THCState *state,
+                              struct THCudaCharTensor *self_,
+                              struct THCudaCharTensor *src);
+
+/**
+ * `self` becomes `src` without `dimension` if it has size 1 and is not the only one.
+ */
+void THCudaCharTensor_squeeze1d(struct THCState *state,
+                                struct THCudaCharTensor *self_,
+                                struct THCudaCharTensor *src,
+                                int dimension);
+
+/**
+ * `self` becomes `src` with a size-1 dimension inserted at `dimension` (0..=nDimension).
+ */
+void THCudaCharTensor_unsqueeze1d(struct THCState *state,
+                                  struct THCudaCharTensor *self_,
+                                  struct THCudaCharTensor *src,
+                                  int dimension);
+
+/**
+ * 1 if row-major contiguous (size-1 dims ignored; empty counts as contiguous).
+ */
+int THCudaCharTensor_isContiguous(struct THCState *state, const struct THCudaCharTensor *self_);
+
+/**
+ * 1 if both have the same sizes (strides ignored).
+ */
+int THCudaCharTensor_isSameSizeAs(struct THCState *state,
+                                  const struct THCudaCharTensor *self_,
+                                  const struct THCudaCharTensor *src);
+
+/**
+ * 1 if `self` views exactly what `src` views (same storage, offset, sizes, strides).
+ */
+int THCudaCharTensor_isSetTo(struct THCState *state,
+                             const struct THCudaCharTensor *self_,
+                             const struct THCudaCharTensor *src);
+
+/**
+ * 1 if the sizes equal `dims`.
+ */
+int THCudaCharTensor_isSize(struct THCState *state,
+                            const struct THCudaCharTensor *self_,
+                            const struct THLongStorage *dims);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaCharTensor_nElement(struct THCState *state, const struct THCudaCharTensor *self_);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle.
+ */
+void THCudaCharTensor_retain(struct THCState *state, struct THCudaCharTensor *self_);
+
+/**
+ * Drops a reference; the last one frees the tensor and its storage reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaCharTensor_free(struct THCState *state, struct THCudaCharTensor *self_);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaCharTensor_release(struct THCState *state, struct THCudaCharTensor *self_);
+
+/**
+ * Copies `self` into `dst` (unless they are the same), then drops the caller's reference
+ * on `self` (also when the copy fails).
+ */
+void THCudaCharTensor_freeCopyTo(struct THCState *state,
+                                 struct THCudaCharTensor *self_,
+                                 struct THCudaCharTensor *dst);
+
+/**
+ * `tensor[x0] = value` (1-d tensors only; bounds-checked).
+ */
+void THCudaCharTensor_set1d(struct THCState *state,
+                            struct THCudaCharTensor *tensor,
+                            int64_t x0,
+                            int8_t value);
+
+/**
+ * `tensor[x0][x1] = value` (2-d tensors only; bounds-checked).
+ */
+void THCudaCharTensor_set2d(struct THCState *state,
+                            struct THCudaCharTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int8_t value);
+
+/**
+ * `tensor[x0][x1][x2] = value` (3-d tensors only; bounds-checked).
+ */
+void THCudaCharTensor_set3d(struct THCState *state,
+                            struct THCudaCharTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int64_t x2,
+                            int8_t value);
+
+/**
+ * `tensor[x0][x1][x2][x3] = value` (4-d tensors only; bounds-checked).
+ */
+void THCudaCharTensor_set4d(struct THCState *state,
+                            struct THCudaCharTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int64_t x2,
+                            int64_t x3,
+                            int8_t value);
+
+/**
+ * `tensor[x0]` (1-d tensors only; bounds-checked; 0 on error).
+ */
+int8_t THCudaCharTensor_get1d(struct THCState *state,
+                              const struct THCudaCharTensor *tensor,
+                              int64_t x0);
+
+/**
+ * `tensor[x0][x1]` (2-d tensors only).
+ */
+int8_t THCudaCharTensor_get2d(struct THCState *state,
+                              const struct THCudaCharTensor *tensor,
+                              int64_t x0,
+                              int64_t x1);
+
+/**
+ * `tensor[x0][x1][x2]` (3-d tensors only).
+ */
+int8_t THCudaCharTensor_get3d(struct THCState *state,
+                              const struct THCudaCharTensor *tensor,
+                              int64_t x0,
+                              int64_t x1,
+                              int64_t x2);
+
+/**
+ * `tensor[x0][x1][x2][x3]` (4-d tensors only).
+ */
+int8_t THCudaCharTensor_get4d(struct THCState *state,
+                              const struct THCudaCharTensor *tensor,
+                              int64_t x0,
+                              int64_t x1,
+                              int64_t x2,
+                              int64_t x3);
+
+/**
+ *`"torch.CharTensor of size 2x3"`.
+ */
+struct THDescBuff THCudaCharTensor_desc(struct THCState *state,
+                                        const struct THCudaCharTensor *tensor);
+
+/**
+ * `"[2 x 3]"`.
+ */
+struct THDescBuff THCudaCharTensor_sizeDesc(struct THCState *state,
+                                            const struct THCudaCharTensor *tensor);
+
+/**
+ * Copies `src` into `tensor` element by element in row-major order of each (element
+ * counts must match, shapes need not; no resize). Overlapping views are handled.
+ */
+void THCudaCharTensor_copy(struct THCState *state,
+                           struct THCudaCharTensor *tensor,
+                           struct THCudaCharTensor *src);
+
+/**
+ *Copies a Byte tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyByte(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               struct THByteTensor *src);
+
+/**
+ *Copies a Char tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyChar(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               struct THCharTensor *src);
+
+/**
+ *Copies a Short tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyShort(struct THCState *state,
+                                struct THCudaCharTensor *tensor,
+                                struct THShortTensor *src);
+
+/**
+ *Copies a Int tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyInt(struct THCState *state,
+                              struct THCudaCharTensor *tensor,
+                              struct THIntTensor *src);
+
+/**
+ *Copies a Long tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyLong(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               struct THLongTensor *src);
+
+/**
+ *Copies a Float tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyFloat(struct THCState *state,
+                                struct THCudaCharTensor *tensor,
+                                struct THFloatTensor *src);
+
+/**
+ *Copies a Double tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyDouble(struct THCState *state,
+                                 struct THCudaCharTensor *tensor,
+                                 struct THDoubleTensor *src);
+
+/**
+ *Copies a Half tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyHalf(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               struct THHalfTensor *src);
+
+/**
+ *Copies a BFloat16 tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyBFloat16(struct THCState *state,
+                                   struct THCudaCharTensor *tensor,
+                                   struct THBFloat16Tensor *src);
+
+/**
+ *Copies a Bool tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyBool(struct THCState *state,
+                               struct THCudaCharTensor *tensor,
+                               struct THBoolTensor *src);
 
 /**
  * The storage (borrowed, not retained; NULL for a tensor without one).
@@ -19471,6 +22949,685 @@ void THShortTensor_copyBool(struct THShortTensor *tensor, struct THBoolTensor *s
 /**
  * The storage (borrowed, not retained; NULL for a tensor without one).
  */
+struct THCudaShortStorage *THCudaShortTensor_storage(struct THCState *state,
+                                                     const struct THCudaShortTensor *self_);
+
+/**
+ * Offset of the first element in the storage, in elements.
+ */
+ptrdiff_t THCudaShortTensor_storageOffset(struct THCState *state,
+                                          const struct THCudaShortTensor *self_);
+
+/**
+ * Number of dimensions (0 for an empty tensor).
+ */
+int THCudaShortTensor_nDimension(struct THCState *state, const struct THCudaShortTensor *self_);
+
+/**
+ * Size of dimension `dim` (0-based).
+ */
+int64_t THCudaShortTensor_size(struct THCState *state,
+                               const struct THCudaShortTensor *self_,
+                               int dim);
+
+/**
+ * Stride of dimension `dim` (0-based), in elements.
+ */
+int64_t THCudaShortTensor_stride(struct THCState *state,
+                                 const struct THCudaShortTensor *self_,
+                                 int dim);
+
+/**
+ * The sizes as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaShortTensor_newSizeOf(struct THCState *state,
+                                                  struct THCudaShortTensor *self_);
+
+/**
+ * The strides as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaShortTensor_newStrideOf(struct THCState *state,
+                                                    struct THCudaShortTensor *self_);
+
+/**
+ * Pointer to the first element (borrowed; NULL without storage).
+ */
+int16_t *THCudaShortTensor_data(struct THCState *state, const struct THCudaShortTensor *self_);
+
+/**
+ * Sets flag bits (`TH_TENSOR_REFCOUNTED`).
+ */
+void THCudaShortTensor_setFlag(struct THCState *state, struct THCudaShortTensor *self_, char flag);
+
+/**
+ * Clears flag bits (clearing `TH_TENSOR_REFCOUNTED` makes retain/free no-ops).
+ */
+void THCudaShortTensor_clearFlag(struct THCState *state,
+                                 struct THCudaShortTensor *self_,
+                                 char flag);
+
+/**
+ * A new empty tensor (+1): no dimensions, no storage.
+ */
+struct THCudaShortTensor *THCudaShortTensor_new(struct THCState *state);
+
+/**
+ * A new tensor viewing the same storage with the same geometry (+1).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newWithTensor(struct THCState *state,
+                                                          struct THCudaShortTensor *tensor);
+
+/**
+ * A new tensor on `storage` (retained; NULL creates one) at `storageOffset` with `size`
+ * and `stride` (negative entries or NULL: contiguous). A too-small storage is grown.
+ */
+struct THCudaShortTensor *THCudaShortTensor_newWithStorage(struct THCState *state,
+                                                           struct THCudaShortStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           struct THLongStorage *size,
+                                                           struct THLongStorage *stride);
+
+/**
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newWithStorage1d(struct THCState *state,
+                                                             struct THCudaShortStorage *storage,
+                                                             ptrdiff_t storage_offset,
+                                                             int64_t size0,
+                                                             int64_t stride0);
+
+/**
+ * 2-d `newWithStorage`.
+ */
+struct THCudaShortTensor *THCudaShortTensor_newWithStorage2d(struct THCState *state,
+                                                             struct THCudaShortStorage *storage,
+                                                             ptrdiff_t storage_offset,
+                                                             int64_t size0,
+                                                             int64_t stride0,
+                                                             int64_t size1,
+                                                             int64_t stride1);
+
+/**
+ * 3-d `newWithStorage`.
+ */
+struct THCudaShortTensor *THCudaShortTensor_newWithStorage3d(struct THCState *state,
+                                                             struct THCudaShortStorage *storage,
+                                                             ptrdiff_t storage_offset,
+                                                             int64_t size0,
+                                                             int64_t stride0,
+                                                             int64_t size1,
+                                                             int64_t stride1,
+                                                             int64_t size2,
+                                                             int64_t stride2);
+
+/**
+ * 4-d `newWithStorage`.
+ */
+struct THCudaShortTensor *THCudaShortTensor_newWithStorage4d(struct THCState *state,
+                                                             struct THCudaShortStorage *storage,
+                                                             ptrdiff_t storage_offset,
+                                                             int64_t size0,
+                                                             int64_t stride0,
+                                                             int64_t size1,
+                                                             int64_t stride1,
+                                                             int64_t size2,
+                                                             int64_t stride2,
+                                                             int64_t size3,
+                                                             int64_t stride3);
+
+/**
+ * A new tensor with fresh storage of `size` (uninitialised), `stride` as in `newWithStorage`.
+ */
+struct THCudaShortTensor *THCudaShortTensor_newWithSize(struct THCState *state,
+                                                        struct THLongStorage *size,
+                                                        struct THLongStorage *stride);
+
+/**
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newWithSize1d(struct THCState *state, int64_t size0);
+
+/**
+ * A new contiguous 2-d tensor (uninitialised).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newWithSize2d(struct THCState *state,
+                                                          int64_t size0,
+                                                          int64_t size1);
+
+/**
+ * A new contiguous 3-d tensor (uninitialised).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newWithSize3d(struct THCState *state,
+                                                          int64_t size0,
+                                                          int64_t size1,
+                                                          int64_t size2);
+
+/**
+ * A new contiguous 4-d tensor (uninitialised).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newWithSize4d(struct THCState *state,
+                                                          int64_t size0,
+                                                          int64_t size1,
+                                                          int64_t size2,
+                                                          int64_t size3);
+
+/**
+ * A new contiguous copy (+1).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newClone(struct THCState *state,
+                                                     struct THCudaShortTensor *self_);
+
+/**
+ * `tensor` itself with one more reference if it is contiguous, else a contiguous copy
+ * (+1 either way: always `free` the result; writes may go to `tensor`).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newContiguous(struct THCState *state,
+                                                          struct THCudaShortTensor *tensor);
+
+/**
+ * A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newSelect(struct THCState *state,
+                                                      struct THCudaShortTensor *tensor,
+                                                      int dimension,
+                                                      int64_t slice_index);
+
+/**
+ * A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
+ */
+struct THCudaShortTensor *THCudaShortTensor_newNarrow(struct THCState *state,
+                                                      struct THCudaShortTensor *tensor,
+                                                      int dimension,
+                                                      int64_t first_index,
+                                                      int64_t size);
+
+/**
+ * A new view (+1) with two dimensions swapped.
+ */
+struct THCudaShortTensor *THCudaShortTensor_newTranspose(struct THCState *state,
+                                                         struct THCudaShortTensor *tensor,
+                                                         int dimension1,
+                                                         int dimension2);
+
+/**
+ * A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newUnfold(struct THCState *state,
+                                                      struct THCudaShortTensor *tensor,
+                                                      int dimension,
+                                                      int64_t size,
+                                                      int64_t step);
+
+/**
+ * A new view (+1) of a contiguous tensor with new sizes (one may be -1: inferred).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newView(struct THCState *state,
+                                                    struct THCudaShortTensor *tensor,
+                                                    struct THLongStorage *size);
+
+/**
+ * A new view (+1) broadcast to `size` (size-1 dims get stride 0; -1 keeps a size).
+ */
+struct THCudaShortTensor *THCudaShortTensor_newExpand(struct THCState *state,
+                                                      struct THCudaShortTensor *tensor,
+                                                      struct THLongStorage *size);
+
+/**
+ * `r` becomes `tensor` broadcast to `size`.
+ */
+void THCudaShortTensor_expand(struct THCState *state,
+                              struct THCudaShortTensor *r,
+                              struct THCudaShortTensor *tensor,
+                              struct THLongStorage *size);
+
+/**
+ * `rets[i]` becomes `ops[i]` broadcast to the common shape of all `ops` (all or none).
+ */
+void THCudaShortTensor_expandNd(struct THCState *state,
+                                struct THCudaShortTensor **rets,
+                                struct THCudaShortTensor **ops,
+                                int count);
+
+/**
+ * Resizes to `size` (`stride` NULL or negative entries: contiguous). Keeps the storage
+ * and its data; grows it when needed, never shrinks it.
+ */
+void THCudaShortTensor_resize(struct THCState *state,
+                              struct THCudaShortTensor *tensor,
+                              struct THLongStorage *size,
+                              struct THLongStorage *stride);
+
+/**
+ * Resizes to `src`'s sizes (no-op if they already match, whatever the strides).
+ */
+void THCudaShortTensor_resizeAs(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                struct THCudaShortTensor *src);
+
+/**
+ * Resizes to `nDimension` sizes from `size` (the list ends at the first 0 or -1);
+ * `stride` may be NULL.
+ */
+void THCudaShortTensor_resizeNd(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                int n_dimension,
+                                int64_t *size,
+                                int64_t *stride);
+
+/**
+ * Resizes to 1-d.
+ */
+void THCudaShortTensor_resize1d(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                int64_t size0);
+
+/**
+ * Resizes to 2-d.
+ */
+void THCudaShortTensor_resize2d(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                int64_t size0,
+                                int64_t size1);
+
+/**
+ * Resizes to 3-d.
+ */
+void THCudaShortTensor_resize3d(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                int64_t size0,
+                                int64_t size1,
+                                int64_t size2);
+
+/**
+ * Resizes to 4-d.
+ */
+void THCudaShortTensor_resize4d(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                int64_t size0,
+                                int64_t size1,
+                                int64_t size2,
+                                int64_t size3);
+
+/**
+ * Resizes to 5-d.
+ */
+void THCudaShortTensor_resize5d(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                int64_t size0,
+                                int64_t size1,
+                                int64_t size2,
+                                int64_t size3,
+                                int64_t size4);
+
+/**
+ * `self` becomes a view of `src` (same storage, offset, sizes, strides).
+ */
+void THCudaShortTensor_set(struct THCState *state,
+                           struct THCudaShortTensor *self_,
+                           struct THCudaShortTensor *src);
+
+/**
+ * Re-points `self` at `storage` (retained; NULL allowed) with `size`/`stride`.
+ */
+void THCudaShortTensor_setStorage(struct THCState *state,
+                                  struct THCudaShortTensor *self_,
+                                  struct THCudaShortStorage *storage,
+                                  ptrdiff_t storage_offset,
+                                  struct THLongStorage *size,
+                                  struct THLongStorage *stride);
+
+/**
+ * Re-points `self` at `storage` with `nDimension` sizes/strides from C arrays.
+ */
+void THCudaShortTensor_setStorageNd(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    struct THCudaShortStorage *storage,
+                                    ptrdiff_t storage_offset,
+                                    int n_dimension,
+                                    int64_t *size,
+                                    int64_t *stride);
+
+/**
+ * 1-d `setStorage`.
+ */
+void THCudaShortTensor_setStorage1d(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    struct THCudaShortStorage *storage,
+                                    ptrdiff_t storage_offset,
+                                    int64_t size0,
+                                    int64_t stride0);
+
+/**
+ * 2-d `setStorage`.
+ */
+void THCudaShortTensor_setStorage2d(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    struct THCudaShortStorage *storage,
+                                    ptrdiff_t storage_offset,
+                                    int64_t size0,
+                                    int64_t stride0,
+                                    int64_t size1,
+                                    int64_t stride1);
+
+/**
+ * 3-d `setStorage`.
+ */
+void THCudaShortTensor_setStorage3d(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    struct THCudaShortStorage *storage,
+                                    ptrdiff_t storage_offset,
+                                    int64_t size0,
+                                    int64_t stride0,
+                                    int64_t size1,
+                                    int64_t stride1,
+                                    int64_t size2,
+                                    int64_t stride2);
+
+/**
+ * 4-d `setStorage`.
+ */
+void THCudaShortTensor_setStorage4d(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    struct THCudaShortStorage *storage,
+                                    ptrdiff_t storage_offset,
+                                    int64_t size0,
+                                    int64_t stride0,
+                                    int64_t size1,
+                                    int64_t stride1,
+                                    int64_t size2,
+                                    int64_t stride2,
+                                    int64_t size3,
+                                    int64_t stride3);
+
+/**
+ * `self` becomes `src` narrowed to `size` entries of `dimension` from `firstIndex`.
+ */
+void THCudaShortTensor_narrow(struct THCState *state,
+                              struct THCudaShortTensor *self_,
+                              struct THCudaShortTensor *src,
+                              int dimension,
+                              int64_t first_index,
+                              int64_t size);
+
+/**
+ * `self` becomes `src` with `dimension` fixed at `sliceIndex` (src needs >= 2 dims).
+ */
+void THCudaShortTensor_select(struct THCState *state,
+                              struct THCudaShortTensor *self_,
+                              struct THCudaShortTensor *src,
+                              int dimension,
+                              int64_t slice_index);
+
+/**
+ * `self` becomes `src` with two dimensions swapped.
+ */
+void THCudaShortTensor_transpose(struct THCState *state,
+                                 struct THCudaShortTensor *self_,
+                                 struct THCudaShortTensor *src,
+                                 int dimension1,
+                                 int dimension2);
+
+/**
+ * `self` becomes the windows of `size` along `dimension` of `src`, `step` apart.
+ */
+void THCudaShortTensor_unfold(struct THCState *state,
+                              struct THCudaShortTensor *self_,
+                              struct THCudaShortTensor *src,
+                              int dimension,
+                              int64_t size,
+                              int64_t step);
+
+/**
+ * `self` becomes `src` without its size-1 dimensions (all ones: 1-d of size 1).
+ */
+void THCudaShortTensor_squeeze(struct THCState *state,
+                               struct THCudaShortTensor *self_,
+                               struct THCudaShortTensor *src);
+
+/**
+ * `self` becomes `src` without `dimension` if it has size 1 and is not the only one.
+ */
+void THCudaShortTensor_squeeze1d(struct THCState *state,
+                                 struct THCudaShortTensor *self_,
+                                 struct THCudaShortTensor *src,
+                                 int dimension);
+
+/**
+ * `self` becomes `src` with a size-1 dimension inserted at `dimension` (0..=nDimension).
+ */
+void THCudaShortTensor_unsqueeze1d(struct THCState *state,
+                                   struct THCudaShortTensor *self_,
+                                   struct THCudaShortTensor *src,
+                                   int dimension);
+
+/**
+ * 1 if row-major contiguous (size-1 dims ignored; empty counts as contiguous).
+ */
+int THCudaShortTensor_isContiguous(struct THCState *state, const struct THCudaShortTensor *self_);
+
+/**
+ * 1 if both have the same sizes (strides ignored).
+ */
+int THCudaShortTensor_isSameSizeAs(struct THCState *state,
+                                   const struct THCudaShortTensor *self_,
+                                   const struct THCudaShortTensor *src);
+
+/**
+ * 1 if `self` views exactly what `src` views (same storage, offset, sizes, strides).
+ */
+int THCudaShortTensor_isSetTo(struct THCState *state,
+                              const struct THCudaShortTensor *self_,
+                              const struct THCudaShortTensor *src);
+
+/**
+ * 1 if the sizes equal `dims`.
+ */
+int THCudaShortTensor_isSize(struct THCState *state,
+                             const struct THCudaShortTensor *self_,
+                             const struct THLongStorage *dims);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaShortTensor_nElement(struct THCState *state, const struct THCudaShortTensor *self_);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle.
+ */
+void THCudaShortTensor_retain(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * Drops a reference; the last one frees the tensor and its storage reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaShortTensor_free(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaShortTensor_release(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * Copies `self` into `dst` (unless they are the same), then drops the caller's reference
+ * on `self` (also when the copy fails).
+ */
+void THCudaShortTensor_freeCopyTo(struct THCState *state,
+                                  struct THCudaShortTensor *self_,
+                                  struct THCudaShortTensor *dst);
+
+/**
+ * `tensor[x0] = value` (1-d tensors only; bounds-checked).
+ */
+void THCudaShortTensor_set1d(struct THCState *state,
+                             struct THCudaShortTensor *tensor,
+                             int64_t x0,
+                             int16_t value);
+
+/**
+ * `tensor[x0][x1] = value` (2-d tensors only; bounds-checked).
+ */
+void THCudaShortTensor_set2d(struct THCState *state,
+                             struct THCudaShortTensor *tensor,
+                             int64_t x0,
+                             int64_t x1,
+                             int16_t value);
+
+/**
+ * `tensor[x0][x1][x2] = value` (3-d tensors only; bounds-checked).
+ */
+void THCudaShortTensor_set3d(struct THCState *state,
+                             struct THCudaShortTensor *tensor,
+                             int64_t x0,
+                             int64_t x1,
+                             int64_t x2,
+                             int16_t value);
+
+/**
+ * `tensor[x0][x1][x2][x3] = value` (4-d tensors only; bounds-checked).
+ */
+void THCudaShortTensor_set4d(struct THCState *state,
+                             struct THCudaShortTensor *tensor,
+                             int64_t x0,
+                             int64_t x1,
+                             int64_t x2,
+                             int64_t x3,
+                             int16_t value);
+
+/**
+ * `tensor[x0]` (1-d tensors only; bounds-checked; 0 on error).
+ */
+int16_t THCudaShortTensor_get1d(struct THCState *state,
+                                const struct THCudaShortTensor *tensor,
+                                int64_t x0);
+
+/**
+ * `tensor[x0][x1]` (2-d tensors only).
+ */
+int16_t THCudaShortTensor_get2d(struct THCState *state,
+                                const struct THCudaShortTensor *tensor,
+                                int64_t x0,
+                                int64_t x1);
+
+/**
+ * `tensor[x0][x1][x2]` (3-d tensors only).
+ */
+int16_t THCudaShortTensor_get3d(struct THCState *state,
+                                const struct THCudaShortTensor *tensor,
+                                int64_t x0,
+                                int64_t x1,
+                                int64_t x2);
+
+/**
+ * `tensor[x0][x1][x2][x3]` (4-d tensors only).
+ */
+int16_t THCudaShortTensor_get4d(struct THCState *state,
+                                const struct THCudaShortTensor *tensor,
+                                int64_t x0,
+                                int64_t x1,
+                                int64_t x2,
+                                int64_t x3);
+
+/**
+ *`"torch.ShortTensor of size 2x3"`.
+ */
+struct THDescBuff THCudaShortTensor_desc(struct THCState *state,
+                                         const struct THCudaShortTensor *tensor);
+
+/**
+ * `"[2 x 3]"`.
+ */
+struct THDescBuff THCudaShortTensor_sizeDesc(struct THCState *state,
+                                             const struct THCudaShortTensor *tensor);
+
+/**
+ * Copies `src` into `tensor` element by element in row-major order of each (element
+ * counts must match, shapes need not; no resize). Overlapping views are handled.
+ */
+void THCudaShortTensor_copy(struct THCState *state,
+                            struct THCudaShortTensor *tensor,
+                            struct THCudaShortTensor *src);
+
+/**
+ *Copies a Byte tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyByte(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                struct THByteTensor *src);
+
+/**
+ *Copies a Char tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyChar(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                struct THCharTensor *src);
+
+/**
+ *Copies a Short tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyShort(struct THCState *state,
+                                 struct THCudaShortTensor *tensor,
+                                 struct THShortTensor *src);
+
+/**
+ *Copies a Int tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyInt(struct THCState *state,
+                               struct THCudaShortTensor *tensor,
+                               struct THIntTensor *src);
+
+/**
+ *Copies a Long tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyLong(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                struct THLongTensor *src);
+
+/**
+ *Copies a Float tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyFloat(struct THCState *state,
+                                 struct THCudaShortTensor *tensor,
+                                 struct THFloatTensor *src);
+
+/**
+ *Copies a Double tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyDouble(struct THCState *state,
+                                  struct THCudaShortTensor *tensor,
+                                  struct THDoubleTensor *src);
+
+/**
+ *Copies a Half tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyHalf(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                struct THHalfTensor *src);
+
+/**
+ *Copies a BFloat16 tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyBFloat16(struct THCState *state,
+                                    struct THCudaShortTensor *tensor,
+                                    struct THBFloat16Tensor *src);
+
+/**
+ *Copies a Bool tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyBool(struct THCState *state,
+                                struct THCudaShortTensor *tensor,
+                                struct THBoolTensor *src);
+
+/**
+ * The storage (borrowed, not retained; NULL for a tensor without one).
+ */
 struct THIntStorage *THIntTensor_storage(const struct THIntTensor *self_);
 
 /**
@@ -20023,6 +24180,681 @@ void THIntTensor_copyBFloat16(struct THIntTensor *tensor, struct THBFloat16Tenso
  *Copies a Bool tensor into this one (C casts; element counts must match).
  */
 void THIntTensor_copyBool(struct THIntTensor *tensor, struct THBoolTensor *src);
+
+/**
+ * The storage (borrowed, not retained; NULL for a tensor without one).
+ */
+struct THCudaIntStorage *THCudaIntTensor_storage(struct THCState *state,
+                                                 const struct THCudaIntTensor *self_);
+
+/**
+ * Offset of the first element in the storage, in elements.
+ */
+ptrdiff_t THCudaIntTensor_storageOffset(struct THCState *state,
+                                        const struct THCudaIntTensor *self_);
+
+/**
+ * Number of dimensions (0 for an empty tensor).
+ */
+int THCudaIntTensor_nDimension(struct THCState *state, const struct THCudaIntTensor *self_);
+
+/**
+ * Size of dimension `dim` (0-based).
+ */
+int64_t THCudaIntTensor_size(struct THCState *state, const struct THCudaIntTensor *self_, int dim);
+
+/**
+ * Stride of dimension `dim` (0-based), in elements.
+ */
+int64_t THCudaIntTensor_stride(struct THCState *state,
+                               const struct THCudaIntTensor *self_,
+                               int dim);
+
+/**
+ * The sizes as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaIntTensor_newSizeOf(struct THCState *state,
+                                                struct THCudaIntTensor *self_);
+
+/**
+ * The strides as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaIntTensor_newStrideOf(struct THCState *state,
+                                                  struct THCudaIntTensor *self_);
+
+/**
+ * Pointer to the first element (borrowed; NULL without storage).
+ */
+int32_t *THCudaIntTensor_data(struct THCState *state, const struct THCudaIntTensor *self_);
+
+/**
+ * Sets flag bits (`TH_TENSOR_REFCOUNTED`).
+ */
+void THCudaIntTensor_setFlag(struct THCState *state, struct THCudaIntTensor *self_, char flag);
+
+/**
+ * Clears flag bits (clearing `TH_TENSOR_REFCOUNTED` makes retain/free no-ops).
+ */
+void THCudaIntTensor_clearFlag(struct THCState *state, struct THCudaIntTensor *self_, char flag);
+
+/**
+ * A new empty tensor (+1): no dimensions, no storage.
+ */
+struct THCudaIntTensor *THCudaIntTensor_new(struct THCState *state);
+
+/**
+ * A new tensor viewing the same storage with the same geometry (+1).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newWithTensor(struct THCState *state,
+                                                      struct THCudaIntTensor *tensor);
+
+/**
+ * A new tensor on `storage` (retained; NULL creates one) at `storageOffset` with `size`
+ * and `stride` (negative entries or NULL: contiguous). A too-small storage is grown.
+ */
+struct THCudaIntTensor *THCudaIntTensor_newWithStorage(struct THCState *state,
+                                                       struct THCudaIntStorage *storage,
+                                                       ptrdiff_t storage_offset,
+                                                       struct THLongStorage *size,
+                                                       struct THLongStorage *stride);
+
+/**
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newWithStorage1d(struct THCState *state,
+                                                         struct THCudaIntStorage *storage,
+                                                         ptrdiff_t storage_offset,
+                                                         int64_t size0,
+                                                         int64_t stride0);
+
+/**
+ * 2-d `newWithStorage`.
+ */
+struct THCudaIntTensor *THCudaIntTensor_newWithStorage2d(struct THCState *state,
+                                                         struct THCudaIntStorage *storage,
+                                                         ptrdiff_t storage_offset,
+                                                         int64_t size0,
+                                                         int64_t stride0,
+                                                         int64_t size1,
+                                                         int64_t stride1);
+
+/**
+ * 3-d `newWithStorage`.
+ */
+struct THCudaIntTensor *THCudaIntTensor_newWithStorage3d(struct THCState *state,
+                                                         struct THCudaIntStorage *storage,
+                                                         ptrdiff_t storage_offset,
+                                                         int64_t size0,
+                                                         int64_t stride0,
+                                                         int64_t size1,
+                                                         int64_t stride1,
+                                                         int64_t size2,
+                                                         int64_t stride2);
+
+/**
+ * 4-d `newWithStorage`.
+ */
+struct THCudaIntTensor *THCudaIntTensor_newWithStorage4d(struct THCState *state,
+                                                         struct THCudaIntStorage *storage,
+                                                         ptrdiff_t storage_offset,
+                                                         int64_t size0,
+                                                         int64_t stride0,
+                                                         int64_t size1,
+                                                         int64_t stride1,
+                                                         int64_t size2,
+                                                         int64_t stride2,
+                                                         int64_t size3,
+                                                         int64_t stride3);
+
+/**
+ * A new tensor with fresh storage of `size` (uninitialised), `stride` as in `newWithStorage`.
+ */
+struct THCudaIntTensor *THCudaIntTensor_newWithSize(struct THCState *state,
+                                                    struct THLongStorage *size,
+                                                    struct THLongStorage *stride);
+
+/**
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newWithSize1d(struct THCState *state, int64_t size0);
+
+/**
+ * A new contiguous 2-d tensor (uninitialised).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newWithSize2d(struct THCState *state,
+                                                      int64_t size0,
+                                                      int64_t size1);
+
+/**
+ * A new contiguous 3-d tensor (uninitialised).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newWithSize3d(struct THCState *state,
+                                                      int64_t size0,
+                                                      int64_t size1,
+                                                      int64_t size2);
+
+/**
+ * A new contiguous 4-d tensor (uninitialised).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newWithSize4d(struct THCState *state,
+                                                      int64_t size0,
+                                                      int64_t size1,
+                                                      int64_t size2,
+                                                      int64_t size3);
+
+/**
+ * A new contiguous copy (+1).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newClone(struct THCState *state,
+                                                 struct THCudaIntTensor *self_);
+
+/**
+ * `tensor` itself with one more reference if it is contiguous, else a contiguous copy
+ * (+1 either way: always `free` the result; writes may go to `tensor`).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newContiguous(struct THCState *state,
+                                                      struct THCudaIntTensor *tensor);
+
+/**
+ * A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newSelect(struct THCState *state,
+                                                  struct THCudaIntTensor *tensor,
+                                                  int dimension,
+                                                  int64_t slice_index);
+
+/**
+ * A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
+ */
+struct THCudaIntTensor *THCudaIntTensor_newNarrow(struct THCState *state,
+                                                  struct THCudaIntTensor *tensor,
+                                                  int dimension,
+                                                  int64_t first_index,
+                                                  int64_t size);
+
+/**
+ * A new view (+1) with two dimensions swapped.
+ */
+struct THCudaIntTensor *THCudaIntTensor_newTranspose(struct THCState *state,
+                                                     struct THCudaIntTensor *tensor,
+                                                     int dimension1,
+                                                     int dimension2);
+
+/**
+ * A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newUnfold(struct THCState *state,
+                                                  struct THCudaIntTensor *tensor,
+                                                  int dimension,
+                                                  int64_t size,
+                                                  int64_t step);
+
+/**
+ * A new view (+1) of a contiguous tensor with new sizes (one may be -1: inferred).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newView(struct THCState *state,
+                                                struct THCudaIntTensor *tensor,
+                                                struct THLongStorage *size);
+
+/**
+ * A new view (+1) broadcast to `size` (size-1 dims get stride 0; -1 keeps a size).
+ */
+struct THCudaIntTensor *THCudaIntTensor_newExpand(struct THCState *state,
+                                                  struct THCudaIntTensor *tensor,
+                                                  struct THLongStorage *size);
+
+/**
+ * `r` becomes `tensor` broadcast to `size`.
+ */
+void THCudaIntTensor_expand(struct THCState *state,
+                            struct THCudaIntTensor *r,
+                            struct THCudaIntTensor *tensor,
+                            struct THLongStorage *size);
+
+/**
+ * `rets[i]` becomes `ops[i]` broadcast to the common shape of all `ops` (all or none).
+ */
+void THCudaIntTensor_expandNd(struct THCState *state,
+                              struct THCudaIntTensor **rets,
+                              struct THCudaIntTensor **ops,
+                              int count);
+
+/**
+ * Resizes to `size` (`stride` NULL or negative entries: contiguous). Keeps the storage
+ * and its data; grows it when needed, never shrinks it.
+ */
+void THCudaIntTensor_resize(struct THCState *state,
+                            struct THCudaIntTensor *tensor,
+                            struct THLongStorage *size,
+                            struct THLongStorage *stride);
+
+/**
+ * Resizes to `src`'s sizes (no-op if they already match, whatever the strides).
+ */
+void THCudaIntTensor_resizeAs(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              struct THCudaIntTensor *src);
+
+/**
+ * Resizes to `nDimension` sizes from `size` (the list ends at the first 0 or -1);
+ * `stride` may be NULL.
+ */
+void THCudaIntTensor_resizeNd(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              int n_dimension,
+                              int64_t *size,
+                              int64_t *stride);
+
+/**
+ * Resizes to 1-d.
+ */
+void THCudaIntTensor_resize1d(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              int64_t size0);
+
+/**
+ * Resizes to 2-d.
+ */
+void THCudaIntTensor_resize2d(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              int64_t size0,
+                              int64_t size1);
+
+/**
+ * Resizes to 3-d.
+ */
+void THCudaIntTensor_resize3d(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              int64_t size0,
+                              int64_t size1,
+                              int64_t size2);
+
+/**
+ * Resizes to 4-d.
+ */
+void THCudaIntTensor_resize4d(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              int64_t size0,
+                              int64_t size1,
+                              int64_t size2,
+                              int64_t size3);
+
+/**
+ * Resizes to 5-d.
+ */
+void THCudaIntTensor_resize5d(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              int64_t size0,
+                              int64_t size1,
+                              int64_t size2,
+                              int64_t size3,
+                              int64_t size4);
+
+/**
+ * `self` becomes a view of `src` (same storage, offset, sizes, strides).
+ */
+void THCudaIntTensor_set(struct THCState *state,
+                         struct THCudaIntTensor *self_,
+                         struct THCudaIntTensor *src);
+
+/**
+ * Re-points `self` at `storage` (retained; NULL allowed) with `size`/`stride`.
+ */
+void THCudaIntTensor_setStorage(struct THCState *state,
+                                struct THCudaIntTensor *self_,
+                                struct THCudaIntStorage *storage,
+                                ptrdiff_t storage_offset,
+                                struct THLongStorage *size,
+                                struct THLongStorage *stride);
+
+/**
+ * Re-points `self` at `storage` with `nDimension` sizes/strides from C arrays.
+ */
+void THCudaIntTensor_setStorageNd(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  struct THCudaIntStorage *storage,
+                                  ptrdiff_t storage_offset,
+                                  int n_dimension,
+                                  int64_t *size,
+                                  int64_t *stride);
+
+/**
+ * 1-d `setStorage`.
+ */
+void THCudaIntTensor_setStorage1d(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  struct THCudaIntStorage *storage,
+                                  ptrdiff_t storage_offset,
+                                  int64_t size0,
+                                  int64_t stride0);
+
+/**
+ * 2-d `setStorage`.
+ */
+void THCudaIntTensor_setStorage2d(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  struct THCudaIntStorage *storage,
+                                  ptrdiff_t storage_offset,
+                                  int64_t size0,
+                                  int64_t stride0,
+                                  int64_t size1,
+                                  int64_t stride1);
+
+/**
+ * 3-d `setStorage`.
+ */
+void THCudaIntTensor_setStorage3d(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  struct THCudaIntStorage *storage,
+                                  ptrdiff_t storage_offset,
+                                  int64_t size0,
+                                  int64_t stride0,
+                                  int64_t size1,
+                                  int64_t stride1,
+                                  int64_t size2,
+                                  int64_t stride2);
+
+/**
+ * 4-d `setStorage`.
+ */
+void THCudaIntTensor_setStorage4d(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  struct THCudaIntStorage *storage,
+                                  ptrdiff_t storage_offset,
+                                  int64_t size0,
+                                  int64_t stride0,
+                                  int64_t size1,
+                                  int64_t stride1,
+                                  int64_t size2,
+                                  int64_t stride2,
+                                  int64_t size3,
+                                  int64_t stride3);
+
+/**
+ * `self` becomes `src` narrowed to `size` entries of `dimension` from `firstIndex`.
+ */
+void THCudaIntTensor_narrow(struct THCState *state,
+                            struct THCudaIntTensor *self_,
+                            struct THCudaIntTensor *src,
+                            int dimension,
+                            int64_t first_index,
+                            int64_t size);
+
+/**
+ * `self` becomes `src` with `dimension` fixed at `sliceIndex` (src needs >= 2 dims).
+ */
+void THCudaIntTensor_select(struct THCState *state,
+                            struct THCudaIntTensor *self_,
+                            struct THCudaIntTensor *src,
+                            int dimension,
+                            int64_t slice_index);
+
+/**
+ * `self` becomes `src` with two dimensions swapped.
+ */
+void THCudaIntTensor_transpose(struct THCState *state,
+                               struct THCudaIntTensor *self_,
+                               struct THCudaIntTensor *src,
+                               int dimension1,
+                               int dimension2);
+
+/**
+ * `self` becomes the windows of `size` along `dimension` of `src`, `step` apart.
+ */
+void THCudaIntTensor_unfold(struct THCState *state,
+                            struct THCudaIntTensor *self_,
+                            struct THCudaIntTensor *src,
+                            int dimension,
+                            int64_t size,
+                            int64_t step);
+
+/**
+ * `self` becomes `src` without its size-1 dimensions (all ones: 1-d of size 1).
+ */
+void THCudaIntTensor_squeeze(struct THCState *state,
+                             struct THCudaIntTensor *self_,
+                             struct THCudaIntTensor *src);
+
+/**
+ * `self` becomes `src` without `dimension` if it has size 1 and is not the only one.
+ */
+void THCudaIntTensor_squeeze1d(struct THCState *state,
+                               struct THCudaIntTensor *self_,
+                               struct THCudaIntTensor *src,
+                               int dimension);
+
+/**
+ * `self` becomes `src` with a size-1 dimension inserted at `dimension` (0..=nDimension).
+ */
+void THCudaIntTensor_unsqueeze1d(struct THCState *state,
+                                 struct THCudaIntTensor *self_,
+                                 struct THCudaIntTensor *src,
+                                 int dimension);
+
+/**
+ * 1 if row-major contiguous (size-1 dims ignored; empty counts as contiguous).
+ */
+int THCudaIntTensor_isContiguous(struct THCState *state, const struct THCudaIntTensor *self_);
+
+/**
+ * 1 if both have the same sizes (strides ignored).
+ */
+int THCudaIntTensor_isSameSizeAs(struct THCState *state,
+                                 const struct THCudaIntTensor *self_,
+                                 const struct THCudaIntTensor *src);
+
+/**
+ * 1 if `self` views exactly what `src` views (same storage, offset, sizes, strides).
+ */
+int THCudaIntTensor_isSetTo(struct THCState *state,
+                            const struct THCudaIntTensor *self_,
+                            const struct THCudaIntTensor *src);
+
+/**
+ * 1 if the sizes equal `dims`.
+ */
+int THCudaIntTensor_isSize(struct THCState *state,
+                           const struct THCudaIntTensor *self_,
+                           const struct THLongStorage *dims);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaIntTensor_nElement(struct THCState *state, const struct THCudaIntTensor *self_);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle.
+ */
+void THCudaIntTensor_retain(struct THCState *state, struct THCudaIntTensor *self_);
+
+/**
+ * Drops a reference; the last one frees the tensor and its storage reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaIntTensor_free(struct THCState *state, struct THCudaIntTensor *self_);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaIntTensor_release(struct THCState *state, struct THCudaIntTensor *self_);
+
+/**
+ * Copies `self` into `dst` (unless they are the same), then drops the caller's reference
+ * on `self` (also when the copy fails).
+ */
+void THCudaIntTensor_freeCopyTo(struct THCState *state,
+                                struct THCudaIntTensor *self_,
+                                struct THCudaIntTensor *dst);
+
+/**
+ * `tensor[x0] = value` (1-d tensors only; bounds-checked).
+ */
+void THCudaIntTensor_set1d(struct THCState *state,
+                           struct THCudaIntTensor *tensor,
+                           int64_t x0,
+                           int32_t value);
+
+/**
+ * `tensor[x0][x1] = value` (2-d tensors only; bounds-checked).
+ */
+void THCudaIntTensor_set2d(struct THCState *state,
+                           struct THCudaIntTensor *tensor,
+                           int64_t x0,
+                           int64_t x1,
+                           int32_t value);
+
+/**
+ * `tensor[x0][x1][x2] = value` (3-d tensors only; bounds-checked).
+ */
+void THCudaIntTensor_set3d(struct THCState *state,
+                           struct THCudaIntTensor *tensor,
+                           int64_t x0,
+                           int64_t x1,
+                           int64_t x2,
+                           int32_t value);
+
+/**
+ * `tensor[x0][x1][x2][x3] = value` (4-d tensors only; bounds-checked).
+ */
+void THCudaIntTensor_set4d(struct THCState *state,
+                           struct THCudaIntTensor *tensor,
+                           int64_t x0,
+                           int64_t x1,
+                           int64_t x2,
+                           int64_t x3,
+                           int32_t value);
+
+/**
+ * `tensor[x0]` (1-d tensors only; bounds-checked; 0 on error).
+ */
+int32_t THCudaIntTensor_get1d(struct THCState *state,
+                              const struct THCudaIntTensor *tensor,
+                              int64_t x0);
+
+/**
+ * `tensor[x0][x1]` (2-d tensors only).
+ */
+int32_t THCudaIntTensor_get2d(struct THCState *state,
+                              const struct THCudaIntTensor *tensor,
+                              int64_t x0,
+                              int64_t x1);
+
+/**
+ * `tensor[x0][x1][x2]` (3-d tensors only).
+ */
+int32_t THCudaIntTensor_get3d(struct THCState *state,
+                              const struct THCudaIntTensor *tensor,
+                              int64_t x0,
+                              int64_t x1,
+                              int64_t x2);
+
+/**
+ * `tensor[x0][x1][x2][x3]` (4-d tensors only).
+ */
+int32_t THCudaIntTensor_get4d(struct THCState *state,
+                              const struct THCudaIntTensor *tensor,
+                              int64_t x0,
+                              int64_t x1,
+                              int64_t x2,
+                              int64_t x3);
+
+/**
+ *`"torch.IntTensor of size 2x3"`.
+ */
+struct THDescBuff THCudaIntTensor_desc(struct THCState *state,
+                                       const struct THCudaIntTensor *tensor);
+
+/**
+ * `"[2 x 3]"`.
+ */
+struct THDescBuff THCudaIntTensor_sizeDesc(struct THCState *state,
+                                           const struct THCudaIntTensor *tensor);
+
+/**
+ * Copies `src` into `tensor` element by element in row-major order of each (element
+ * counts must match, shapes need not; no resize). Overlapping views are handled.
+ */
+void THCudaIntTensor_copy(struct THCState *state,
+                          struct THCudaIntTensor *tensor,
+                          struct THCudaIntTensor *src);
+
+/**
+ *Copies a Byte tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyByte(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              struct THByteTensor *src);
+
+/**
+ *Copies a Char tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyChar(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              struct THCharTensor *src);
+
+/**
+ *Copies a Short tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyShort(struct THCState *state,
+                               struct THCudaIntTensor *tensor,
+                               struct THShortTensor *src);
+
+/**
+ *Copies a Int tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyInt(struct THCState *state,
+                             struct THCudaIntTensor *tensor,
+                             struct THIntTensor *src);
+
+/**
+ *Copies a Long tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyLong(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              struct THLongTensor *src);
+
+/**
+ *Copies a Float tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyFloat(struct THCState *state,
+                               struct THCudaIntTensor *tensor,
+                               struct THFloatTensor *src);
+
+/**
+ *Copies a Double tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyDouble(struct THCState *state,
+                                struct THCudaIntTensor *tensor,
+                                struct THDoubleTensor *src);
+
+/**
+ *Copies a Half tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyHalf(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              struct THHalfTensor *src);
+
+/**
+ *Copies a BFloat16 tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyBFloat16(struct THCState *state,
+                                  struct THCudaIntTensor *tensor,
+                                  struct THBFloat16Tensor *src);
+
+/**
+ *Copies a Bool tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyBool(struct THCState *state,
+                              struct THCudaIntTensor *tensor,
+                              struct THBoolTensor *src);
 
 /**
  * The storage (borrowed, not retained; NULL for a tensor without one).
@@ -20587,6 +25419,683 @@ void THLongTensor_copyBool(struct THLongTensor *tensor, struct THBoolTensor *src
 /**
  * The storage (borrowed, not retained; NULL for a tensor without one).
  */
+struct THCudaLongStorage *THCudaLongTensor_storage(struct THCState *state,
+                                                   const struct THCudaLongTensor *self_);
+
+/**
+ * Offset of the first element in the storage, in elements.
+ */
+ptrdiff_t THCudaLongTensor_storageOffset(struct THCState *state,
+                                         const struct THCudaLongTensor *self_);
+
+/**
+ * Number of dimensions (0 for an empty tensor).
+ */
+int THCudaLongTensor_nDimension(struct THCState *state, const struct THCudaLongTensor *self_);
+
+/**
+ * Size of dimension `dim` (0-based).
+ */
+int64_t THCudaLongTensor_size(struct THCState *state,
+                              const struct THCudaLongTensor *self_,
+                              int dim);
+
+/**
+ * Stride of dimension `dim` (0-based), in elements.
+ */
+int64_t THCudaLongTensor_stride(struct THCState *state,
+                                const struct THCudaLongTensor *self_,
+                                int dim);
+
+/**
+ * The sizes as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaLongTensor_newSizeOf(struct THCState *state,
+                                                 struct THCudaLongTensor *self_);
+
+/**
+ * The strides as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaLongTensor_newStrideOf(struct THCState *state,
+                                                   struct THCudaLongTensor *self_);
+
+/**
+ * Pointer to the first element (borrowed; NULL without storage).
+ */
+int64_t *THCudaLongTensor_data(struct THCState *state, const struct THCudaLongTensor *self_);
+
+/**
+ * Sets flag bits (`TH_TENSOR_REFCOUNTED`).
+ */
+void THCudaLongTensor_setFlag(struct THCState *state, struct THCudaLongTensor *self_, char flag);
+
+/**
+ * Clears flag bits (clearing `TH_TENSOR_REFCOUNTED` makes retain/free no-ops).
+ */
+void THCudaLongTensor_clearFlag(struct THCState *state, struct THCudaLongTensor *self_, char flag);
+
+/**
+ * A new empty tensor (+1): no dimensions, no storage.
+ */
+struct THCudaLongTensor *THCudaLongTensor_new(struct THCState *state);
+
+/**
+ * A new tensor viewing the same storage with the same geometry (+1).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newWithTensor(struct THCState *state,
+                                                        struct THCudaLongTensor *tensor);
+
+/**
+ * A new tensor on `storage` (retained; NULL creates one) at `storageOffset` with `size`
+ * and `stride` (negative entries or NULL: contiguous). A too-small storage is grown.
+ */
+struct THCudaLongTensor *THCudaLongTensor_newWithStorage(struct THCState *state,
+                                                         struct THCudaLongStorage *storage,
+                                                         ptrdiff_t storage_offset,
+                                                         struct THLongStorage *size,
+                                                         struct THLongStorage *stride);
+
+/**
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newWithStorage1d(struct THCState *state,
+                                                           struct THCudaLongStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0);
+
+/**
+ * 2-d `newWithStorage`.
+ */
+struct THCudaLongTensor *THCudaLongTensor_newWithStorage2d(struct THCState *state,
+                                                           struct THCudaLongStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1);
+
+/**
+ * 3-d `newWithStorage`.
+ */
+struct THCudaLongTensor *THCudaLongTensor_newWithStorage3d(struct THCState *state,
+                                                           struct THCudaLongStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1,
+                                                           int64_t size2,
+                                                           int64_t stride2);
+
+/**
+ * 4-d `newWithStorage`.
+ */
+struct THCudaLongTensor *THCudaLongTensor_newWithStorage4d(struct THCState *state,
+                                                           struct THCudaLongStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1,
+                                                           int64_t size2,
+                                                           int64_t stride2,
+                                                           int64_t size3,
+                                                           int64_t stride3);
+
+/**
+ * A new tensor with fresh storage of `size` (uninitialised), `stride` as in `newWithStorage`.
+ */
+struct THCudaLongTensor *THCudaLongTensor_newWithSize(struct THCState *state,
+                                                      struct THLongStorage *size,
+                                                      struct THLongStorage *stride);
+
+/**
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newWithSize1d(struct THCState *state, int64_t size0);
+
+/**
+ * A new contiguous 2-d tensor (uninitialised).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newWithSize2d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1);
+
+/**
+ * A new contiguous 3-d tensor (uninitialised).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newWithSize3d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1,
+                                                        int64_t size2);
+
+/**
+ * A new contiguous 4-d tensor (uninitialised).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newWithSize4d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1,
+                                                        int64_t size2,
+                                                        int64_t size3);
+
+/**
+ * A new contiguous copy (+1).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newClone(struct THCState *state,
+                                                   struct THCudaLongTensor *self_);
+
+/**
+ * `tensor` itself with one more reference if it is contiguous, else a contiguous copy
+ * (+1 either way: always `free` the result; writes may go to `tensor`).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newContiguous(struct THCState *state,
+                                                        struct THCudaLongTensor *tensor);
+
+/**
+ * A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newSelect(struct THCState *state,
+                                                    struct THCudaLongTensor *tensor,
+                                                    int dimension,
+                                                    int64_t slice_index);
+
+/**
+ * A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
+ */
+struct THCudaLongTensor *THCudaLongTensor_newNarrow(struct THCState *state,
+                                                    struct THCudaLongTensor *tensor,
+                                                    int dimension,
+                                                    int64_t first_index,
+                                                    int64_t size);
+
+/**
+ * A new view (+1) with two dimensions swapped.
+ */
+struct THCudaLongTensor *THCudaLongTensor_newTranspose(struct THCState *state,
+                                                       struct THCudaLongTensor *tensor,
+                                                       int dimension1,
+                                                       int dimension2);
+
+/**
+ * A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newUnfold(struct THCState *state,
+                                                    struct THCudaLongTensor *tensor,
+                                                    int dimension,
+                                                    int64_t size,
+                                                    int64_t step);
+
+/**
+ * A new view (+1) of a contiguous tensor with new sizes (one may be -1: inferred).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newView(struct THCState *state,
+                                                  struct THCudaLongTensor *tensor,
+                                                  struct THLongStorage *size);
+
+/**
+ * A new view (+1) broadcast to `size` (size-1 dims get stride 0; -1 keeps a size).
+ */
+struct THCudaLongTensor *THCudaLongTensor_newExpand(struct THCState *state,
+                                                    struct THCudaLongTensor *tensor,
+                                                    struct THLongStorage *size);
+
+/**
+ * `r` becomes `tensor` broadcast to `size`.
+ */
+void THCudaLongTensor_expand(struct THCState *state,
+                             struct THCudaLongTensor *r,
+                             struct THCudaLongTensor *tensor,
+                             struct THLongStorage *size);
+
+/**
+ * `rets[i]` becomes `ops[i]` broadcast to the common shape of all `ops` (all or none).
+ */
+void THCudaLongTensor_expandNd(struct THCState *state,
+                               struct THCudaLongTensor **rets,
+                               struct THCudaLongTensor **ops,
+                               int count);
+
+/**
+ * Resizes to `size` (`stride` NULL or negative entries: contiguous). Keeps the storage
+ * and its data; grows it when needed, never shrinks it.
+ */
+void THCudaLongTensor_resize(struct THCState *state,
+                             struct THCudaLongTensor *tensor,
+                             struct THLongStorage *size,
+                             struct THLongStorage *stride);
+
+/**
+ * Resizes to `src`'s sizes (no-op if they already match, whatever the strides).
+ */
+void THCudaLongTensor_resizeAs(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               struct THCudaLongTensor *src);
+
+/**
+ * Resizes to `nDimension` sizes from `size` (the list ends at the first 0 or -1);
+ * `stride` may be NULL.
+ */
+void THCudaLongTensor_resizeNd(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               int n_dimension,
+                               int64_t *size,
+                               int64_t *stride);
+
+/**
+ * Resizes to 1-d.
+ */
+void THCudaLongTensor_resize1d(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               int64_t size0);
+
+/**
+ * Resizes to 2-d.
+ */
+void THCudaLongTensor_resize2d(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               int64_t size0,
+                               int64_t size1);
+
+/**
+ * Resizes to 3-d.
+ */
+void THCudaLongTensor_resize3d(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2);
+
+/**
+ * Resizes to 4-d.
+ */
+void THCudaLongTensor_resize4d(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2,
+                               int64_t size3);
+
+/**
+ * Resizes to 5-d.
+ */
+void THCudaLongTensor_resize5d(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2,
+                               int64_t size3,
+                               int64_t size4);
+
+/**
+ * `self` becomes a view of `src` (same storage, offset, sizes, strides).
+ */
+void THCudaLongTensor_set(struct THCState *state,
+                          struct THCudaLongTensor *self_,
+                          struct THCudaLongTensor *src);
+
+/**
+ * Re-points `self` at `storage` (retained; NULL allowed) with `size`/`stride`.
+ */
+void THCudaLongTensor_setStorage(struct THCState *state,
+                                 struct THCudaLongTensor *self_,
+                                 struct THCudaLongStorage *storage,
+                                 ptrdiff_t storage_offset,
+                                 struct THLongStorage *size,
+                                 struct THLongStorage *stride);
+
+/**
+ * Re-points `self` at `storage` with `nDimension` sizes/strides from C arrays.
+ */
+void THCudaLongTensor_setStorageNd(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   struct THCudaLongStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int n_dimension,
+                                   int64_t *size,
+                                   int64_t *stride);
+
+/**
+ * 1-d `setStorage`.
+ */
+void THCudaLongTensor_setStorage1d(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   struct THCudaLongStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0);
+
+/**
+ * 2-d `setStorage`.
+ */
+void THCudaLongTensor_setStorage2d(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   struct THCudaLongStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1);
+
+/**
+ * 3-d `setStorage`.
+ */
+void THCudaLongTensor_setStorage3d(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   struct THCudaLongStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1,
+                                   int64_t size2,
+                                   int64_t stride2);
+
+/**
+ * 4-d `setStorage`.
+ */
+void THCudaLongTensor_setStorage4d(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   struct THCudaLongStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1,
+                                   int64_t size2,
+                                   int64_t stride2,
+                                   int64_t size3,
+                                   int64_t stride3);
+
+/**
+ * `self` becomes `src` narrowed to `size` entries of `dimension` from `firstIndex`.
+ */
+void THCudaLongTensor_narrow(struct THCState *state,
+                             struct THCudaLongTensor *self_,
+                             struct THCudaLongTensor *src,
+                             int dimension,
+                             int64_t first_index,
+                             int64_t size);
+
+/**
+ * `self` becomes `src` with `dimension` fixed at `sliceIndex` (src needs >= 2 dims).
+ */
+void THCudaLongTensor_select(struct THCState *state,
+                             struct THCudaLongTensor *self_,
+                             struct THCudaLongTensor *src,
+                             int dimension,
+                             int64_t slice_index);
+
+/**
+ * `self` becomes `src` with two dimensions swapped.
+ */
+void THCudaLongTensor_transpose(struct THCState *state,
+                                struct THCudaLongTensor *self_,
+                                struct THCudaLongTensor *src,
+                                int dimension1,
+                                int dimension2);
+
+/**
+ * `self` becomes the windows of `size` along `dimension` of `src`, `step` apart.
+ */
+void THCudaLongTensor_unfold(struct THCState *state,
+                             struct THCudaLongTensor *self_,
+                             struct THCudaLongTensor *src,
+                             int dimension,
+                             int64_t size,
+                             int64_t step);
+
+/**
+ * `self` becomes `src` without its size-1 dimensions (all ones: 1-d of size 1).
+ */
+void THCudaLongTensor_squeeze(struct THCState *state,
+                              struct THCudaLongTensor *self_,
+                              struct THCudaLongTensor *src);
+
+/**
+ * `self` becomes `src` without `dimension` if it has size 1 and is not the only one.
+ */
+void THCudaLongTensor_squeeze1d(struct THCState *state,
+                                struct THCudaLongTensor *self_,
+                                struct THCudaLongTensor *src,
+                                int dimension);
+
+/**
+ * `self` becomes `src` with a size-1 dimension inserted at `dimension` (0..=nDimension).
+ */
+void THCudaLongTensor_unsqueeze1d(struct THCState *state,
+                                  struct THCudaLongTensor *self_,
+                                  struct THCudaLongTensor *src,
+                                  int dimension);
+
+/**
+ * 1 if row-major contiguous (size-1 dims ignored; empty counts as contiguous).
+ */
+int THCudaLongTensor_isContiguous(struct THCState *state, const struct THCudaLongTensor *self_);
+
+/**
+ * 1 if both have the same sizes (strides ignored).
+ */
+int THCudaLongTensor_isSameSizeAs(struct THCState *state,
+                                  const struct THCudaLongTensor *self_,
+                                  const struct THCudaLongTensor *src);
+
+/**
+ * 1 if `self` views exactly what `src` views (same storage, offset, sizes, strides).
+ */
+int THCudaLongTensor_isSetTo(struct THCState *state,
+                             const struct THCudaLongTensor *self_,
+                             const struct THCudaLongTensor *src);
+
+/**
+ * 1 if the sizes equal `dims`.
+ */
+int THCudaLongTensor_isSize(struct THCState *state,
+                            const struct THCudaLongTensor *self_,
+                            const struct THLongStorage *dims);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaLongTensor_nElement(struct THCState *state, const struct THCudaLongTensor *self_);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle.
+ */
+void THCudaLongTensor_retain(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * Drops a reference; the last one frees the tensor and its storage reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaLongTensor_free(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaLongTensor_release(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * Copies `self` into `dst` (unless they are the same), then drops the caller's reference
+ * on `self` (also when the copy fails).
+ */
+void THCudaLongTensor_freeCopyTo(struct THCState *state,
+                                 struct THCudaLongTensor *self_,
+                                 struct THCudaLongTensor *dst);
+
+/**
+ * `tensor[x0] = value` (1-d tensors only; bounds-checked).
+ */
+void THCudaLongTensor_set1d(struct THCState *state,
+                            struct THCudaLongTensor *tensor,
+                            int64_t x0,
+                            int64_t value);
+
+/**
+ * `tensor[x0][x1] = value` (2-d tensors only; bounds-checked).
+ */
+void THCudaLongTensor_set2d(struct THCState *state,
+                            struct THCudaLongTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int64_t value);
+
+/**
+ * `tensor[x0][x1][x2] = value` (3-d tensors only; bounds-checked).
+ */
+void THCudaLongTensor_set3d(struct THCState *state,
+                            struct THCudaLongTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int64_t x2,
+                            int64_t value);
+
+/**
+ * `tensor[x0][x1][x2][x3] = value` (4-d tensors only; bounds-checked).
+ */
+void THCudaLongTensor_set4d(struct THCState *state,
+                            struct THCudaLongTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int64_t x2,
+                            int64_t x3,
+                            int64_t value);
+
+/**
+ * `tensor[x0]` (1-d tensors only; bounds-checked; 0 on error).
+ */
+int64_t THCudaLongTensor_get1d(struct THCState *state,
+                               const struct THCudaLongTensor *tensor,
+                               int64_t x0);
+
+/**
+ * `tensor[x0][x1]` (2-d tensors only).
+ */
+int64_t THCudaLongTensor_get2d(struct THCState *state,
+                               const struct THCudaLongTensor *tensor,
+                               int64_t x0,
+                               int64_t x1);
+
+/**
+ * `tensor[x0][x1][x2]` (3-d tensors only).
+ */
+int64_t THCudaLongTensor_get3d(struct THCState *state,
+                               const struct THCudaLongTensor *tensor,
+                               int64_t x0,
+                               int64_t x1,
+                               int64_t x2);
+
+/**
+ * `tensor[x0][x1][x2][x3]` (4-d tensors only).
+ */
+int64_t THCudaLongTensor_get4d(struct THCState *state,
+                               const struct THCudaLongTensor *tensor,
+                               int64_t x0,
+                               int64_t x1,
+                               int64_t x2,
+                               int64_t x3);
+
+/**
+ *`"torch.LongTensor of size 2x3"`.
+ */
+struct THDescBuff THCudaLongTensor_desc(struct THCState *state,
+                                        const struct THCudaLongTensor *tensor);
+
+/**
+ * `"[2 x 3]"`.
+ */
+struct THDescBuff THCudaLongTensor_sizeDesc(struct THCState *state,
+                                            const struct THCudaLongTensor *tensor);
+
+/**
+ * Copies `src` into `tensor` element by element in row-major order of each (element
+ * counts must match, shapes need not; no resize). Overlapping views are handled.
+ */
+void THCudaLongTensor_copy(struct THCState *state,
+                           struct THCudaLongTensor *tensor,
+                           struct THCudaLongTensor *src);
+
+/**
+ *Copies a Byte tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyByte(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               struct THByteTensor *src);
+
+/**
+ *Copies a Char tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyChar(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               struct THCharTensor *src);
+
+/**
+ *Copies a Short tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyShort(struct THCState *state,
+                                struct THCudaLongTensor *tensor,
+                                struct THShortTensor *src);
+
+/**
+ *Copies a Int tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyInt(struct THCState *state,
+                              struct THCudaLongTensor *tensor,
+                              struct THIntTensor *src);
+
+/**
+ *Copies a Long tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyLong(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               struct THLongTensor *src);
+
+/**
+ *Copies a Float tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyFloat(struct THCState *state,
+                                struct THCudaLongTensor *tensor,
+                                struct THFloatTensor *src);
+
+/**
+ *Copies a Double tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyDouble(struct THCState *state,
+                                 struct THCudaLongTensor *tensor,
+                                 struct THDoubleTensor *src);
+
+/**
+ *Copies a Half tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyHalf(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               struct THHalfTensor *src);
+
+/**
+ *Copies a BFloat16 tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyBFloat16(struct THCState *state,
+                                   struct THCudaLongTensor *tensor,
+                                   struct THBFloat16Tensor *src);
+
+/**
+ *Copies a Bool tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyBool(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               struct THBoolTensor *src);
+
+/**
+ * The storage (borrowed, not retained; NULL for a tensor without one).
+ */
 struct THFloatStorage *THFloatTensor_storage(const struct THFloatTensor *self_);
 
 /**
@@ -21146,6 +26655,667 @@ void THFloatTensor_copyBFloat16(struct THFloatTensor *tensor, struct THBFloat16T
  *Copies a Bool tensor into this one (C casts; element counts must match).
  */
 void THFloatTensor_copyBool(struct THFloatTensor *tensor, struct THBoolTensor *src);
+
+/**
+ * The storage (borrowed, not retained; NULL for a tensor without one).
+ */
+struct THCudaStorage *THCudaTensor_storage(struct THCState *state,
+                                           const struct THCudaTensor *self_);
+
+/**
+ * Offset of the first element in the storage, in elements.
+ */
+ptrdiff_t THCudaTensor_storageOffset(struct THCState *state, const struct THCudaTensor *self_);
+
+/**
+ * Number of dimensions (0 for an empty tensor).
+ */
+int THCudaTensor_nDimension(struct THCState *state, const struct THCudaTensor *self_);
+
+/**
+ * Size of dimension `dim` (0-based).
+ */
+int64_t THCudaTensor_size(struct THCState *state, const struct THCudaTensor *self_, int dim);
+
+/**
+ * Stride of dimension `dim` (0-based), in elements.
+ */
+int64_t THCudaTensor_stride(struct THCState *state, const struct THCudaTensor *self_, int dim);
+
+/**
+ * The sizes as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaTensor_newSizeOf(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * The strides as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaTensor_newStrideOf(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * Pointer to the first element (borrowed; NULL without storage).
+ */
+float *THCudaTensor_data(struct THCState *state, const struct THCudaTensor *self_);
+
+/**
+ * Sets flag bits (`TH_TENSOR_REFCOUNTED`).
+ */
+void THCudaTensor_setFlag(struct THCState *state, struct THCudaTensor *self_, char flag);
+
+/**
+ * Clears flag bits (clearing `TH_TENSOR_REFCOUNTED` makes retain/free no-ops).
+ */
+void THCudaTensor_clearFlag(struct THCState *state, struct THCudaTensor *self_, char flag);
+
+/**
+ * A new empty tensor (+1): no dimensions, no storage.
+ */
+struct THCudaTensor *THCudaTensor_new(struct THCState *state);
+
+/**
+ * A new tensor viewing the same storage with the same geometry (+1).
+ */
+struct THCudaTensor *THCudaTensor_newWithTensor(struct THCState *state,
+                                                struct THCudaTensor *tensor);
+
+/**
+ * A new tensor on `storage` (retained; NULL creates one) at `storageOffset` with `size`
+ * and `stride` (negative entries or NULL: contiguous). A too-small storage is grown.
+ */
+struct THCudaTensor *THCudaTensor_newWithStorage(struct THCState *state,
+                                                 struct THCudaStorage *storage,
+                                                 ptrdiff_t storage_offset,
+                                                 struct THLongStorage *size,
+                                                 struct THLongStorage *stride);
+
+/**
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
+ */
+struct THCudaTensor *THCudaTensor_newWithStorage1d(struct THCState *state,
+                                                   struct THCudaStorage *storage,
+                                                   ptrdiff_t storage_offset,
+                                                   int64_t size0,
+                                                   int64_t stride0);
+
+/**
+ * 2-d `newWithStorage`.
+ */
+struct THCudaTensor *THCudaTensor_newWithStorage2d(struct THCState *state,
+                                                   struct THCudaStorage *storage,
+                                                   ptrdiff_t storage_offset,
+                                                   int64_t size0,
+                                                   int64_t stride0,
+                                                   int64_t size1,
+                                                   int64_t stride1);
+
+/**
+ * 3-d `newWithStorage`.
+ */
+struct THCudaTensor *THCudaTensor_newWithStorage3d(struct THCState *state,
+                                                   struct THCudaStorage *storage,
+                                                   ptrdiff_t storage_offset,
+                                                   int64_t size0,
+                                                   int64_t stride0,
+                                                   int64_t size1,
+                                                   int64_t stride1,
+                                                   int64_t size2,
+                                                   int64_t stride2);
+
+/**
+ * 4-d `newWithStorage`.
+ */
+struct THCudaTensor *THCudaTensor_newWithStorage4d(struct THCState *state,
+                                                   struct THCudaStorage *storage,
+                                                   ptrdiff_t storage_offset,
+                                                   int64_t size0,
+                                                   int64_t stride0,
+                                                   int64_t size1,
+                                                   int64_t stride1,
+                                                   int64_t size2,
+                                                   int64_t stride2,
+                                                   int64_t size3,
+                                                   int64_t stride3);
+
+/**
+ * A new tensor with fresh storage of `size` (uninitialised), `stride` as in `newWithStorage`.
+ */
+struct THCudaTensor *THCudaTensor_newWithSize(struct THCState *state,
+                                              struct THLongStorage *size,
+                                              struct THLongStorage *stride);
+
+/**
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
+ */
+struct THCudaTensor *THCudaTensor_newWithSize1d(struct THCState *state, int64_t size0);
+
+/**
+ * A new contiguous 2-d tensor (uninitialised).
+ */
+struct THCudaTensor *THCudaTensor_newWithSize2d(struct THCState *state,
+                                                int64_t size0,
+                                                int64_t size1);
+
+/**
+ * A new contiguous 3-d tensor (uninitialised).
+ */
+struct THCudaTensor *THCudaTensor_newWithSize3d(struct THCState *state,
+                                                int64_t size0,
+                                                int64_t size1,
+                                                int64_t size2);
+
+/**
+ * A new contiguous 4-d tensor (uninitialised).
+ */
+struct THCudaTensor *THCudaTensor_newWithSize4d(struct THCState *state,
+                                                int64_t size0,
+                                                int64_t size1,
+                                                int64_t size2,
+                                                int64_t size3);
+
+/**
+ * A new contiguous copy (+1).
+ */
+struct THCudaTensor *THCudaTensor_newClone(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * `tensor` itself with one more reference if it is contiguous, else a contiguous copy
+ * (+1 either way: always `free` the result; writes may go to `tensor`).
+ */
+struct THCudaTensor *THCudaTensor_newContiguous(struct THCState *state,
+                                                struct THCudaTensor *tensor);
+
+/**
+ * A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
+ */
+struct THCudaTensor *THCudaTensor_newSelect(struct THCState *state,
+                                            struct THCudaTensor *tensor,
+                                            int dimension,
+                                            int64_t slice_index);
+
+/**
+ * A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
+ */
+struct THCudaTensor *THCudaTensor_newNarrow(struct THCState *state,
+                                            struct THCudaTensor *tensor,
+                                            int dimension,
+                                            int64_t first_index,
+                                            int64_t size);
+
+/**
+ * A new view (+1) with two dimensions swapped.
+ */
+struct THCudaTensor *THCudaTensor_newTranspose(struct THCState *state,
+                                               struct THCudaTensor *tensor,
+                                               int dimension1,
+                                               int dimension2);
+
+/**
+ * A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
+ */
+struct THCudaTensor *THCudaTensor_newUnfold(struct THCState *state,
+                                            struct THCudaTensor *tensor,
+                                            int dimension,
+                                            int64_t size,
+                                            int64_t step);
+
+/**
+ * A new view (+1) of a contiguous tensor with new sizes (one may be -1: inferred).
+ */
+struct THCudaTensor *THCudaTensor_newView(struct THCState *state,
+                                          struct THCudaTensor *tensor,
+                                          struct THLongStorage *size);
+
+/**
+ * A new view (+1) broadcast to `size` (size-1 dims get stride 0; -1 keeps a size).
+ */
+struct THCudaTensor *THCudaTensor_newExpand(struct THCState *state,
+                                            struct THCudaTensor *tensor,
+                                            struct THLongStorage *size);
+
+/**
+ * `r` becomes `tensor` broadcast to `size`.
+ */
+void THCudaTensor_expand(struct THCState *state,
+                         struct THCudaTensor *r,
+                         struct THCudaTensor *tensor,
+                         struct THLongStorage *size);
+
+/**
+ * `rets[i]` becomes `ops[i]` broadcast to the common shape of all `ops` (all or none).
+ */
+void THCudaTensor_expandNd(struct THCState *state,
+                           struct THCudaTensor **rets,
+                           struct THCudaTensor **ops,
+                           int count);
+
+/**
+ * Resizes to `size` (`stride` NULL or negative entries: contiguous). Keeps the storage
+ * and its data; grows it when needed, never shrinks it.
+ */
+void THCudaTensor_resize(struct THCState *state,
+                         struct THCudaTensor *tensor,
+                         struct THLongStorage *size,
+                         struct THLongStorage *stride);
+
+/**
+ * Resizes to `src`'s sizes (no-op if they already match, whatever the strides).
+ */
+void THCudaTensor_resizeAs(struct THCState *state,
+                           struct THCudaTensor *tensor,
+                           struct THCudaTensor *src);
+
+/**
+ * Resizes to `nDimension` sizes from `size` (the list ends at the first 0 or -1);
+ * `stride` may be NULL.
+ */
+void THCudaTensor_resizeNd(struct THCState *state,
+                           struct THCudaTensor *tensor,
+                           int n_dimension,
+                           int64_t *size,
+                           int64_t *stride);
+
+/**
+ * Resizes to 1-d.
+ */
+void THCudaTensor_resize1d(struct THCState *state, struct THCudaTensor *tensor, int64_t size0);
+
+/**
+ * Resizes to 2-d.
+ */
+void THCudaTensor_resize2d(struct THCState *state,
+                           struct THCudaTensor *tensor,
+                           int64_t size0,
+                           int64_t size1);
+
+/**
+ * Resizes to 3-d.
+ */
+void THCudaTensor_resize3d(struct THCState *state,
+                           struct THCudaTensor *tensor,
+                           int64_t size0,
+                           int64_t size1,
+                           int64_t size2);
+
+/**
+ * Resizes to 4-d.
+ */
+void THCudaTensor_resize4d(struct THCState *state,
+                           struct THCudaTensor *tensor,
+                           int64_t size0,
+                           int64_t size1,
+                           int64_t size2,
+                           int64_t size3);
+
+/**
+ * Resizes to 5-d.
+ */
+void THCudaTensor_resize5d(struct THCState *state,
+                           struct THCudaTensor *tensor,
+                           int64_t size0,
+                           int64_t size1,
+                           int64_t size2,
+                           int64_t size3,
+                           int64_t size4);
+
+/**
+ * `self` becomes a view of `src` (same storage, offset, sizes, strides).
+ */
+void THCudaTensor_set(struct THCState *state, struct THCudaTensor *self_, struct THCudaTensor *src);
+
+/**
+ * Re-points `self` at `storage` (retained; NULL allowed) with `size`/`stride`.
+ */
+void THCudaTensor_setStorage(struct THCState *state,
+                             struct THCudaTensor *self_,
+                             struct THCudaStorage *storage,
+                             ptrdiff_t storage_offset,
+                             struct THLongStorage *size,
+                             struct THLongStorage *stride);
+
+/**
+ * Re-points `self` at `storage` with `nDimension` sizes/strides from C arrays.
+ */
+void THCudaTensor_setStorageNd(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THCudaStorage *storage,
+                               ptrdiff_t storage_offset,
+                               int n_dimension,
+                               int64_t *size,
+                               int64_t *stride);
+
+/**
+ * 1-d `setStorage`.
+ */
+void THCudaTensor_setStorage1d(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THCudaStorage *storage,
+                               ptrdiff_t storage_offset,
+                               int64_t size0,
+                               int64_t stride0);
+
+/**
+ * 2-d `setStorage`.
+ */
+void THCudaTensor_setStorage2d(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THCudaStorage *storage,
+                               ptrdiff_t storage_offset,
+                               int64_t size0,
+                               int64_t stride0,
+                               int64_t size1,
+                               int64_t stride1);
+
+/**
+ * 3-d `setStorage`.
+ */
+void THCudaTensor_setStorage3d(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THCudaStorage *storage,
+                               ptrdiff_t storage_offset,
+                               int64_t size0,
+                               int64_t stride0,
+                               int64_t size1,
+                               int64_t stride1,
+                               int64_t size2,
+                               int64_t stride2);
+
+/**
+ * 4-d `setStorage`.
+ */
+void THCudaTensor_setStorage4d(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THCudaStorage *storage,
+                               ptrdiff_t storage_offset,
+                               int64_t size0,
+                               int64_t stride0,
+                               int64_t size1,
+                               int64_t stride1,
+                               int64_t size2,
+                               int64_t stride2,
+                               int64_t size3,
+                               int64_t stride3);
+
+/**
+ * `self` becomes `src` narrowed to `size` entries of `dimension` from `firstIndex`.
+ */
+void THCudaTensor_narrow(struct THCState *state,
+                         struct THCudaTensor *self_,
+                         struct THCudaTensor *src,
+                         int dimension,
+                         int64_t first_index,
+                         int64_t size);
+
+/**
+ * `self` becomes `src` with `dimension` fixed at `sliceIndex` (src needs >= 2 dims).
+ */
+void THCudaTensor_select(struct THCState *state,
+                         struct THCudaTensor *self_,
+                         struct THCudaTensor *src,
+                         int dimension,
+                         int64_t slice_index);
+
+/**
+ * `self` becomes `src` with two dimensions swapped.
+ */
+void THCudaTensor_transpose(struct THCState *state,
+                            struct THCudaTensor *self_,
+                            struct THCudaTensor *src,
+                            int dimension1,
+                            int dimension2);
+
+/**
+ * `self` becomes the windows of `size` along `dimension` of `src`, `step` apart.
+ */
+void THCudaTensor_unfold(struct THCState *state,
+                         struct THCudaTensor *self_,
+                         struct THCudaTensor *src,
+                         int dimension,
+                         int64_t size,
+                         int64_t step);
+
+/**
+ * `self` becomes `src` without its size-1 dimensions (all ones: 1-d of size 1).
+ */
+void THCudaTensor_squeeze(struct THCState *state,
+                          struct THCudaTensor *self_,
+                          struct THCudaTensor *src);
+
+/**
+ * `self` becomes `src` without `dimension` if it has size 1 and is not the only one.
+ */
+void THCudaTensor_squeeze1d(struct THCState *state,
+                            struct THCudaTensor *self_,
+                            struct THCudaTensor *src,
+                            int dimension);
+
+/**
+ * `self` becomes `src` with a size-1 dimension inserted at `dimension` (0..=nDimension).
+ */
+void THCudaTensor_unsqueeze1d(struct THCState *state,
+                              struct THCudaTensor *self_,
+                              struct THCudaTensor *src,
+                              int dimension);
+
+/**
+ * 1 if row-major contiguous (size-1 dims ignored; empty counts as contiguous).
+ */
+int THCudaTensor_isContiguous(struct THCState *state, const struct THCudaTensor *self_);
+
+/**
+ * 1 if both have the same sizes (strides ignored).
+ */
+int THCudaTensor_isSameSizeAs(struct THCState *state,
+                              const struct THCudaTensor *self_,
+                              const struct THCudaTensor *src);
+
+/**
+ * 1 if `self` views exactly what `src` views (same storage, offset, sizes, strides).
+ */
+int THCudaTensor_isSetTo(struct THCState *state,
+                         const struct THCudaTensor *self_,
+                         const struct THCudaTensor *src);
+
+/**
+ * 1 if the sizes equal `dims`.
+ */
+int THCudaTensor_isSize(struct THCState *state,
+                        const struct THCudaTensor *self_,
+                        const struct THLongStorage *dims);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaTensor_nElement(struct THCState *state, const struct THCudaTensor *self_);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle.
+ */
+void THCudaTensor_retain(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * Drops a reference; the last one frees the tensor and its storage reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaTensor_free(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaTensor_release(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * Copies `self` into `dst` (unless they are the same), then drops the caller's reference
+ * on `self` (also when the copy fails).
+ */
+void THCudaTensor_freeCopyTo(struct THCState *state,
+                             struct THCudaTensor *self_,
+                             struct THCudaTensor *dst);
+
+/**
+ * `tensor[x0] = value` (1-d tensors only; bounds-checked).
+ */
+void THCudaTensor_set1d(struct THCState *state,
+                        struct THCudaTensor *tensor,
+                        int64_t x0,
+                        float value);
+
+/**
+ * `tensor[x0][x1] = value` (2-d tensors only; bounds-checked).
+ */
+void THCudaTensor_set2d(struct THCState *state,
+                        struct THCudaTensor *tensor,
+                        int64_t x0,
+                        int64_t x1,
+                        float value);
+
+/**
+ * `tensor[x0][x1][x2] = value` (3-d tensors only; bounds-checked).
+ */
+void THCudaTensor_set3d(struct THCState *state,
+                        struct THCudaTensor *tensor,
+                        int64_t x0,
+                        int64_t x1,
+                        int64_t x2,
+                        float value);
+
+/**
+ * `tensor[x0][x1][x2][x3] = value` (4-d tensors only; bounds-checked).
+ */
+void THCudaTensor_set4d(struct THCState *state,
+                        struct THCudaTensor *tensor,
+                        int64_t x0,
+                        int64_t x1,
+                        int64_t x2,
+                        int64_t x3,
+                        float value);
+
+/**
+ * `tensor[x0]` (1-d tensors only; bounds-checked; 0 on error).
+ */
+float THCudaTensor_get1d(struct THCState *state, const struct THCudaTensor *tensor, int64_t x0);
+
+/**
+ * `tensor[x0][x1]` (2-d tensors only).
+ */
+float THCudaTensor_get2d(struct THCState *state,
+                         const struct THCudaTensor *tensor,
+                         int64_t x0,
+                         int64_t x1);
+
+/**
+ * `tensor[x0][x1][x2]` (3-d tensors only).
+ */
+float THCudaTensor_get3d(struct THCState *state,
+                         const struct THCudaTensor *tensor,
+                         int64_t x0,
+                         int64_t x1,
+                         int64_t x2);
+
+/**
+ * `tensor[x0][x1][x2][x3]` (4-d tensors only).
+ */
+float THCudaTensor_get4d(struct THCState *state,
+                         const struct THCudaTensor *tensor,
+                         int64_t x0,
+                         int64_t x1,
+                         int64_t x2,
+                         int64_t x3);
+
+/**
+ *`"torch.FloatTensor of size 2x3"`.
+ */
+struct THDescBuff THCudaTensor_desc(struct THCState *state, const struct THCudaTensor *tensor);
+
+/**
+ * `"[2 x 3]"`.
+ */
+struct THDescBuff THCudaTensor_sizeDesc(struct THCState *state, const struct THCudaTensor *tensor);
+
+/**
+ * Copies `src` into `tensor` element by element in row-major order of each (element
+ * counts must match, shapes need not; no resize). Overlapping views are handled.
+ */
+void THCudaTensor_copy(struct THCState *state,
+                       struct THCudaTensor *tensor,
+                       struct THCudaTensor *src);
+
+/**
+ *Copies a Byte tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyByte(struct THCState *state,
+                           struct THCudaTensor *tensor,
+                           struct THByteTensor *src);
+
+/**
+ *Copies a Char tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyChar(struct THCState *state,
+                           struct THCudaTensor *tensor,
+                           struct THCharTensor *src);
+
+/**
+ *Copies a Short tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyShort(struct THCState *state,
+                            struct THCudaTensor *tensor,
+                            struct THShortTensor *src);
+
+/**
+ *Copies a Int tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyInt(struct THCState *state,
+                          struct THCudaTensor *tensor,
+                          struct THIntTensor *src);
+
+/**
+ *Copies a Long tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyLong(struct THCState *state,
+                           struct THCudaTensor *tensor,
+                           struct THLongTensor *src);
+
+/**
+ *Copies a Float tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyFloat(struct THCState *state,
+                            struct THCudaTensor *tensor,
+                            struct THFloatTensor *src);
+
+/**
+ *Copies a Double tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyDouble(struct THCState *state,
+                             struct THCudaTensor *tensor,
+                             struct THDoubleTensor *src);
+
+/**
+ *Copies a Half tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyHalf(struct THCState *state,
+                           struct THCudaTensor *tensor,
+                           struct THHalfTensor *src);
+
+/**
+ *Copies a BFloat16 tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyBFloat16(struct THCState *state,
+                               struct THCudaTensor *tensor,
+                               struct THBFloat16Tensor *src);
+
+/**
+ *Copies a Bool tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyBool(struct THCState *state,
+                           struct THCudaTensor *tensor,
+                           struct THBoolTensor *src);
 
 /**
  * The storage (borrowed, not retained; NULL for a tensor without one).
@@ -21719,6 +27889,688 @@ void THDoubleTensor_copyBool(struct THDoubleTensor *tensor, struct THBoolTensor 
 /**
  * The storage (borrowed, not retained; NULL for a tensor without one).
  */
+struct THCudaDoubleStorage *THCudaDoubleTensor_storage(struct THCState *state,
+                                                       const struct THCudaDoubleTensor *self_);
+
+/**
+ * Offset of the first element in the storage, in elements.
+ */
+ptrdiff_t THCudaDoubleTensor_storageOffset(struct THCState *state,
+                                           const struct THCudaDoubleTensor *self_);
+
+/**
+ * Number of dimensions (0 for an empty tensor).
+ */
+int THCudaDoubleTensor_nDimension(struct THCState *state, const struct THCudaDoubleTensor *self_);
+
+/**
+ * Size of dimension `dim` (0-based).
+ */
+int64_t THCudaDoubleTensor_size(struct THCState *state,
+                                const struct THCudaDoubleTensor *self_,
+                                int dim);
+
+/**
+ * Stride of dimension `dim` (0-based), in elements.
+ */
+int64_t THCudaDoubleTensor_stride(struct THCState *state,
+                                  const struct THCudaDoubleTensor *self_,
+                                  int dim);
+
+/**
+ * The sizes as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaDoubleTensor_newSizeOf(struct THCState *state,
+                                                   struct THCudaDoubleTensor *self_);
+
+/**
+ * The strides as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaDoubleTensor_newStrideOf(struct THCState *state,
+                                                     struct THCudaDoubleTensor *self_);
+
+/**
+ * Pointer to the first element (borrowed; NULL without storage).
+ */
+double *THCudaDoubleTensor_data(struct THCState *state, const struct THCudaDoubleTensor *self_);
+
+/**
+ * Sets flag bits (`TH_TENSOR_REFCOUNTED`).
+ */
+void THCudaDoubleTensor_setFlag(struct THCState *state,
+                                struct THCudaDoubleTensor *self_,
+                                char flag);
+
+/**
+ * Clears flag bits (clearing `TH_TENSOR_REFCOUNTED` makes retain/free no-ops).
+ */
+void THCudaDoubleTensor_clearFlag(struct THCState *state,
+                                  struct THCudaDoubleTensor *self_,
+                                  char flag);
+
+/**
+ * A new empty tensor (+1): no dimensions, no storage.
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_new(struct THCState *state);
+
+/**
+ * A new tensor viewing the same storage with the same geometry (+1).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newWithTensor(struct THCState *state,
+                                                            struct THCudaDoubleTensor *tensor);
+
+/**
+ * A new tensor on `storage` (retained; NULL creates one) at `storageOffset` with `size`
+ * and `stride` (negative entries or NULL: contiguous). A too-small storage is grown.
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newWithStorage(struct THCState *state,
+                                                             struct THCudaDoubleStorage *storage,
+                                                             ptrdiff_t storage_offset,
+                                                             struct THLongStorage *size,
+                                                             struct THLongStorage *stride);
+
+/**
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newWithStorage1d(struct THCState *state,
+                                                               struct THCudaDoubleStorage *storage,
+                                                               ptrdiff_t storage_offset,
+                                                               int64_t size0,
+                                                               int64_t stride0);
+
+/**
+ * 2-d `newWithStorage`.
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newWithStorage2d(struct THCState *state,
+                                                               struct THCudaDoubleStorage *storage,
+                                                               ptrdiff_t storage_offset,
+                                                               int64_t size0,
+                                                               int64_t stride0,
+                                                               int64_t size1,
+                                                               int64_t stride1);
+
+/**
+ * 3-d `newWithStorage`.
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newWithStorage3d(struct THCState *state,
+                                                               struct THCudaDoubleStorage *storage,
+                                                               ptrdiff_t storage_offset,
+                                                               int64_t size0,
+                                                               int64_t stride0,
+                                                               int64_t size1,
+                                                               int64_t stride1,
+                                                               int64_t size2,
+                                                               int64_t stride2);
+
+/**
+ * 4-d `newWithStorage`.
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newWithStorage4d(struct THCState *state,
+                                                               struct THCudaDoubleStorage *storage,
+                                                               ptrdiff_t storage_offset,
+                                                               int64_t size0,
+                                                               int64_t stride0,
+                                                               int64_t size1,
+                                                               int64_t stride1,
+                                                               int64_t size2,
+                                                               int64_t stride2,
+                                                               int64_t size3,
+                                                               int64_t stride3);
+
+/**
+ * A new tensor with fresh storage of `size` (uninitialised), `stride` as in `newWithStorage`.
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newWithSize(struct THCState *state,
+                                                          struct THLongStorage *size,
+                                                          struct THLongStorage *stride);
+
+/**
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newWithSize1d(struct THCState *state, int64_t size0);
+
+/**
+ * A new contiguous 2-d tensor (uninitialised).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newWithSize2d(struct THCState *state,
+                                                            int64_t size0,
+                                                            int64_t size1);
+
+/**
+ * A new contiguous 3-d tensor (uninitialised).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newWithSize3d(struct THCState *state,
+                                                            int64_t size0,
+                                                            int64_t size1,
+                                                            int64_t size2);
+
+/**
+ * A new contiguous 4-d tensor (uninitialised).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newWithSize4d(struct THCState *state,
+                                                            int64_t size0,
+                                                            int64_t size1,
+                                                            int64_t size2,
+                                                            int64_t size3);
+
+/**
+ * A new contiguous copy (+1).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newClone(struct THCState *state,
+                                                       struct THCudaDoubleTensor *self_);
+
+/**
+ * `tensor` itself with one more reference if it is contiguous, else a contiguous copy
+ * (+1 either way: always `free` the result; writes may go to `tensor`).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newContiguous(struct THCState *state,
+                                                            struct THCudaDoubleTensor *tensor);
+
+/**
+ * A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newSelect(struct THCState *state,
+                                                        struct THCudaDoubleTensor *tensor,
+                                                        int dimension,
+                                                        int64_t slice_index);
+
+/**
+ * A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newNarrow(struct THCState *state,
+                                                        struct THCudaDoubleTensor *tensor,
+                                                        int dimension,
+                                                        int64_t first_index,
+                                                        int64_t size);
+
+/**
+ * A new view (+1) with two dimensions swapped.
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newTranspose(struct THCState *state,
+                                                           struct THCudaDoubleTensor *tensor,
+                                                           int dimension1,
+                                                           int dimension2);
+
+/**
+ * A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newUnfold(struct THCState *state,
+                                                        struct THCudaDoubleTensor *tensor,
+                                                        int dimension,
+                                                        int64_t size,
+                                                        int64_t step);
+
+/**
+ * A new view (+1) of a contiguous tensor with new sizes (one may be -1: inferred).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newView(struct THCState *state,
+                                                      struct THCudaDoubleTensor *tensor,
+                                                      struct THLongStorage *size);
+
+/**
+ * A new view (+1) broadcast to `size` (size-1 dims get stride 0; -1 keeps a size).
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_newExpand(struct THCState *state,
+                                                        struct THCudaDoubleTensor *tensor,
+                                                        struct THLongStorage *size);
+
+/**
+ * `r` becomes `tensor` broadcast to `size`.
+ */
+void THCudaDoubleTensor_expand(struct THCState *state,
+                               struct THCudaDoubleTensor *r,
+                               struct THCudaDoubleTensor *tensor,
+                               struct THLongStorage *size);
+
+/**
+ * `rets[i]` becomes `ops[i]` broadcast to the common shape of all `ops` (all or none).
+ */
+void THCudaDoubleTensor_expandNd(struct THCState *state,
+                                 struct THCudaDoubleTensor **rets,
+                                 struct THCudaDoubleTensor **ops,
+                                 int count);
+
+/**
+ * Resizes to `size` (`stride` NULL or negative entries: contiguous). Keeps the storage
+ * and its data; grows it when needed, never shrinks it.
+ */
+void THCudaDoubleTensor_resize(struct THCState *state,
+                               struct THCudaDoubleTensor *tensor,
+                               struct THLongStorage *size,
+                               struct THLongStorage *stride);
+
+/**
+ * Resizes to `src`'s sizes (no-op if they already match, whatever the strides).
+ */
+void THCudaDoubleTensor_resizeAs(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 struct THCudaDoubleTensor *src);
+
+/**
+ * Resizes to `nDimension` sizes from `size` (the list ends at the first 0 or -1);
+ * `stride` may be NULL.
+ */
+void THCudaDoubleTensor_resizeNd(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 int n_dimension,
+                                 int64_t *size,
+                                 int64_t *stride);
+
+/**
+ * Resizes to 1-d.
+ */
+void THCudaDoubleTensor_resize1d(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 int64_t size0);
+
+/**
+ * Resizes to 2-d.
+ */
+void THCudaDoubleTensor_resize2d(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 int64_t size0,
+                                 int64_t size1);
+
+/**
+ * Resizes to 3-d.
+ */
+void THCudaDoubleTensor_resize3d(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 int64_t size0,
+                                 int64_t size1,
+                                 int64_t size2);
+
+/**
+ * Resizes to 4-d.
+ */
+void THCudaDoubleTensor_resize4d(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 int64_t size0,
+                                 int64_t size1,
+                                 int64_t size2,
+                                 int64_t size3);
+
+/**
+ * Resizes to 5-d.
+ */
+void THCudaDoubleTensor_resize5d(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 int64_t size0,
+                                 int64_t size1,
+                                 int64_t size2,
+                                 int64_t size3,
+                                 int64_t size4);
+
+/**
+ * `self` becomes a view of `src` (same storage, offset, sizes, strides).
+ */
+void THCudaDoubleTensor_set(struct THCState *state,
+                            struct THCudaDoubleTensor *self_,
+                            struct THCudaDoubleTensor *src);
+
+/**
+ * Re-points `self` at `storage` (retained; NULL allowed) with `size`/`stride`.
+ */
+void THCudaDoubleTensor_setStorage(struct THCState *state,
+                                   struct THCudaDoubleTensor *self_,
+                                   struct THCudaDoubleStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   struct THLongStorage *size,
+                                   struct THLongStorage *stride);
+
+/**
+ * Re-points `self` at `storage` with `nDimension` sizes/strides from C arrays.
+ */
+void THCudaDoubleTensor_setStorageNd(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THCudaDoubleStorage *storage,
+                                     ptrdiff_t storage_offset,
+                                     int n_dimension,
+                                     int64_t *size,
+                                     int64_t *stride);
+
+/**
+ * 1-d `setStorage`.
+ */
+void THCudaDoubleTensor_setStorage1d(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THCudaDoubleStorage *storage,
+                                     ptrdiff_t storage_offset,
+                                     int64_t size0,
+                                     int64_t stride0);
+
+/**
+ * 2-d `setStorage`.
+ */
+void THCudaDoubleTensor_setStorage2d(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THCudaDoubleStorage *storage,
+                                     ptrdiff_t storage_offset,
+                                     int64_t size0,
+                                     int64_t stride0,
+                                     int64_t size1,
+                                     int64_t stride1);
+
+/**
+ * 3-d `setStorage`.
+ */
+void THCudaDoubleTensor_setStorage3d(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THCudaDoubleStorage *storage,
+                                     ptrdiff_t storage_offset,
+                                     int64_t size0,
+                                     int64_t stride0,
+                                     int64_t size1,
+                                     int64_t stride1,
+                                     int64_t size2,
+                                     int64_t stride2);
+
+/**
+ * 4-d `setStorage`.
+ */
+void THCudaDoubleTensor_setStorage4d(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THCudaDoubleStorage *storage,
+                                     ptrdiff_t storage_offset,
+                                     int64_t size0,
+                                     int64_t stride0,
+                                     int64_t size1,
+                                     int64_t stride1,
+                                     int64_t size2,
+                                     int64_t stride2,
+                                     int64_t size3,
+                                     int64_t stride3);
+
+/**
+ * `self` becomes `src` narrowed to `size` entries of `dimension` from `firstIndex`.
+ */
+void THCudaDoubleTensor_narrow(struct THCState *state,
+                               struct THCudaDoubleTensor *self_,
+                               struct THCudaDoubleTensor *src,
+                               int dimension,
+                               int64_t first_index,
+                               int64_t size);
+
+/**
+ * `self` becomes `src` with `dimension` fixed at `sliceIndex` (src needs >= 2 dims).
+ */
+void THCudaDoubleTensor_select(struct THCState *state,
+                               struct THCudaDoubleTensor *self_,
+                               struct THCudaDoubleTensor *src,
+                               int dimension,
+                               int64_t slice_index);
+
+/**
+ * `self` becomes `src` with two dimensions swapped.
+ */
+void THCudaDoubleTensor_transpose(struct THCState *state,
+                                  struct THCudaDoubleTensor *self_,
+                                  struct THCudaDoubleTensor *src,
+                                  int dimension1,
+                                  int dimension2);
+
+/**
+ * `self` becomes the windows of `size` along `dimension` of `src`, `step` apart.
+ */
+void THCudaDoubleTensor_unfold(struct THCState *state,
+                               struct THCudaDoubleTensor *self_,
+                               struct THCudaDoubleTensor *src,
+                               int dimension,
+                               int64_t size,
+                               int64_t step);
+
+/**
+ * `self` becomes `src` without its size-1 dimensions (all ones: 1-d of size 1).
+ */
+void THCudaDoubleTensor_squeeze(struct THCState *state,
+                                struct THCudaDoubleTensor *self_,
+                                struct THCudaDoubleTensor *src);
+
+/**
+ * `self` becomes `src` without `dimension` if it has size 1 and is not the only one.
+ */
+void THCudaDoubleTensor_squeeze1d(struct THCState *state,
+                                  struct THCudaDoubleTensor *self_,
+                                  struct THCudaDoubleTensor *src,
+                                  int dimension);
+
+/**
+ * `self` becomes `src` with a size-1 dimension inserted at `dimension` (0..=nDimension).
+ */
+void THCudaDoubleTensor_unsqueeze1d(struct THCState *state,
+                                    struct THCudaDoubleTensor *self_,
+                                    struct THCudaDoubleTensor *src,
+                                    int dimension);
+
+/**
+ * 1 if row-major contiguous (size-1 dims ignored; empty counts as contiguous).
+ */
+int THCudaDoubleTensor_isContiguous(struct THCState *state, const struct THCudaDoubleTensor *self_);
+
+/**
+ * 1 if both have the same sizes (strides ignored).
+ */
+int THCudaDoubleTensor_isSameSizeAs(struct THCState *state,
+                                    const struct THCudaDoubleTensor *self_,
+                                    const struct THCudaDoubleTensor *src);
+
+/**
+ * 1 if `self` views exactly what `src` views (same storage, offset, sizes, strides).
+ */
+int THCudaDoubleTensor_isSetTo(struct THCState *state,
+                               const struct THCudaDoubleTensor *self_,
+                               const struct THCudaDoubleTensor *src);
+
+/**
+ * 1 if the sizes equal `dims`.
+ */
+int THCudaDoubleTensor_isSize(struct THCState *state,
+                              const struct THCudaDoubleTensor *self_,
+                              const struct THLongStorage *dims);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaDoubleTensor_nElement(struct THCState *state,
+                                      const struct THCudaDoubleTensor *self_);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle.
+ */
+void THCudaDoubleTensor_retain(struct THCState *state, struct THCudaDoubleTensor *self_);
+
+/**
+ * Drops a reference; the last one frees the tensor and its storage reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaDoubleTensor_free(struct THCState *state, struct THCudaDoubleTensor *self_);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaDoubleTensor_release(struct THCState *state, struct THCudaDoubleTensor *self_);
+
+/**
+ * Copies `self` into `dst` (unless they are the same), then drops the caller's reference
+ * on `self` (also when the copy fails).
+ */
+void THCudaDoubleTensor_freeCopyTo(struct THCState *state,
+                                   struct THCudaDoubleTensor *self_,
+                                   struct THCudaDoubleTensor *dst);
+
+/**
+ * `tensor[x0] = value` (1-d tensors only; bounds-checked).
+ */
+void THCudaDoubleTensor_set1d(struct THCState *state,
+                              struct THCudaDoubleTensor *tensor,
+                              int64_t x0,
+                              double value);
+
+/**
+ * `tensor[x0][x1] = value` (2-d tensors only; bounds-checked).
+ */
+void THCudaDoubleTensor_set2d(struct THCState *state,
+                              struct THCudaDoubleTensor *tensor,
+                              int64_t x0,
+                              int64_t x1,
+                              double value);
+
+/**
+ * `tensor[x0][x1][x2] = value` (3-d tensors only; bounds-checked).
+ */
+void THCudaDoubleTensor_set3d(struct THCState *state,
+                              struct THCudaDoubleTensor *tensor,
+                              int64_t x0,
+                              int64_t x1,
+                              int64_t x2,
+                              double value);
+
+/**
+ * `tensor[x0][x1][x2][x3] = value` (4-d tensors only; bounds-checked).
+ */
+void THCudaDoubleTensor_set4d(struct THCState *state,
+                              struct THCudaDoubleTensor *tensor,
+                              int64_t x0,
+                              int64_t x1,
+                              int64_t x2,
+                              int64_t x3,
+                              double value);
+
+/**
+ * `tensor[x0]` (1-d tensors only; bounds-checked; 0 on error).
+ */
+double THCudaDoubleTensor_get1d(struct THCState *state,
+                                const struct THCudaDoubleTensor *tensor,
+                                int64_t x0);
+
+/**
+ * `tensor[x0][x1]` (2-d tensors only).
+ */
+double THCudaDoubleTensor_get2d(struct THCState *state,
+                                const struct THCudaDoubleTensor *tensor,
+                                int64_t x0,
+                                int64_t x1);
+
+/**
+ * `tensor[x0][x1][x2]` (3-d tensors only).
+ */
+double THCudaDoubleTensor_get3d(struct THCState *state,
+                                const struct THCudaDoubleTensor *tensor,
+                                int64_t x0,
+                                int64_t x1,
+                                int64_t x2);
+
+/**
+ * `tensor[x0][x1][x2][x3]` (4-d tensors only).
+ */
+double THCudaDoubleTensor_get4d(struct THCState *state,
+                                const struct THCudaDoubleTensor *tensor,
+                                int64_t x0,
+                                int64_t x1,
+                                int64_t x2,
+                                int64_t x3);
+
+/**
+ *`"torch.DoubleTensor of size 2x3"`.
+ */
+struct THDescBuff THCudaDoubleTensor_desc(struct THCState *state,
+                                          const struct THCudaDoubleTensor *tensor);
+
+/**
+ * `"[2 x 3]"`.
+ */
+struct THDescBuff THCudaDoubleTensor_sizeDesc(struct THCState *state,
+                                              const struct THCudaDoubleTensor *tensor);
+
+/**
+ * Copies `src` into `tensor` element by element in row-major order of each (element
+ * counts must match, shapes need not; no resize). Overlapping views are handled.
+ */
+void THCudaDoubleTensor_copy(struct THCState *state,
+                             struct THCudaDoubleTensor *tensor,
+                             struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Byte tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyByte(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 struct THByteTensor *src);
+
+/**
+ *Copies a Char tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyChar(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 struct THCharTensor *src);
+
+/**
+ *Copies a Short tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyShort(struct THCState *state,
+                                  struct THCudaDoubleTensor *tensor,
+                                  struct THShortTensor *src);
+
+/**
+ *Copies a Int tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyInt(struct THCState *state,
+                                struct THCudaDoubleTensor *tensor,
+                                struct THIntTensor *src);
+
+/**
+ *Copies a Long tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyLong(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 struct THLongTensor *src);
+
+/**
+ *Copies a Float tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyFloat(struct THCState *state,
+                                  struct THCudaDoubleTensor *tensor,
+                                  struct THFloatTensor *src);
+
+/**
+ *Copies a Double tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyDouble(struct THCState *state,
+                                   struct THCudaDoubleTensor *tensor,
+                                   struct THDoubleTensor *src);
+
+/**
+ *Copies a Half tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyHalf(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 struct THHalfTensor *src);
+
+/**
+ *Copies a BFloat16 tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyBFloat16(struct THCState *state,
+                                     struct THCudaDoubleTensor *tensor,
+                                     struct THBFloat16Tensor *src);
+
+/**
+ *Copies a Bool tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyBool(struct THCState *state,
+                                 struct THCudaDoubleTensor *tensor,
+                                 struct THBoolTensor *src);
+
+/**
+ * The storage (borrowed, not retained; NULL for a tensor without one).
+ */
 struct THHalfStorage *THHalfTensor_storage(const struct THHalfTensor *self_);
 
 /**
@@ -22278,6 +29130,683 @@ void THHalfTensor_copyBFloat16(struct THHalfTensor *tensor, struct THBFloat16Ten
  *Copies a Bool tensor into this one (C casts; element counts must match).
  */
 void THHalfTensor_copyBool(struct THHalfTensor *tensor, struct THBoolTensor *src);
+
+/**
+ * The storage (borrowed, not retained; NULL for a tensor without one).
+ */
+struct THCudaHalfStorage *THCudaHalfTensor_storage(struct THCState *state,
+                                                   const struct THCudaHalfTensor *self_);
+
+/**
+ * Offset of the first element in the storage, in elements.
+ */
+ptrdiff_t THCudaHalfTensor_storageOffset(struct THCState *state,
+                                         const struct THCudaHalfTensor *self_);
+
+/**
+ * Number of dimensions (0 for an empty tensor).
+ */
+int THCudaHalfTensor_nDimension(struct THCState *state, const struct THCudaHalfTensor *self_);
+
+/**
+ * Size of dimension `dim` (0-based).
+ */
+int64_t THCudaHalfTensor_size(struct THCState *state,
+                              const struct THCudaHalfTensor *self_,
+                              int dim);
+
+/**
+ * Stride of dimension `dim` (0-based), in elements.
+ */
+int64_t THCudaHalfTensor_stride(struct THCState *state,
+                                const struct THCudaHalfTensor *self_,
+                                int dim);
+
+/**
+ * The sizes as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaHalfTensor_newSizeOf(struct THCState *state,
+                                                 struct THCudaHalfTensor *self_);
+
+/**
+ * The strides as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaHalfTensor_newStrideOf(struct THCState *state,
+                                                   struct THCudaHalfTensor *self_);
+
+/**
+ * Pointer to the first element (borrowed; NULL without storage).
+ */
+struct THHalf *THCudaHalfTensor_data(struct THCState *state, const struct THCudaHalfTensor *self_);
+
+/**
+ * Sets flag bits (`TH_TENSOR_REFCOUNTED`).
+ */
+void THCudaHalfTensor_setFlag(struct THCState *state, struct THCudaHalfTensor *self_, char flag);
+
+/**
+ * Clears flag bits (clearing `TH_TENSOR_REFCOUNTED` makes retain/free no-ops).
+ */
+void THCudaHalfTensor_clearFlag(struct THCState *state, struct THCudaHalfTensor *self_, char flag);
+
+/**
+ * A new empty tensor (+1): no dimensions, no storage.
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_new(struct THCState *state);
+
+/**
+ * A new tensor viewing the same storage with the same geometry (+1).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newWithTensor(struct THCState *state,
+                                                        struct THCudaHalfTensor *tensor);
+
+/**
+ * A new tensor on `storage` (retained; NULL creates one) at `storageOffset` with `size`
+ * and `stride` (negative entries or NULL: contiguous). A too-small storage is grown.
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newWithStorage(struct THCState *state,
+                                                         struct THCudaHalfStorage *storage,
+                                                         ptrdiff_t storage_offset,
+                                                         struct THLongStorage *size,
+                                                         struct THLongStorage *stride);
+
+/**
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newWithStorage1d(struct THCState *state,
+                                                           struct THCudaHalfStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0);
+
+/**
+ * 2-d `newWithStorage`.
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newWithStorage2d(struct THCState *state,
+                                                           struct THCudaHalfStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1);
+
+/**
+ * 3-d `newWithStorage`.
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newWithStorage3d(struct THCState *state,
+                                                           struct THCudaHalfStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1,
+                                                           int64_t size2,
+                                                           int64_t stride2);
+
+/**
+ * 4-d `newWithStorage`.
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newWithStorage4d(struct THCState *state,
+                                                           struct THCudaHalfStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1,
+                                                           int64_t size2,
+                                                           int64_t stride2,
+                                                           int64_t size3,
+                                                           int64_t stride3);
+
+/**
+ * A new tensor with fresh storage of `size` (uninitialised), `stride` as in `newWithStorage`.
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newWithSize(struct THCState *state,
+                                                      struct THLongStorage *size,
+                                                      struct THLongStorage *stride);
+
+/**
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newWithSize1d(struct THCState *state, int64_t size0);
+
+/**
+ * A new contiguous 2-d tensor (uninitialised).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newWithSize2d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1);
+
+/**
+ * A new contiguous 3-d tensor (uninitialised).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newWithSize3d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1,
+                                                        int64_t size2);
+
+/**
+ * A new contiguous 4-d tensor (uninitialised).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newWithSize4d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1,
+                                                        int64_t size2,
+                                                        int64_t size3);
+
+/**
+ * A new contiguous copy (+1).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newClone(struct THCState *state,
+                                                   struct THCudaHalfTensor *self_);
+
+/**
+ * `tensor` itself with one more reference if it is contiguous, else a contiguous copy
+ * (+1 either way: always `free` the result; writes may go to `tensor`).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newContiguous(struct THCState *state,
+                                                        struct THCudaHalfTensor *tensor);
+
+/**
+ * A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newSelect(struct THCState *state,
+                                                    struct THCudaHalfTensor *tensor,
+                                                    int dimension,
+                                                    int64_t slice_index);
+
+/**
+ * A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newNarrow(struct THCState *state,
+                                                    struct THCudaHalfTensor *tensor,
+                                                    int dimension,
+                                                    int64_t first_index,
+                                                    int64_t size);
+
+/**
+ * A new view (+1) with two dimensions swapped.
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newTranspose(struct THCState *state,
+                                                       struct THCudaHalfTensor *tensor,
+                                                       int dimension1,
+                                                       int dimension2);
+
+/**
+ * A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newUnfold(struct THCState *state,
+                                                    struct THCudaHalfTensor *tensor,
+                                                    int dimension,
+                                                    int64_t size,
+                                                    int64_t step);
+
+/**
+ * A new view (+1) of a contiguous tensor with new sizes (one may be -1: inferred).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newView(struct THCState *state,
+                                                  struct THCudaHalfTensor *tensor,
+                                                  struct THLongStorage *size);
+
+/**
+ * A new view (+1) broadcast to `size` (size-1 dims get stride 0; -1 keeps a size).
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_newExpand(struct THCState *state,
+                                                    struct THCudaHalfTensor *tensor,
+                                                    struct THLongStorage *size);
+
+/**
+ * `r` becomes `tensor` broadcast to `size`.
+ */
+void THCudaHalfTensor_expand(struct THCState *state,
+                             struct THCudaHalfTensor *r,
+                             struct THCudaHalfTensor *tensor,
+                             struct THLongStorage *size);
+
+/**
+ * `rets[i]` becomes `ops[i]` broadcast to the common shape of all `ops` (all or none).
+ */
+void THCudaHalfTensor_expandNd(struct THCState *state,
+                               struct THCudaHalfTensor **rets,
+                               struct THCudaHalfTensor **ops,
+                               int count);
+
+/**
+ * Resizes to `size` (`stride` NULL or negative entries: contiguous). Keeps the storage
+ * and its data; grows it when needed, never shrinks it.
+ */
+void THCudaHalfTensor_resize(struct THCState *state,
+                             struct THCudaHalfTensor *tensor,
+                             struct THLongStorage *size,
+                             struct THLongStorage *stride);
+
+/**
+ * Resizes to `src`'s sizes (no-op if they already match, whatever the strides).
+ */
+void THCudaHalfTensor_resizeAs(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               struct THCudaHalfTensor *src);
+
+/**
+ * Resizes to `nDimension` sizes from `size` (the list ends at the first 0 or -1);
+ * `stride` may be NULL.
+ */
+void THCudaHalfTensor_resizeNd(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               int n_dimension,
+                               int64_t *size,
+                               int64_t *stride);
+
+/**
+ * Resizes to 1-d.
+ */
+void THCudaHalfTensor_resize1d(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               int64_t size0);
+
+/**
+ * Resizes to 2-d.
+ */
+void THCudaHalfTensor_resize2d(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               int64_t size0,
+                               int64_t size1);
+
+/**
+ * Resizes to 3-d.
+ */
+void THCudaHalfTensor_resize3d(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2);
+
+/**
+ * Resizes to 4-d.
+ */
+void THCudaHalfTensor_resize4d(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2,
+                               int64_t size3);
+
+/**
+ * Resizes to 5-d.
+ */
+void THCudaHalfTensor_resize5d(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2,
+                               int64_t size3,
+                               int64_t size4);
+
+/**
+ * `self` becomes a view of `src` (same storage, offset, sizes, strides).
+ */
+void THCudaHalfTensor_set(struct THCState *state,
+                          struct THCudaHalfTensor *self_,
+                          struct THCudaHalfTensor *src);
+
+/**
+ * Re-points `self` at `storage` (retained; NULL allowed) with `size`/`stride`.
+ */
+void THCudaHalfTensor_setStorage(struct THCState *state,
+                                 struct THCudaHalfTensor *self_,
+                                 struct THCudaHalfStorage *storage,
+                                 ptrdiff_t storage_offset,
+                                 struct THLongStorage *size,
+                                 struct THLongStorage *stride);
+
+/**
+ * Re-points `self` at `storage` with `nDimension` sizes/strides from C arrays.
+ */
+void THCudaHalfTensor_setStorageNd(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THCudaHalfStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int n_dimension,
+                                   int64_t *size,
+                                   int64_t *stride);
+
+/**
+ * 1-d `setStorage`.
+ */
+void THCudaHalfTensor_setStorage1d(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THCudaHalfStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0);
+
+/**
+ * 2-d `setStorage`.
+ */
+void THCudaHalfTensor_setStorage2d(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THCudaHalfStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1);
+
+/**
+ * 3-d `setStorage`.
+ */
+void THCudaHalfTensor_setStorage3d(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THCudaHalfStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1,
+                                   int64_t size2,
+                                   int64_t stride2);
+
+/**
+ * 4-d `setStorage`.
+ */
+void THCudaHalfTensor_setStorage4d(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THCudaHalfStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1,
+                                   int64_t size2,
+                                   int64_t stride2,
+                                   int64_t size3,
+                                   int64_t stride3);
+
+/**
+ * `self` becomes `src` narrowed to `size` entries of `dimension` from `firstIndex`.
+ */
+void THCudaHalfTensor_narrow(struct THCState *state,
+                             struct THCudaHalfTensor *self_,
+                             struct THCudaHalfTensor *src,
+                             int dimension,
+                             int64_t first_index,
+                             int64_t size);
+
+/**
+ * `self` becomes `src` with `dimension` fixed at `sliceIndex` (src needs >= 2 dims).
+ */
+void THCudaHalfTensor_select(struct THCState *state,
+                             struct THCudaHalfTensor *self_,
+                             struct THCudaHalfTensor *src,
+                             int dimension,
+                             int64_t slice_index);
+
+/**
+ * `self` becomes `src` with two dimensions swapped.
+ */
+void THCudaHalfTensor_transpose(struct THCState *state,
+                                struct THCudaHalfTensor *self_,
+                                struct THCudaHalfTensor *src,
+                                int dimension1,
+                                int dimension2);
+
+/**
+ * `self` becomes the windows of `size` along `dimension` of `src`, `step` apart.
+ */
+void THCudaHalfTensor_unfold(struct THCState *state,
+                             struct THCudaHalfTensor *self_,
+                             struct THCudaHalfTensor *src,
+                             int dimension,
+                             int64_t size,
+                             int64_t step);
+
+/**
+ * `self` becomes `src` without its size-1 dimensions (all ones: 1-d of size 1).
+ */
+void THCudaHalfTensor_squeeze(struct THCState *state,
+                              struct THCudaHalfTensor *self_,
+                              struct THCudaHalfTensor *src);
+
+/**
+ * `self` becomes `src` without `dimension` if it has size 1 and is not the only one.
+ */
+void THCudaHalfTensor_squeeze1d(struct THCState *state,
+                                struct THCudaHalfTensor *self_,
+                                struct THCudaHalfTensor *src,
+                                int dimension);
+
+/**
+ * `self` becomes `src` with a size-1 dimension inserted at `dimension` (0..=nDimension).
+ */
+void THCudaHalfTensor_unsqueeze1d(struct THCState *state,
+                                  struct THCudaHalfTensor *self_,
+                                  struct THCudaHalfTensor *src,
+                                  int dimension);
+
+/**
+ * 1 if row-major contiguous (size-1 dims ignored; empty counts as contiguous).
+ */
+int THCudaHalfTensor_isContiguous(struct THCState *state, const struct THCudaHalfTensor *self_);
+
+/**
+ * 1 if both have the same sizes (strides ignored).
+ */
+int THCudaHalfTensor_isSameSizeAs(struct THCState *state,
+                                  const struct THCudaHalfTensor *self_,
+                                  const struct THCudaHalfTensor *src);
+
+/**
+ * 1 if `self` views exactly what `src` views (same storage, offset, sizes, strides).
+ */
+int THCudaHalfTensor_isSetTo(struct THCState *state,
+                             const struct THCudaHalfTensor *self_,
+                             const struct THCudaHalfTensor *src);
+
+/**
+ * 1 if the sizes equal `dims`.
+ */
+int THCudaHalfTensor_isSize(struct THCState *state,
+                            const struct THCudaHalfTensor *self_,
+                            const struct THLongStorage *dims);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaHalfTensor_nElement(struct THCState *state, const struct THCudaHalfTensor *self_);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle.
+ */
+void THCudaHalfTensor_retain(struct THCState *state, struct THCudaHalfTensor *self_);
+
+/**
+ * Drops a reference; the last one frees the tensor and its storage reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaHalfTensor_free(struct THCState *state, struct THCudaHalfTensor *self_);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaHalfTensor_release(struct THCState *state, struct THCudaHalfTensor *self_);
+
+/**
+ * Copies `self` into `dst` (unless they are the same), then drops the caller's reference
+ * on `self` (also when the copy fails).
+ */
+void THCudaHalfTensor_freeCopyTo(struct THCState *state,
+                                 struct THCudaHalfTensor *self_,
+                                 struct THCudaHalfTensor *dst);
+
+/**
+ * `tensor[x0] = value` (1-d tensors only; bounds-checked).
+ */
+void THCudaHalfTensor_set1d(struct THCState *state,
+                            struct THCudaHalfTensor *tensor,
+                            int64_t x0,
+                            struct THHalf value);
+
+/**
+ * `tensor[x0][x1] = value` (2-d tensors only; bounds-checked).
+ */
+void THCudaHalfTensor_set2d(struct THCState *state,
+                            struct THCudaHalfTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            struct THHalf value);
+
+/**
+ * `tensor[x0][x1][x2] = value` (3-d tensors only; bounds-checked).
+ */
+void THCudaHalfTensor_set3d(struct THCState *state,
+                            struct THCudaHalfTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int64_t x2,
+                            struct THHalf value);
+
+/**
+ * `tensor[x0][x1][x2][x3] = value` (4-d tensors only; bounds-checked).
+ */
+void THCudaHalfTensor_set4d(struct THCState *state,
+                            struct THCudaHalfTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int64_t x2,
+                            int64_t x3,
+                            struct THHalf value);
+
+/**
+ * `tensor[x0]` (1-d tensors only; bounds-checked; 0 on error).
+ */
+struct THHalf THCudaHalfTensor_get1d(struct THCState *state,
+                                     const struct THCudaHalfTensor *tensor,
+                                     int64_t x0);
+
+/**
+ * `tensor[x0][x1]` (2-d tensors only).
+ */
+struct THHalf THCudaHalfTensor_get2d(struct THCState *state,
+                                     const struct THCudaHalfTensor *tensor,
+                                     int64_t x0,
+                                     int64_t x1);
+
+/**
+ * `tensor[x0][x1][x2]` (3-d tensors only).
+ */
+struct THHalf THCudaHalfTensor_get3d(struct THCState *state,
+                                     const struct THCudaHalfTensor *tensor,
+                                     int64_t x0,
+                                     int64_t x1,
+                                     int64_t x2);
+
+/**
+ * `tensor[x0][x1][x2][x3]` (4-d tensors only).
+ */
+struct THHalf THCudaHalfTensor_get4d(struct THCState *state,
+                                     const struct THCudaHalfTensor *tensor,
+                                     int64_t x0,
+                                     int64_t x1,
+                                     int64_t x2,
+                                     int64_t x3);
+
+/**
+ *`"torch.HalfTensor of size 2x3"`.
+ */
+struct THDescBuff THCudaHalfTensor_desc(struct THCState *state,
+                                        const struct THCudaHalfTensor *tensor);
+
+/**
+ * `"[2 x 3]"`.
+ */
+struct THDescBuff THCudaHalfTensor_sizeDesc(struct THCState *state,
+                                            const struct THCudaHalfTensor *tensor);
+
+/**
+ * Copies `src` into `tensor` element by element in row-major order of each (element
+ * counts must match, shapes need not; no resize). Overlapping views are handled.
+ */
+void THCudaHalfTensor_copy(struct THCState *state,
+                           struct THCudaHalfTensor *tensor,
+                           struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Byte tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyByte(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               struct THByteTensor *src);
+
+/**
+ *Copies a Char tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyChar(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               struct THCharTensor *src);
+
+/**
+ *Copies a Short tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyShort(struct THCState *state,
+                                struct THCudaHalfTensor *tensor,
+                                struct THShortTensor *src);
+
+/**
+ *Copies a Int tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyInt(struct THCState *state,
+                              struct THCudaHalfTensor *tensor,
+                              struct THIntTensor *src);
+
+/**
+ *Copies a Long tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyLong(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               struct THLongTensor *src);
+
+/**
+ *Copies a Float tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyFloat(struct THCState *state,
+                                struct THCudaHalfTensor *tensor,
+                                struct THFloatTensor *src);
+
+/**
+ *Copies a Double tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyDouble(struct THCState *state,
+                                 struct THCudaHalfTensor *tensor,
+                                 struct THDoubleTensor *src);
+
+/**
+ *Copies a Half tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyHalf(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               struct THHalfTensor *src);
+
+/**
+ *Copies a BFloat16 tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyBFloat16(struct THCState *state,
+                                   struct THCudaHalfTensor *tensor,
+                                   struct THBFloat16Tensor *src);
+
+/**
+ *Copies a Bool tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyBool(struct THCState *state,
+                               struct THCudaHalfTensor *tensor,
+                               struct THBoolTensor *src);
 
 /**
  * The storage (borrowed, not retained; NULL for a tensor without one).
@@ -22861,6 +30390,692 @@ void THBFloat16Tensor_copyBool(struct THBFloat16Tensor *tensor, struct THBoolTen
 /**
  * The storage (borrowed, not retained; NULL for a tensor without one).
  */
+struct THCudaBFloat16Storage *THCudaBFloat16Tensor_storage(struct THCState *state,
+                                                           const struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Offset of the first element in the storage, in elements.
+ */
+ptrdiff_t THCudaBFloat16Tensor_storageOffset(struct THCState *state,
+                                             const struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Number of dimensions (0 for an empty tensor).
+ */
+int THCudaBFloat16Tensor_nDimension(struct THCState *state,
+                                    const struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Size of dimension `dim` (0-based).
+ */
+int64_t THCudaBFloat16Tensor_size(struct THCState *state,
+                                  const struct THCudaBFloat16Tensor *self_,
+                                  int dim);
+
+/**
+ * Stride of dimension `dim` (0-based), in elements.
+ */
+int64_t THCudaBFloat16Tensor_stride(struct THCState *state,
+                                    const struct THCudaBFloat16Tensor *self_,
+                                    int dim);
+
+/**
+ * The sizes as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaBFloat16Tensor_newSizeOf(struct THCState *state,
+                                                     struct THCudaBFloat16Tensor *self_);
+
+/**
+ * The strides as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaBFloat16Tensor_newStrideOf(struct THCState *state,
+                                                       struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Pointer to the first element (borrowed; NULL without storage).
+ */
+struct THBFloat16 *THCudaBFloat16Tensor_data(struct THCState *state,
+                                             const struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Sets flag bits (`TH_TENSOR_REFCOUNTED`).
+ */
+void THCudaBFloat16Tensor_setFlag(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *self_,
+                                  char flag);
+
+/**
+ * Clears flag bits (clearing `TH_TENSOR_REFCOUNTED` makes retain/free no-ops).
+ */
+void THCudaBFloat16Tensor_clearFlag(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *self_,
+                                    char flag);
+
+/**
+ * A new empty tensor (+1): no dimensions, no storage.
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_new(struct THCState *state);
+
+/**
+ * A new tensor viewing the same storage with the same geometry (+1).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newWithTensor(struct THCState *state,
+                                                                struct THCudaBFloat16Tensor *tensor);
+
+/**
+ * A new tensor on `storage` (retained; NULL creates one) at `storageOffset` with `size`
+ * and `stride` (negative entries or NULL: contiguous). A too-small storage is grown.
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newWithStorage(struct THCState *state,
+                                                                 struct THCudaBFloat16Storage *storage,
+                                                                 ptrdiff_t storage_offset,
+                                                                 struct THLongStorage *size,
+                                                                 struct THLongStorage *stride);
+
+/**
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newWithStorage1d(struct THCState *state,
+                                                                   struct THCudaBFloat16Storage *storage,
+                                                                   ptrdiff_t storage_offset,
+                                                                   int64_t size0,
+                                                                   int64_t stride0);
+
+/**
+ * 2-d `newWithStorage`.
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newWithStorage2d(struct THCState *state,
+                                                                   struct THCudaBFloat16Storage *storage,
+                                                                   ptrdiff_t storage_offset,
+                                                                   int64_t size0,
+                                                                   int64_t stride0,
+                                                                   int64_t size1,
+                                                                   int64_t stride1);
+
+/**
+ * 3-d `newWithStorage`.
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newWithStorage3d(struct THCState *state,
+                                                                   struct THCudaBFloat16Storage *storage,
+                                                                   ptrdiff_t storage_offset,
+                                                                   int64_t size0,
+                                                                   int64_t stride0,
+                                                                   int64_t size1,
+                                                                   int64_t stride1,
+                                                                   int64_t size2,
+                                                                   int64_t stride2);
+
+/**
+ * 4-d `newWithStorage`.
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newWithStorage4d(struct THCState *state,
+                                                                   struct THCudaBFloat16Storage *storage,
+                                                                   ptrdiff_t storage_offset,
+                                                                   int64_t size0,
+                                                                   int64_t stride0,
+                                                                   int64_t size1,
+                                                                   int64_t stride1,
+                                                                   int64_t size2,
+                                                                   int64_t stride2,
+                                                                   int64_t size3,
+                                                                   int64_t stride3);
+
+/**
+ * A new tensor with fresh storage of `size` (uninitialised), `stride` as in `newWithStorage`.
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newWithSize(struct THCState *state,
+                                                              struct THLongStorage *size,
+                                                              struct THLongStorage *stride);
+
+/**
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newWithSize1d(struct THCState *state,
+                                                                int64_t size0);
+
+/**
+ * A new contiguous 2-d tensor (uninitialised).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newWithSize2d(struct THCState *state,
+                                                                int64_t size0,
+                                                                int64_t size1);
+
+/**
+ * A new contiguous 3-d tensor (uninitialised).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newWithSize3d(struct THCState *state,
+                                                                int64_t size0,
+                                                                int64_t size1,
+                                                                int64_t size2);
+
+/**
+ * A new contiguous 4-d tensor (uninitialised).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newWithSize4d(struct THCState *state,
+                                                                int64_t size0,
+                                                                int64_t size1,
+                                                                int64_t size2,
+                                                                int64_t size3);
+
+/**
+ * A new contiguous copy (+1).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newClone(struct THCState *state,
+                                                           struct THCudaBFloat16Tensor *self_);
+
+/**
+ * `tensor` itself with one more reference if it is contiguous, else a contiguous copy
+ * (+1 either way: always `free` the result; writes may go to `tensor`).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newContiguous(struct THCState *state,
+                                                                struct THCudaBFloat16Tensor *tensor);
+
+/**
+ * A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newSelect(struct THCState *state,
+                                                            struct THCudaBFloat16Tensor *tensor,
+                                                            int dimension,
+                                                            int64_t slice_index);
+
+/**
+ * A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newNarrow(struct THCState *state,
+                                                            struct THCudaBFloat16Tensor *tensor,
+                                                            int dimension,
+                                                            int64_t first_index,
+                                                            int64_t size);
+
+/**
+ * A new view (+1) with two dimensions swapped.
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newTranspose(struct THCState *state,
+                                                               struct THCudaBFloat16Tensor *tensor,
+                                                               int dimension1,
+                                                               int dimension2);
+
+/**
+ * A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newUnfold(struct THCState *state,
+                                                            struct THCudaBFloat16Tensor *tensor,
+                                                            int dimension,
+                                                            int64_t size,
+                                                            int64_t step);
+
+/**
+ * A new view (+1) of a contiguous tensor with new sizes (one may be -1: inferred).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newView(struct THCState *state,
+                                                          struct THCudaBFloat16Tensor *tensor,
+                                                          struct THLongStorage *size);
+
+/**
+ * A new view (+1) broadcast to `size` (size-1 dims get stride 0; -1 keeps a size).
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_newExpand(struct THCState *state,
+                                                            struct THCudaBFloat16Tensor *tensor,
+                                                            struct THLongStorage *size);
+
+/**
+ * `r` becomes `tensor` broadcast to `size`.
+ */
+void THCudaBFloat16Tensor_expand(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *r,
+                                 struct THCudaBFloat16Tensor *tensor,
+                                 struct THLongStorage *size);
+
+/**
+ * `rets[i]` becomes `ops[i]` broadcast to the common shape of all `ops` (all or none).
+ */
+void THCudaBFloat16Tensor_expandNd(struct THCState *state,
+                                   struct THCudaBFloat16Tensor **rets,
+                                   struct THCudaBFloat16Tensor **ops,
+                                   int count);
+
+/**
+ * Resizes to `size` (`stride` NULL or negative entries: contiguous). Keeps the storage
+ * and its data; grows it when needed, never shrinks it.
+ */
+void THCudaBFloat16Tensor_resize(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *tensor,
+                                 struct THLongStorage *size,
+                                 struct THLongStorage *stride);
+
+/**
+ * Resizes to `src`'s sizes (no-op if they already match, whatever the strides).
+ */
+void THCudaBFloat16Tensor_resizeAs(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   struct THCudaBFloat16Tensor *src);
+
+/**
+ * Resizes to `nDimension` sizes from `size` (the list ends at the first 0 or -1);
+ * `stride` may be NULL.
+ */
+void THCudaBFloat16Tensor_resizeNd(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   int n_dimension,
+                                   int64_t *size,
+                                   int64_t *stride);
+
+/**
+ * Resizes to 1-d.
+ */
+void THCudaBFloat16Tensor_resize1d(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   int64_t size0);
+
+/**
+ * Resizes to 2-d.
+ */
+void THCudaBFloat16Tensor_resize2d(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   int64_t size0,
+                                   int64_t size1);
+
+/**
+ * Resizes to 3-d.
+ */
+void THCudaBFloat16Tensor_resize3d(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   int64_t size0,
+                                   int64_t size1,
+                                   int64_t size2);
+
+/**
+ * Resizes to 4-d.
+ */
+void THCudaBFloat16Tensor_resize4d(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   int64_t size0,
+                                   int64_t size1,
+                                   int64_t size2,
+                                   int64_t size3);
+
+/**
+ * Resizes to 5-d.
+ */
+void THCudaBFloat16Tensor_resize5d(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   int64_t size0,
+                                   int64_t size1,
+                                   int64_t size2,
+                                   int64_t size3,
+                                   int64_t size4);
+
+/**
+ * `self` becomes a view of `src` (same storage, offset, sizes, strides).
+ */
+void THCudaBFloat16Tensor_set(struct THCState *state,
+                              struct THCudaBFloat16Tensor *self_,
+                              struct THCudaBFloat16Tensor *src);
+
+/**
+ * Re-points `self` at `storage` (retained; NULL allowed) with `size`/`stride`.
+ */
+void THCudaBFloat16Tensor_setStorage(struct THCState *state,
+                                     struct THCudaBFloat16Tensor *self_,
+                                     struct THCudaBFloat16Storage *storage,
+                                     ptrdiff_t storage_offset,
+                                     struct THLongStorage *size,
+                                     struct THLongStorage *stride);
+
+/**
+ * Re-points `self` at `storage` with `nDimension` sizes/strides from C arrays.
+ */
+void THCudaBFloat16Tensor_setStorageNd(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THCudaBFloat16Storage *storage,
+                                       ptrdiff_t storage_offset,
+                                       int n_dimension,
+                                       int64_t *size,
+                                       int64_t *stride);
+
+/**
+ * 1-d `setStorage`.
+ */
+void THCudaBFloat16Tensor_setStorage1d(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THCudaBFloat16Storage *storage,
+                                       ptrdiff_t storage_offset,
+                                       int64_t size0,
+                                       int64_t stride0);
+
+/**
+ * 2-d `setStorage`.
+ */
+void THCudaBFloat16Tensor_setStorage2d(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THCudaBFloat16Storage *storage,
+                                       ptrdiff_t storage_offset,
+                                       int64_t size0,
+                                       int64_t stride0,
+                                       int64_t size1,
+                                       int64_t stride1);
+
+/**
+ * 3-d `setStorage`.
+ */
+void THCudaBFloat16Tensor_setStorage3d(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THCudaBFloat16Storage *storage,
+                                       ptrdiff_t storage_offset,
+                                       int64_t size0,
+                                       int64_t stride0,
+                                       int64_t size1,
+                                       int64_t stride1,
+                                       int64_t size2,
+                                       int64_t stride2);
+
+/**
+ * 4-d `setStorage`.
+ */
+void THCudaBFloat16Tensor_setStorage4d(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THCudaBFloat16Storage *storage,
+                                       ptrdiff_t storage_offset,
+                                       int64_t size0,
+                                       int64_t stride0,
+                                       int64_t size1,
+                                       int64_t stride1,
+                                       int64_t size2,
+                                       int64_t stride2,
+                                       int64_t size3,
+                                       int64_t stride3);
+
+/**
+ * `self` becomes `src` narrowed to `size` entries of `dimension` from `firstIndex`.
+ */
+void THCudaBFloat16Tensor_narrow(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *self_,
+                                 struct THCudaBFloat16Tensor *src,
+                                 int dimension,
+                                 int64_t first_index,
+                                 int64_t size);
+
+/**
+ * `self` becomes `src` with `dimension` fixed at `sliceIndex` (src needs >= 2 dims).
+ */
+void THCudaBFloat16Tensor_select(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *self_,
+                                 struct THCudaBFloat16Tensor *src,
+                                 int dimension,
+                                 int64_t slice_index);
+
+/**
+ * `self` becomes `src` with two dimensions swapped.
+ */
+void THCudaBFloat16Tensor_transpose(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *self_,
+                                    struct THCudaBFloat16Tensor *src,
+                                    int dimension1,
+                                    int dimension2);
+
+/**
+ * `self` becomes the windows of `size` along `dimension` of `src`, `step` apart.
+ */
+void THCudaBFloat16Tensor_unfold(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *self_,
+                                 struct THCudaBFloat16Tensor *src,
+                                 int dimension,
+                                 int64_t size,
+                                 int64_t step);
+
+/**
+ * `self` becomes `src` without its size-1 dimensions (all ones: 1-d of size 1).
+ */
+void THCudaBFloat16Tensor_squeeze(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *self_,
+                                  struct THCudaBFloat16Tensor *src);
+
+/**
+ * `self` becomes `src` without `dimension` if it has size 1 and is not the only one.
+ */
+void THCudaBFloat16Tensor_squeeze1d(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *self_,
+                                    struct THCudaBFloat16Tensor *src,
+                                    int dimension);
+
+/**
+ * `self` becomes `src` with a size-1 dimension inserted at `dimension` (0..=nDimension).
+ */
+void THCudaBFloat16Tensor_unsqueeze1d(struct THCState *state,
+                                      struct THCudaBFloat16Tensor *self_,
+                                      struct THCudaBFloat16Tensor *src,
+                                      int dimension);
+
+/**
+ * 1 if row-major contiguous (size-1 dims ignored; empty counts as contiguous).
+ */
+int THCudaBFloat16Tensor_isContiguous(struct THCState *state,
+                                      const struct THCudaBFloat16Tensor *self_);
+
+/**
+ * 1 if both have the same sizes (strides ignored).
+ */
+int THCudaBFloat16Tensor_isSameSizeAs(struct THCState *state,
+                                      const struct THCudaBFloat16Tensor *self_,
+                                      const struct THCudaBFloat16Tensor *src);
+
+/**
+ * 1 if `self` views exactly what `src` views (same storage, offset, sizes, strides).
+ */
+int THCudaBFloat16Tensor_isSetTo(struct THCState *state,
+                                 const struct THCudaBFloat16Tensor *self_,
+                                 const struct THCudaBFloat16Tensor *src);
+
+/**
+ * 1 if the sizes equal `dims`.
+ */
+int THCudaBFloat16Tensor_isSize(struct THCState *state,
+                                const struct THCudaBFloat16Tensor *self_,
+                                const struct THLongStorage *dims);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaBFloat16Tensor_nElement(struct THCState *state,
+                                        const struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle.
+ */
+void THCudaBFloat16Tensor_retain(struct THCState *state, struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Drops a reference; the last one frees the tensor and its storage reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaBFloat16Tensor_free(struct THCState *state, struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaBFloat16Tensor_release(struct THCState *state, struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Copies `self` into `dst` (unless they are the same), then drops the caller's reference
+ * on `self` (also when the copy fails).
+ */
+void THCudaBFloat16Tensor_freeCopyTo(struct THCState *state,
+                                     struct THCudaBFloat16Tensor *self_,
+                                     struct THCudaBFloat16Tensor *dst);
+
+/**
+ * `tensor[x0] = value` (1-d tensors only; bounds-checked).
+ */
+void THCudaBFloat16Tensor_set1d(struct THCState *state,
+                                struct THCudaBFloat16Tensor *tensor,
+                                int64_t x0,
+                                struct THBFloat16 value);
+
+/**
+ * `tensor[x0][x1] = value` (2-d tensors only; bounds-checked).
+ */
+void THCudaBFloat16Tensor_set2d(struct THCState *state,
+                                struct THCudaBFloat16Tensor *tensor,
+                                int64_t x0,
+                                int64_t x1,
+                                struct THBFloat16 value);
+
+/**
+ * `tensor[x0][x1][x2] = value` (3-d tensors only; bounds-checked).
+ */
+void THCudaBFloat16Tensor_set3d(struct THCState *state,
+                                struct THCudaBFloat16Tensor *tensor,
+                                int64_t x0,
+                                int64_t x1,
+                                int64_t x2,
+                                struct THBFloat16 value);
+
+/**
+ * `tensor[x0][x1][x2][x3] = value` (4-d tensors only; bounds-checked).
+ */
+void THCudaBFloat16Tensor_set4d(struct THCState *state,
+                                struct THCudaBFloat16Tensor *tensor,
+                                int64_t x0,
+                                int64_t x1,
+                                int64_t x2,
+                                int64_t x3,
+                                struct THBFloat16 value);
+
+/**
+ * `tensor[x0]` (1-d tensors only; bounds-checked; 0 on error).
+ */
+struct THBFloat16 THCudaBFloat16Tensor_get1d(struct THCState *state,
+                                             const struct THCudaBFloat16Tensor *tensor,
+                                             int64_t x0);
+
+/**
+ * `tensor[x0][x1]` (2-d tensors only).
+ */
+struct THBFloat16 THCudaBFloat16Tensor_get2d(struct THCState *state,
+                                             const struct THCudaBFloat16Tensor *tensor,
+                                             int64_t x0,
+                                             int64_t x1);
+
+/**
+ * `tensor[x0][x1][x2]` (3-d tensors only).
+ */
+struct THBFloat16 THCudaBFloat16Tensor_get3d(struct THCState *state,
+                                             const struct THCudaBFloat16Tensor *tensor,
+                                             int64_t x0,
+                                             int64_t x1,
+                                             int64_t x2);
+
+/**
+ * `tensor[x0][x1][x2][x3]` (4-d tensors only).
+ */
+struct THBFloat16 THCudaBFloat16Tensor_get4d(struct THCState *state,
+                                             const struct THCudaBFloat16Tensor *tensor,
+                                             int64_t x0,
+                                             int64_t x1,
+                                             int64_t x2,
+                                             int64_t x3);
+
+/**
+ *`"torch.BFloat16Tensor of size 2x3"`.
+ */
+struct THDescBuff THCudaBFloat16Tensor_desc(struct THCState *state,
+                                            const struct THCudaBFloat16Tensor *tensor);
+
+/**
+ * `"[2 x 3]"`.
+ */
+struct THDescBuff THCudaBFloat16Tensor_sizeDesc(struct THCState *state,
+                                                const struct THCudaBFloat16Tensor *tensor);
+
+/**
+ * Copies `src` into `tensor` element by element in row-major order of each (element
+ * counts must match, shapes need not; no resize). Overlapping views are handled.
+ */
+void THCudaBFloat16Tensor_copy(struct THCState *state,
+                               struct THCudaBFloat16Tensor *tensor,
+                               struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a Byte tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyByte(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   struct THByteTensor *src);
+
+/**
+ *Copies a Char tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyChar(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   struct THCharTensor *src);
+
+/**
+ *Copies a Short tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyShort(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *tensor,
+                                    struct THShortTensor *src);
+
+/**
+ *Copies a Int tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyInt(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *tensor,
+                                  struct THIntTensor *src);
+
+/**
+ *Copies a Long tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyLong(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   struct THLongTensor *src);
+
+/**
+ *Copies a Float tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyFloat(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *tensor,
+                                    struct THFloatTensor *src);
+
+/**
+ *Copies a Double tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyDouble(struct THCState *state,
+                                     struct THCudaBFloat16Tensor *tensor,
+                                     struct THDoubleTensor *src);
+
+/**
+ *Copies a Half tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyHalf(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   struct THHalfTensor *src);
+
+/**
+ *Copies a BFloat16 tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyBFloat16(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *tensor,
+                                       struct THBFloat16Tensor *src);
+
+/**
+ *Copies a Bool tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyBool(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *tensor,
+                                   struct THBoolTensor *src);
+
+/**
+ * The storage (borrowed, not retained; NULL for a tensor without one).
+ */
 struct THBoolStorage *THBoolTensor_storage(const struct THBoolTensor *self_);
 
 /**
@@ -23417,6 +31632,4471 @@ void THBoolTensor_copyBFloat16(struct THBoolTensor *tensor, struct THBFloat16Ten
  *Copies a Bool tensor into this one (C casts; element counts must match).
  */
 void THBoolTensor_copyBool(struct THBoolTensor *tensor, struct THBoolTensor *src);
+
+/**
+ * The storage (borrowed, not retained; NULL for a tensor without one).
+ */
+struct THCudaBoolStorage *THCudaBoolTensor_storage(struct THCState *state,
+                                                   const struct THCudaBoolTensor *self_);
+
+/**
+ * Offset of the first element in the storage, in elements.
+ */
+ptrdiff_t THCudaBoolTensor_storageOffset(struct THCState *state,
+                                         const struct THCudaBoolTensor *self_);
+
+/**
+ * Number of dimensions (0 for an empty tensor).
+ */
+int THCudaBoolTensor_nDimension(struct THCState *state, const struct THCudaBoolTensor *self_);
+
+/**
+ * Size of dimension `dim` (0-based).
+ */
+int64_t THCudaBoolTensor_size(struct THCState *state,
+                              const struct THCudaBoolTensor *self_,
+                              int dim);
+
+/**
+ * Stride of dimension `dim` (0-based), in elements.
+ */
+int64_t THCudaBoolTensor_stride(struct THCState *state,
+                                const struct THCudaBoolTensor *self_,
+                                int dim);
+
+/**
+ * The sizes as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaBoolTensor_newSizeOf(struct THCState *state,
+                                                 struct THCudaBoolTensor *self_);
+
+/**
+ * The strides as a new `THLongStorage` (+1).
+ */
+struct THLongStorage *THCudaBoolTensor_newStrideOf(struct THCState *state,
+                                                   struct THCudaBoolTensor *self_);
+
+/**
+ * Pointer to the first element (borrowed; NULL without storage).
+ */
+THBool *THCudaBoolTensor_data(struct THCState *state, const struct THCudaBoolTensor *self_);
+
+/**
+ * Sets flag bits (`TH_TENSOR_REFCOUNTED`).
+ */
+void THCudaBoolTensor_setFlag(struct THCState *state, struct THCudaBoolTensor *self_, char flag);
+
+/**
+ * Clears flag bits (clearing `TH_TENSOR_REFCOUNTED` makes retain/free no-ops).
+ */
+void THCudaBoolTensor_clearFlag(struct THCState *state, struct THCudaBoolTensor *self_, char flag);
+
+/**
+ * A new empty tensor (+1): no dimensions, no storage.
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_new(struct THCState *state);
+
+/**
+ * A new tensor viewing the same storage with the same geometry (+1).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newWithTensor(struct THCState *state,
+                                                        struct THCudaBoolTensor *tensor);
+
+/**
+ * A new tensor on `storage` (retained; NULL creates one) at `storageOffset` with `size`
+ * and `stride` (negative entries or NULL: contiguous). A too-small storage is grown.
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newWithStorage(struct THCState *state,
+                                                         struct THCudaBoolStorage *storage,
+                                                         ptrdiff_t storage_offset,
+                                                         struct THLongStorage *size,
+                                                         struct THLongStorage *stride);
+
+/**
+ * 1-d `newWithStorage` (a size of 0 or -1 ends the dimension list, as in TH).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newWithStorage1d(struct THCState *state,
+                                                           struct THCudaBoolStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0);
+
+/**
+ * 2-d `newWithStorage`.
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newWithStorage2d(struct THCState *state,
+                                                           struct THCudaBoolStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1);
+
+/**
+ * 3-d `newWithStorage`.
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newWithStorage3d(struct THCState *state,
+                                                           struct THCudaBoolStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1,
+                                                           int64_t size2,
+                                                           int64_t stride2);
+
+/**
+ * 4-d `newWithStorage`.
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newWithStorage4d(struct THCState *state,
+                                                           struct THCudaBoolStorage *storage,
+                                                           ptrdiff_t storage_offset,
+                                                           int64_t size0,
+                                                           int64_t stride0,
+                                                           int64_t size1,
+                                                           int64_t stride1,
+                                                           int64_t size2,
+                                                           int64_t stride2,
+                                                           int64_t size3,
+                                                           int64_t stride3);
+
+/**
+ * A new tensor with fresh storage of `size` (uninitialised), `stride` as in `newWithStorage`.
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newWithSize(struct THCState *state,
+                                                      struct THLongStorage *size,
+                                                      struct THLongStorage *stride);
+
+/**
+ * A new contiguous 1-d tensor (uninitialised; size 0 or -1 gives an empty tensor).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newWithSize1d(struct THCState *state, int64_t size0);
+
+/**
+ * A new contiguous 2-d tensor (uninitialised).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newWithSize2d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1);
+
+/**
+ * A new contiguous 3-d tensor (uninitialised).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newWithSize3d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1,
+                                                        int64_t size2);
+
+/**
+ * A new contiguous 4-d tensor (uninitialised).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newWithSize4d(struct THCState *state,
+                                                        int64_t size0,
+                                                        int64_t size1,
+                                                        int64_t size2,
+                                                        int64_t size3);
+
+/**
+ * A new contiguous copy (+1).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newClone(struct THCState *state,
+                                                   struct THCudaBoolTensor *self_);
+
+/**
+ * `tensor` itself with one more reference if it is contiguous, else a contiguous copy
+ * (+1 either way: always `free` the result; writes may go to `tensor`).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newContiguous(struct THCState *state,
+                                                        struct THCudaBoolTensor *tensor);
+
+/**
+ * A new view (+1) with dimension `dimension` fixed at `sliceIndex` (needs >= 2 dims).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newSelect(struct THCState *state,
+                                                    struct THCudaBoolTensor *tensor,
+                                                    int dimension,
+                                                    int64_t slice_index);
+
+/**
+ * A new view (+1) of `size` entries of `dimension` starting at `firstIndex`.
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newNarrow(struct THCState *state,
+                                                    struct THCudaBoolTensor *tensor,
+                                                    int dimension,
+                                                    int64_t first_index,
+                                                    int64_t size);
+
+/**
+ * A new view (+1) with two dimensions swapped.
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newTranspose(struct THCState *state,
+                                                       struct THCudaBoolTensor *tensor,
+                                                       int dimension1,
+                                                       int dimension2);
+
+/**
+ * A new view (+1) of all windows of `size` along `dimension`, `step` apart (a new last dim).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newUnfold(struct THCState *state,
+                                                    struct THCudaBoolTensor *tensor,
+                                                    int dimension,
+                                                    int64_t size,
+                                                    int64_t step);
+
+/**
+ * A new view (+1) of a contiguous tensor with new sizes (one may be -1: inferred).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newView(struct THCState *state,
+                                                  struct THCudaBoolTensor *tensor,
+                                                  struct THLongStorage *size);
+
+/**
+ * A new view (+1) broadcast to `size` (size-1 dims get stride 0; -1 keeps a size).
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_newExpand(struct THCState *state,
+                                                    struct THCudaBoolTensor *tensor,
+                                                    struct THLongStorage *size);
+
+/**
+ * `r` becomes `tensor` broadcast to `size`.
+ */
+void THCudaBoolTensor_expand(struct THCState *state,
+                             struct THCudaBoolTensor *r,
+                             struct THCudaBoolTensor *tensor,
+                             struct THLongStorage *size);
+
+/**
+ * `rets[i]` becomes `ops[i]` broadcast to the common shape of all `ops` (all or none).
+ */
+void THCudaBoolTensor_expandNd(struct THCState *state,
+                               struct THCudaBoolTensor **rets,
+                               struct THCudaBoolTensor **ops,
+                               int count);
+
+/**
+ * Resizes to `size` (`stride` NULL or negative entries: contiguous). Keeps the storage
+ * and its data; grows it when needed, never shrinks it.
+ */
+void THCudaBoolTensor_resize(struct THCState *state,
+                             struct THCudaBoolTensor *tensor,
+                             struct THLongStorage *size,
+                             struct THLongStorage *stride);
+
+/**
+ * Resizes to `src`'s sizes (no-op if they already match, whatever the strides).
+ */
+void THCudaBoolTensor_resizeAs(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               struct THCudaBoolTensor *src);
+
+/**
+ * Resizes to `nDimension` sizes from `size` (the list ends at the first 0 or -1);
+ * `stride` may be NULL.
+ */
+void THCudaBoolTensor_resizeNd(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               int n_dimension,
+                               int64_t *size,
+                               int64_t *stride);
+
+/**
+ * Resizes to 1-d.
+ */
+void THCudaBoolTensor_resize1d(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               int64_t size0);
+
+/**
+ * Resizes to 2-d.
+ */
+void THCudaBoolTensor_resize2d(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               int64_t size0,
+                               int64_t size1);
+
+/**
+ * Resizes to 3-d.
+ */
+void THCudaBoolTensor_resize3d(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2);
+
+/**
+ * Resizes to 4-d.
+ */
+void THCudaBoolTensor_resize4d(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2,
+                               int64_t size3);
+
+/**
+ * Resizes to 5-d.
+ */
+void THCudaBoolTensor_resize5d(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               int64_t size0,
+                               int64_t size1,
+                               int64_t size2,
+                               int64_t size3,
+                               int64_t size4);
+
+/**
+ * `self` becomes a view of `src` (same storage, offset, sizes, strides).
+ */
+void THCudaBoolTensor_set(struct THCState *state,
+                          struct THCudaBoolTensor *self_,
+                          struct THCudaBoolTensor *src);
+
+/**
+ * Re-points `self` at `storage` (retained; NULL allowed) with `size`/`stride`.
+ */
+void THCudaBoolTensor_setStorage(struct THCState *state,
+                                 struct THCudaBoolTensor *self_,
+                                 struct THCudaBoolStorage *storage,
+                                 ptrdiff_t storage_offset,
+                                 struct THLongStorage *size,
+                                 struct THLongStorage *stride);
+
+/**
+ * Re-points `self` at `storage` with `nDimension` sizes/strides from C arrays.
+ */
+void THCudaBoolTensor_setStorageNd(struct THCState *state,
+                                   struct THCudaBoolTensor *self_,
+                                   struct THCudaBoolStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int n_dimension,
+                                   int64_t *size,
+                                   int64_t *stride);
+
+/**
+ * 1-d `setStorage`.
+ */
+void THCudaBoolTensor_setStorage1d(struct THCState *state,
+                                   struct THCudaBoolTensor *self_,
+                                   struct THCudaBoolStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0);
+
+/**
+ * 2-d `setStorage`.
+ */
+void THCudaBoolTensor_setStorage2d(struct THCState *state,
+                                   struct THCudaBoolTensor *self_,
+                                   struct THCudaBoolStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1);
+
+/**
+ * 3-d `setStorage`.
+ */
+void THCudaBoolTensor_setStorage3d(struct THCState *state,
+                                   struct THCudaBoolTensor *self_,
+                                   struct THCudaBoolStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1,
+                                   int64_t size2,
+                                   int64_t stride2);
+
+/**
+ * 4-d `setStorage`.
+ */
+void THCudaBoolTensor_setStorage4d(struct THCState *state,
+                                   struct THCudaBoolTensor *self_,
+                                   struct THCudaBoolStorage *storage,
+                                   ptrdiff_t storage_offset,
+                                   int64_t size0,
+                                   int64_t stride0,
+                                   int64_t size1,
+                                   int64_t stride1,
+                                   int64_t size2,
+                                   int64_t stride2,
+                                   int64_t size3,
+                                   int64_t stride3);
+
+/**
+ * `self` becomes `src` narrowed to `size` entries of `dimension` from `firstIndex`.
+ */
+void THCudaBoolTensor_narrow(struct THCState *state,
+                             struct THCudaBoolTensor *self_,
+                             struct THCudaBoolTensor *src,
+                             int dimension,
+                             int64_t first_index,
+                             int64_t size);
+
+/**
+ * `self` becomes `src` with `dimension` fixed at `sliceIndex` (src needs >= 2 dims).
+ */
+void THCudaBoolTensor_select(struct THCState *state,
+                             struct THCudaBoolTensor *self_,
+                             struct THCudaBoolTensor *src,
+                             int dimension,
+                             int64_t slice_index);
+
+/**
+ * `self` becomes `src` with two dimensions swapped.
+ */
+void THCudaBoolTensor_transpose(struct THCState *state,
+                                struct THCudaBoolTensor *self_,
+                                struct THCudaBoolTensor *src,
+                                int dimension1,
+                                int dimension2);
+
+/**
+ * `self` becomes the windows of `size` along `dimension` of `src`, `step` apart.
+ */
+void THCudaBoolTensor_unfold(struct THCState *state,
+                             struct THCudaBoolTensor *self_,
+                             struct THCudaBoolTensor *src,
+                             int dimension,
+                             int64_t size,
+                             int64_t step);
+
+/**
+ * `self` becomes `src` without its size-1 dimensions (all ones: 1-d of size 1).
+ */
+void THCudaBoolTensor_squeeze(struct THCState *state,
+                              struct THCudaBoolTensor *self_,
+                              struct THCudaBoolTensor *src);
+
+/**
+ * `self` becomes `src` without `dimension` if it has size 1 and is not the only one.
+ */
+void THCudaBoolTensor_squeeze1d(struct THCState *state,
+                                struct THCudaBoolTensor *self_,
+                                struct THCudaBoolTensor *src,
+                                int dimension);
+
+/**
+ * `self` becomes `src` with a size-1 dimension inserted at `dimension` (0..=nDimension).
+ */
+void THCudaBoolTensor_unsqueeze1d(struct THCState *state,
+                                  struct THCudaBoolTensor *self_,
+                                  struct THCudaBoolTensor *src,
+                                  int dimension);
+
+/**
+ * 1 if row-major contiguous (size-1 dims ignored; empty counts as contiguous).
+ */
+int THCudaBoolTensor_isContiguous(struct THCState *state, const struct THCudaBoolTensor *self_);
+
+/**
+ * 1 if both have the same sizes (strides ignored).
+ */
+int THCudaBoolTensor_isSameSizeAs(struct THCState *state,
+                                  const struct THCudaBoolTensor *self_,
+                                  const struct THCudaBoolTensor *src);
+
+/**
+ * 1 if `self` views exactly what `src` views (same storage, offset, sizes, strides).
+ */
+int THCudaBoolTensor_isSetTo(struct THCState *state,
+                             const struct THCudaBoolTensor *self_,
+                             const struct THCudaBoolTensor *src);
+
+/**
+ * 1 if the sizes equal `dims`.
+ */
+int THCudaBoolTensor_isSize(struct THCState *state,
+                            const struct THCudaBoolTensor *self_,
+                            const struct THLongStorage *dims);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaBoolTensor_nElement(struct THCState *state, const struct THCudaBoolTensor *self_);
+
+/**
+ * Adds a reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle.
+ */
+void THCudaBoolTensor_retain(struct THCState *state, struct THCudaBoolTensor *self_);
+
+/**
+ * Drops a reference; the last one frees the tensor and its storage reference (NULL is ignored).
+ *
+ * # Safety
+ * `self_` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCudaBoolTensor_free(struct THCState *state, struct THCudaBoolTensor *self_);
+
+/**
+ * Same as `free` (the design card's name).
+ *
+ * # Safety
+ * As for `free`.
+ */
+void THCudaBoolTensor_release(struct THCState *state, struct THCudaBoolTensor *self_);
+
+/**
+ * Copies `self` into `dst` (unless they are the same), then drops the caller's reference
+ * on `self` (also when the copy fails).
+ */
+void THCudaBoolTensor_freeCopyTo(struct THCState *state,
+                                 struct THCudaBoolTensor *self_,
+                                 struct THCudaBoolTensor *dst);
+
+/**
+ * `tensor[x0] = value` (1-d tensors only; bounds-checked).
+ */
+void THCudaBoolTensor_set1d(struct THCState *state,
+                            struct THCudaBoolTensor *tensor,
+                            int64_t x0,
+                            THBool value);
+
+/**
+ * `tensor[x0][x1] = value` (2-d tensors only; bounds-checked).
+ */
+void THCudaBoolTensor_set2d(struct THCState *state,
+                            struct THCudaBoolTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            THBool value);
+
+/**
+ * `tensor[x0][x1][x2] = value` (3-d tensors only; bounds-checked).
+ */
+void THCudaBoolTensor_set3d(struct THCState *state,
+                            struct THCudaBoolTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int64_t x2,
+                            THBool value);
+
+/**
+ * `tensor[x0][x1][x2][x3] = value` (4-d tensors only; bounds-checked).
+ */
+void THCudaBoolTensor_set4d(struct THCState *state,
+                            struct THCudaBoolTensor *tensor,
+                            int64_t x0,
+                            int64_t x1,
+                            int64_t x2,
+                            int64_t x3,
+                            THBool value);
+
+/**
+ * `tensor[x0]` (1-d tensors only; bounds-checked; 0 on error).
+ */
+THBool THCudaBoolTensor_get1d(struct THCState *state,
+                              const struct THCudaBoolTensor *tensor,
+                              int64_t x0);
+
+/**
+ * `tensor[x0][x1]` (2-d tensors only).
+ */
+THBool THCudaBoolTensor_get2d(struct THCState *state,
+                              const struct THCudaBoolTensor *tensor,
+                              int64_t x0,
+                              int64_t x1);
+
+/**
+ * `tensor[x0][x1][x2]` (3-d tensors only).
+ */
+THBool THCudaBoolTensor_get3d(struct THCState *state,
+                              const struct THCudaBoolTensor *tensor,
+                              int64_t x0,
+                              int64_t x1,
+                              int64_t x2);
+
+/**
+ * `tensor[x0][x1][x2][x3]` (4-d tensors only).
+ */
+THBool THCudaBoolTensor_get4d(struct THCState *state,
+                              const struct THCudaBoolTensor *tensor,
+                              int64_t x0,
+                              int64_t x1,
+                              int64_t x2,
+                              int64_t x3);
+
+/**
+ *`"torch.BoolTensor of size 2x3"`.
+ */
+struct THDescBuff THCudaBoolTensor_desc(struct THCState *state,
+                                        const struct THCudaBoolTensor *tensor);
+
+/**
+ * `"[2 x 3]"`.
+ */
+struct THDescBuff THCudaBoolTensor_sizeDesc(struct THCState *state,
+                                            const struct THCudaBoolTensor *tensor);
+
+/**
+ * Copies `src` into `tensor` element by element in row-major order of each (element
+ * counts must match, shapes need not; no resize). Overlapping views are handled.
+ */
+void THCudaBoolTensor_copy(struct THCState *state,
+                           struct THCudaBoolTensor *tensor,
+                           struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Byte tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyByte(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               struct THByteTensor *src);
+
+/**
+ *Copies a Char tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyChar(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               struct THCharTensor *src);
+
+/**
+ *Copies a Short tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyShort(struct THCState *state,
+                                struct THCudaBoolTensor *tensor,
+                                struct THShortTensor *src);
+
+/**
+ *Copies a Int tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyInt(struct THCState *state,
+                              struct THCudaBoolTensor *tensor,
+                              struct THIntTensor *src);
+
+/**
+ *Copies a Long tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyLong(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               struct THLongTensor *src);
+
+/**
+ *Copies a Float tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyFloat(struct THCState *state,
+                                struct THCudaBoolTensor *tensor,
+                                struct THFloatTensor *src);
+
+/**
+ *Copies a Double tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyDouble(struct THCState *state,
+                                 struct THCudaBoolTensor *tensor,
+                                 struct THDoubleTensor *src);
+
+/**
+ *Copies a Half tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyHalf(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               struct THHalfTensor *src);
+
+/**
+ *Copies a BFloat16 tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyBFloat16(struct THCState *state,
+                                   struct THCudaBoolTensor *tensor,
+                                   struct THBFloat16Tensor *src);
+
+/**
+ *Copies a Bool tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyBool(struct THCState *state,
+                               struct THCudaBoolTensor *tensor,
+                               struct THBoolTensor *src);
+
+/**
+ * A new state token (never NULL).
+ */
+struct THCState *THCState_alloc(void);
+
+/**
+ * Frees a state token (NULL is ignored).
+ */
+void THCState_free(struct THCState *state);
+
+/**
+ * Finds the devices now and reports why there are none (`TH_ERR_NO_CUDA`: no driver or built
+ * without CUDA; `TH_ERR_NO_DEVICE`: a driver but no GPU).
+ */
+void THCudaInit(struct THCState *state);
+
+/**
+ * Waits for all work, then releases every cached device and pinned block.
+ */
+void THCudaShutdown(struct THCState *state);
+
+/**
+ * Number of devices (0 when CUDA is unavailable; the reason is recorded).
+ */
+int THCState_getNumDevices(struct THCState *state);
+
+/**
+ * This thread's current device.
+ */
+int THCudaGetDevice(struct THCState *state);
+
+/**
+ * Makes `device` this thread's current device (checked).
+ */
+void THCudaSetDevice(struct THCState *state, int device);
+
+/**
+ * Waits until all work on the current device has completed.
+ */
+void THCudaSynchronize(struct THCState *state);
+
+/**
+ * The current stream of `device` on this thread (NULL: the default stream).
+ */
+cudaStream_t THCState_getCurrentStreamOnDevice(struct THCState *state, int device);
+
+/**
+ * The current stream of the current device on this thread (NULL: the default stream).
+ */
+cudaStream_t THCState_getCurrentStream(struct THCState *state);
+
+/**
+ * The current stream object of the current device (borrowed).
+ */
+struct THCStream *THCState_getStream(struct THCState *state);
+
+/**
+ * Makes `stream` (retained; NULL: the default stream) current on its device for this thread.
+ */
+void THCState_setStream(struct THCState *state, struct THCStream *stream);
+
+/**
+ * A new stream on the current device (+1); `flags` 1 = `cudaStreamNonBlocking`.
+ */
+struct THCStream *THCStream_new(int flags);
+
+/**
+ * A new stream with a priority (lower is higher priority, as in CUDA) (+1).
+ */
+struct THCStream *THCStream_newWithPriority(int flags, int priority);
+
+/**
+ * The default stream of `device` (+1).
+ */
+struct THCStream *THCStream_defaultStream(int device);
+
+/**
+ * The `cudaStream_t` of a stream object.
+ */
+cudaStream_t THCStream_stream(struct THCStream *stream);
+
+/**
+ * The device of a stream object.
+ */
+int THCStream_device(struct THCStream *stream);
+
+/**
+ * Adds a reference to a stream (NULL is ignored).
+ *
+ * # Safety
+ * `stream` must be NULL or a live handle.
+ */
+void THCStream_retain(struct THCStream *stream);
+
+/**
+ * Drops a reference; the last one destroys the stream (NULL is ignored).
+ *
+ * # Safety
+ * `stream` must be NULL or a live handle the caller owns a reference on.
+ */
+void THCStream_free(struct THCStream *stream);
+
+/**
+ * `*ptr` = `size` bytes of device memory from the caching allocator on the current device and
+ * stream. Returns 0, or the error code (recorded as for any call).
+ *
+ * # Safety
+ * `ptr` must be NULL (an error) or writable.
+ */
+int THCudaMalloc(struct THCState *_state, void **ptr, size_t size);
+
+/**
+ * Returns a block from `THCudaMalloc` to the cache (NULL is ignored). 0 or the error code.
+ *
+ * # Safety
+ * `ptr` must be NULL or a live block from `THCudaMalloc`.
+ */
+int THCudaFree(struct THCState *_state, void *ptr);
+
+/**
+ * Free and total bytes of the current device. 0 or the error code.
+ *
+ * # Safety
+ * Both pointers must be NULL (an error) or writable.
+ */
+int THCudaMemGetInfo(struct THCState *_state, size_t *free_bytes, size_t *total_bytes);
+
+/**
+ * As `THCudaMemGetInfo`, counting memory held by the cache as free, plus the largest cached
+ * free block. 0 or the error code.
+ *
+ * # Safety
+ * All pointers must be NULL (an error) or writable.
+ */
+int THCudaMemGetInfoCached(struct THCState *_state,
+                           size_t *free_bytes,
+                           size_t *total_bytes,
+                           size_t *largest_block);
+
+/**
+ * `size` bytes of pinned host memory (THC's caching host allocator; NULL on error).
+ */
+void *THCudaHostAlloc(struct THCState *state, size_t size);
+
+/**
+ * Returns a block from `THCudaHostAlloc`; it is reused once the copies recorded on it are done.
+ */
+void THCudaHostFree(struct THCState *state, void *ptr);
+
+/**
+ * Records that the current stream uses the pinned block `ptr` (after an async copy).
+ */
+void THCudaHostRecord(struct THCState *state, void *ptr);
+
+/**
+ * The pinned-host allocator (`THCudaHostAllocator`).
+ */
+struct THAllocator *THCState_getCudaHostAllocator(struct THCState *state);
+
+/**
+ * 1: device storages come from the caching allocator (always).
+ */
+int THCState_isCachingAllocatorEnabled(struct THCState *state);
+
+/**
+ * Sets the function called (then the allocation retried once) when device memory runs out.
+ */
+void THCSetGCHandler(struct THCState *state, void (*handler)(void*), void *data);
+
+/**
+ * Releases every cached device block of every device (`cudaEmptyCache`).
+ */
+void THCudaEmptyCache(struct THCState *state);
+
+/**
+ * The base address and size of the segment holding device block `ptr`.
+ */
+void *THCCachingAllocator_getBaseAllocation(void *ptr, size_t *size);
+
+/**
+ * Marks that `stream` uses device block `ptr`: it is not reused until that work completes.
+ */
+void THCCachingAllocator_recordStream(void *ptr, struct THCStream *stream);
+
+/**
+ * Records that `stream` uses the pinned block `ptr` (0 or an error code).
+ */
+int THCCachingHostAllocator_recordEvent(void *ptr, struct THCStream *stream);
+
+/**
+ * Releases every cached pinned block whose copies are done.
+ */
+void THCCachingHostAllocator_emptyCache(void);
+
+/**
+ * Memory statistics of `device`'s caching allocator, in bytes: currently allocated,
+ * reserved from the device, and the peaks of both.
+ */
+void THCudaMemoryStats(struct THCState *state,
+                       int device,
+                       size_t *allocated,
+                       size_t *reserved,
+                       size_t *peak_allocated,
+                       size_t *peak_reserved);
+
+/**
+ * Size of one element in bytes.
+ */
+int THCudaByteStorage_elementSize(struct THCState *state);
+
+/**
+ * The device holding the storage.
+ */
+int THCudaByteStorage_getDevice(struct THCState *state, const struct THCudaByteStorage *storage);
+
+/**
+ * The device holding the tensor (the current device for one without storage).
+ */
+int THCudaByteTensor_getDevice(struct THCState *state, const struct THCudaByteTensor *self_);
+
+/**
+ * Copies `src` into `self` (same dtype; element counts must match).
+ */
+void THCudaByteTensor_copyCuda(struct THCState *state,
+                               struct THCudaByteTensor *self_,
+                               struct THCudaByteTensor *src);
+
+/**
+ * `copy` without THC's overlap check (overlaps are still handled here).
+ */
+void THCudaByteTensor_copyIgnoringOverlaps(struct THCState *state,
+                                           struct THCudaByteTensor *self_,
+                                           struct THCudaByteTensor *src);
+
+/**
+ * Copies a host tensor of the same dtype into this device tensor.
+ */
+void THCudaByteTensor_copyCPU(struct THCState *state,
+                              struct THCudaByteTensor *self_,
+                              struct THByteTensor *src);
+
+/**
+ * As `copyCPU` (the transfer completes before returning: the source is pageable memory).
+ */
+void THCudaByteTensor_copyAsyncCPU(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   struct THByteTensor *src);
+
+/**
+ * Copies this dtype's device tensor into a host tensor.
+ */
+void THByteTensor_copyCuda(struct THCState *state,
+                           struct THByteTensor *self_,
+                           struct THCudaByteTensor *src);
+
+/**
+ * As `copyCuda` (completes before returning: the destination is pageable memory).
+ */
+void THByteTensor_copyAsyncCuda(struct THCState *state,
+                                struct THByteTensor *self_,
+                                struct THCudaByteTensor *src);
+
+/**
+ * Copies `src` into `storage` (same dtype; sizes must match).
+ */
+void THCudaByteStorage_copyCuda(struct THCState *state,
+                                struct THCudaByteStorage *storage,
+                                struct THCudaByteStorage *src);
+
+/**
+ * Copies a host storage of the same dtype into this device storage.
+ */
+void THCudaByteStorage_copyCPU(struct THCState *state,
+                               struct THCudaByteStorage *storage,
+                               struct THByteStorage *src);
+
+/**
+ * Copies this dtype's device storage into a host storage.
+ */
+void THByteStorage_copyCuda(struct THCState *state,
+                            struct THByteStorage *storage,
+                            struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte device tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyCudaByte(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device tensor into this host tensor (C casts).
+ */
+void THByteTensor_copyCudaByte(struct THCState *state,
+                               struct THByteTensor *self_,
+                               struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device storage into this one (C casts; sizes must match).
+ */
+void THCudaByteStorage_copyCudaByte(struct THCState *state,
+                                    struct THCudaByteStorage *storage,
+                                    struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte device storage into this host storage (C casts; sizes must match).
+ */
+void THByteStorage_copyCudaByte(struct THCState *state,
+                                struct THByteStorage *storage,
+                                struct THCudaByteStorage *src);
+
+/**
+ *Copies a Char device tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyCudaChar(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device tensor into this host tensor (C casts).
+ */
+void THByteTensor_copyCudaChar(struct THCState *state,
+                               struct THByteTensor *self_,
+                               struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device storage into this one (C casts; sizes must match).
+ */
+void THCudaByteStorage_copyCudaChar(struct THCState *state,
+                                    struct THCudaByteStorage *storage,
+                                    struct THCudaCharStorage *src);
+
+/**
+ *Copies a Char device storage into this host storage (C casts; sizes must match).
+ */
+void THByteStorage_copyCudaChar(struct THCState *state,
+                                struct THByteStorage *storage,
+                                struct THCudaCharStorage *src);
+
+/**
+ *Copies a Short device tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyCudaShort(struct THCState *state,
+                                    struct THCudaByteTensor *self_,
+                                    struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device tensor into this host tensor (C casts).
+ */
+void THByteTensor_copyCudaShort(struct THCState *state,
+                                struct THByteTensor *self_,
+                                struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device storage into this one (C casts; sizes must match).
+ */
+void THCudaByteStorage_copyCudaShort(struct THCState *state,
+                                     struct THCudaByteStorage *storage,
+                                     struct THCudaShortStorage *src);
+
+/**
+ *Copies a Short device storage into this host storage (C casts; sizes must match).
+ */
+void THByteStorage_copyCudaShort(struct THCState *state,
+                                 struct THByteStorage *storage,
+                                 struct THCudaShortStorage *src);
+
+/**
+ *Copies a Int device tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyCudaInt(struct THCState *state,
+                                  struct THCudaByteTensor *self_,
+                                  struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device tensor into this host tensor (C casts).
+ */
+void THByteTensor_copyCudaInt(struct THCState *state,
+                              struct THByteTensor *self_,
+                              struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device storage into this one (C casts; sizes must match).
+ */
+void THCudaByteStorage_copyCudaInt(struct THCState *state,
+                                   struct THCudaByteStorage *storage,
+                                   struct THCudaIntStorage *src);
+
+/**
+ *Copies a Int device storage into this host storage (C casts; sizes must match).
+ */
+void THByteStorage_copyCudaInt(struct THCState *state,
+                               struct THByteStorage *storage,
+                               struct THCudaIntStorage *src);
+
+/**
+ *Copies a Long device tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyCudaLong(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device tensor into this host tensor (C casts).
+ */
+void THByteTensor_copyCudaLong(struct THCState *state,
+                               struct THByteTensor *self_,
+                               struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device storage into this one (C casts; sizes must match).
+ */
+void THCudaByteStorage_copyCudaLong(struct THCState *state,
+                                    struct THCudaByteStorage *storage,
+                                    struct THCudaLongStorage *src);
+
+/**
+ *Copies a Long device storage into this host storage (C casts; sizes must match).
+ */
+void THByteStorage_copyCudaLong(struct THCState *state,
+                                struct THByteStorage *storage,
+                                struct THCudaLongStorage *src);
+
+/**
+ *Copies a Float device tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyCudaFloat(struct THCState *state,
+                                    struct THCudaByteTensor *self_,
+                                    THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device tensor into this host tensor (C casts).
+ */
+void THByteTensor_copyCudaFloat(struct THCState *state,
+                                struct THByteTensor *self_,
+                                THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device storage into this one (C casts; sizes must match).
+ */
+void THCudaByteStorage_copyCudaFloat(struct THCState *state,
+                                     struct THCudaByteStorage *storage,
+                                     THCudaFloatStorage *src);
+
+/**
+ *Copies a Float device storage into this host storage (C casts; sizes must match).
+ */
+void THByteStorage_copyCudaFloat(struct THCState *state,
+                                 struct THByteStorage *storage,
+                                 THCudaFloatStorage *src);
+
+/**
+ *Copies a Double device tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyCudaDouble(struct THCState *state,
+                                     struct THCudaByteTensor *self_,
+                                     struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device tensor into this host tensor (C casts).
+ */
+void THByteTensor_copyCudaDouble(struct THCState *state,
+                                 struct THByteTensor *self_,
+                                 struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device storage into this one (C casts; sizes must match).
+ */
+void THCudaByteStorage_copyCudaDouble(struct THCState *state,
+                                      struct THCudaByteStorage *storage,
+                                      struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Double device storage into this host storage (C casts; sizes must match).
+ */
+void THByteStorage_copyCudaDouble(struct THCState *state,
+                                  struct THByteStorage *storage,
+                                  struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Half device tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyCudaHalf(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device tensor into this host tensor (C casts).
+ */
+void THByteTensor_copyCudaHalf(struct THCState *state,
+                               struct THByteTensor *self_,
+                               struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device storage into this one (C casts; sizes must match).
+ */
+void THCudaByteStorage_copyCudaHalf(struct THCState *state,
+                                    struct THCudaByteStorage *storage,
+                                    struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Half device storage into this host storage (C casts; sizes must match).
+ */
+void THByteStorage_copyCudaHalf(struct THCState *state,
+                                struct THByteStorage *storage,
+                                struct THCudaHalfStorage *src);
+
+/**
+ *Copies a BFloat16 device tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyCudaBFloat16(struct THCState *state,
+                                       struct THCudaByteTensor *self_,
+                                       struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device tensor into this host tensor (C casts).
+ */
+void THByteTensor_copyCudaBFloat16(struct THCState *state,
+                                   struct THByteTensor *self_,
+                                   struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device storage into this one (C casts; sizes must match).
+ */
+void THCudaByteStorage_copyCudaBFloat16(struct THCState *state,
+                                        struct THCudaByteStorage *storage,
+                                        struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a BFloat16 device storage into this host storage (C casts; sizes must match).
+ */
+void THByteStorage_copyCudaBFloat16(struct THCState *state,
+                                    struct THByteStorage *storage,
+                                    struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Bool device tensor into this one (C casts; element counts must match).
+ */
+void THCudaByteTensor_copyCudaBool(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device tensor into this host tensor (C casts).
+ */
+void THByteTensor_copyCudaBool(struct THCState *state,
+                               struct THByteTensor *self_,
+                               struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device storage into this one (C casts; sizes must match).
+ */
+void THCudaByteStorage_copyCudaBool(struct THCState *state,
+                                    struct THCudaByteStorage *storage,
+                                    struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Bool device storage into this host storage (C casts; sizes must match).
+ */
+void THByteStorage_copyCudaBool(struct THCState *state,
+                                struct THByteStorage *storage,
+                                struct THCudaBoolStorage *src);
+
+/**
+ * Size of one element in bytes.
+ */
+int THCudaCharStorage_elementSize(struct THCState *state);
+
+/**
+ * The device holding the storage.
+ */
+int THCudaCharStorage_getDevice(struct THCState *state, const struct THCudaCharStorage *storage);
+
+/**
+ * The device holding the tensor (the current device for one without storage).
+ */
+int THCudaCharTensor_getDevice(struct THCState *state, const struct THCudaCharTensor *self_);
+
+/**
+ * Copies `src` into `self` (same dtype; element counts must match).
+ */
+void THCudaCharTensor_copyCuda(struct THCState *state,
+                               struct THCudaCharTensor *self_,
+                               struct THCudaCharTensor *src);
+
+/**
+ * `copy` without THC's overlap check (overlaps are still handled here).
+ */
+void THCudaCharTensor_copyIgnoringOverlaps(struct THCState *state,
+                                           struct THCudaCharTensor *self_,
+                                           struct THCudaCharTensor *src);
+
+/**
+ * Copies a host tensor of the same dtype into this device tensor.
+ */
+void THCudaCharTensor_copyCPU(struct THCState *state,
+                              struct THCudaCharTensor *self_,
+                              struct THCharTensor *src);
+
+/**
+ * As `copyCPU` (the transfer completes before returning: the source is pageable memory).
+ */
+void THCudaCharTensor_copyAsyncCPU(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   struct THCharTensor *src);
+
+/**
+ * Copies this dtype's device tensor into a host tensor.
+ */
+void THCharTensor_copyCuda(struct THCState *state,
+                           struct THCharTensor *self_,
+                           struct THCudaCharTensor *src);
+
+/**
+ * As `copyCuda` (completes before returning: the destination is pageable memory).
+ */
+void THCharTensor_copyAsyncCuda(struct THCState *state,
+                                struct THCharTensor *self_,
+                                struct THCudaCharTensor *src);
+
+/**
+ * Copies `src` into `storage` (same dtype; sizes must match).
+ */
+void THCudaCharStorage_copyCuda(struct THCState *state,
+                                struct THCudaCharStorage *storage,
+                                struct THCudaCharStorage *src);
+
+/**
+ * Copies a host storage of the same dtype into this device storage.
+ */
+void THCudaCharStorage_copyCPU(struct THCState *state,
+                               struct THCudaCharStorage *storage,
+                               struct THCharStorage *src);
+
+/**
+ * Copies this dtype's device storage into a host storage.
+ */
+void THCharStorage_copyCuda(struct THCState *state,
+                            struct THCharStorage *storage,
+                            struct THCudaCharStorage *src);
+
+/**
+ *Copies a Byte device tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyCudaByte(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device tensor into this host tensor (C casts).
+ */
+void THCharTensor_copyCudaByte(struct THCState *state,
+                               struct THCharTensor *self_,
+                               struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device storage into this one (C casts; sizes must match).
+ */
+void THCudaCharStorage_copyCudaByte(struct THCState *state,
+                                    struct THCudaCharStorage *storage,
+                                    struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte device storage into this host storage (C casts; sizes must match).
+ */
+void THCharStorage_copyCudaByte(struct THCState *state,
+                                struct THCharStorage *storage,
+                                struct THCudaByteStorage *src);
+
+/**
+ *Copies a Char device tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyCudaChar(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device tensor into this host tensor (C casts).
+ */
+void THCharTensor_copyCudaChar(struct THCState *state,
+                               struct THCharTensor *self_,
+                               struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device storage into this one (C casts; sizes must match).
+ */
+void THCudaCharStorage_copyCudaChar(struct THCState *state,
+                                    struct THCudaCharStorage *storage,
+                                    struct THCudaCharStorage *src);
+
+/**
+ *Copies a Char device storage into this host storage (C casts; sizes must match).
+ */
+void THCharStorage_copyCudaChar(struct THCState *state,
+                                struct THCharStorage *storage,
+                                struct THCudaCharStorage *src);
+
+/**
+ *Copies a Short device tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyCudaShort(struct THCState *state,
+                                    struct THCudaCharTensor *self_,
+                                    struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device tensor into this host tensor (C casts).
+ */
+void THCharTensor_copyCudaShort(struct THCState *state,
+                                struct THCharTensor *self_,
+                                struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device storage into this one (C casts; sizes must match).
+ */
+void THCudaCharStorage_copyCudaShort(struct THCState *state,
+                                     struct THCudaCharStorage *storage,
+                                     struct THCudaShortStorage *src);
+
+/**
+ *Copies a Short device storage into this host storage (C casts; sizes must match).
+ */
+void THCharStorage_copyCudaShort(struct THCState *state,
+                                 struct THCharStorage *storage,
+                                 struct THCudaShortStorage *src);
+
+/**
+ *Copies a Int device tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyCudaInt(struct THCState *state,
+                                  struct THCudaCharTensor *self_,
+                                  struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device tensor into this host tensor (C casts).
+ */
+void THCharTensor_copyCudaInt(struct THCState *state,
+                              struct THCharTensor *self_,
+                              struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device storage into this one (C casts; sizes must match).
+ */
+void THCudaCharStorage_copyCudaInt(struct THCState *state,
+                                   struct THCudaCharStorage *storage,
+                                   struct THCudaIntStorage *src);
+
+/**
+ *Copies a Int device storage into this host storage (C casts; sizes must match).
+ */
+void THCharStorage_copyCudaInt(struct THCState *state,
+                               struct THCharStorage *storage,
+                               struct THCudaIntStorage *src);
+
+/**
+ *Copies a Long device tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyCudaLong(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device tensor into this host tensor (C casts).
+ */
+void THCharTensor_copyCudaLong(struct THCState *state,
+                               struct THCharTensor *self_,
+                               struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device storage into this one (C casts; sizes must match).
+ */
+void THCudaCharStorage_copyCudaLong(struct THCState *state,
+                                    struct THCudaCharStorage *storage,
+                                    struct THCudaLongStorage *src);
+
+/**
+ *Copies a Long device storage into this host storage (C casts; sizes must match).
+ */
+void THCharStorage_copyCudaLong(struct THCState *state,
+                                struct THCharStorage *storage,
+                                struct THCudaLongStorage *src);
+
+/**
+ *Copies a Float device tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyCudaFloat(struct THCState *state,
+                                    struct THCudaCharTensor *self_,
+                                    THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device tensor into this host tensor (C casts).
+ */
+void THCharTensor_copyCudaFloat(struct THCState *state,
+                                struct THCharTensor *self_,
+                                THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device storage into this one (C casts; sizes must match).
+ */
+void THCudaCharStorage_copyCudaFloat(struct THCState *state,
+                                     struct THCudaCharStorage *storage,
+                                     THCudaFloatStorage *src);
+
+/**
+ *Copies a Float device storage into this host storage (C casts; sizes must match).
+ */
+void THCharStorage_copyCudaFloat(struct THCState *state,
+                                 struct THCharStorage *storage,
+                                 THCudaFloatStorage *src);
+
+/**
+ *Copies a Double device tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyCudaDouble(struct THCState *state,
+                                     struct THCudaCharTensor *self_,
+                                     struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device tensor into this host tensor (C casts).
+ */
+void THCharTensor_copyCudaDouble(struct THCState *state,
+                                 struct THCharTensor *self_,
+                                 struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device storage into this one (C casts; sizes must match).
+ */
+void THCudaCharStorage_copyCudaDouble(struct THCState *state,
+                                      struct THCudaCharStorage *storage,
+                                      struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Double device storage into this host storage (C casts; sizes must match).
+ */
+void THCharStorage_copyCudaDouble(struct THCState *state,
+                                  struct THCharStorage *storage,
+                                  struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Half device tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyCudaHalf(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device tensor into this host tensor (C casts).
+ */
+void THCharTensor_copyCudaHalf(struct THCState *state,
+                               struct THCharTensor *self_,
+                               struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device storage into this one (C casts; sizes must match).
+ */
+void THCudaCharStorage_copyCudaHalf(struct THCState *state,
+                                    struct THCudaCharStorage *storage,
+                                    struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Half device storage into this host storage (C casts; sizes must match).
+ */
+void THCharStorage_copyCudaHalf(struct THCState *state,
+                                struct THCharStorage *storage,
+                                struct THCudaHalfStorage *src);
+
+/**
+ *Copies a BFloat16 device tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyCudaBFloat16(struct THCState *state,
+                                       struct THCudaCharTensor *self_,
+                                       struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device tensor into this host tensor (C casts).
+ */
+void THCharTensor_copyCudaBFloat16(struct THCState *state,
+                                   struct THCharTensor *self_,
+                                   struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device storage into this one (C casts; sizes must match).
+ */
+void THCudaCharStorage_copyCudaBFloat16(struct THCState *state,
+                                        struct THCudaCharStorage *storage,
+                                        struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a BFloat16 device storage into this host storage (C casts; sizes must match).
+ */
+void THCharStorage_copyCudaBFloat16(struct THCState *state,
+                                    struct THCharStorage *storage,
+                                    struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Bool device tensor into this one (C casts; element counts must match).
+ */
+void THCudaCharTensor_copyCudaBool(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device tensor into this host tensor (C casts).
+ */
+void THCharTensor_copyCudaBool(struct THCState *state,
+                               struct THCharTensor *self_,
+                               struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device storage into this one (C casts; sizes must match).
+ */
+void THCudaCharStorage_copyCudaBool(struct THCState *state,
+                                    struct THCudaCharStorage *storage,
+                                    struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Bool device storage into this host storage (C casts; sizes must match).
+ */
+void THCharStorage_copyCudaBool(struct THCState *state,
+                                struct THCharStorage *storage,
+                                struct THCudaBoolStorage *src);
+
+/**
+ * Size of one element in bytes.
+ */
+int THCudaShortStorage_elementSize(struct THCState *state);
+
+/**
+ * The device holding the storage.
+ */
+int THCudaShortStorage_getDevice(struct THCState *state, const struct THCudaShortStorage *storage);
+
+/**
+ * The device holding the tensor (the current device for one without storage).
+ */
+int THCudaShortTensor_getDevice(struct THCState *state, const struct THCudaShortTensor *self_);
+
+/**
+ * Copies `src` into `self` (same dtype; element counts must match).
+ */
+void THCudaShortTensor_copyCuda(struct THCState *state,
+                                struct THCudaShortTensor *self_,
+                                struct THCudaShortTensor *src);
+
+/**
+ * `copy` without THC's overlap check (overlaps are still handled here).
+ */
+void THCudaShortTensor_copyIgnoringOverlaps(struct THCState *state,
+                                            struct THCudaShortTensor *self_,
+                                            struct THCudaShortTensor *src);
+
+/**
+ * Copies a host tensor of the same dtype into this device tensor.
+ */
+void THCudaShortTensor_copyCPU(struct THCState *state,
+                               struct THCudaShortTensor *self_,
+                               struct THShortTensor *src);
+
+/**
+ * As `copyCPU` (the transfer completes before returning: the source is pageable memory).
+ */
+void THCudaShortTensor_copyAsyncCPU(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    struct THShortTensor *src);
+
+/**
+ * Copies this dtype's device tensor into a host tensor.
+ */
+void THShortTensor_copyCuda(struct THCState *state,
+                            struct THShortTensor *self_,
+                            struct THCudaShortTensor *src);
+
+/**
+ * As `copyCuda` (completes before returning: the destination is pageable memory).
+ */
+void THShortTensor_copyAsyncCuda(struct THCState *state,
+                                 struct THShortTensor *self_,
+                                 struct THCudaShortTensor *src);
+
+/**
+ * Copies `src` into `storage` (same dtype; sizes must match).
+ */
+void THCudaShortStorage_copyCuda(struct THCState *state,
+                                 struct THCudaShortStorage *storage,
+                                 struct THCudaShortStorage *src);
+
+/**
+ * Copies a host storage of the same dtype into this device storage.
+ */
+void THCudaShortStorage_copyCPU(struct THCState *state,
+                                struct THCudaShortStorage *storage,
+                                struct THShortStorage *src);
+
+/**
+ * Copies this dtype's device storage into a host storage.
+ */
+void THShortStorage_copyCuda(struct THCState *state,
+                             struct THShortStorage *storage,
+                             struct THCudaShortStorage *src);
+
+/**
+ *Copies a Byte device tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyCudaByte(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device tensor into this host tensor (C casts).
+ */
+void THShortTensor_copyCudaByte(struct THCState *state,
+                                struct THShortTensor *self_,
+                                struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device storage into this one (C casts; sizes must match).
+ */
+void THCudaShortStorage_copyCudaByte(struct THCState *state,
+                                     struct THCudaShortStorage *storage,
+                                     struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte device storage into this host storage (C casts; sizes must match).
+ */
+void THShortStorage_copyCudaByte(struct THCState *state,
+                                 struct THShortStorage *storage,
+                                 struct THCudaByteStorage *src);
+
+/**
+ *Copies a Char device tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyCudaChar(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device tensor into this host tensor (C casts).
+ */
+void THShortTensor_copyCudaChar(struct THCState *state,
+                                struct THShortTensor *self_,
+                                struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device storage into this one (C casts; sizes must match).
+ */
+void THCudaShortStorage_copyCudaChar(struct THCState *state,
+                                     struct THCudaShortStorage *storage,
+                                     struct THCudaCharStorage *src);
+
+/**
+ *Copies a Char device storage into this host storage (C casts; sizes must match).
+ */
+void THShortStorage_copyCudaChar(struct THCState *state,
+                                 struct THShortStorage *storage,
+                                 struct THCudaCharStorage *src);
+
+/**
+ *Copies a Short device tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyCudaShort(struct THCState *state,
+                                     struct THCudaShortTensor *self_,
+                                     struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device tensor into this host tensor (C casts).
+ */
+void THShortTensor_copyCudaShort(struct THCState *state,
+                                 struct THShortTensor *self_,
+                                 struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device storage into this one (C casts; sizes must match).
+ */
+void THCudaShortStorage_copyCudaShort(struct THCState *state,
+                                      struct THCudaShortStorage *storage,
+                                      struct THCudaShortStorage *src);
+
+/**
+ *Copies a Short device storage into this host storage (C casts; sizes must match).
+ */
+void THShortStorage_copyCudaShort(struct THCState *state,
+                                  struct THShortStorage *storage,
+                                  struct THCudaShortStorage *src);
+
+/**
+ *Copies a Int device tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyCudaInt(struct THCState *state,
+                                   struct THCudaShortTensor *self_,
+                                   struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device tensor into this host tensor (C casts).
+ */
+void THShortTensor_copyCudaInt(struct THCState *state,
+                               struct THShortTensor *self_,
+                               struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device storage into this one (C casts; sizes must match).
+ */
+void THCudaShortStorage_copyCudaInt(struct THCState *state,
+                                    struct THCudaShortStorage *storage,
+                                    struct THCudaIntStorage *src);
+
+/**
+ *Copies a Int device storage into this host storage (C casts; sizes must match).
+ */
+void THShortStorage_copyCudaInt(struct THCState *state,
+                                struct THShortStorage *storage,
+                                struct THCudaIntStorage *src);
+
+/**
+ *Copies a Long device tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyCudaLong(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device tensor into this host tensor (C casts).
+ */
+void THShortTensor_copyCudaLong(struct THCState *state,
+                                struct THShortTensor *self_,
+                                struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device storage into this one (C casts; sizes must match).
+ */
+void THCudaShortStorage_copyCudaLong(struct THCState *state,
+                                     struct THCudaShortStorage *storage,
+                                     struct THCudaLongStorage *src);
+
+/**
+ *Copies a Long device storage into this host storage (C casts; sizes must match).
+ */
+void THShortStorage_copyCudaLong(struct THCState *state,
+                                 struct THShortStorage *storage,
+                                 struct THCudaLongStorage *src);
+
+/**
+ *Copies a Float device tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyCudaFloat(struct THCState *state,
+                                     struct THCudaShortTensor *self_,
+                                     THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device tensor into this host tensor (C casts).
+ */
+void THShortTensor_copyCudaFloat(struct THCState *state,
+                                 struct THShortTensor *self_,
+                                 THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device storage into this one (C casts; sizes must match).
+ */
+void THCudaShortStorage_copyCudaFloat(struct THCState *state,
+                                      struct THCudaShortStorage *storage,
+                                      THCudaFloatStorage *src);
+
+/**
+ *Copies a Float device storage into this host storage (C casts; sizes must match).
+ */
+void THShortStorage_copyCudaFloat(struct THCState *state,
+                                  struct THShortStorage *storage,
+                                  THCudaFloatStorage *src);
+
+/**
+ *Copies a Double device tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyCudaDouble(struct THCState *state,
+                                      struct THCudaShortTensor *self_,
+                                      struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device tensor into this host tensor (C casts).
+ */
+void THShortTensor_copyCudaDouble(struct THCState *state,
+                                  struct THShortTensor *self_,
+                                  struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device storage into this one (C casts; sizes must match).
+ */
+void THCudaShortStorage_copyCudaDouble(struct THCState *state,
+                                       struct THCudaShortStorage *storage,
+                                       struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Double device storage into this host storage (C casts; sizes must match).
+ */
+void THShortStorage_copyCudaDouble(struct THCState *state,
+                                   struct THShortStorage *storage,
+                                   struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Half device tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyCudaHalf(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device tensor into this host tensor (C casts).
+ */
+void THShortTensor_copyCudaHalf(struct THCState *state,
+                                struct THShortTensor *self_,
+                                struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device storage into this one (C casts; sizes must match).
+ */
+void THCudaShortStorage_copyCudaHalf(struct THCState *state,
+                                     struct THCudaShortStorage *storage,
+                                     struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Half device storage into this host storage (C casts; sizes must match).
+ */
+void THShortStorage_copyCudaHalf(struct THCState *state,
+                                 struct THShortStorage *storage,
+                                 struct THCudaHalfStorage *src);
+
+/**
+ *Copies a BFloat16 device tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyCudaBFloat16(struct THCState *state,
+                                        struct THCudaShortTensor *self_,
+                                        struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device tensor into this host tensor (C casts).
+ */
+void THShortTensor_copyCudaBFloat16(struct THCState *state,
+                                    struct THShortTensor *self_,
+                                    struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device storage into this one (C casts; sizes must match).
+ */
+void THCudaShortStorage_copyCudaBFloat16(struct THCState *state,
+                                         struct THCudaShortStorage *storage,
+                                         struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a BFloat16 device storage into this host storage (C casts; sizes must match).
+ */
+void THShortStorage_copyCudaBFloat16(struct THCState *state,
+                                     struct THShortStorage *storage,
+                                     struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Bool device tensor into this one (C casts; element counts must match).
+ */
+void THCudaShortTensor_copyCudaBool(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device tensor into this host tensor (C casts).
+ */
+void THShortTensor_copyCudaBool(struct THCState *state,
+                                struct THShortTensor *self_,
+                                struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device storage into this one (C casts; sizes must match).
+ */
+void THCudaShortStorage_copyCudaBool(struct THCState *state,
+                                     struct THCudaShortStorage *storage,
+                                     struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Bool device storage into this host storage (C casts; sizes must match).
+ */
+void THShortStorage_copyCudaBool(struct THCState *state,
+                                 struct THShortStorage *storage,
+                                 struct THCudaBoolStorage *src);
+
+/**
+ * Size of one element in bytes.
+ */
+int THCudaIntStorage_elementSize(struct THCState *state);
+
+/**
+ * The device holding the storage.
+ */
+int THCudaIntStorage_getDevice(struct THCState *state, const struct THCudaIntStorage *storage);
+
+/**
+ * The device holding the tensor (the current device for one without storage).
+ */
+int THCudaIntTensor_getDevice(struct THCState *state, const struct THCudaIntTensor *self_);
+
+/**
+ * Copies `src` into `self` (same dtype; element counts must match).
+ */
+void THCudaIntTensor_copyCuda(struct THCState *state,
+                              struct THCudaIntTensor *self_,
+                              struct THCudaIntTensor *src);
+
+/**
+ * `copy` without THC's overlap check (overlaps are still handled here).
+ */
+void THCudaIntTensor_copyIgnoringOverlaps(struct THCState *state,
+                                          struct THCudaIntTensor *self_,
+                                          struct THCudaIntTensor *src);
+
+/**
+ * Copies a host tensor of the same dtype into this device tensor.
+ */
+void THCudaIntTensor_copyCPU(struct THCState *state,
+                             struct THCudaIntTensor *self_,
+                             struct THIntTensor *src);
+
+/**
+ * As `copyCPU` (the transfer completes before returning: the source is pageable memory).
+ */
+void THCudaIntTensor_copyAsyncCPU(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  struct THIntTensor *src);
+
+/**
+ * Copies this dtype's device tensor into a host tensor.
+ */
+void THIntTensor_copyCuda(struct THCState *state,
+                          struct THIntTensor *self_,
+                          struct THCudaIntTensor *src);
+
+/**
+ * As `copyCuda` (completes before returning: the destination is pageable memory).
+ */
+void THIntTensor_copyAsyncCuda(struct THCState *state,
+                               struct THIntTensor *self_,
+                               struct THCudaIntTensor *src);
+
+/**
+ * Copies `src` into `storage` (same dtype; sizes must match).
+ */
+void THCudaIntStorage_copyCuda(struct THCState *state,
+                               struct THCudaIntStorage *storage,
+                               struct THCudaIntStorage *src);
+
+/**
+ * Copies a host storage of the same dtype into this device storage.
+ */
+void THCudaIntStorage_copyCPU(struct THCState *state,
+                              struct THCudaIntStorage *storage,
+                              struct THIntStorage *src);
+
+/**
+ * Copies this dtype's device storage into a host storage.
+ */
+void THIntStorage_copyCuda(struct THCState *state,
+                           struct THIntStorage *storage,
+                           struct THCudaIntStorage *src);
+
+/**
+ *Copies a Byte device tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyCudaByte(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device tensor into this host tensor (C casts).
+ */
+void THIntTensor_copyCudaByte(struct THCState *state,
+                              struct THIntTensor *self_,
+                              struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device storage into this one (C casts; sizes must match).
+ */
+void THCudaIntStorage_copyCudaByte(struct THCState *state,
+                                   struct THCudaIntStorage *storage,
+                                   struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte device storage into this host storage (C casts; sizes must match).
+ */
+void THIntStorage_copyCudaByte(struct THCState *state,
+                               struct THIntStorage *storage,
+                               struct THCudaByteStorage *src);
+
+/**
+ *Copies a Char device tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyCudaChar(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device tensor into this host tensor (C casts).
+ */
+void THIntTensor_copyCudaChar(struct THCState *state,
+                              struct THIntTensor *self_,
+                              struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device storage into this one (C casts; sizes must match).
+ */
+void THCudaIntStorage_copyCudaChar(struct THCState *state,
+                                   struct THCudaIntStorage *storage,
+                                   struct THCudaCharStorage *src);
+
+/**
+ *Copies a Char device storage into this host storage (C casts; sizes must match).
+ */
+void THIntStorage_copyCudaChar(struct THCState *state,
+                               struct THIntStorage *storage,
+                               struct THCudaCharStorage *src);
+
+/**
+ *Copies a Short device tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyCudaShort(struct THCState *state,
+                                   struct THCudaIntTensor *self_,
+                                   struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device tensor into this host tensor (C casts).
+ */
+void THIntTensor_copyCudaShort(struct THCState *state,
+                               struct THIntTensor *self_,
+                               struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device storage into this one (C casts; sizes must match).
+ */
+void THCudaIntStorage_copyCudaShort(struct THCState *state,
+                                    struct THCudaIntStorage *storage,
+                                    struct THCudaShortStorage *src);
+
+/**
+ *Copies a Short device storage into this host storage (C casts; sizes must match).
+ */
+void THIntStorage_copyCudaShort(struct THCState *state,
+                                struct THIntStorage *storage,
+                                struct THCudaShortStorage *src);
+
+/**
+ *Copies a Int device tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyCudaInt(struct THCState *state,
+                                 struct THCudaIntTensor *self_,
+                                 struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device tensor into this host tensor (C casts).
+ */
+void THIntTensor_copyCudaInt(struct THCState *state,
+                             struct THIntTensor *self_,
+                             struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device storage into this one (C casts; sizes must match).
+ */
+void THCudaIntStorage_copyCudaInt(struct THCState *state,
+                                  struct THCudaIntStorage *storage,
+                                  struct THCudaIntStorage *src);
+
+/**
+ *Copies a Int device storage into this host storage (C casts; sizes must match).
+ */
+void THIntStorage_copyCudaInt(struct THCState *state,
+                              struct THIntStorage *storage,
+                              struct THCudaIntStorage *src);
+
+/**
+ *Copies a Long device tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyCudaLong(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device tensor into this host tensor (C casts).
+ */
+void THIntTensor_copyCudaLong(struct THCState *state,
+                              struct THIntTensor *self_,
+                              struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device storage into this one (C casts; sizes must match).
+ */
+void THCudaIntStorage_copyCudaLong(struct THCState *state,
+                                   struct THCudaIntStorage *storage,
+                                   struct THCudaLongStorage *src);
+
+/**
+ *Copies a Long device storage into this host storage (C casts; sizes must match).
+ */
+void THIntStorage_copyCudaLong(struct THCState *state,
+                               struct THIntStorage *storage,
+                               struct THCudaLongStorage *src);
+
+/**
+ *Copies a Float device tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyCudaFloat(struct THCState *state,
+                                   struct THCudaIntTensor *self_,
+                                   THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device tensor into this host tensor (C casts).
+ */
+void THIntTensor_copyCudaFloat(struct THCState *state,
+                               struct THIntTensor *self_,
+                               THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device storage into this one (C casts; sizes must match).
+ */
+void THCudaIntStorage_copyCudaFloat(struct THCState *state,
+                                    struct THCudaIntStorage *storage,
+                                    THCudaFloatStorage *src);
+
+/**
+ *Copies a Float device storage into this host storage (C casts; sizes must match).
+ */
+void THIntStorage_copyCudaFloat(struct THCState *state,
+                                struct THIntStorage *storage,
+                                THCudaFloatStorage *src);
+
+/**
+ *Copies a Double device tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyCudaDouble(struct THCState *state,
+                                    struct THCudaIntTensor *self_,
+                                    struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device tensor into this host tensor (C casts).
+ */
+void THIntTensor_copyCudaDouble(struct THCState *state,
+                                struct THIntTensor *self_,
+                                struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device storage into this one (C casts; sizes must match).
+ */
+void THCudaIntStorage_copyCudaDouble(struct THCState *state,
+                                     struct THCudaIntStorage *storage,
+                                     struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Double device storage into this host storage (C casts; sizes must match).
+ */
+void THIntStorage_copyCudaDouble(struct THCState *state,
+                                 struct THIntStorage *storage,
+                                 struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Half device tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyCudaHalf(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device tensor into this host tensor (C casts).
+ */
+void THIntTensor_copyCudaHalf(struct THCState *state,
+                              struct THIntTensor *self_,
+                              struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device storage into this one (C casts; sizes must match).
+ */
+void THCudaIntStorage_copyCudaHalf(struct THCState *state,
+                                   struct THCudaIntStorage *storage,
+                                   struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Half device storage into this host storage (C casts; sizes must match).
+ */
+void THIntStorage_copyCudaHalf(struct THCState *state,
+                               struct THIntStorage *storage,
+                               struct THCudaHalfStorage *src);
+
+/**
+ *Copies a BFloat16 device tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyCudaBFloat16(struct THCState *state,
+                                      struct THCudaIntTensor *self_,
+                                      struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device tensor into this host tensor (C casts).
+ */
+void THIntTensor_copyCudaBFloat16(struct THCState *state,
+                                  struct THIntTensor *self_,
+                                  struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device storage into this one (C casts; sizes must match).
+ */
+void THCudaIntStorage_copyCudaBFloat16(struct THCState *state,
+                                       struct THCudaIntStorage *storage,
+                                       struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a BFloat16 device storage into this host storage (C casts; sizes must match).
+ */
+void THIntStorage_copyCudaBFloat16(struct THCState *state,
+                                   struct THIntStorage *storage,
+                                   struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Bool device tensor into this one (C casts; element counts must match).
+ */
+void THCudaIntTensor_copyCudaBool(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device tensor into this host tensor (C casts).
+ */
+void THIntTensor_copyCudaBool(struct THCState *state,
+                              struct THIntTensor *self_,
+                              struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device storage into this one (C casts; sizes must match).
+ */
+void THCudaIntStorage_copyCudaBool(struct THCState *state,
+                                   struct THCudaIntStorage *storage,
+                                   struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Bool device storage into this host storage (C casts; sizes must match).
+ */
+void THIntStorage_copyCudaBool(struct THCState *state,
+                               struct THIntStorage *storage,
+                               struct THCudaBoolStorage *src);
+
+/**
+ * Size of one element in bytes.
+ */
+int THCudaLongStorage_elementSize(struct THCState *state);
+
+/**
+ * The device holding the storage.
+ */
+int THCudaLongStorage_getDevice(struct THCState *state, const struct THCudaLongStorage *storage);
+
+/**
+ * The device holding the tensor (the current device for one without storage).
+ */
+int THCudaLongTensor_getDevice(struct THCState *state, const struct THCudaLongTensor *self_);
+
+/**
+ * Copies `src` into `self` (same dtype; element counts must match).
+ */
+void THCudaLongTensor_copyCuda(struct THCState *state,
+                               struct THCudaLongTensor *self_,
+                               struct THCudaLongTensor *src);
+
+/**
+ * `copy` without THC's overlap check (overlaps are still handled here).
+ */
+void THCudaLongTensor_copyIgnoringOverlaps(struct THCState *state,
+                                           struct THCudaLongTensor *self_,
+                                           struct THCudaLongTensor *src);
+
+/**
+ * Copies a host tensor of the same dtype into this device tensor.
+ */
+void THCudaLongTensor_copyCPU(struct THCState *state,
+                              struct THCudaLongTensor *self_,
+                              struct THLongTensor *src);
+
+/**
+ * As `copyCPU` (the transfer completes before returning: the source is pageable memory).
+ */
+void THCudaLongTensor_copyAsyncCPU(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   struct THLongTensor *src);
+
+/**
+ * Copies this dtype's device tensor into a host tensor.
+ */
+void THLongTensor_copyCuda(struct THCState *state,
+                           struct THLongTensor *self_,
+                           struct THCudaLongTensor *src);
+
+/**
+ * As `copyCuda` (completes before returning: the destination is pageable memory).
+ */
+void THLongTensor_copyAsyncCuda(struct THCState *state,
+                                struct THLongTensor *self_,
+                                struct THCudaLongTensor *src);
+
+/**
+ * Copies `src` into `storage` (same dtype; sizes must match).
+ */
+void THCudaLongStorage_copyCuda(struct THCState *state,
+                                struct THCudaLongStorage *storage,
+                                struct THCudaLongStorage *src);
+
+/**
+ * Copies a host storage of the same dtype into this device storage.
+ */
+void THCudaLongStorage_copyCPU(struct THCState *state,
+                               struct THCudaLongStorage *storage,
+                               struct THLongStorage *src);
+
+/**
+ * Copies this dtype's device storage into a host storage.
+ */
+void THLongStorage_copyCuda(struct THCState *state,
+                            struct THLongStorage *storage,
+                            struct THCudaLongStorage *src);
+
+/**
+ *Copies a Byte device tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyCudaByte(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device tensor into this host tensor (C casts).
+ */
+void THLongTensor_copyCudaByte(struct THCState *state,
+                               struct THLongTensor *self_,
+                               struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device storage into this one (C casts; sizes must match).
+ */
+void THCudaLongStorage_copyCudaByte(struct THCState *state,
+                                    struct THCudaLongStorage *storage,
+                                    struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte device storage into this host storage (C casts; sizes must match).
+ */
+void THLongStorage_copyCudaByte(struct THCState *state,
+                                struct THLongStorage *storage,
+                                struct THCudaByteStorage *src);
+
+/**
+ *Copies a Char device tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyCudaChar(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device tensor into this host tensor (C casts).
+ */
+void THLongTensor_copyCudaChar(struct THCState *state,
+                               struct THLongTensor *self_,
+                               struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device storage into this one (C casts; sizes must match).
+ */
+void THCudaLongStorage_copyCudaChar(struct THCState *state,
+                                    struct THCudaLongStorage *storage,
+                                    struct THCudaCharStorage *src);
+
+/**
+ *Copies a Char device storage into this host storage (C casts; sizes must match).
+ */
+void THLongStorage_copyCudaChar(struct THCState *state,
+                                struct THLongStorage *storage,
+                                struct THCudaCharStorage *src);
+
+/**
+ *Copies a Short device tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyCudaShort(struct THCState *state,
+                                    struct THCudaLongTensor *self_,
+                                    struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device tensor into this host tensor (C casts).
+ */
+void THLongTensor_copyCudaShort(struct THCState *state,
+                                struct THLongTensor *self_,
+                                struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device storage into this one (C casts; sizes must match).
+ */
+void THCudaLongStorage_copyCudaShort(struct THCState *state,
+                                     struct THCudaLongStorage *storage,
+                                     struct THCudaShortStorage *src);
+
+/**
+ *Copies a Short device storage into this host storage (C casts; sizes must match).
+ */
+void THLongStorage_copyCudaShort(struct THCState *state,
+                                 struct THLongStorage *storage,
+                                 struct THCudaShortStorage *src);
+
+/**
+ *Copies a Int device tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyCudaInt(struct THCState *state,
+                                  struct THCudaLongTensor *self_,
+                                  struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device tensor into this host tensor (C casts).
+ */
+void THLongTensor_copyCudaInt(struct THCState *state,
+                              struct THLongTensor *self_,
+                              struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device storage into this one (C casts; sizes must match).
+ */
+void THCudaLongStorage_copyCudaInt(struct THCState *state,
+                                   struct THCudaLongStorage *storage,
+                                   struct THCudaIntStorage *src);
+
+/**
+ *Copies a Int device storage into this host storage (C casts; sizes must match).
+ */
+void THLongStorage_copyCudaInt(struct THCState *state,
+                               struct THLongStorage *storage,
+                               struct THCudaIntStorage *src);
+
+/**
+ *Copies a Long device tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyCudaLong(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device tensor into this host tensor (C casts).
+ */
+void THLongTensor_copyCudaLong(struct THCState *state,
+                               struct THLongTensor *self_,
+                               struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device storage into this one (C casts; sizes must match).
+ */
+void THCudaLongStorage_copyCudaLong(struct THCState *state,
+                                    struct THCudaLongStorage *storage,
+                                    struct THCudaLongStorage *src);
+
+/**
+ *Copies a Long device storage into this host storage (C casts; sizes must match).
+ */
+void THLongStorage_copyCudaLong(struct THCState *state,
+                                struct THLongStorage *storage,
+                                struct THCudaLongStorage *src);
+
+/**
+ *Copies a Float device tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyCudaFloat(struct THCState *state,
+                                    struct THCudaLongTensor *self_,
+                                    THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device tensor into this host tensor (C casts).
+ */
+void THLongTensor_copyCudaFloat(struct THCState *state,
+                                struct THLongTensor *self_,
+                                THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device storage into this one (C casts; sizes must match).
+ */
+void THCudaLongStorage_copyCudaFloat(struct THCState *state,
+                                     struct THCudaLongStorage *storage,
+                                     THCudaFloatStorage *src);
+
+/**
+ *Copies a Float device storage into this host storage (C casts; sizes must match).
+ */
+void THLongStorage_copyCudaFloat(struct THCState *state,
+                                 struct THLongStorage *storage,
+                                 THCudaFloatStorage *src);
+
+/**
+ *Copies a Double device tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyCudaDouble(struct THCState *state,
+                                     struct THCudaLongTensor *self_,
+                                     struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device tensor into this host tensor (C casts).
+ */
+void THLongTensor_copyCudaDouble(struct THCState *state,
+                                 struct THLongTensor *self_,
+                                 struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device storage into this one (C casts; sizes must match).
+ */
+void THCudaLongStorage_copyCudaDouble(struct THCState *state,
+                                      struct THCudaLongStorage *storage,
+                                      struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Double device storage into this host storage (C casts; sizes must match).
+ */
+void THLongStorage_copyCudaDouble(struct THCState *state,
+                                  struct THLongStorage *storage,
+                                  struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Half device tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyCudaHalf(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device tensor into this host tensor (C casts).
+ */
+void THLongTensor_copyCudaHalf(struct THCState *state,
+                               struct THLongTensor *self_,
+                               struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device storage into this one (C casts; sizes must match).
+ */
+void THCudaLongStorage_copyCudaHalf(struct THCState *state,
+                                    struct THCudaLongStorage *storage,
+                                    struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Half device storage into this host storage (C casts; sizes must match).
+ */
+void THLongStorage_copyCudaHalf(struct THCState *state,
+                                struct THLongStorage *storage,
+                                struct THCudaHalfStorage *src);
+
+/**
+ *Copies a BFloat16 device tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyCudaBFloat16(struct THCState *state,
+                                       struct THCudaLongTensor *self_,
+                                       struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device tensor into this host tensor (C casts).
+ */
+void THLongTensor_copyCudaBFloat16(struct THCState *state,
+                                   struct THLongTensor *self_,
+                                   struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device storage into this one (C casts; sizes must match).
+ */
+void THCudaLongStorage_copyCudaBFloat16(struct THCState *state,
+                                        struct THCudaLongStorage *storage,
+                                        struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a BFloat16 device storage into this host storage (C casts; sizes must match).
+ */
+void THLongStorage_copyCudaBFloat16(struct THCState *state,
+                                    struct THLongStorage *storage,
+                                    struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Bool device tensor into this one (C casts; element counts must match).
+ */
+void THCudaLongTensor_copyCudaBool(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device tensor into this host tensor (C casts).
+ */
+void THLongTensor_copyCudaBool(struct THCState *state,
+                               struct THLongTensor *self_,
+                               struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device storage into this one (C casts; sizes must match).
+ */
+void THCudaLongStorage_copyCudaBool(struct THCState *state,
+                                    struct THCudaLongStorage *storage,
+                                    struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Bool device storage into this host storage (C casts; sizes must match).
+ */
+void THLongStorage_copyCudaBool(struct THCState *state,
+                                struct THLongStorage *storage,
+                                struct THCudaBoolStorage *src);
+
+/**
+ * Size of one element in bytes.
+ */
+int THCudaStorage_elementSize(struct THCState *state);
+
+/**
+ * The device holding the storage.
+ */
+int THCudaStorage_getDevice(struct THCState *state, const struct THCudaStorage *storage);
+
+/**
+ * The device holding the tensor (the current device for one without storage).
+ */
+int THCudaTensor_getDevice(struct THCState *state, const struct THCudaTensor *self_);
+
+/**
+ * Copies `src` into `self` (same dtype; element counts must match).
+ */
+void THCudaTensor_copyCuda(struct THCState *state,
+                           struct THCudaTensor *self_,
+                           struct THCudaTensor *src);
+
+/**
+ * `copy` without THC's overlap check (overlaps are still handled here).
+ */
+void THCudaTensor_copyIgnoringOverlaps(struct THCState *state,
+                                       struct THCudaTensor *self_,
+                                       struct THCudaTensor *src);
+
+/**
+ * Copies a host tensor of the same dtype into this device tensor.
+ */
+void THCudaTensor_copyCPU(struct THCState *state,
+                          struct THCudaTensor *self_,
+                          struct THFloatTensor *src);
+
+/**
+ * As `copyCPU` (the transfer completes before returning: the source is pageable memory).
+ */
+void THCudaTensor_copyAsyncCPU(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THFloatTensor *src);
+
+/**
+ * Copies this dtype's device tensor into a host tensor.
+ */
+void THFloatTensor_copyCuda(struct THCState *state,
+                            struct THFloatTensor *self_,
+                            struct THCudaTensor *src);
+
+/**
+ * As `copyCuda` (completes before returning: the destination is pageable memory).
+ */
+void THFloatTensor_copyAsyncCuda(struct THCState *state,
+                                 struct THFloatTensor *self_,
+                                 struct THCudaTensor *src);
+
+/**
+ * Copies `src` into `storage` (same dtype; sizes must match).
+ */
+void THCudaStorage_copyCuda(struct THCState *state,
+                            struct THCudaStorage *storage,
+                            struct THCudaStorage *src);
+
+/**
+ * Copies a host storage of the same dtype into this device storage.
+ */
+void THCudaStorage_copyCPU(struct THCState *state,
+                           struct THCudaStorage *storage,
+                           struct THFloatStorage *src);
+
+/**
+ * Copies this dtype's device storage into a host storage.
+ */
+void THFloatStorage_copyCuda(struct THCState *state,
+                             struct THFloatStorage *storage,
+                             struct THCudaStorage *src);
+
+/**
+ *Copies a Byte device tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyCudaByte(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device tensor into this host tensor (C casts).
+ */
+void THFloatTensor_copyCudaByte(struct THCState *state,
+                                struct THFloatTensor *self_,
+                                struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device storage into this one (C casts; sizes must match).
+ */
+void THCudaStorage_copyCudaByte(struct THCState *state,
+                                struct THCudaStorage *storage,
+                                struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte device storage into this host storage (C casts; sizes must match).
+ */
+void THFloatStorage_copyCudaByte(struct THCState *state,
+                                 struct THFloatStorage *storage,
+                                 struct THCudaByteStorage *src);
+
+/**
+ *Copies a Char device tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyCudaChar(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device tensor into this host tensor (C casts).
+ */
+void THFloatTensor_copyCudaChar(struct THCState *state,
+                                struct THFloatTensor *self_,
+                                struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device storage into this one (C casts; sizes must match).
+ */
+void THCudaStorage_copyCudaChar(struct THCState *state,
+                                struct THCudaStorage *storage,
+                                struct THCudaCharStorage *src);
+
+/**
+ *Copies a Char device storage into this host storage (C casts; sizes must match).
+ */
+void THFloatStorage_copyCudaChar(struct THCState *state,
+                                 struct THFloatStorage *storage,
+                                 struct THCudaCharStorage *src);
+
+/**
+ *Copies a Short device tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyCudaShort(struct THCState *state,
+                                struct THCudaTensor *self_,
+                                struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device tensor into this host tensor (C casts).
+ */
+void THFloatTensor_copyCudaShort(struct THCState *state,
+                                 struct THFloatTensor *self_,
+                                 struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device storage into this one (C casts; sizes must match).
+ */
+void THCudaStorage_copyCudaShort(struct THCState *state,
+                                 struct THCudaStorage *storage,
+                                 struct THCudaShortStorage *src);
+
+/**
+ *Copies a Short device storage into this host storage (C casts; sizes must match).
+ */
+void THFloatStorage_copyCudaShort(struct THCState *state,
+                                  struct THFloatStorage *storage,
+                                  struct THCudaShortStorage *src);
+
+/**
+ *Copies a Int device tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyCudaInt(struct THCState *state,
+                              struct THCudaTensor *self_,
+                              struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device tensor into this host tensor (C casts).
+ */
+void THFloatTensor_copyCudaInt(struct THCState *state,
+                               struct THFloatTensor *self_,
+                               struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device storage into this one (C casts; sizes must match).
+ */
+void THCudaStorage_copyCudaInt(struct THCState *state,
+                               struct THCudaStorage *storage,
+                               struct THCudaIntStorage *src);
+
+/**
+ *Copies a Int device storage into this host storage (C casts; sizes must match).
+ */
+void THFloatStorage_copyCudaInt(struct THCState *state,
+                                struct THFloatStorage *storage,
+                                struct THCudaIntStorage *src);
+
+/**
+ *Copies a Long device tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyCudaLong(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device tensor into this host tensor (C casts).
+ */
+void THFloatTensor_copyCudaLong(struct THCState *state,
+                                struct THFloatTensor *self_,
+                                struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device storage into this one (C casts; sizes must match).
+ */
+void THCudaStorage_copyCudaLong(struct THCState *state,
+                                struct THCudaStorage *storage,
+                                struct THCudaLongStorage *src);
+
+/**
+ *Copies a Long device storage into this host storage (C casts; sizes must match).
+ */
+void THFloatStorage_copyCudaLong(struct THCState *state,
+                                 struct THFloatStorage *storage,
+                                 struct THCudaLongStorage *src);
+
+/**
+ *Copies a Float device tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyCudaFloat(struct THCState *state,
+                                struct THCudaTensor *self_,
+                                THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device tensor into this host tensor (C casts).
+ */
+void THFloatTensor_copyCudaFloat(struct THCState *state,
+                                 struct THFloatTensor *self_,
+                                 THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device storage into this one (C casts; sizes must match).
+ */
+void THCudaStorage_copyCudaFloat(struct THCState *state,
+                                 struct THCudaStorage *storage,
+                                 THCudaFloatStorage *src);
+
+/**
+ *Copies a Float device storage into this host storage (C casts; sizes must match).
+ */
+void THFloatStorage_copyCudaFloat(struct THCState *state,
+                                  struct THFloatStorage *storage,
+                                  THCudaFloatStorage *src);
+
+/**
+ *Copies a Double device tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyCudaDouble(struct THCState *state,
+                                 struct THCudaTensor *self_,
+                                 struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device tensor into this host tensor (C casts).
+ */
+void THFloatTensor_copyCudaDouble(struct THCState *state,
+                                  struct THFloatTensor *self_,
+                                  struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device storage into this one (C casts; sizes must match).
+ */
+void THCudaStorage_copyCudaDouble(struct THCState *state,
+                                  struct THCudaStorage *storage,
+                                  struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Double device storage into this host storage (C casts; sizes must match).
+ */
+void THFloatStorage_copyCudaDouble(struct THCState *state,
+                                   struct THFloatStorage *storage,
+                                   struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Half device tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyCudaHalf(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device tensor into this host tensor (C casts).
+ */
+void THFloatTensor_copyCudaHalf(struct THCState *state,
+                                struct THFloatTensor *self_,
+                                struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device storage into this one (C casts; sizes must match).
+ */
+void THCudaStorage_copyCudaHalf(struct THCState *state,
+                                struct THCudaStorage *storage,
+                                struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Half device storage into this host storage (C casts; sizes must match).
+ */
+void THFloatStorage_copyCudaHalf(struct THCState *state,
+                                 struct THFloatStorage *storage,
+                                 struct THCudaHalfStorage *src);
+
+/**
+ *Copies a BFloat16 device tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyCudaBFloat16(struct THCState *state,
+                                   struct THCudaTensor *self_,
+                                   struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device tensor into this host tensor (C casts).
+ */
+void THFloatTensor_copyCudaBFloat16(struct THCState *state,
+                                    struct THFloatTensor *self_,
+                                    struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device storage into this one (C casts; sizes must match).
+ */
+void THCudaStorage_copyCudaBFloat16(struct THCState *state,
+                                    struct THCudaStorage *storage,
+                                    struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a BFloat16 device storage into this host storage (C casts; sizes must match).
+ */
+void THFloatStorage_copyCudaBFloat16(struct THCState *state,
+                                     struct THFloatStorage *storage,
+                                     struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Bool device tensor into this one (C casts; element counts must match).
+ */
+void THCudaTensor_copyCudaBool(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device tensor into this host tensor (C casts).
+ */
+void THFloatTensor_copyCudaBool(struct THCState *state,
+                                struct THFloatTensor *self_,
+                                struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device storage into this one (C casts; sizes must match).
+ */
+void THCudaStorage_copyCudaBool(struct THCState *state,
+                                struct THCudaStorage *storage,
+                                struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Bool device storage into this host storage (C casts; sizes must match).
+ */
+void THFloatStorage_copyCudaBool(struct THCState *state,
+                                 struct THFloatStorage *storage,
+                                 struct THCudaBoolStorage *src);
+
+/**
+ * Size of one element in bytes.
+ */
+int THCudaDoubleStorage_elementSize(struct THCState *state);
+
+/**
+ * The device holding the storage.
+ */
+int THCudaDoubleStorage_getDevice(struct THCState *state,
+                                  const struct THCudaDoubleStorage *storage);
+
+/**
+ * The device holding the tensor (the current device for one without storage).
+ */
+int THCudaDoubleTensor_getDevice(struct THCState *state, const struct THCudaDoubleTensor *self_);
+
+/**
+ * Copies `src` into `self` (same dtype; element counts must match).
+ */
+void THCudaDoubleTensor_copyCuda(struct THCState *state,
+                                 struct THCudaDoubleTensor *self_,
+                                 struct THCudaDoubleTensor *src);
+
+/**
+ * `copy` without THC's overlap check (overlaps are still handled here).
+ */
+void THCudaDoubleTensor_copyIgnoringOverlaps(struct THCState *state,
+                                             struct THCudaDoubleTensor *self_,
+                                             struct THCudaDoubleTensor *src);
+
+/**
+ * Copies a host tensor of the same dtype into this device tensor.
+ */
+void THCudaDoubleTensor_copyCPU(struct THCState *state,
+                                struct THCudaDoubleTensor *self_,
+                                struct THDoubleTensor *src);
+
+/**
+ * As `copyCPU` (the transfer completes before returning: the source is pageable memory).
+ */
+void THCudaDoubleTensor_copyAsyncCPU(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THDoubleTensor *src);
+
+/**
+ * Copies this dtype's device tensor into a host tensor.
+ */
+void THDoubleTensor_copyCuda(struct THCState *state,
+                             struct THDoubleTensor *self_,
+                             struct THCudaDoubleTensor *src);
+
+/**
+ * As `copyCuda` (completes before returning: the destination is pageable memory).
+ */
+void THDoubleTensor_copyAsyncCuda(struct THCState *state,
+                                  struct THDoubleTensor *self_,
+                                  struct THCudaDoubleTensor *src);
+
+/**
+ * Copies `src` into `storage` (same dtype; sizes must match).
+ */
+void THCudaDoubleStorage_copyCuda(struct THCState *state,
+                                  struct THCudaDoubleStorage *storage,
+                                  struct THCudaDoubleStorage *src);
+
+/**
+ * Copies a host storage of the same dtype into this device storage.
+ */
+void THCudaDoubleStorage_copyCPU(struct THCState *state,
+                                 struct THCudaDoubleStorage *storage,
+                                 struct THDoubleStorage *src);
+
+/**
+ * Copies this dtype's device storage into a host storage.
+ */
+void THDoubleStorage_copyCuda(struct THCState *state,
+                              struct THDoubleStorage *storage,
+                              struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Byte device tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyCudaByte(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device tensor into this host tensor (C casts).
+ */
+void THDoubleTensor_copyCudaByte(struct THCState *state,
+                                 struct THDoubleTensor *self_,
+                                 struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device storage into this one (C casts; sizes must match).
+ */
+void THCudaDoubleStorage_copyCudaByte(struct THCState *state,
+                                      struct THCudaDoubleStorage *storage,
+                                      struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte device storage into this host storage (C casts; sizes must match).
+ */
+void THDoubleStorage_copyCudaByte(struct THCState *state,
+                                  struct THDoubleStorage *storage,
+                                  struct THCudaByteStorage *src);
+
+/**
+ *Copies a Char device tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyCudaChar(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device tensor into this host tensor (C casts).
+ */
+void THDoubleTensor_copyCudaChar(struct THCState *state,
+                                 struct THDoubleTensor *self_,
+                                 struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device storage into this one (C casts; sizes must match).
+ */
+void THCudaDoubleStorage_copyCudaChar(struct THCState *state,
+                                      struct THCudaDoubleStorage *storage,
+                                      struct THCudaCharStorage *src);
+
+/**
+ *Copies a Char device storage into this host storage (C casts; sizes must match).
+ */
+void THDoubleStorage_copyCudaChar(struct THCState *state,
+                                  struct THDoubleStorage *storage,
+                                  struct THCudaCharStorage *src);
+
+/**
+ *Copies a Short device tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyCudaShort(struct THCState *state,
+                                      struct THCudaDoubleTensor *self_,
+                                      struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device tensor into this host tensor (C casts).
+ */
+void THDoubleTensor_copyCudaShort(struct THCState *state,
+                                  struct THDoubleTensor *self_,
+                                  struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device storage into this one (C casts; sizes must match).
+ */
+void THCudaDoubleStorage_copyCudaShort(struct THCState *state,
+                                       struct THCudaDoubleStorage *storage,
+                                       struct THCudaShortStorage *src);
+
+/**
+ *Copies a Short device storage into this host storage (C casts; sizes must match).
+ */
+void THDoubleStorage_copyCudaShort(struct THCState *state,
+                                   struct THDoubleStorage *storage,
+                                   struct THCudaShortStorage *src);
+
+/**
+ *Copies a Int device tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyCudaInt(struct THCState *state,
+                                    struct THCudaDoubleTensor *self_,
+                                    struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device tensor into this host tensor (C casts).
+ */
+void THDoubleTensor_copyCudaInt(struct THCState *state,
+                                struct THDoubleTensor *self_,
+                                struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device storage into this one (C casts; sizes must match).
+ */
+void THCudaDoubleStorage_copyCudaInt(struct THCState *state,
+                                     struct THCudaDoubleStorage *storage,
+                                     struct THCudaIntStorage *src);
+
+/**
+ *Copies a Int device storage into this host storage (C casts; sizes must match).
+ */
+void THDoubleStorage_copyCudaInt(struct THCState *state,
+                                 struct THDoubleStorage *storage,
+                                 struct THCudaIntStorage *src);
+
+/**
+ *Copies a Long device tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyCudaLong(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device tensor into this host tensor (C casts).
+ */
+void THDoubleTensor_copyCudaLong(struct THCState *state,
+                                 struct THDoubleTensor *self_,
+                                 struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device storage into this one (C casts; sizes must match).
+ */
+void THCudaDoubleStorage_copyCudaLong(struct THCState *state,
+                                      struct THCudaDoubleStorage *storage,
+                                      struct THCudaLongStorage *src);
+
+/**
+ *Copies a Long device storage into this host storage (C casts; sizes must match).
+ */
+void THDoubleStorage_copyCudaLong(struct THCState *state,
+                                  struct THDoubleStorage *storage,
+                                  struct THCudaLongStorage *src);
+
+/**
+ *Copies a Float device tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyCudaFloat(struct THCState *state,
+                                      struct THCudaDoubleTensor *self_,
+                                      THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device tensor into this host tensor (C casts).
+ */
+void THDoubleTensor_copyCudaFloat(struct THCState *state,
+                                  struct THDoubleTensor *self_,
+                                  THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device storage into this one (C casts; sizes must match).
+ */
+void THCudaDoubleStorage_copyCudaFloat(struct THCState *state,
+                                       struct THCudaDoubleStorage *storage,
+                                       THCudaFloatStorage *src);
+
+/**
+ *Copies a Float device storage into this host storage (C casts; sizes must match).
+ */
+void THDoubleStorage_copyCudaFloat(struct THCState *state,
+                                   struct THDoubleStorage *storage,
+                                   THCudaFloatStorage *src);
+
+/**
+ *Copies a Double device tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyCudaDouble(struct THCState *state,
+                                       struct THCudaDoubleTensor *self_,
+                                       struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device tensor into this host tensor (C casts).
+ */
+void THDoubleTensor_copyCudaDouble(struct THCState *state,
+                                   struct THDoubleTensor *self_,
+                                   struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device storage into this one (C casts; sizes must match).
+ */
+void THCudaDoubleStorage_copyCudaDouble(struct THCState *state,
+                                        struct THCudaDoubleStorage *storage,
+                                        struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Double device storage into this host storage (C casts; sizes must match).
+ */
+void THDoubleStorage_copyCudaDouble(struct THCState *state,
+                                    struct THDoubleStorage *storage,
+                                    struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Half device tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyCudaHalf(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device tensor into this host tensor (C casts).
+ */
+void THDoubleTensor_copyCudaHalf(struct THCState *state,
+                                 struct THDoubleTensor *self_,
+                                 struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device storage into this one (C casts; sizes must match).
+ */
+void THCudaDoubleStorage_copyCudaHalf(struct THCState *state,
+                                      struct THCudaDoubleStorage *storage,
+                                      struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Half device storage into this host storage (C casts; sizes must match).
+ */
+void THDoubleStorage_copyCudaHalf(struct THCState *state,
+                                  struct THDoubleStorage *storage,
+                                  struct THCudaHalfStorage *src);
+
+/**
+ *Copies a BFloat16 device tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyCudaBFloat16(struct THCState *state,
+                                         struct THCudaDoubleTensor *self_,
+                                         struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device tensor into this host tensor (C casts).
+ */
+void THDoubleTensor_copyCudaBFloat16(struct THCState *state,
+                                     struct THDoubleTensor *self_,
+                                     struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device storage into this one (C casts; sizes must match).
+ */
+void THCudaDoubleStorage_copyCudaBFloat16(struct THCState *state,
+                                          struct THCudaDoubleStorage *storage,
+                                          struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a BFloat16 device storage into this host storage (C casts; sizes must match).
+ */
+void THDoubleStorage_copyCudaBFloat16(struct THCState *state,
+                                      struct THDoubleStorage *storage,
+                                      struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Bool device tensor into this one (C casts; element counts must match).
+ */
+void THCudaDoubleTensor_copyCudaBool(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device tensor into this host tensor (C casts).
+ */
+void THDoubleTensor_copyCudaBool(struct THCState *state,
+                                 struct THDoubleTensor *self_,
+                                 struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device storage into this one (C casts; sizes must match).
+ */
+void THCudaDoubleStorage_copyCudaBool(struct THCState *state,
+                                      struct THCudaDoubleStorage *storage,
+                                      struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Bool device storage into this host storage (C casts; sizes must match).
+ */
+void THDoubleStorage_copyCudaBool(struct THCState *state,
+                                  struct THDoubleStorage *storage,
+                                  struct THCudaBoolStorage *src);
+
+/**
+ * Size of one element in bytes.
+ */
+int THCudaHalfStorage_elementSize(struct THCState *state);
+
+/**
+ * The device holding the storage.
+ */
+int THCudaHalfStorage_getDevice(struct THCState *state, const struct THCudaHalfStorage *storage);
+
+/**
+ * The device holding the tensor (the current device for one without storage).
+ */
+int THCudaHalfTensor_getDevice(struct THCState *state, const struct THCudaHalfTensor *self_);
+
+/**
+ * Copies `src` into `self` (same dtype; element counts must match).
+ */
+void THCudaHalfTensor_copyCuda(struct THCState *state,
+                               struct THCudaHalfTensor *self_,
+                               struct THCudaHalfTensor *src);
+
+/**
+ * `copy` without THC's overlap check (overlaps are still handled here).
+ */
+void THCudaHalfTensor_copyIgnoringOverlaps(struct THCState *state,
+                                           struct THCudaHalfTensor *self_,
+                                           struct THCudaHalfTensor *src);
+
+/**
+ * Copies a host tensor of the same dtype into this device tensor.
+ */
+void THCudaHalfTensor_copyCPU(struct THCState *state,
+                              struct THCudaHalfTensor *self_,
+                              struct THHalfTensor *src);
+
+/**
+ * As `copyCPU` (the transfer completes before returning: the source is pageable memory).
+ */
+void THCudaHalfTensor_copyAsyncCPU(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THHalfTensor *src);
+
+/**
+ * Copies this dtype's device tensor into a host tensor.
+ */
+void THHalfTensor_copyCuda(struct THCState *state,
+                           struct THHalfTensor *self_,
+                           struct THCudaHalfTensor *src);
+
+/**
+ * As `copyCuda` (completes before returning: the destination is pageable memory).
+ */
+void THHalfTensor_copyAsyncCuda(struct THCState *state,
+                                struct THHalfTensor *self_,
+                                struct THCudaHalfTensor *src);
+
+/**
+ * Copies `src` into `storage` (same dtype; sizes must match).
+ */
+void THCudaHalfStorage_copyCuda(struct THCState *state,
+                                struct THCudaHalfStorage *storage,
+                                struct THCudaHalfStorage *src);
+
+/**
+ * Copies a host storage of the same dtype into this device storage.
+ */
+void THCudaHalfStorage_copyCPU(struct THCState *state,
+                               struct THCudaHalfStorage *storage,
+                               struct THHalfStorage *src);
+
+/**
+ * Copies this dtype's device storage into a host storage.
+ */
+void THHalfStorage_copyCuda(struct THCState *state,
+                            struct THHalfStorage *storage,
+                            struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Byte device tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyCudaByte(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device tensor into this host tensor (C casts).
+ */
+void THHalfTensor_copyCudaByte(struct THCState *state,
+                               struct THHalfTensor *self_,
+                               struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device storage into this one (C casts; sizes must match).
+ */
+void THCudaHalfStorage_copyCudaByte(struct THCState *state,
+                                    struct THCudaHalfStorage *storage,
+                                    struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte device storage into this host storage (C casts; sizes must match).
+ */
+void THHalfStorage_copyCudaByte(struct THCState *state,
+                                struct THHalfStorage *storage,
+                                struct THCudaByteStorage *src);
+
+/**
+ *Copies a Char device tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyCudaChar(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device tensor into this host tensor (C casts).
+ */
+void THHalfTensor_copyCudaChar(struct THCState *state,
+                               struct THHalfTensor *self_,
+                               struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device storage into this one (C casts; sizes must match).
+ */
+void THCudaHalfStorage_copyCudaChar(struct THCState *state,
+                                    struct THCudaHalfStorage *storage,
+                                    struct THCudaCharStorage *src);
+
+/**
+ *Copies a Char device storage into this host storage (C casts; sizes must match).
+ */
+void THHalfStorage_copyCudaChar(struct THCState *state,
+                                struct THHalfStorage *storage,
+                                struct THCudaCharStorage *src);
+
+/**
+ *Copies a Short device tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyCudaShort(struct THCState *state,
+                                    struct THCudaHalfTensor *self_,
+                                    struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device tensor into this host tensor (C casts).
+ */
+void THHalfTensor_copyCudaShort(struct THCState *state,
+                                struct THHalfTensor *self_,
+                                struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device storage into this one (C casts; sizes must match).
+ */
+void THCudaHalfStorage_copyCudaShort(struct THCState *state,
+                                     struct THCudaHalfStorage *storage,
+                                     struct THCudaShortStorage *src);
+
+/**
+ *Copies a Short device storage into this host storage (C casts; sizes must match).
+ */
+void THHalfStorage_copyCudaShort(struct THCState *state,
+                                 struct THHalfStorage *storage,
+                                 struct THCudaShortStorage *src);
+
+/**
+ *Copies a Int device tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyCudaInt(struct THCState *state,
+                                  struct THCudaHalfTensor *self_,
+                                  struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device tensor into this host tensor (C casts).
+ */
+void THHalfTensor_copyCudaInt(struct THCState *state,
+                              struct THHalfTensor *self_,
+                              struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device storage into this one (C casts; sizes must match).
+ */
+void THCudaHalfStorage_copyCudaInt(struct THCState *state,
+                                   struct THCudaHalfStorage *storage,
+                                   struct THCudaIntStorage *src);
+
+/**
+ *Copies a Int device storage into this host storage (C casts; sizes must match).
+ */
+void THHalfStorage_copyCudaInt(struct THCState *state,
+                               struct THHalfStorage *storage,
+                               struct THCudaIntStorage *src);
+
+/**
+ *Copies a Long device tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyCudaLong(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device tensor into this host tensor (C casts).
+ */
+void THHalfTensor_copyCudaLong(struct THCState *state,
+                               struct THHalfTensor *self_,
+                               struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device storage into this one (C casts; sizes must match).
+ */
+void THCudaHalfStorage_copyCudaLong(struct THCState *state,
+                                    struct THCudaHalfStorage *storage,
+                                    struct THCudaLongStorage *src);
+
+/**
+ *Copies a Long device storage into this host storage (C casts; sizes must match).
+ */
+void THHalfStorage_copyCudaLong(struct THCState *state,
+                                struct THHalfStorage *storage,
+                                struct THCudaLongStorage *src);
+
+/**
+ *Copies a Float device tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyCudaFloat(struct THCState *state,
+                                    struct THCudaHalfTensor *self_,
+                                    THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device tensor into this host tensor (C casts).
+ */
+void THHalfTensor_copyCudaFloat(struct THCState *state,
+                                struct THHalfTensor *self_,
+                                THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device storage into this one (C casts; sizes must match).
+ */
+void THCudaHalfStorage_copyCudaFloat(struct THCState *state,
+                                     struct THCudaHalfStorage *storage,
+                                     THCudaFloatStorage *src);
+
+/**
+ *Copies a Float device storage into this host storage (C casts; sizes must match).
+ */
+void THHalfStorage_copyCudaFloat(struct THCState *state,
+                                 struct THHalfStorage *storage,
+                                 THCudaFloatStorage *src);
+
+/**
+ *Copies a Double device tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyCudaDouble(struct THCState *state,
+                                     struct THCudaHalfTensor *self_,
+                                     struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device tensor into this host tensor (C casts).
+ */
+void THHalfTensor_copyCudaDouble(struct THCState *state,
+                                 struct THHalfTensor *self_,
+                                 struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device storage into this one (C casts; sizes must match).
+ */
+void THCudaHalfStorage_copyCudaDouble(struct THCState *state,
+                                      struct THCudaHalfStorage *storage,
+                                      struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Double device storage into this host storage (C casts; sizes must match).
+ */
+void THHalfStorage_copyCudaDouble(struct THCState *state,
+                                  struct THHalfStorage *storage,
+                                  struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Half device tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyCudaHalf(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device tensor into this host tensor (C casts).
+ */
+void THHalfTensor_copyCudaHalf(struct THCState *state,
+                               struct THHalfTensor *self_,
+                               struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device storage into this one (C casts; sizes must match).
+ */
+void THCudaHalfStorage_copyCudaHalf(struct THCState *state,
+                                    struct THCudaHalfStorage *storage,
+                                    struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Half device storage into this host storage (C casts; sizes must match).
+ */
+void THHalfStorage_copyCudaHalf(struct THCState *state,
+                                struct THHalfStorage *storage,
+                                struct THCudaHalfStorage *src);
+
+/**
+ *Copies a BFloat16 device tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyCudaBFloat16(struct THCState *state,
+                                       struct THCudaHalfTensor *self_,
+                                       struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device tensor into this host tensor (C casts).
+ */
+void THHalfTensor_copyCudaBFloat16(struct THCState *state,
+                                   struct THHalfTensor *self_,
+                                   struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device storage into this one (C casts; sizes must match).
+ */
+void THCudaHalfStorage_copyCudaBFloat16(struct THCState *state,
+                                        struct THCudaHalfStorage *storage,
+                                        struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a BFloat16 device storage into this host storage (C casts; sizes must match).
+ */
+void THHalfStorage_copyCudaBFloat16(struct THCState *state,
+                                    struct THHalfStorage *storage,
+                                    struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Bool device tensor into this one (C casts; element counts must match).
+ */
+void THCudaHalfTensor_copyCudaBool(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device tensor into this host tensor (C casts).
+ */
+void THHalfTensor_copyCudaBool(struct THCState *state,
+                               struct THHalfTensor *self_,
+                               struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device storage into this one (C casts; sizes must match).
+ */
+void THCudaHalfStorage_copyCudaBool(struct THCState *state,
+                                    struct THCudaHalfStorage *storage,
+                                    struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Bool device storage into this host storage (C casts; sizes must match).
+ */
+void THHalfStorage_copyCudaBool(struct THCState *state,
+                                struct THHalfStorage *storage,
+                                struct THCudaBoolStorage *src);
+
+/**
+ * Size of one element in bytes.
+ */
+int THCudaBFloat16Storage_elementSize(struct THCState *state);
+
+/**
+ * The device holding the storage.
+ */
+int THCudaBFloat16Storage_getDevice(struct THCState *state,
+                                    const struct THCudaBFloat16Storage *storage);
+
+/**
+ * The device holding the tensor (the current device for one without storage).
+ */
+int THCudaBFloat16Tensor_getDevice(struct THCState *state,
+                                   const struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Copies `src` into `self` (same dtype; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyCuda(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *self_,
+                                   struct THCudaBFloat16Tensor *src);
+
+/**
+ * `copy` without THC's overlap check (overlaps are still handled here).
+ */
+void THCudaBFloat16Tensor_copyIgnoringOverlaps(struct THCState *state,
+                                               struct THCudaBFloat16Tensor *self_,
+                                               struct THCudaBFloat16Tensor *src);
+
+/**
+ * Copies a host tensor of the same dtype into this device tensor.
+ */
+void THCudaBFloat16Tensor_copyCPU(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *self_,
+                                  struct THBFloat16Tensor *src);
+
+/**
+ * As `copyCPU` (the transfer completes before returning: the source is pageable memory).
+ */
+void THCudaBFloat16Tensor_copyAsyncCPU(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THBFloat16Tensor *src);
+
+/**
+ * Copies this dtype's device tensor into a host tensor.
+ */
+void THBFloat16Tensor_copyCuda(struct THCState *state,
+                               struct THBFloat16Tensor *self_,
+                               struct THCudaBFloat16Tensor *src);
+
+/**
+ * As `copyCuda` (completes before returning: the destination is pageable memory).
+ */
+void THBFloat16Tensor_copyAsyncCuda(struct THCState *state,
+                                    struct THBFloat16Tensor *self_,
+                                    struct THCudaBFloat16Tensor *src);
+
+/**
+ * Copies `src` into `storage` (same dtype; sizes must match).
+ */
+void THCudaBFloat16Storage_copyCuda(struct THCState *state,
+                                    struct THCudaBFloat16Storage *storage,
+                                    struct THCudaBFloat16Storage *src);
+
+/**
+ * Copies a host storage of the same dtype into this device storage.
+ */
+void THCudaBFloat16Storage_copyCPU(struct THCState *state,
+                                   struct THCudaBFloat16Storage *storage,
+                                   struct THBFloat16Storage *src);
+
+/**
+ * Copies this dtype's device storage into a host storage.
+ */
+void THBFloat16Storage_copyCuda(struct THCState *state,
+                                struct THBFloat16Storage *storage,
+                                struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Byte device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyCudaByte(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device tensor into this host tensor (C casts).
+ */
+void THBFloat16Tensor_copyCudaByte(struct THCState *state,
+                                   struct THBFloat16Tensor *self_,
+                                   struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device storage into this one (C casts; sizes must match).
+ */
+void THCudaBFloat16Storage_copyCudaByte(struct THCState *state,
+                                        struct THCudaBFloat16Storage *storage,
+                                        struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte device storage into this host storage (C casts; sizes must match).
+ */
+void THBFloat16Storage_copyCudaByte(struct THCState *state,
+                                    struct THBFloat16Storage *storage,
+                                    struct THCudaByteStorage *src);
+
+/**
+ *Copies a Char device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyCudaChar(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device tensor into this host tensor (C casts).
+ */
+void THBFloat16Tensor_copyCudaChar(struct THCState *state,
+                                   struct THBFloat16Tensor *self_,
+                                   struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device storage into this one (C casts; sizes must match).
+ */
+void THCudaBFloat16Storage_copyCudaChar(struct THCState *state,
+                                        struct THCudaBFloat16Storage *storage,
+                                        struct THCudaCharStorage *src);
+
+/**
+ *Copies a Char device storage into this host storage (C casts; sizes must match).
+ */
+void THBFloat16Storage_copyCudaChar(struct THCState *state,
+                                    struct THBFloat16Storage *storage,
+                                    struct THCudaCharStorage *src);
+
+/**
+ *Copies a Short device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyCudaShort(struct THCState *state,
+                                        struct THCudaBFloat16Tensor *self_,
+                                        struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device tensor into this host tensor (C casts).
+ */
+void THBFloat16Tensor_copyCudaShort(struct THCState *state,
+                                    struct THBFloat16Tensor *self_,
+                                    struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device storage into this one (C casts; sizes must match).
+ */
+void THCudaBFloat16Storage_copyCudaShort(struct THCState *state,
+                                         struct THCudaBFloat16Storage *storage,
+                                         struct THCudaShortStorage *src);
+
+/**
+ *Copies a Short device storage into this host storage (C casts; sizes must match).
+ */
+void THBFloat16Storage_copyCudaShort(struct THCState *state,
+                                     struct THBFloat16Storage *storage,
+                                     struct THCudaShortStorage *src);
+
+/**
+ *Copies a Int device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyCudaInt(struct THCState *state,
+                                      struct THCudaBFloat16Tensor *self_,
+                                      struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device tensor into this host tensor (C casts).
+ */
+void THBFloat16Tensor_copyCudaInt(struct THCState *state,
+                                  struct THBFloat16Tensor *self_,
+                                  struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device storage into this one (C casts; sizes must match).
+ */
+void THCudaBFloat16Storage_copyCudaInt(struct THCState *state,
+                                       struct THCudaBFloat16Storage *storage,
+                                       struct THCudaIntStorage *src);
+
+/**
+ *Copies a Int device storage into this host storage (C casts; sizes must match).
+ */
+void THBFloat16Storage_copyCudaInt(struct THCState *state,
+                                   struct THBFloat16Storage *storage,
+                                   struct THCudaIntStorage *src);
+
+/**
+ *Copies a Long device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyCudaLong(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device tensor into this host tensor (C casts).
+ */
+void THBFloat16Tensor_copyCudaLong(struct THCState *state,
+                                   struct THBFloat16Tensor *self_,
+                                   struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device storage into this one (C casts; sizes must match).
+ */
+void THCudaBFloat16Storage_copyCudaLong(struct THCState *state,
+                                        struct THCudaBFloat16Storage *storage,
+                                        struct THCudaLongStorage *src);
+
+/**
+ *Copies a Long device storage into this host storage (C casts; sizes must match).
+ */
+void THBFloat16Storage_copyCudaLong(struct THCState *state,
+                                    struct THBFloat16Storage *storage,
+                                    struct THCudaLongStorage *src);
+
+/**
+ *Copies a Float device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyCudaFloat(struct THCState *state,
+                                        struct THCudaBFloat16Tensor *self_,
+                                        THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device tensor into this host tensor (C casts).
+ */
+void THBFloat16Tensor_copyCudaFloat(struct THCState *state,
+                                    struct THBFloat16Tensor *self_,
+                                    THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device storage into this one (C casts; sizes must match).
+ */
+void THCudaBFloat16Storage_copyCudaFloat(struct THCState *state,
+                                         struct THCudaBFloat16Storage *storage,
+                                         THCudaFloatStorage *src);
+
+/**
+ *Copies a Float device storage into this host storage (C casts; sizes must match).
+ */
+void THBFloat16Storage_copyCudaFloat(struct THCState *state,
+                                     struct THBFloat16Storage *storage,
+                                     THCudaFloatStorage *src);
+
+/**
+ *Copies a Double device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyCudaDouble(struct THCState *state,
+                                         struct THCudaBFloat16Tensor *self_,
+                                         struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device tensor into this host tensor (C casts).
+ */
+void THBFloat16Tensor_copyCudaDouble(struct THCState *state,
+                                     struct THBFloat16Tensor *self_,
+                                     struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device storage into this one (C casts; sizes must match).
+ */
+void THCudaBFloat16Storage_copyCudaDouble(struct THCState *state,
+                                          struct THCudaBFloat16Storage *storage,
+                                          struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Double device storage into this host storage (C casts; sizes must match).
+ */
+void THBFloat16Storage_copyCudaDouble(struct THCState *state,
+                                      struct THBFloat16Storage *storage,
+                                      struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Half device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyCudaHalf(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device tensor into this host tensor (C casts).
+ */
+void THBFloat16Tensor_copyCudaHalf(struct THCState *state,
+                                   struct THBFloat16Tensor *self_,
+                                   struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device storage into this one (C casts; sizes must match).
+ */
+void THCudaBFloat16Storage_copyCudaHalf(struct THCState *state,
+                                        struct THCudaBFloat16Storage *storage,
+                                        struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Half device storage into this host storage (C casts; sizes must match).
+ */
+void THBFloat16Storage_copyCudaHalf(struct THCState *state,
+                                    struct THBFloat16Storage *storage,
+                                    struct THCudaHalfStorage *src);
+
+/**
+ *Copies a BFloat16 device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyCudaBFloat16(struct THCState *state,
+                                           struct THCudaBFloat16Tensor *self_,
+                                           struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device tensor into this host tensor (C casts).
+ */
+void THBFloat16Tensor_copyCudaBFloat16(struct THCState *state,
+                                       struct THBFloat16Tensor *self_,
+                                       struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device storage into this one (C casts; sizes must match).
+ */
+void THCudaBFloat16Storage_copyCudaBFloat16(struct THCState *state,
+                                            struct THCudaBFloat16Storage *storage,
+                                            struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a BFloat16 device storage into this host storage (C casts; sizes must match).
+ */
+void THBFloat16Storage_copyCudaBFloat16(struct THCState *state,
+                                        struct THBFloat16Storage *storage,
+                                        struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Bool device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBFloat16Tensor_copyCudaBool(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device tensor into this host tensor (C casts).
+ */
+void THBFloat16Tensor_copyCudaBool(struct THCState *state,
+                                   struct THBFloat16Tensor *self_,
+                                   struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device storage into this one (C casts; sizes must match).
+ */
+void THCudaBFloat16Storage_copyCudaBool(struct THCState *state,
+                                        struct THCudaBFloat16Storage *storage,
+                                        struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Bool device storage into this host storage (C casts; sizes must match).
+ */
+void THBFloat16Storage_copyCudaBool(struct THCState *state,
+                                    struct THBFloat16Storage *storage,
+                                    struct THCudaBoolStorage *src);
+
+/**
+ * Size of one element in bytes.
+ */
+int THCudaBoolStorage_elementSize(struct THCState *state);
+
+/**
+ * The device holding the storage.
+ */
+int THCudaBoolStorage_getDevice(struct THCState *state, const struct THCudaBoolStorage *storage);
+
+/**
+ * The device holding the tensor (the current device for one without storage).
+ */
+int THCudaBoolTensor_getDevice(struct THCState *state, const struct THCudaBoolTensor *self_);
+
+/**
+ * Copies `src` into `self` (same dtype; element counts must match).
+ */
+void THCudaBoolTensor_copyCuda(struct THCState *state,
+                               struct THCudaBoolTensor *self_,
+                               struct THCudaBoolTensor *src);
+
+/**
+ * `copy` without THC's overlap check (overlaps are still handled here).
+ */
+void THCudaBoolTensor_copyIgnoringOverlaps(struct THCState *state,
+                                           struct THCudaBoolTensor *self_,
+                                           struct THCudaBoolTensor *src);
+
+/**
+ * Copies a host tensor of the same dtype into this device tensor.
+ */
+void THCudaBoolTensor_copyCPU(struct THCState *state,
+                              struct THCudaBoolTensor *self_,
+                              struct THBoolTensor *src);
+
+/**
+ * As `copyCPU` (the transfer completes before returning: the source is pageable memory).
+ */
+void THCudaBoolTensor_copyAsyncCPU(struct THCState *state,
+                                   struct THCudaBoolTensor *self_,
+                                   struct THBoolTensor *src);
+
+/**
+ * Copies this dtype's device tensor into a host tensor.
+ */
+void THBoolTensor_copyCuda(struct THCState *state,
+                           struct THBoolTensor *self_,
+                           struct THCudaBoolTensor *src);
+
+/**
+ * As `copyCuda` (completes before returning: the destination is pageable memory).
+ */
+void THBoolTensor_copyAsyncCuda(struct THCState *state,
+                                struct THBoolTensor *self_,
+                                struct THCudaBoolTensor *src);
+
+/**
+ * Copies `src` into `storage` (same dtype; sizes must match).
+ */
+void THCudaBoolStorage_copyCuda(struct THCState *state,
+                                struct THCudaBoolStorage *storage,
+                                struct THCudaBoolStorage *src);
+
+/**
+ * Copies a host storage of the same dtype into this device storage.
+ */
+void THCudaBoolStorage_copyCPU(struct THCState *state,
+                               struct THCudaBoolStorage *storage,
+                               struct THBoolStorage *src);
+
+/**
+ * Copies this dtype's device storage into a host storage.
+ */
+void THBoolStorage_copyCuda(struct THCState *state,
+                            struct THBoolStorage *storage,
+                            struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Byte device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyCudaByte(struct THCState *state,
+                                   struct THCudaBoolTensor *self_,
+                                   struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device tensor into this host tensor (C casts).
+ */
+void THBoolTensor_copyCudaByte(struct THCState *state,
+                               struct THBoolTensor *self_,
+                               struct THCudaByteTensor *src);
+
+/**
+ *Copies a Byte device storage into this one (C casts; sizes must match).
+ */
+void THCudaBoolStorage_copyCudaByte(struct THCState *state,
+                                    struct THCudaBoolStorage *storage,
+                                    struct THCudaByteStorage *src);
+
+/**
+ *Copies a Byte device storage into this host storage (C casts; sizes must match).
+ */
+void THBoolStorage_copyCudaByte(struct THCState *state,
+                                struct THBoolStorage *storage,
+                                struct THCudaByteStorage *src);
+
+/**
+ *Copies a Char device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyCudaChar(struct THCState *state,
+                                   struct THCudaBoolTensor *self_,
+                                   struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device tensor into this host tensor (C casts).
+ */
+void THBoolTensor_copyCudaChar(struct THCState *state,
+                               struct THBoolTensor *self_,
+                               struct THCudaCharTensor *src);
+
+/**
+ *Copies a Char device storage into this one (C casts; sizes must match).
+ */
+void THCudaBoolStorage_copyCudaChar(struct THCState *state,
+                                    struct THCudaBoolStorage *storage,
+                                    struct THCudaCharStorage *src);
+
+/**
+ *Copies a Char device storage into this host storage (C casts; sizes must match).
+ */
+void THBoolStorage_copyCudaChar(struct THCState *state,
+                                struct THBoolStorage *storage,
+                                struct THCudaCharStorage *src);
+
+/**
+ *Copies a Short device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyCudaShort(struct THCState *state,
+                                    struct THCudaBoolTensor *self_,
+                                    struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device tensor into this host tensor (C casts).
+ */
+void THBoolTensor_copyCudaShort(struct THCState *state,
+                                struct THBoolTensor *self_,
+                                struct THCudaShortTensor *src);
+
+/**
+ *Copies a Short device storage into this one (C casts; sizes must match).
+ */
+void THCudaBoolStorage_copyCudaShort(struct THCState *state,
+                                     struct THCudaBoolStorage *storage,
+                                     struct THCudaShortStorage *src);
+
+/**
+ *Copies a Short device storage into this host storage (C casts; sizes must match).
+ */
+void THBoolStorage_copyCudaShort(struct THCState *state,
+                                 struct THBoolStorage *storage,
+                                 struct THCudaShortStorage *src);
+
+/**
+ *Copies a Int device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyCudaInt(struct THCState *state,
+                                  struct THCudaBoolTensor *self_,
+                                  struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device tensor into this host tensor (C casts).
+ */
+void THBoolTensor_copyCudaInt(struct THCState *state,
+                              struct THBoolTensor *self_,
+                              struct THCudaIntTensor *src);
+
+/**
+ *Copies a Int device storage into this one (C casts; sizes must match).
+ */
+void THCudaBoolStorage_copyCudaInt(struct THCState *state,
+                                   struct THCudaBoolStorage *storage,
+                                   struct THCudaIntStorage *src);
+
+/**
+ *Copies a Int device storage into this host storage (C casts; sizes must match).
+ */
+void THBoolStorage_copyCudaInt(struct THCState *state,
+                               struct THBoolStorage *storage,
+                               struct THCudaIntStorage *src);
+
+/**
+ *Copies a Long device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyCudaLong(struct THCState *state,
+                                   struct THCudaBoolTensor *self_,
+                                   struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device tensor into this host tensor (C casts).
+ */
+void THBoolTensor_copyCudaLong(struct THCState *state,
+                               struct THBoolTensor *self_,
+                               struct THCudaLongTensor *src);
+
+/**
+ *Copies a Long device storage into this one (C casts; sizes must match).
+ */
+void THCudaBoolStorage_copyCudaLong(struct THCState *state,
+                                    struct THCudaBoolStorage *storage,
+                                    struct THCudaLongStorage *src);
+
+/**
+ *Copies a Long device storage into this host storage (C casts; sizes must match).
+ */
+void THBoolStorage_copyCudaLong(struct THCState *state,
+                                struct THBoolStorage *storage,
+                                struct THCudaLongStorage *src);
+
+/**
+ *Copies a Float device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyCudaFloat(struct THCState *state,
+                                    struct THCudaBoolTensor *self_,
+                                    THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device tensor into this host tensor (C casts).
+ */
+void THBoolTensor_copyCudaFloat(struct THCState *state,
+                                struct THBoolTensor *self_,
+                                THCudaFloatTensor *src);
+
+/**
+ *Copies a Float device storage into this one (C casts; sizes must match).
+ */
+void THCudaBoolStorage_copyCudaFloat(struct THCState *state,
+                                     struct THCudaBoolStorage *storage,
+                                     THCudaFloatStorage *src);
+
+/**
+ *Copies a Float device storage into this host storage (C casts; sizes must match).
+ */
+void THBoolStorage_copyCudaFloat(struct THCState *state,
+                                 struct THBoolStorage *storage,
+                                 THCudaFloatStorage *src);
+
+/**
+ *Copies a Double device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyCudaDouble(struct THCState *state,
+                                     struct THCudaBoolTensor *self_,
+                                     struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device tensor into this host tensor (C casts).
+ */
+void THBoolTensor_copyCudaDouble(struct THCState *state,
+                                 struct THBoolTensor *self_,
+                                 struct THCudaDoubleTensor *src);
+
+/**
+ *Copies a Double device storage into this one (C casts; sizes must match).
+ */
+void THCudaBoolStorage_copyCudaDouble(struct THCState *state,
+                                      struct THCudaBoolStorage *storage,
+                                      struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Double device storage into this host storage (C casts; sizes must match).
+ */
+void THBoolStorage_copyCudaDouble(struct THCState *state,
+                                  struct THBoolStorage *storage,
+                                  struct THCudaDoubleStorage *src);
+
+/**
+ *Copies a Half device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyCudaHalf(struct THCState *state,
+                                   struct THCudaBoolTensor *self_,
+                                   struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device tensor into this host tensor (C casts).
+ */
+void THBoolTensor_copyCudaHalf(struct THCState *state,
+                               struct THBoolTensor *self_,
+                               struct THCudaHalfTensor *src);
+
+/**
+ *Copies a Half device storage into this one (C casts; sizes must match).
+ */
+void THCudaBoolStorage_copyCudaHalf(struct THCState *state,
+                                    struct THCudaBoolStorage *storage,
+                                    struct THCudaHalfStorage *src);
+
+/**
+ *Copies a Half device storage into this host storage (C casts; sizes must match).
+ */
+void THBoolStorage_copyCudaHalf(struct THCState *state,
+                                struct THBoolStorage *storage,
+                                struct THCudaHalfStorage *src);
+
+/**
+ *Copies a BFloat16 device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyCudaBFloat16(struct THCState *state,
+                                       struct THCudaBoolTensor *self_,
+                                       struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device tensor into this host tensor (C casts).
+ */
+void THBoolTensor_copyCudaBFloat16(struct THCState *state,
+                                   struct THBoolTensor *self_,
+                                   struct THCudaBFloat16Tensor *src);
+
+/**
+ *Copies a BFloat16 device storage into this one (C casts; sizes must match).
+ */
+void THCudaBoolStorage_copyCudaBFloat16(struct THCState *state,
+                                        struct THCudaBoolStorage *storage,
+                                        struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a BFloat16 device storage into this host storage (C casts; sizes must match).
+ */
+void THBoolStorage_copyCudaBFloat16(struct THCState *state,
+                                    struct THBoolStorage *storage,
+                                    struct THCudaBFloat16Storage *src);
+
+/**
+ *Copies a Bool device tensor into this one (C casts; element counts must match).
+ */
+void THCudaBoolTensor_copyCudaBool(struct THCState *state,
+                                   struct THCudaBoolTensor *self_,
+                                   struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device tensor into this host tensor (C casts).
+ */
+void THBoolTensor_copyCudaBool(struct THCState *state,
+                               struct THBoolTensor *self_,
+                               struct THCudaBoolTensor *src);
+
+/**
+ *Copies a Bool device storage into this one (C casts; sizes must match).
+ */
+void THCudaBoolStorage_copyCudaBool(struct THCState *state,
+                                    struct THCudaBoolStorage *storage,
+                                    struct THCudaBoolStorage *src);
+
+/**
+ *Copies a Bool device storage into this host storage (C casts; sizes must match).
+ */
+void THBoolStorage_copyCudaBool(struct THCState *state,
+                                struct THBoolStorage *storage,
+                                struct THCudaBoolStorage *src);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -161,8 +161,8 @@ pub const DEFAULT_VTABLE: THAllocator =
 
 static DEFAULT: THAllocator = DEFAULT_VTABLE;
 
-/// Where a storage's memory lives. Only the host exists today; a CUDA backend adds a variant
-/// and its own allocator, and host-only code checks `Device::Cpu` before touching memory.
+/// Where a storage's memory lives: the host, or a CUDA device (`cuda::storage`'s allocator).
+/// Host-only code checks `Device::Cpu` before touching memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Device {
     Cpu,
@@ -209,6 +209,12 @@ impl Allocator {
             return Err(Error::invalid("allocator has a NULL malloc or free callback"));
         }
         Ok(Allocator { vt, ctx, device: Device::Cpu })
+    }
+
+    /// One of the library's own device allocators: its callbacks take and return addresses on
+    /// `device`, which host code must never dereference.
+    pub(crate) fn for_device(vt: &'static THAllocator, ctx: *mut c_void, device: Device) -> Self {
+        Allocator { vt, ctx, device }
     }
 
     fn vt(&self) -> &THAllocator {

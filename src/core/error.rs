@@ -62,10 +62,11 @@ error_codes! {
         TH_ERR_DTYPE = 5 => dtype,
         /// Memory could not be allocated (or mapped).
         TH_ERR_ALLOC = 6 => alloc,
-        /// The library was built without CUDA.
-        TH_ERR_NO_CUDA = 7,
-        /// A CUDA call failed.
-        TH_ERR_CUDA = 8,
+        /// CUDA is unavailable: the library was built without it, or no driver (libcuda) or
+        /// NVRTC library could be loaded.
+        TH_ERR_NO_CUDA = 7 => no_cuda,
+        /// A CUDA call failed (the message names the CUDA error and its code).
+        TH_ERR_CUDA = 8 => cuda,
         /// A file or shared-memory operation failed.
         TH_ERR_IO = 9 => io,
         /// An internal invariant failed (a bug).
@@ -74,6 +75,8 @@ error_codes! {
         TH_ERR_PANIC = 11,
         /// Raised by C code through `_THError` / `_THArgCheck` / `_THAssertionFailed`.
         TH_ERR_USER = 12,
+        /// A CUDA driver is installed but there is no such device (none at all, or a bad ordinal).
+        TH_ERR_NO_DEVICE = 13 => no_device,
     }
 }
 

@@ -246,6 +246,9 @@ impl<T: Scalar> Storage<T> {
             if b.flags & TH_STORAGE_FREEMEM != 0 {
                 b.alloc.realloc(b.ptr, old, bytes)?
             } else {
+                if b.alloc.device() != Device::Cpu {
+                    return Err(Error::invalid("cannot resize a device storage whose memory it does not own").at_arg(1));
+                }
                 let q = b.alloc.malloc(bytes)?;
                 if !b.ptr.is_null() && !q.is_null() {
                     ptr::copy_nonoverlapping(b.ptr, q, old.min(bytes));

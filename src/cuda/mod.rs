@@ -15,9 +15,11 @@
 //! - `storage`: the `THAllocator` that backs device storages.
 
 pub mod alloc;
+pub mod copy;
 pub mod gpu;
 pub mod kernels;
 pub mod launch;
+pub mod ops;
 pub mod runtime;
 pub mod storage;
 

@@ -13,6 +13,7 @@ pub mod conv;
 pub mod dlpack;
 pub mod file;
 pub mod general;
+pub mod home;
 pub mod index;
 pub mod lapack;
 pub mod linalg;
@@ -22,6 +23,7 @@ pub mod random;
 pub mod reduce;
 pub mod storage;
 pub mod tensor;
+pub mod thc;
 
 use crate::core::dtype::{Bool, Scalar, THBFloat16, THHalf};
 use crate::core::error::{self, Code, Error, Result};
@@ -54,24 +56,29 @@ pub(crate) fn boundary<R>(name: &'static str, sentinel: R, f: impl FnOnce() -> R
 /// `fn name(args) -> Ret = sentinel; { body returning Result<Ret> }`, or `fn name(args) { .. }`
 /// for `()`.
 ///
+/// Leading parameters in brackets after the name (`fn THCudaTensor_abs @[state: *mut THCState](..)`)
+/// are part of the C signature but not of the numbering: THC's `THCState *` comes first and
+/// argument positions in errors count from the parameter after it, as in THC.
+///
 /// An argument written `name: Type as conv` (or `as conv(extra, ..)`) reaches the body as
 /// `conv(name, extra, .., position)?`, `position` being its 1-based place in the argument list
 /// (errors name it). These conversions run first, in argument order, in one `unsafe` block: in
 /// `fn THFloatTensor_abs(r_: *mut THFloatTensor as obj, t: *mut THFloatTensor as view) { .. }`
 /// the body sees `r_ = obj(r_, 1)?` and `t = view(t, 2)?`.
 macro_rules! th_fn {
-    (@fn [$($attr:tt)*] $name:ident [$ret:ty = $sentinel:expr] $args:tt $body:block) => {
-        $crate::ffi::th_fn!(@def [$($attr)*] $name [-> $ret] [$ret] [$sentinel] $args $body);
+    (@fn [$($attr:tt)*] $name:ident $lead:tt [$ret:ty = $sentinel:expr] $args:tt $body:block) => {
+        $crate::ffi::th_fn!(@def [$($attr)*] $name $lead [-> $ret] [$ret] [$sentinel] $args $body);
     };
-    (@fn [$($attr:tt)*] $name:ident [] $args:tt $body:block) => {
-        $crate::ffi::th_fn!(@def [$($attr)*] $name [] [()] [()] $args $body);
+    (@fn [$($attr:tt)*] $name:ident $lead:tt [] $args:tt $body:block) => {
+        $crate::ffi::th_fn!(@def [$($attr)*] $name $lead [] [()] [()] $args $body);
     };
-    (@def [$($attr:tt)*] $name:ident [$($arrow:tt)*] [$ret:ty] [$sentinel:expr]
+    (@def [$($attr:tt)*] $name:ident [$($l:ident: $lt:ty),*] [$($arrow:tt)*] [$ret:ty] [$sentinel:expr]
         ($($a:ident: $t:ty $(as $conv:ident $(($($x:expr),*))?)?),* $(,)?) $body:block) => {
         $($attr)*
         #[allow(clippy::missing_safety_doc)] // one contract for all: see the module docs
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name($($a: $t),*) $($arrow)* {
+        pub unsafe extern "C" fn $name($($l: $lt,)* $($a: $t),*) $($arrow)* {
+            $(let _ = $l;)*
             $crate::ffi::boundary(stringify!($name), $sentinel, move || -> $crate::core::error::Result<$ret> {
                 $crate::ffi::th_fn! { @convert [] [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16] $($a $(as $conv $(($($x),*))?)?),* }
                 $body
@@ -94,8 +101,8 @@ macro_rules! th_fn {
         // SAFETY: handles, strings and arrays from the C caller, as the module docs require.
         let ($($a),+) = unsafe { ($($e?),+) };
     };
-    ($($(#[$m:meta])* fn $name:ident $args:tt $(-> $ret:ty = $sentinel:expr;)? $body:block)+) => {
-        $( $crate::ffi::th_fn!(@fn [$(#[$m])*] $name [$($ret = $sentinel)?] $args $body); )+
+    ($($(#[$m:meta])* fn $name:ident $(@[$($l:ident: $lt:ty),*])? ($($args:tt)*) $(-> $ret:ty = $sentinel:expr;)? $body:block)+) => {
+        $( $crate::ffi::th_fn!(@fn [$(#[$m])*] $name [$($($l: $lt),*)?] [$($ret = $sentinel)?] ($($args)*) $body); )+
     };
 }
 pub(crate) use th_fn;
@@ -238,14 +245,15 @@ pub(crate) use with_all_dtypes;
 /// Exports `retain`, `free` and `release` for the handle type `$H` (`$arg` names the argument,
 /// `$frees` says what the last reference frees).
 macro_rules! refcount_fns {
-    ($H:ident, $arg:ident, $frees:literal) => {
+    ($H:ident, $arg:ident, $frees:literal $(, [$($l:ident: $lt:ty),*])?) => {
         pastey::paste! {
             /// Adds a reference (NULL is ignored).
             ///
             /// # Safety
             #[doc = " `" $arg "` must be NULL or a live handle."]
             #[unsafe(no_mangle)]
-            pub unsafe extern "C" fn [<$H _retain>]($arg: *mut $H) {
+            pub unsafe extern "C" fn [<$H _retain>]($($($l: $lt,)*)? $arg: *mut $H) {
+                $($(let _ = $l;)*)?
                 // SAFETY: caller contract.
                 unsafe { $crate::ffi::retain($arg) }
             }
@@ -254,7 +262,8 @@ macro_rules! refcount_fns {
             /// # Safety
             #[doc = " `" $arg "` must be NULL or a live handle the caller owns a reference on."]
             #[unsafe(no_mangle)]
-            pub unsafe extern "C" fn [<$H _free>]($arg: *mut $H) {
+            pub unsafe extern "C" fn [<$H _free>]($($($l: $lt,)*)? $arg: *mut $H) {
+                $($(let _ = $l;)*)?
                 // SAFETY: caller contract.
                 unsafe { $crate::ffi::release($arg) }
             }
@@ -263,7 +272,8 @@ macro_rules! refcount_fns {
             /// # Safety
             /// As for `free`.
             #[unsafe(no_mangle)]
-            pub unsafe extern "C" fn [<$H _release>]($arg: *mut $H) {
+            pub unsafe extern "C" fn [<$H _release>]($($($l: $lt,)*)? $arg: *mut $H) {
+                $($(let _ = $l;)*)?
                 // SAFETY: caller contract.
                 unsafe { $crate::ffi::release($arg) }
             }
@@ -294,3 +304,16 @@ macro_rules! handles {
     )* } };
 }
 crate::th_dtypes!(handles);
+
+/// Generates THC's family of an API for one dtype: `$api!(@gen ..)` with THC's names
+/// (`THCuda` for Float, `THCuda{Real}` for the others), `THCState *` as an uncounted first
+/// parameter, and the `Cuda` home.
+macro_rules! thc_family {
+    ($api:ident $all:tt Float, $T:ty, $C:ty) => {
+        $api!(@gen $all Float, $T, $C; [THCuda] [state: *mut $crate::ffi::thc::THCState] Cuda);
+    };
+    ($api:ident $all:tt $R:ident, $T:ty, $C:ty) => {
+        $api!(@gen $all $R, $T, $C; [THCuda $R] [state: *mut $crate::ffi::thc::THCState] Cuda);
+    };
+}
+pub(crate) use thc_family;

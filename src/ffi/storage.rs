@@ -6,6 +6,8 @@
 
 use super::allocator::is_map_allocator;
 use super::general::{THDescBuff, c_sizes};
+use super::home::{Cuda, Home, Host};
+use super::thc::*;
 use super::*;
 use crate::core::allocator::{Allocator, THAllocator};
 use crate::core::error::{Error, Result};
@@ -45,56 +47,109 @@ unsafe fn with_allocator<T: crate::Scalar>(
 
 macro_rules! storage_api {
     ($($row:tt),* $(,)?) => { with_all_dtypes!(storage_api; $($row),*); };
-    (@one [$(($S:ident, $ST:ty)),*] $R:ident, $T:ty, $C:ty) => { pastey::paste! {
+    (@one $all:tt $R:ident, $T:ty, $C:ty) => {
+        storage_api!(@gen $all $R, $T, $C; [TH $R] [] Host);
+        storage_api!(@host $R, $T, $C);
+        thc_family!(storage_api $all $R, $T, $C);
+    };
+    (@copy_from $S:ident, $ST:ty; $R:ident, $T:ty, $C:ty; [$($P:tt)*] [$($lead:tt)*] $H:ident) => { pastey::paste! {
+            th_fn! {
+                #[doc = "Copies a " $S " storage into this one, converting each element as a C cast (sizes must match)."]
+                fn [<$($P)* Storage_copy $S>] @[$($lead)*](storage: *mut [<$($P)* Storage>] as obj, src: *mut [<TH $S Storage>] as obj) {
+                    $H::storage_copy::<$T, $ST>(storage, src)
+                }
+            }
+    } };
+    (@gen $all:tt $R:ident, $T:ty, $C:ty; $Pg:tt $Lg:tt $H:ident) => { storage_api!(@body $all $R, $T, $C; $Pg $Lg $H; $Pg $Lg); };
+    (@body [$(($S:ident, $ST:ty)),*] $R:ident, $T:ty, $C:ty; [$($P:tt)*] [$($lead:tt)*] $H:ident; $Pg:tt $Lg:tt) => { pastey::paste! {
         th_fn! {
             /// Pointer to the elements (borrowed; NULL when empty). Invalidated by resize/swap.
-            fn [<TH $R Storage_data>](storage: *const [<TH $R Storage>] as obj) -> *mut $C = ptr::null_mut(); {
+            fn [<$($P)* Storage_data>] @[$($lead)*](storage: *const [<$($P)* Storage>] as obj) -> *mut $C = ptr::null_mut(); {
                 Ok(storage.data_ptr() as *mut $C)
             }
             /// Number of elements.
-            fn [<TH $R Storage_size>](storage: *const [<TH $R Storage>] as obj) -> isize = 0; {
+            fn [<$($P)* Storage_size>] @[$($lead)*](storage: *const [<$($P)* Storage>] as obj) -> isize = 0; {
                 Ok(storage.len() as isize)
             }
         }
+        th_fn! {
+            /// `storage[index] = value` (0-based, bounds-checked).
+            fn [<$($P)* Storage_set>] @[$($lead)*](storage: *mut [<$($P)* Storage>] as obj, index: isize, value: $C) {
+                $H::storage_set(storage, index, <$T>::from_c(value))
+            }
+            /// `storage[index]` (0-based, bounds-checked; 0 on error).
+            fn [<$($P)* Storage_get>] @[$($lead)*](storage: *const [<$($P)* Storage>] as obj, index: isize) -> $C = <$T>::default().to_c(); {
+                Ok($H::storage_get(storage, index)?.to_c())
+            }
+            /// A new empty storage (+1).
+            fn [<$($P)* Storage_new>] @[$($lead)*]() -> *mut [<$($P)* Storage>] = ptr::null_mut(); {
+                Ok(into_handle($H::new_storage::<$T>(0)?))
+            }
+            /// A new storage of `size` uninitialised elements, 64-byte aligned (+1).
+            fn [<$($P)* Storage_newWithSize>] @[$($lead)*](size: isize) -> *mut [<$($P)* Storage>] = ptr::null_mut(); {
+                Ok(into_handle($H::new_storage::<$T>(check_len(size).map_err(|e| e.at_arg(1))?)?))
+            }
+            /// A new storage `{a}` (+1).
+            fn [<$($P)* Storage_newWithSize1>] @[$($lead)*](a: $C) -> *mut [<$($P)* Storage>] = ptr::null_mut(); {
+                Ok(into_handle($H::storage_from(&[<$T>::from_c(a)])?))
+            }
+            /// A new storage `{a, b}` (+1).
+            fn [<$($P)* Storage_newWithSize2>] @[$($lead)*](a: $C, b: $C) -> *mut [<$($P)* Storage>] = ptr::null_mut(); {
+                Ok(into_handle($H::storage_from(&[<$T>::from_c(a), <$T>::from_c(b)])?))
+            }
+            /// A new storage `{a, b, c}` (+1).
+            fn [<$($P)* Storage_newWithSize3>] @[$($lead)*](a: $C, b: $C, c: $C) -> *mut [<$($P)* Storage>] = ptr::null_mut(); {
+                Ok(into_handle($H::storage_from(&[<$T>::from_c(a), <$T>::from_c(b), <$T>::from_c(c)])?))
+            }
+            /// A new storage `{a, b, c, d}` (+1).
+            fn [<$($P)* Storage_newWithSize4>] @[$($lead)*](a: $C, b: $C, c: $C, d: $C) -> *mut [<$($P)* Storage>] = ptr::null_mut(); {
+                let v = [<$T>::from_c(a), <$T>::from_c(b), <$T>::from_c(c), <$T>::from_c(d)];
+                Ok(into_handle($H::storage_from(&v)?))
+            }
+            /// Sets `TH_STORAGE_*` flag bits.
+            fn [<$($P)* Storage_setFlag>] @[$($lead)*](storage: *mut [<$($P)* Storage>] as obj, flag: c_char) {
+                storage_flags(storage, flag, 0);
+                Ok(())
+            }
+            /// Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
+            fn [<$($P)* Storage_clearFlag>] @[$($lead)*](storage: *mut [<$($P)* Storage>] as obj, flag: c_char) {
+                storage_flags(storage, 0, flag);
+                Ok(())
+            }
+        }
+        refcount_fns!([<$($P)* Storage>], storage, "the storage", [$($lead)*]);
+        th_fn! {
+            /// Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
+            fn [<$($P)* Storage_swap>] @[$($lead)*](storage1: *mut [<$($P)* Storage>] as obj, storage2: *mut [<$($P)* Storage>] as obj) {
+                storage1.swap(storage2);
+                // TH_STORAGE_REFCOUNTED is storage1 flag like the others (kept on the refcount).
+                let (ra, rb) = (storage1.is_refcounted(), storage2.is_refcounted());
+                storage1.set_refcounted(rb);
+                storage2.set_refcounted(ra);
+                Ok(())
+            }
+            /// Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
+            fn [<$($P)* Storage_resize>] @[$($lead)*](storage: *mut [<$($P)* Storage>] as obj, size: isize) {
+                storage.resize(check_len(size).map_err(|e| e.at_arg(2))?)
+            }
+            /// Sets every element to `value`.
+            fn [<$($P)* Storage_fill>] @[$($lead)*](storage: *mut [<$($P)* Storage>] as obj, value: $C) {
+                $H::storage_fill(storage, <$T>::from_c(value))
+            }
+            /// Copies `src` into `storage` (sizes must match).
+            fn [<$($P)* Storage_copy>] @[$($lead)*](storage: *mut [<$($P)* Storage>] as obj, src: *mut [<$($P)* Storage>] as obj) {
+                $H::storage_copy::<$T, $T>(storage, src)
+            }
+        }
+        $( storage_api!(@copy_from $S, $ST; $R, $T, $C; $Pg $Lg $H); )*
+    } };
+    (@host $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         /// Size of one element in bytes.
         #[unsafe(no_mangle)]
         pub extern "C" fn [<TH $R Storage_elementSize>]() -> usize {
             std::mem::size_of::<$T>()
         }
         th_fn! {
-            /// `storage[index] = value` (0-based, bounds-checked).
-            fn [<TH $R Storage_set>](storage: *mut [<TH $R Storage>] as obj, index: isize, value: $C) {
-                storage.set(index, <$T>::from_c(value))
-            }
-            /// `storage[index]` (0-based, bounds-checked; 0 on error).
-            fn [<TH $R Storage_get>](storage: *const [<TH $R Storage>] as obj, index: isize) -> $C = <$T>::default().to_c(); {
-                Ok(storage.get(index)?.to_c())
-            }
-            /// A new empty storage (+1).
-            fn [<TH $R Storage_new>]() -> *mut [<TH $R Storage>] = ptr::null_mut(); {
-                Ok(into_handle(Storage::<$T>::new(0)?))
-            }
-            /// A new storage of `size` uninitialised elements, 64-byte aligned (+1).
-            fn [<TH $R Storage_newWithSize>](size: isize) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
-                Ok(into_handle(Storage::<$T>::new(check_len(size).map_err(|e| e.at_arg(1))?)?))
-            }
-            /// A new storage `{a}` (+1).
-            fn [<TH $R Storage_newWithSize1>](a: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
-                Ok(into_handle(Storage::from_slice(&[<$T>::from_c(a)])?))
-            }
-            /// A new storage `{a, b}` (+1).
-            fn [<TH $R Storage_newWithSize2>](a: $C, b: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
-                Ok(into_handle(Storage::from_slice(&[<$T>::from_c(a), <$T>::from_c(b)])?))
-            }
-            /// A new storage `{a, b, c}` (+1).
-            fn [<TH $R Storage_newWithSize3>](a: $C, b: $C, c: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
-                Ok(into_handle(Storage::from_slice(&[<$T>::from_c(a), <$T>::from_c(b), <$T>::from_c(c)])?))
-            }
-            /// A new storage `{a, b, c, d}` (+1).
-            fn [<TH $R Storage_newWithSize4>](a: $C, b: $C, c: $C, d: $C) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
-                let v = [<$T>::from_c(a), <$T>::from_c(b), <$T>::from_c(c), <$T>::from_c(d)];
-                Ok(into_handle(Storage::from_slice(&v)?))
-            }
             /// A new storage mapping `filename` (+1): a file, or a POSIX shared-memory object with
             /// `TH_ALLOCATOR_MAPPED_SHAREDMEM`. `size <= 0` maps the whole object. Not resizable.
             fn [<TH $R Storage_newWithMapping>](filename: *const c_char, size: isize, flags: c_int) -> *mut [<TH $R Storage>] = ptr::null_mut(); {
@@ -127,54 +182,12 @@ macro_rules! storage_api {
                 // SAFETY: as above.
                 Ok(into_handle(unsafe { Storage::from_raw(data as *mut $T, n, a)? }))
             }
-            /// Sets `TH_STORAGE_*` flag bits.
-            fn [<TH $R Storage_setFlag>](storage: *mut [<TH $R Storage>] as obj, flag: c_char) {
-                storage_flags(storage, flag, 0);
-                Ok(())
-            }
-            /// Clears `TH_STORAGE_*` flag bits (clearing REFCOUNTED makes retain/free no-ops).
-            fn [<TH $R Storage_clearFlag>](storage: *mut [<TH $R Storage>] as obj, flag: c_char) {
-                storage_flags(storage, 0, flag);
-                Ok(())
-            }
-        }
-        refcount_fns!([<TH $R Storage>], storage, "the storage");
-        th_fn! {
-            /// Exchanges the contents (data, size, flags, allocator) of two storages, not their refcounts.
-            fn [<TH $R Storage_swap>](storage1: *mut [<TH $R Storage>] as obj, storage2: *mut [<TH $R Storage>] as obj) {
-                storage1.swap(storage2);
-                // TH_STORAGE_REFCOUNTED is storage1 flag like the others (kept on the refcount).
-                let (ra, rb) = (storage1.is_refcounted(), storage2.is_refcounted());
-                storage1.set_refcounted(rb);
-                storage2.set_refcounted(ra);
-                Ok(())
-            }
-            /// Resizes to `size` elements keeping the common prefix (needs `TH_STORAGE_RESIZABLE`).
-            fn [<TH $R Storage_resize>](storage: *mut [<TH $R Storage>] as obj, size: isize) {
-                storage.resize(check_len(size).map_err(|e| e.at_arg(2))?)
-            }
-            /// Sets every element to `value`.
-            fn [<TH $R Storage_fill>](storage: *mut [<TH $R Storage>] as obj, value: $C) {
-                storage.fill(<$T>::from_c(value))
-            }
             /// Copies `size()` elements from the raw pointer `src`.
             fn [<TH $R Storage_rawCopy>](storage: *mut [<TH $R Storage>], src: *mut $C) {
                 // SAFETY: a handle and a buffer of size() elements from the caller.
                 unsafe { obj(storage, 1)?.raw_copy(src as *const $T) }
             }
-            /// Copies `src` into `storage` (sizes must match).
-            fn [<TH $R Storage_copy>](storage: *mut [<TH $R Storage>] as obj, src: *mut [<TH $R Storage>] as obj) {
-                storage.copy_from::<$T>(src)
-            }
         }
-        $(
-            th_fn! {
-                #[doc = "Copies a " $S " storage into this one, converting each element as a C cast (sizes must match)."]
-                fn [<TH $R Storage_copy $S>](storage: *mut [<TH $R Storage>] as obj, src: *mut [<TH $S Storage>] as obj) {
-                    storage.copy_from::<$ST>(src)
-                }
-            }
-        )*
     } };
 }
 crate::th_dtypes!(storage_api);
