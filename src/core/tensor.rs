@@ -304,12 +304,19 @@ impl<T: Scalar> View<T> {
     /// Checks invariant 3 against the storage's current length and that it is host memory;
     /// returns the data pointer (at offset 0 of the storage) when there are elements.
     pub fn host_ptr(&self) -> Result<Option<*mut T>> {
+        if self.device() != Device::Cpu && !self.sizes.is_empty() {
+            return Err(Error::invalid("tensor is not in host memory"));
+        }
+        self.storage_ptr()
+    }
+
+    /// Checks invariant 3 against the storage's current length, wherever the storage lives;
+    /// returns its address (at offset 0: a device address for device storages) when the view
+    /// has elements.
+    pub fn storage_ptr(&self) -> Result<Option<*mut T>> {
         let Some(s) = &self.storage else { return Ok(None) };
         if self.sizes.is_empty() {
             return Ok(None);
-        }
-        if s.device() != Device::Cpu {
-            return Err(Error::invalid("tensor is not in host memory"));
         }
         let (p, len) = s.raw_parts();
         let need = required_len(self.offset, &self.sizes, &self.strides)?;

@@ -13,7 +13,7 @@ use super::storage;
 use crate::core::allocator::Device;
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
-use crate::core::tensor::{View, required_len, size_desc};
+use crate::core::tensor::{View, size_desc};
 use crate::ops::copy::copy as host_copy;
 
 /// The device of a view's storage (None for host memory or no storage).
@@ -27,20 +27,7 @@ pub fn device_of<T: Scalar>(v: &View<T>) -> Result<Option<&'static Dev>> {
 /// The device address of `v`'s element 0, after checking the whole view lies in its storage
 /// (0 for a view without elements).
 pub fn device_base<T: Scalar>(v: &View<T>) -> Result<u64> {
-    let Some(s) = &v.storage else { return Ok(0) };
-    if v.sizes.is_empty() {
-        return Ok(0);
-    }
-    let (p, len) = s.raw_parts();
-    let need = required_len(v.offset, &v.sizes, &v.strides)?;
-    if need > len {
-        return Err(Error::size(format!(
-            "tensor of size {} at offset {} needs {need} elements but its storage has {len} (was the storage shrunk?)",
-            size_desc(&v.sizes),
-            v.offset
-        )));
-    }
-    Ok(p as u64 + (v.offset * size_of::<T>()) as u64)
+    Ok(v.storage_ptr()?.map_or(0, |p| p as u64 + (v.offset * size_of::<T>()) as u64))
 }
 
 /// Pointer to `v`'s first element (TH's `data()`): a device address for device views.

@@ -27,35 +27,18 @@ pub struct Device {
     pub host: HostCache<Pinned>,
 }
 
-/// Device memory for the caching allocator.
-pub struct Raw(pub Arc<dyn Gpu>);
-/// Pinned host memory for the host cache.
-pub struct Pinned(pub Arc<dyn Gpu>);
+/// Memory of one device for a caching allocator: device memory (`Raw`) or page-locked host
+/// memory (`Pinned`); both record events on the device's streams.
+pub struct Mem<const PINNED: bool>(pub Arc<dyn Gpu>);
+pub type Raw = Mem<false>;
+pub type Pinned = Mem<true>;
 
-impl Memory for Raw {
+impl<const PINNED: bool> Memory for Mem<PINNED> {
     fn raw_alloc(&self, bytes: usize) -> Result<u64> {
-        self.0.malloc(bytes)
+        if PINNED { self.0.malloc_host(bytes).map(|p| p as u64) } else { self.0.malloc(bytes) }
     }
     fn raw_free(&self, ptr: u64) {
-        let _ = self.0.free(ptr);
-    }
-    fn record_event(&self, stream: u64) -> Result<u64> {
-        self.0.event_record(stream)
-    }
-    fn event_done(&self, event: u64) -> Result<bool> {
-        self.0.event_done(event)
-    }
-    fn free_event(&self, event: u64) {
-        self.0.event_free(event)
-    }
-}
-
-impl Memory for Pinned {
-    fn raw_alloc(&self, bytes: usize) -> Result<u64> {
-        self.0.malloc_host(bytes).map(|p| p as u64)
-    }
-    fn raw_free(&self, ptr: u64) {
-        let _ = self.0.free_host(ptr as *mut u8);
+        let _ = if PINNED { self.0.free_host(ptr as *mut u8) } else { self.0.free(ptr) };
     }
     fn record_event(&self, stream: u64) -> Result<u64> {
         self.0.event_record(stream)
@@ -97,8 +80,8 @@ pub fn devices() -> Result<&'static [Device]> {
             .enumerate()
             .map(|(i, gpu)| Device {
                 ordinal: i as i32,
-                cache: DeviceCache::new(Raw(gpu.clone())),
-                host: HostCache::new(Pinned(gpu.clone())),
+                cache: DeviceCache::new(Mem(gpu.clone())),
+                host: HostCache::new(Mem(gpu.clone())),
                 gpu,
             })
             .collect())
