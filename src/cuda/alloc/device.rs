@@ -281,7 +281,6 @@ impl Inner {
             && prev.segment == b.segment
             && prev.state == State::Free
             && p + prev.size as u64 == ptr
-            && false
             && let Some(prev) = self.remove_free(p)
         {
             start = p;
