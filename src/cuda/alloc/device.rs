@@ -100,6 +100,9 @@ impl<M: Memory> DeviceCache<M> {
     }
 
     /// A block of at least `bytes` for work on `stream` (0 bytes: address 0).
+    ///
+    /// A failed query of an earlier event (a device error) fails the call, as THC's check of
+    /// `cudaEventQuery` did; the event stays queued and is asked again next time.
     pub fn malloc(&self, bytes: usize, stream: u64) -> Result<u64> {
         let mut g = lock(&self.inner);
         g.process_events(&self.mem)?;
