@@ -1,10 +1,17 @@
 //! THC's two caching allocators, written against `Memory` so their bookkeeping is tested on
-//! the host: `device` (THCCachingAllocator) and `host` (THCCachingHostAllocator).
+//! the host: `device` (THCCachingAllocator) and `host` (THCCachingHostAllocator). `events`
+//! holds what they share (the event queue that holds freed blocks back, statistics, the
+//! out-of-memory retry).
 
 use crate::core::error::Result;
 
 pub mod device;
+mod events;
+#[cfg(test)]
+mod fake;
 pub mod host;
+
+pub use events::Stats;
 
 /// What a caching allocator needs from a device: raw memory and events. Addresses are `u64`
 /// (device addresses; pinned host addresses for the host cache); streams and events are the
