@@ -304,7 +304,8 @@ static void concurrent() {
 }
 
 // A cooperative kernel: each block sums its 64 elements by a shared-memory tree; threads past
-// the block's live count return before the barriers.
+// the block's live count return before the barriers; every live thread also counts itself
+// with atomics.
 static void block_sum_body(const THCPointwise &p) {
   __shared__ long long partial[64];
   const long long *in = (const long long *)p.arg[1].data;
@@ -312,8 +313,10 @@ static void block_sum_body(const THCPointwise &p) {
   const unsigned t = threadIdx.x, live = (unsigned)p.i[0];
   if (t >= live) return;
   partial[t] = in[blockIdx.x * blockDim.x + t];
-  unsigned char *scratch = th_emu_dynamic_shared();
+  TH_DYNAMIC_SHARED(unsigned char, scratch);
   scratch[t] = 1;
+  atomicAdd((unsigned long long *)p.arg[2].data, 1ull);
+  atomicAdd((double *)p.arg[3].data, 0.5);
   __syncthreads();
   for (unsigned s = 32; s > 0; s >>= 1) {
     if (t < s && t + s < live) partial[t] += partial[t + s];
@@ -330,6 +333,9 @@ static void cooperative() {
     THCPointwise p = params_1d(0);
     p.arg[0].data = (unsigned long long)out.data(), p.arg[1].data = (unsigned long long)in.data();
     p.i[0] = live;
+    unsigned long long count = 0;
+    double halves = 0;
+    p.arg[2].data = (unsigned long long)&count, p.arg[3].data = (unsigned long long)&halves;
     unsigned g[3] = {3, 1, 1}, b[3] = {64, 1, 1};
     void *args[1] = {&p};
     char err[128] = "";
@@ -339,6 +345,7 @@ static void cooperative() {
       for (unsigned t = 0; t < live; ++t) want += in[k * 64 + t];
       CHECK(out[k] == want, "block %d (%u live): %lld, want %lld", k, live, out[k], want);
     }
+    CHECK(count == 3 * live && halves == 1.5 * live, "atomics: %llu, %g", count, halves);
   }
 }
 

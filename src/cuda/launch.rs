@@ -111,6 +111,14 @@ pub struct Pointwise {
     pub params: THCPointwise,
 }
 
+impl Pointwise {
+    /// The kernel's parameter array for `Gpu::launch`: `[&mut self.params]`, valid while `self`
+    /// is neither moved nor dropped.
+    pub fn args(&mut self) -> [*mut std::ffi::c_void; 1] {
+        [&mut self.params as *mut THCPointwise as *mut std::ffi::c_void]
+    }
+}
+
 /// The launch of `op` (an `kernels::OPS` name) over the output shape `shape`, operands[0] the
 /// output and then `op.inputs` inputs. `None` when there are no elements.
 pub fn pointwise(op: &str, shape: &[i64], operands: &[Operand<'_>]) -> Result<Option<Pointwise>> {

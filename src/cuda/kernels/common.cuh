@@ -23,7 +23,7 @@ struct THCOperand {
 struct THCPointwise {
   long long n;
   int ndim;
-  int op;  // the operation, for kernels serving several (compare.cu)
+  int op;  // the operation, for kernels serving several (the comparisons: pointwise.cuh)
   long long sizes[TH_CUDA_MAX_DIMS];
   THCOperand arg[TH_CUDA_MAX_OPERANDS];
   double f[2];
@@ -36,6 +36,7 @@ static_assert(sizeof(THCPointwise) == 720, "THCPointwise layout");
 // alignment rules, equal sizes there and equal offsets here pin the layout down).
 #ifdef TH_EMULATOR
 static_assert(__builtin_offsetof(THCPointwise, ndim) == 8, "THCPointwise layout");
+static_assert(__builtin_offsetof(THCPointwise, op) == 12, "THCPointwise layout");
 static_assert(__builtin_offsetof(THCPointwise, sizes) == 16, "THCPointwise layout");
 static_assert(__builtin_offsetof(THCPointwise, arg) == 144, "THCPointwise layout");
 static_assert(__builtin_offsetof(THCPointwise, f) == 688, "THCPointwise layout");
@@ -53,6 +54,15 @@ static_assert(__builtin_offsetof(THCOperand, strides) == 8, "THCOperand layout")
   static const int th_emu_reg_##name = th_emu_register(#name, kind, &th_emu_call<Params, __VA_ARGS__>);
 #else
 #define TH_EMU_REGISTER(name, kind, Params, ...)
+#endif
+
+// `T *name`: the launch's dynamic shared memory (the emulator's per-launch buffer).
+#ifdef TH_EMULATOR
+#define TH_DYNAMIC_SHARED(T, name) T *name = (T *)th_emu_dynamic_shared()
+#else
+#define TH_DYNAMIC_SHARED(T, name)                                                                    \
+  extern __shared__ __align__(16) unsigned char th_dynamic_shared_[];                                 \
+  T *name = (T *)th_dynamic_shared_
 #endif
 
 // An extern "C" kernel `name(const Params p)` whose body is the function `...(const Params &)`.

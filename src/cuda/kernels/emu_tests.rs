@@ -54,12 +54,12 @@ fn run<O: Scalar, T: Scalar>(
             l.kernel = l.kernel.replace("_i32", "_i64");
         }
         set(&mut l.params);
-        let mut arg = [&mut l.params as *mut THCPointwise as *mut std::ffi::c_void];
+        let (kernel, cfg) = (l.kernel.clone(), l.cfg);
         // SAFETY: the operands' buffers hold every offset of their layouts; params match.
-        unsafe { emu_launch(&l.kernel, &l.cfg, &mut arg) }.unwrap();
+        unsafe { emu_launch(&kernel, &cfg, &mut l.args()) }.unwrap();
         for (i, x) in obuf.iter().enumerate() {
             if (0..N).all(|j| out.at(j) != i) {
-                assert_eq!(bits(*x), bits(pad), "{}: wrote outside the output at {i}", l.kernel);
+                assert_eq!(bits(*x), bits(pad), "{kernel}: wrote outside the output at {i}");
             }
         }
         out.load(&obuf)

@@ -25,7 +25,10 @@
 //! extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const unsigned block[3],
 //!                              unsigned shared_bytes, void **params, char *err, size_t err_len);
 //! ```
-//! returns 0, or nonzero with a message in `err` (unknown kernel, bad launch shape).
+//! returns 0, or nonzero with a message in `err` (unknown kernel, bad launch shape). It runs the
+//! grid synchronously: kernels without block cooperation thread after thread on the calling
+//! thread, cooperative ones (shared memory, `__syncthreads`) block by block on helper threads.
+//! `emu_launch` wraps it; `th_emu_kernel_names` lists the registered kernels.
 
 pub mod nvrtc;
 pub use nvrtc::{Compiled, compile, resource_report};
