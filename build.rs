@@ -18,6 +18,52 @@ fn main() {
         }
         soname(&out);
     }
+    cuda_emulator();
+}
+
+/// With the `cuda-emulator` feature: the CUDA C kernel sources (src/cuda/kernels/*.cu) and the
+/// emulator runtime (csrc/cuda_emu/*.cpp) compiled as host C++ against the shim header, linked
+/// whole: each kernel registers itself from a static initializer, and nothing references the
+/// kernels' objects by symbol. They stay internal to the library (hidden visibility, and the
+/// version scripts export only the listed names); Rust calls `th_emu_launch`.
+fn cuda_emulator() {
+    if std::env::var_os("CARGO_FEATURE_CUDA_EMULATOR").is_none() {
+        return;
+    }
+    let files = |dir: &str, exts: &[&str]| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("read {dir}: {e}"))
+            .map(|e| e.expect("directory entry").path())
+            .filter(|p| p.extension().is_some_and(|x| exts.iter().any(|e| x == *e)))
+            .collect();
+        v.sort();
+        v
+    };
+    let (kernels, emu) = ("src/cuda/kernels", "csrc/cuda_emu");
+    println!("cargo:rerun-if-changed={kernels}");
+    println!("cargo:rerun-if-changed={emu}");
+    for f in files(kernels, &["cu", "cuh"]).iter().chain(&files(emu, &["cpp", "h"])) {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    let shim = std::path::Path::new(emu).join("shim.h").canonicalize().expect("csrc/cuda_emu/shim.h");
+    let mut b = cc::Build::new();
+    b.cpp(true)
+        .files(files(kernels, &["cu"]))
+        .files(files(emu, &["cpp"]))
+        .include(kernels)
+        .include(emu)
+        // Kernels are checked against the CPU engine's bits: optimize (debug builds would run
+        // them at -O0) but never fuse multiply-adds.
+        .opt_level(2)
+        .debug(false)
+        .warnings(true)
+        .define("TH_EMULATOR", None)
+        .link_lib_modifier("+whole-archive");
+    for flag in ["-x", "c++", "-std=c++20", "-pthread", "-ffp-contract=off", "-fvisibility=hidden", "-include"] {
+        b.flag(flag);
+    }
+    b.flag(shim.to_str().expect("UTF-8 path"));
+    b.compile("th_cuda_emu");
 }
 
 /// The shared library's soname is `libth.so.<major>` (`libth.so.0` while the version is 0.x), so

@@ -12,22 +12,9 @@ use super::gpu::{DeviceInfo, Gpu, LaunchCfg};
 use crate::core::error::{Error, Result};
 use std::alloc::Layout;
 use std::collections::HashMap;
-use std::ffi::{CString, c_char, c_int, c_uint, c_void};
+use std::ffi::c_void;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-unsafe extern "C" {
-    /// `csrc/cuda_emu`: runs a registered kernel over the grid; 0 or an error in `err`.
-    fn th_emu_launch(
-        kernel: *const c_char,
-        grid: *const c_uint,
-        block: *const c_uint,
-        shared_bytes: c_uint,
-        params: *mut *mut c_void,
-        err: *mut c_char,
-        err_len: usize,
-    ) -> c_int;
-}
 
 /// Alignment of emulated device allocations (cudaMalloc gives at least 256).
 const ALIGN: usize = 256;
@@ -152,26 +139,9 @@ impl Gpu for Emulator {
     }
 
     unsafe fn launch(&self, kernel: &str, cfg: &LaunchCfg, params: &mut [*mut c_void], _stream: u64) -> Result<()> {
-        let name = CString::new(kernel).map_err(|_| Error::internal("kernel name with a NUL"))?;
-        let mut err = [0 as c_char; 256];
-        // SAFETY: the caller guarantees params match the kernel; the arrays outlive the call.
-        let rc = unsafe {
-            th_emu_launch(
-                name.as_ptr(),
-                cfg.grid.as_ptr(),
-                cfg.block.as_ptr(),
-                cfg.shared,
-                params.as_mut_ptr(),
-                err.as_mut_ptr(),
-                err.len(),
-            )
-        };
-        if rc != 0 {
-            // SAFETY: th_emu_launch leaves a NUL-terminated message within err.
-            let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
-            return Err(Error::cuda(format!("CUDA error: launch of {kernel} failed (emulated device): {msg}")));
-        }
-        Ok(())
+        // SAFETY: the caller guarantees params match the kernel and address emulated memory.
+        unsafe { super::kernels::emu_launch(kernel, cfg, params) }
+            .map_err(|e| Error::cuda(format!("launch of {kernel} failed (emulated device): {}", e.msg)))
     }
 
     fn stream_new(&self, _non_blocking: bool, _priority: i32) -> Result<u64> {

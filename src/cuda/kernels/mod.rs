@@ -1,25 +1,294 @@
-//! CUDA C kernel sources and their NVRTC compilation. The first kernels (fill, copy, pointwise)
-//! land with the emulator and the NVRTC gate; until then no module holds a kernel, and launches
-//! report that plainly.
+//! The CUDA C kernels: their sources, names and modules, NVRTC compilation (`nvrtc`), and the
+//! entry point of the CPU emulator that runs the same sources.
+//!
+//! Sources (header-free CUDA C++, so NVRTC needs no CUDA headers):
+//! - `common.cuh`: the launch parameters (`THCPointwise`, mirrored in `launch.rs`), dtypes and
+//!   their conversions (16-bit floats bit-exact in both compilers), the host's cast rules, index
+//!   math (grid-stride loops, 32- or 64-bit), the kernel-definition macros;
+//! - `num.cuh`: element arithmetic with the CPU engine's semantics (`ops::num`), and
+//!   `kernels::vmath`'s exp/log/tanh/sigmoid operation for operation (same bits as the host);
+//! - `pointwise.cuh`: kernel bodies, fill, copy, comparisons; `arith.cuh`: arithmetic and float
+//!   functions;
+//! - one module per dtype, `<dtype>.cu`: every kernel whose name starts with that dtype. NVRTC
+//!   compiles a module at its first use, so a program using Float tensors compiles `float` only
+//!   (about 140 kernels, a few seconds), not the whole library.
+//!
+//! Kernel names: `th_<op>_<dtype>[_<dtype2>]_<i32|i64>` (`extern "C"`), the index type last:
+//! `i32` when the element count and every operand's largest offset fit in an `int`. Every kernel
+//! takes one `THCPointwise` by value. `copy` names the destination then the source
+//! (`th_copy_float_half_i32`); the comparisons name the input then the output dtype
+//! (`th_cmpValue_float_byte_i32`) and take the comparison in `THCPointwise::op`.
+//!
+//! The emulator (`--features cuda-emulator`, csrc/cuda_emu/) compiles the same `.cu` files with
+//! the host C++ compiler; its entry point, called by the emulator backend's `Gpu::launch`:
+//! ```c
+//! extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const unsigned block[3],
+//!                              unsigned shared_bytes, void **params, char *err, size_t err_len);
+//! ```
+//! returns 0, or nonzero with a message in `err` (unknown kernel, bad launch shape). It runs the
+//! grid synchronously: kernels without block cooperation thread after thread on the calling
+//! thread, cooperative ones (shared memory, `__syncthreads`) block by block on helper threads.
+//! `emu_launch` wraps it; `th_emu_kernel_names` lists the registered kernels.
 
-use crate::core::error::{Error, Result};
+pub mod nvrtc;
+pub use nvrtc::{Compiled, compile, resource_report};
 
-/// A CUDA C source compiled as one NVRTC program.
+use crate::core::dtype::DType;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+#[cfg(all(test, feature = "cuda-emulator"))]
+mod emu_data;
+#[cfg(all(test, feature = "cuda-emulator"))]
+mod emu_tests;
+#[cfg(test)]
+mod tests;
+
+/// One NVRTC program: a dtype's kernels.
+#[derive(Debug)]
 pub struct Module {
+    /// The dtype suffix (`float`), also the `.cu` file's name.
     pub name: &'static str,
+    /// The whole program text: the shared headers, then the module's `.cu`.
+    pub source: &'static str,
+    /// Registers per thread every kernel of the module must stay within (the NVRTC test checks
+    /// it); the kernels use at most 44 on sm_80/sm_90, well under the 128 that 512-thread blocks
+    /// allow.
+    pub register_budget: u32,
 }
 
-/// NVRTC's output for one module and architecture.
-pub struct Compiled {
-    pub cubin: Vec<u8>,
+macro_rules! modules {
+    ($($name:literal),*) => {
+        &[$(Module {
+            name: $name,
+            source: concat!(
+                include_str!("common.cuh"),
+                include_str!("num.cuh"),
+                include_str!("pointwise.cuh"),
+                include_str!("arith.cuh"),
+                include_str!(concat!($name, ".cu"))
+            ),
+            register_budget: 64,
+        }),*]
+    };
 }
 
-/// The module holding `kernel`.
-pub fn module_of(_kernel: &str) -> Option<&'static Module> {
-    None
+static MODULES: &[Module] =
+    modules!("byte", "char", "short", "int", "long", "float", "double", "half", "bfloat16", "bool");
+
+/// Every module, in dtype order.
+pub fn modules() -> &'static [Module] {
+    MODULES
 }
 
-/// Compiles `m` for `sm_<arch>`.
-pub fn compile(m: &Module, arch: (i32, i32)) -> Result<Compiled> {
-    Err(Error::internal(format!("module {} for sm_{}{}: no kernel sources yet", m.name, arch.0, arch.1)))
+/// The module that holds `kernel`, if it is one of the kernels (`kernel_names`).
+pub fn module_of(kernel: &str) -> Option<&'static Module> {
+    static INDEX: OnceLock<HashMap<String, usize>> = OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut m = HashMap::new();
+        for (i, md) in MODULES.iter().enumerate() {
+            for k in kernels_of(md.name) {
+                m.insert(k, i);
+            }
+        }
+        m
+    });
+    index.get(kernel).map(|&i| &MODULES[i])
+}
+
+/// A kernel's name suffix for a dtype (`bfloat16`).
+pub fn dtype_suffix(d: DType) -> &'static str {
+    match d {
+        DType::Byte => "byte",
+        DType::Char => "char",
+        DType::Short => "short",
+        DType::Int => "int",
+        DType::Long => "long",
+        DType::Float => "float",
+        DType::Double => "double",
+        DType::Half => "half",
+        DType::BFloat16 => "bfloat16",
+        DType::Bool => "bool",
+    }
+}
+
+/// Which dtypes have an op (as the CPU side: by kind).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Has {
+    /// Every dtype.
+    All,
+    /// Every dtype but Bool.
+    Num,
+    /// Byte, Char, Short, Int, Long.
+    Int,
+    /// Float, Double, Half, BFloat16.
+    Float,
+}
+
+impl Has {
+    pub fn contains(self, d: DType) -> bool {
+        use crate::core::dtype::Format;
+        match self {
+            Has::All => true,
+            Has::Num => d != DType::Bool,
+            Has::Int => matches!(d.format(), Format::UInt | Format::Int),
+            Has::Float => matches!(d.format(), Format::Float | Format::BFloat),
+        }
+    }
+}
+
+/// How an op's kernels are named and typed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// All operands have the output's dtype: `th_<op>_<dtype>`.
+    Same,
+    /// `th_copy_<dst>_<src>`, every pair.
+    Copy,
+    /// `th_<op>_<input>_<output>`, the output Byte, Bool or the input's dtype.
+    Compare,
+}
+
+/// A pointwise op as the kernels implement it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    /// TH's name (`cadd`, `cmaxValue`), or `cmpValue`/`cmpTensor` for the comparisons.
+    pub name: &'static str,
+    /// Tensor operands besides the output (`THCPointwise::arg[1..=inputs]`).
+    pub inputs: usize,
+    /// Scalar operands (`THCPointwise::f`/`i`).
+    pub values: usize,
+    pub has: Has,
+    pub form: Form,
+}
+
+macro_rules! ops {
+    ($($has:ident $form:ident $inputs:literal $values:literal [$($name:ident)*];)*) => {
+        &[$($(Op { name: stringify!($name), inputs: $inputs, values: $values, has: Has::$has, form: Form::$form },)*)*]
+    };
+}
+
+/// Every op, mirroring the lists in `pointwise.cuh` and `arith.cuh` (the NVRTC test checks the
+/// compiled kernel names against `kernels_of`).
+pub static OPS: &[Op] = ops! {
+    All Same 0 1 [fill];
+    All Copy 1 0 [copy];
+    All Compare 1 1 [cmpValue];
+    All Compare 2 0 [cmpTensor];
+    Num Same 1 1 [add sub mul div lshift rshift fmod remainder cmaxValue cminValue pow tpow];
+    Num Same 1 2 [clamp];
+    Num Same 1 0 [neg abs sign cinv];
+    Int Same 1 1 [bitand bitor bitxor];
+    Num Same 2 1 [cadd csub];
+    Num Same 2 0 [cmul cdiv cpow clshift crshift cfmod cremainder cmax cmin];
+    Int Same 2 0 [cbitand cbitor cbitxor];
+    Num Same 3 1 [addcmul addcdiv];
+    Float Same 1 0 [sigmoid log lgamma log1p exp cos acos cosh sin asin sinh tan atan tanh sqrt rsqrt ceil floor
+        round trunc frac];
+    Float Same 2 0 [atan2];
+    Float Same 2 1 [lerp];
+};
+
+/// The op named `name`.
+pub fn op(name: &str) -> Option<&'static Op> {
+    OPS.iter().find(|o| o.name == name)
+}
+
+/// The name of `op`'s kernel for `dtypes` (one, or two for `Copy` and `Compare`) and index
+/// width, whether or not it exists.
+pub fn kernel_name(op: &str, dtypes: &[DType], wide: bool) -> String {
+    let mut s = format!("th_{op}");
+    for &d in dtypes {
+        s.push('_');
+        s.push_str(dtype_suffix(d));
+    }
+    s.push_str(if wide { "_i64" } else { "_i32" });
+    s
+}
+
+/// The dtype lists (`kernel_name`'s) of `op`'s kernels whose first dtype is `first`.
+pub fn kernel_dtypes(op: &Op, first: DType) -> Vec<Vec<DType>> {
+    if !op.has.contains(first) {
+        return vec![];
+    }
+    match op.form {
+        Form::Same => vec![vec![first]],
+        Form::Copy => DType::ALL.iter().map(|&s| vec![first, s]).collect(),
+        Form::Compare => {
+            let mut outs = vec![DType::Byte, DType::Bool];
+            if !outs.contains(&first) {
+                outs.push(first);
+            }
+            outs.into_iter().map(|o| vec![first, o]).collect()
+        }
+    }
+}
+
+/// Every kernel of the module `module` (a dtype suffix), both index widths.
+pub fn kernels_of(module: &str) -> Vec<String> {
+    let Some(&first) = DType::ALL.iter().find(|&&d| dtype_suffix(d) == module) else { return vec![] };
+    let mut v = Vec::new();
+    for op in OPS {
+        for dts in kernel_dtypes(op, first) {
+            for wide in [false, true] {
+                v.push(kernel_name(op.name, &dts, wide));
+            }
+        }
+    }
+    v
+}
+
+/// Every kernel of every module.
+pub fn kernel_names() -> Vec<String> {
+    MODULES.iter().flat_map(|m| kernels_of(m.name)).collect()
+}
+
+#[cfg(feature = "cuda-emulator")]
+pub use emu::emu_launch;
+
+#[cfg(feature = "cuda-emulator")]
+mod emu {
+    use crate::core::error::{Code, Error, Result};
+    use crate::cuda::gpu::LaunchCfg;
+    use std::ffi::{CString, c_char, c_void};
+
+    unsafe extern "C" {
+        fn th_emu_launch(
+            kernel: *const c_char,
+            grid: *const u32,
+            block: *const u32,
+            shared_bytes: u32,
+            params: *mut *mut c_void,
+            err: *mut c_char,
+            err_len: usize,
+        ) -> i32;
+    }
+
+    /// Runs `kernel` on the CPU emulator (synchronously, on this thread and, for cooperative
+    /// kernels, helper threads). Unknown kernels and bad shapes are `TH_ERR_CUDA` errors.
+    ///
+    /// # Safety
+    /// `params` matches the kernel's parameters (a pointer to a `THCPointwise` for the pointwise
+    /// kernels) and every address in them is valid host memory for what the kernel touches.
+    pub unsafe fn emu_launch(kernel: &str, cfg: &LaunchCfg, params: &mut [*mut c_void]) -> Result<()> {
+        let name = CString::new(kernel).map_err(|_| Error::new(Code::TH_ERR_CUDA, "kernel name contains NUL"))?;
+        let mut err = [0 as c_char; 512];
+        // SAFETY: the arrays outlive the call; the caller vouches for the parameters.
+        let rc = unsafe {
+            th_emu_launch(
+                name.as_ptr(),
+                cfg.grid.as_ptr(),
+                cfg.block.as_ptr(),
+                cfg.shared,
+                params.as_mut_ptr(),
+                err.as_mut_ptr(),
+                err.len(),
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        // SAFETY: th_emu_launch wrote a NUL-terminated message into `err` (snprintf).
+        let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
+        Err(Error::new(Code::TH_ERR_CUDA, msg))
+    }
 }

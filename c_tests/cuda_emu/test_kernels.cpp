@@ -1,0 +1,374 @@
+// The kernels through the CPU emulator's th_emu_launch on host buffers, checked against naive
+// references, under the sanitizers (run.sh builds it with ASan+UBSan, then TSan):
+// - every registered kernel on random bytes, contiguous and strided/broadcast, both widths (a
+//   sanitizer report is a failure: overflow, bad shifts, float->int out of range, OOB);
+// - 16-bit float conversions exhaustively or densely against GCC's _Float16 and a nearest-value
+//   search; float->integer saturation; integer arithmetic against wide-integer references;
+//   comparisons with NaN; 3-d strided/broadcast geometry; grid-stride loops; bad launches;
+// - concurrent launches from two threads, and a cooperative kernel (shared memory, barriers,
+//   threads leaving early) defined here.
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common.cuh"
+#include "num.cuh"
+#include "pointwise.cuh"
+
+extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
+                             void **params, char *err, size_t err_len);
+extern "C" size_t th_emu_kernel_names(const char **out, size_t cap);
+
+static int failures = 0;
+#define CHECK(cond, ...)                                                                              \
+  do {                                                                                                \
+    if (!(cond)) {                                                                                    \
+      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                       \
+      std::fprintf(stderr, __VA_ARGS__);                                                              \
+      std::fprintf(stderr, "\n");                                                                     \
+      if (++failures > 20) std::exit(1);                                                              \
+    }                                                                                                 \
+  } while (0)
+
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+static uint64_t rnd() {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+static THCPointwise params_1d(long long n) {
+  THCPointwise p;
+  std::memset(&p, 0, sizeof p);
+  p.n = n, p.ndim = 1, p.sizes[0] = n;
+  for (auto &a : p.arg) a.strides[0] = 1;
+  return p;
+}
+
+// Launches `kernel` over p.n elements with 512-thread blocks (or the given shape).
+static int launch(const std::string &kernel, THCPointwise &p, unsigned grid = 0, unsigned block = 512,
+                  std::string *err_out = nullptr) {
+  unsigned g[3] = {grid ? grid : (unsigned)((p.n + block - 1) / block), 1, 1}, b[3] = {block, 1, 1};
+  if (!g[0]) g[0] = 1;
+  void *args[1] = {&p};
+  char err[256] = "";
+  int rc = th_emu_launch(kernel.c_str(), g, b, 0, args, err, sizeof err);
+  if (err_out) *err_out = err;
+  else CHECK(rc == 0, "%s: %s", kernel.c_str(), err);
+  return rc;
+}
+
+template <class T> static T from_bits(uint64_t b) {
+  T v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+template <class T> static uint64_t bits(T v) {
+  uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof v);
+  return b;
+}
+
+// Every kernel, random bytes in every operand and value: contiguous and strided/broadcast.
+static void every_kernel() {
+  std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
+  th_emu_kernel_names(all.data(), all.size());
+  for (const char *k : all)
+    if (std::strncmp(k, "th_", 3) == 0) names.push_back(k);  // not this file's own kernel
+  CHECK(names.size() == 1116, "%zu kernels registered", names.size());
+  const int cap = 80;
+  std::vector<uint64_t> buf[4];
+  for (auto &b : buf) b.resize(cap);
+  for (const char *k : names) {
+    for (int layout = 0; layout < 2; ++layout) {
+      for (auto &b : buf)
+        for (auto &x : b) x = rnd();
+      THCPointwise p = params_1d(37);
+      if (layout) {  // 5 x 7: contiguous, transposed, broadcast row, every other element
+        p.n = 35, p.ndim = 2, p.sizes[0] = 5, p.sizes[1] = 7;
+        const long long st[4][2] = {{7, 1}, {1, 5}, {0, 1}, {14, 2}};
+        for (int a = 0; a < 4; ++a) p.arg[a].strides[0] = st[a][0], p.arg[a].strides[1] = st[a][1];
+      }
+      for (int a = 0; a < 4; ++a) p.arg[a].data = (unsigned long long)buf[a].data();
+      p.i[0] = (long long)rnd(), p.i[1] = (long long)rnd(), p.op = (int)(rnd() & 15);
+      launch(k, p, layout ? 2 : 0, layout ? 16 : 512);
+    }
+  }
+}
+
+// f16 <-> f32 against GCC's _Float16 (libgcc's conversions); bf16 against a nearest search.
+static void half_conversions() {
+  const long long n = 65536;
+  std::vector<uint16_t> h(n);
+  std::vector<float> f(n);
+  for (long long i = 0; i < n; ++i) h[i] = (uint16_t)i;
+  THCPointwise p = params_1d(n);
+  p.arg[0].data = (unsigned long long)f.data(), p.arg[1].data = (unsigned long long)h.data();
+  launch("th_copy_float_half_i32", p);
+  for (long long i = 0; i < n; ++i) {
+    const float want = (float)from_bits<_Float16>((uint64_t)i);
+    if (std::isnan(want)) CHECK(std::isnan(f[i]) && std::signbit(f[i]) == std::signbit(want), "half %#llx", i);
+    else CHECK(bits(f[i]) == bits(want), "half %#llx -> %a, want %a", i, f[i], want);
+  }
+  // f32 -> f16: every finite half, the midpoints to its neighbours and one f32 ulp around them,
+  // the specials, random bit patterns.
+  std::vector<float> src;
+  for (long long i = 0; i < n; ++i) {
+    const float a = (float)from_bits<_Float16>((uint64_t)i), b = (float)from_bits<_Float16>((uint64_t)(i + 1));
+    if (!std::isfinite(a)) continue;
+    src.push_back(a);
+    if ((i & 0x7fff) != 0x7fff && std::isfinite(b) && std::signbit(a) == std::signbit(b)) {
+      const float mid = (float)(((double)a + (double)b) / 2);
+      src.insert(src.end(), {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e30f), std::nextafter(mid, -1e30f)});
+    }
+  }
+  src.insert(src.end(), {65504.0f, 65519.99f, 65520.0f, 1e30f, -65520.0f, INFINITY, -INFINITY, NAN, -NAN, 0x1p-25f,
+                         0x1.000002p-25f, -0x1p-25f, 0x1p-26f, 5.9604645e-08f, 1e-45f});
+  for (int i = 0; i < 100000; ++i) src.push_back(from_bits<float>(rnd() & 0xffffffffu));
+  std::vector<uint16_t> out(src.size());
+  p = params_1d((long long)src.size());
+  p.arg[0].data = (unsigned long long)out.data(), p.arg[1].data = (unsigned long long)src.data();
+  launch("th_copy_half_float_i64", p);
+  for (size_t i = 0; i < src.size(); ++i) {
+    const uint16_t want = (uint16_t)bits((_Float16)src[i]);
+    if (std::isnan(src[i])) CHECK((out[i] & 0x7fff) > 0x7c00 && (out[i] >> 15) == (want >> 15), "nan %a", src[i]);
+    else CHECK(out[i] == want, "%a -> half %#x, want %#x", src[i], out[i], want);
+  }
+  // bf16: the nearer of the two bf16 neighbours of x (ties to the even one).
+  std::vector<uint16_t> bo(src.size());
+  p.arg[0].data = (unsigned long long)bo.data();
+  launch("th_copy_bfloat16_float_i32", p);
+  for (size_t i = 0; i < src.size(); ++i) {
+    const uint32_t x = (uint32_t)bits(src[i]);
+    if (std::isnan(src[i])) {
+      CHECK((bo[i] & 0x7fff) > 0x7f80, "bf16 of nan");
+      continue;
+    }
+    const uint32_t lo = x & 0xffff0000u, hi = lo + 0x10000u;
+    const double dl = std::fabs((double)src[i] - (double)from_bits<float>(lo));
+    // Past the largest bf16 the next value up is 2^128 (rounding to it overflows to inf).
+    const double hv = (hi & 0x7fffffffu) == 0x7f800000u ? std::copysign(0x1p128, (double)src[i]) : (double)from_bits<float>(hi);
+    const double dh = std::fabs(hv - (double)src[i]);
+    const uint32_t pick = (x & 0xffffu) == 0 ? lo : dl < dh ? lo : dh < dl ? hi : ((lo >> 16) & 1) ? hi : lo;
+    CHECK(bo[i] == (uint16_t)(pick >> 16), "%a -> bf16 %#x, want %#x", src[i], bo[i], pick >> 16);
+  }
+}
+
+// double -> integers: toward zero, saturating, NaN to 0 (long double references).
+template <class T> static void saturation(const char *kernel) {
+  const double v[] = {NAN, INFINITY, -INFINITY, 0x1p63, -0x1p63, 0x1p63 - 1024, 1e19, -1e19, 0x1p31, -0x1p31,
+                      0x1p31 - 0.5, -0x1p31 - 0.5, 255.9, 256.0, -0.9, -1.0, 127.5, -128.9, -129.0, 65535.5,
+                      -32768.7, 32767.99, 4294967295.9, 4294967296.0, 0.0, -0.0, 1e-300};
+  const long long n = sizeof v / sizeof v[0];
+  std::vector<T> out(n);
+  THCPointwise p = params_1d(n);
+  p.arg[0].data = (unsigned long long)out.data(), p.arg[1].data = (unsigned long long)v;
+  launch(kernel, p);
+  const long double lo = (long double)std::numeric_limits<T>::min(), hi = (long double)std::numeric_limits<T>::max();
+  for (long long i = 0; i < n; ++i) {
+    const long double t = std::truncl((long double)v[i]);
+    const T want = std::isnan(v[i]) ? 0 : t <= lo ? (T)lo : t >= hi ? (T)hi : (T)t;
+    CHECK(out[i] == want, "%s(%a) = %lld, want %lld", kernel, v[i], (long long)out[i], (long long)want);
+  }
+}
+
+// Integer arithmetic of Int and Char against 64-bit references.
+template <class T> static void int_ops(const char *sfx) {
+  std::vector<T> a, b;
+  const T specials[] = {0, 1, 2, 7, (T)-1, (T)-2, (T)-7, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()};
+  for (T x : specials)
+    for (T y : specials) a.push_back(x), b.push_back(y);
+  for (int i = 0; i < 200; ++i) a.push_back((T)rnd()), b.push_back((T)(rnd() >> (rnd() % 60)));
+  const long long n = (long long)a.size();
+  std::vector<T> out(n);
+  struct Case {
+    const char *op;
+    long long (*ref)(long long, long long, int bits);
+    bool nonzero;  // the host rejects a zero divisor before launching
+  };
+  // The low w bits of v, sign-extended (T's wrapping).
+  const auto wrap = [](long long v, int w) { return (long long)(((unsigned long long)v << (64 - w))) >> (64 - w); };
+  typedef unsigned long long U;
+  static const Case cases[] = {
+      {"cadd", [](long long x, long long y, int) { return (long long)((U)x + (U)y); }, false},
+      {"csub", [](long long x, long long y, int) { return (long long)((U)x - (U)y); }, false},
+      {"cmul", [](long long x, long long y, int) { return (long long)((U)x * (U)y); }, false},
+      {"cdiv", [](long long x, long long y, int) { return y == -1 ? (long long)(0 - (U)x) : x / y; }, true},
+      {"cfmod", [](long long x, long long y, int) { return y == -1 ? 0 : x % y; }, true},
+      {"cremainder", [](long long x, long long y, int) {
+         long long q = y == -1 ? (long long)(0 - (U)x) : x / y;
+         if (y != -1 && x % y != 0 && ((x < 0) != (y < 0))) --q;
+         return (long long)((unsigned long long)x - (unsigned long long)y * (unsigned long long)q);
+       }, true},
+      {"clshift", [](long long x, long long y, int w) { return (long long)((unsigned long long)x << (y & (w - 1))); }, false},
+      {"crshift", [](long long x, long long y, int w) {
+         return (long long)(((unsigned long long)x & (~0ull >> (64 - w))) >> (y & (w - 1)));
+       }, false},
+      {"cmax", [](long long x, long long y, int) { return x > y ? x : y; }, false},
+      {"cbitxor", [](long long x, long long y, int) { return x ^ y; }, false},
+  };
+  const int w = 8 * (int)sizeof(T);
+  for (const Case &c : cases) {
+    std::vector<T> d = b;
+    if (c.nonzero)
+      for (T &x : d) x = x ? x : (T)1;
+    THCPointwise p = params_1d(n);
+    p.i[0] = 1;  // cadd/csub: value 1
+    p.arg[0].data = (unsigned long long)out.data(), p.arg[1].data = (unsigned long long)a.data();
+    p.arg[2].data = (unsigned long long)d.data();
+    for (const char *width : {"_i32", "_i64"}) {
+      launch(std::string("th_") + c.op + "_" + sfx + width, p);
+      for (long long i = 0; i < n; ++i) {
+        const long long want = wrap(c.ref(a[i], d[i], w), w);
+        CHECK(out[i] == (T)want, "%s_%s(%lld, %lld) = %lld, want %lld", c.op, sfx, (long long)a[i], (long long)d[i],
+              (long long)out[i], want);
+      }
+    }
+  }
+}
+
+// Comparisons of floats with NaN and signed zeros, into Byte.
+static void compare_nan() {
+  const float a[] = {NAN, 1.0f, -0.0f, NAN, 2.0f, -INFINITY};
+  const float b[] = {1.0f, NAN, 0.0f, NAN, 3.0f, -INFINITY};
+  const struct { const char *name; int mask; bool want[6]; } cases[] = {
+      {"lt", 1, {0, 0, 0, 0, 1, 0}}, {"le", 3, {0, 0, 1, 0, 1, 1}}, {"gt", 4, {0, 0, 0, 0, 0, 0}},
+      {"ge", 6, {0, 0, 1, 0, 0, 1}}, {"eq", 2, {0, 0, 1, 0, 0, 1}}, {"ne", 13, {1, 1, 0, 1, 1, 0}}};
+  uint8_t out[6];
+  for (const auto &c : cases) {
+    THCPointwise p = params_1d(6);
+    p.op = c.mask;
+    p.arg[0].data = (unsigned long long)out, p.arg[1].data = (unsigned long long)a, p.arg[2].data = (unsigned long long)b;
+    launch("th_cmpTensor_float_byte_i32", p);
+    for (int i = 0; i < 6; ++i) CHECK(out[i] == c.want[i], "%s(%g, %g) = %d", c.name, a[i], b[i], out[i]);
+  }
+}
+
+// r = a + 0.5 b over a 3 x 5 x 7 shape: r transposed, a every third element, b broadcast
+// along dim 1; small grids exercise the grid-stride loop.
+static void geometry() {
+  const long long S[3] = {3, 5, 7};
+  const long long ro[3] = {1, 3, 15}, ao[3] = {105, 21, 3}, bo[3] = {7, 0, 1};
+  std::vector<double> r(105, -1), a(315), b(21);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = (double)i;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 1000.0 * (double)i;
+  for (unsigned grid : {0u, 1u, 3u})
+    for (const char *k : {"th_cadd_double_i32", "th_cadd_double_i64"}) {
+      THCPointwise p = params_1d(105);
+      p.ndim = 3;
+      for (int d = 0; d < 3; ++d)
+        p.sizes[d] = S[d], p.arg[0].strides[d] = ro[d], p.arg[1].strides[d] = ao[d], p.arg[2].strides[d] = bo[d];
+      p.arg[0].data = (unsigned long long)r.data(), p.arg[1].data = (unsigned long long)a.data();
+      p.arg[2].data = (unsigned long long)b.data();
+      p.i[0] = (long long)bits(0.5);
+      std::fill(r.begin(), r.end(), -1.0);
+      launch(k, p, grid, grid ? 32 : 512);
+      for (long long i = 0; i < 3; ++i)
+        for (long long j = 0; j < 5; ++j)
+          for (long long l = 0; l < 7; ++l) {
+            const double want = a[i * 105 + j * 21 + l * 3] + 0.5 * b[i * 7 + l];
+            CHECK(r[i + 3 * j + 15 * l] == want, "%s grid %u at (%lld, %lld, %lld)", k, grid, i, j, l);
+          }
+    }
+}
+
+static void bad_launches() {
+  THCPointwise p = params_1d(0);
+  std::string err;
+  CHECK(launch("th_nonesuch_i32", p, 1, 1, &err) != 0 && err.find("no kernel") != std::string::npos, "%s", err.c_str());
+  CHECK(launch("th_fill_float_i32", p, 1, 1025, &err) != 0 && err.find("1024") != std::string::npos, "%s", err.c_str());
+  unsigned g[3] = {1, 0, 1}, b[3] = {1, 1, 1};
+  void *args[1] = {&p};
+  char msg[128];
+  CHECK(th_emu_launch("th_fill_float_i32", g, b, 0, args, msg, sizeof msg) != 0, "zero grid dimension accepted");
+}
+
+// Two host threads launching at once: each has its own threadIdx & co.
+static void concurrent() {
+  std::vector<int> x(300001), y(300001);
+  auto fill = [](std::vector<int> *v, int value) {
+    THCPointwise p = params_1d((long long)v->size());
+    p.arg[0].data = (unsigned long long)v->data();
+    p.i[0] = value;
+    launch("th_fill_int_i32", p, 7, 256);
+  };
+  std::thread t1(fill, &x, 11), t2(fill, &y, -5);
+  t1.join(), t2.join();
+  for (size_t i = 0; i < x.size(); ++i) CHECK(x[i] == 11 && y[i] == -5, "concurrent fill at %zu", i);
+}
+
+// A cooperative kernel: each block sums its 64 elements by a shared-memory tree; threads past
+// the block's live count return before the barriers; every live thread also counts itself
+// with atomics.
+static void block_sum_body(const THCPointwise &p) {
+  __shared__ long long partial[64];
+  const long long *in = (const long long *)p.arg[1].data;
+  long long *out = (long long *)p.arg[0].data;
+  const unsigned t = threadIdx.x, live = (unsigned)p.i[0];
+  if (t >= live) return;
+  partial[t] = in[blockIdx.x * blockDim.x + t];
+  TH_DYNAMIC_SHARED(unsigned char, scratch);
+  scratch[t] = 1;
+  atomicAdd((unsigned long long *)p.arg[2].data, 1ull);
+  atomicAdd((double *)p.arg[3].data, 0.5);
+  __syncthreads();
+  for (unsigned s = 32; s > 0; s >>= 1) {
+    if (t < s && t + s < live) partial[t] += partial[t + s];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = partial[0] + scratch[live - 1];
+}
+TH_KERNEL(test_block_sum, TH_EMU_COOPERATIVE, THCPointwise, block_sum_body)
+
+static void cooperative() {
+  std::vector<long long> in(3 * 64), out(3);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = (long long)(i * i);
+  for (unsigned live : {64u, 40u}) {
+    THCPointwise p = params_1d(0);
+    p.arg[0].data = (unsigned long long)out.data(), p.arg[1].data = (unsigned long long)in.data();
+    p.i[0] = live;
+    unsigned long long count = 0;
+    double halves = 0;
+    p.arg[2].data = (unsigned long long)&count, p.arg[3].data = (unsigned long long)&halves;
+    unsigned g[3] = {3, 1, 1}, b[3] = {64, 1, 1};
+    void *args[1] = {&p};
+    char err[128] = "";
+    CHECK(th_emu_launch("test_block_sum", g, b, 64, args, err, sizeof err) == 0, "%s", err);
+    for (int k = 0; k < 3; ++k) {
+      long long want = 1;
+      for (unsigned t = 0; t < live; ++t) want += in[k * 64 + t];
+      CHECK(out[k] == want, "block %d (%u live): %lld, want %lld", k, live, out[k], want);
+    }
+    CHECK(count == 3 * live && halves == 1.5 * live, "atomics: %llu, %g", count, halves);
+  }
+}
+
+int main() {
+  every_kernel();
+  half_conversions();
+  saturation<unsigned char>("th_copy_byte_double_i32");
+  saturation<signed char>("th_copy_char_double_i32");
+  saturation<short>("th_copy_short_double_i64");
+  saturation<int>("th_copy_int_double_i32");
+  saturation<long long>("th_copy_long_double_i64");
+  int_ops<int>("int");
+  int_ops<signed char>("char");
+  int_ops<long long>("long");
+  compare_nan();
+  geometry();
+  bad_launches();
+  concurrent();
+  cooperative();
+  if (failures) {
+    std::fprintf(stderr, "%d failures\n", failures);
+    return 1;
+  }
+  std::printf("cuda_emu: all checks passed\n");
+  return 0;
+}

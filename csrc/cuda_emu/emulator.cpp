@@ -1,0 +1,137 @@
+// The CPU emulator's launcher: a table of the kernels (filled by TH_KERNEL's static
+// registrations in each module) and th_emu_launch, which runs a grid on host threads.
+// Independent kernels run thread after thread on the caller's thread; cooperative ones run each
+// block's threads as real threads meeting at a std::barrier, one block at a time.
+#include <algorithm>
+#include <barrier>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "shim.h"
+
+thread_local uint3 threadIdx, blockIdx;
+thread_local dim3 blockDim, gridDim;
+
+namespace {
+
+struct Kernel {
+  int kind;
+  void (*fn)(void **);
+};
+
+std::unordered_map<std::string, Kernel> &table() {
+  static std::unordered_map<std::string, Kernel> t;
+  return t;
+}
+
+// The barrier and dynamic shared memory of the block a cooperative thread belongs to.
+thread_local std::barrier<> *block_barrier = nullptr;
+thread_local unsigned char *dynamic_shared = nullptr;
+
+// Cooperative kernels keep __shared__ arrays in static storage: one block at a time, process-wide.
+std::mutex cooperative_lock;
+
+// CUDA's limits on a launch shape.
+const unsigned long long MAX_BLOCK_THREADS = 1024, MAX_SHARED = 48 * 1024;
+
+int fail(char *err, size_t err_len, const std::string &msg) {
+  if (err && err_len) std::snprintf(err, err_len, "%s", msg.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int th_emu_register(const char *name, int kind, void (*fn)(void **)) {
+  table().emplace(name, Kernel{kind, fn});
+  return 0;
+}
+
+void __syncthreads() {
+  if (block_barrier) block_barrier->arrive_and_wait();
+}
+
+unsigned char *th_emu_dynamic_shared() { return dynamic_shared; }
+
+// The registered kernels' names, sorted: fills `out` with up to `cap` of them, returns how many
+// there are (for tests that run every kernel).
+extern "C" size_t th_emu_kernel_names(const char **out, size_t cap) {
+  static const std::vector<const char *> names = [] {
+    std::vector<const char *> v;
+    for (auto &e : table()) v.push_back(e.first.c_str());
+    std::sort(v.begin(), v.end(), [](const char *a, const char *b) { return std::strcmp(a, b) < 0; });
+    return v;
+  }();
+  for (size_t i = 0; i < names.size() && i < cap; ++i) out[i] = names[i];
+  return names.size();
+}
+
+extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const unsigned block[3],
+                             unsigned shared_bytes, void **params, char *err, size_t err_len) {
+  const std::string name = kernel ? kernel : "";
+  auto it = table().find(name);
+  if (it == table().end()) return fail(err, err_len, "no kernel named '" + name + "' in the CUDA emulator");
+  const unsigned long long threads = (unsigned long long)block[0] * block[1] * block[2];
+  const auto shape = [&] {
+    return "grid (" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " + std::to_string(grid[2]) +
+           ") block (" + std::to_string(block[0]) + ", " + std::to_string(block[1]) + ", " +
+           std::to_string(block[2]) + ")";
+  };
+  if (!grid[0] || !grid[1] || !grid[2] || !threads)
+    return fail(err, err_len, name + ": invalid launch shape " + shape() + ": every dimension must be >= 1");
+  if (threads > MAX_BLOCK_THREADS || block[2] > 64 || grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535)
+    return fail(err, err_len,
+                name + ": invalid launch shape " + shape() +
+                    ": at most 1024 threads per block (z <= 64), grid y and z <= 65535");
+  if (shared_bytes > MAX_SHARED)
+    return fail(err, err_len, name + ": " + std::to_string(shared_bytes) + " bytes of dynamic shared memory (at most 49152)");
+  const Kernel k = it->second;
+  dim3 g, b;
+  g.x = grid[0], g.y = grid[1], g.z = grid[2];
+  b.x = block[0], b.y = block[1], b.z = block[2];
+
+  if (k.kind == TH_EMU_INDEPENDENT) {
+    gridDim = g, blockDim = b;
+    for (unsigned bz = 0; bz < g.z; ++bz)
+      for (unsigned by = 0; by < g.y; ++by)
+        for (unsigned bx = 0; bx < g.x; ++bx) {
+          blockIdx.x = bx, blockIdx.y = by, blockIdx.z = bz;
+          for (unsigned tz = 0; tz < b.z; ++tz)
+            for (unsigned ty = 0; ty < b.y; ++ty)
+              for (unsigned tx = 0; tx < b.x; ++tx) {
+                threadIdx.x = tx, threadIdx.y = ty, threadIdx.z = tz;
+                k.fn(params);
+              }
+        }
+    return 0;
+  }
+
+  std::lock_guard<std::mutex> guard(cooperative_lock);
+  std::vector<unsigned char> shared(shared_bytes ? shared_bytes : 1);
+  for (unsigned bz = 0; bz < g.z; ++bz)
+    for (unsigned by = 0; by < g.y; ++by)
+      for (unsigned bx = 0; bx < g.x; ++bx) {
+        std::barrier<> bar((std::ptrdiff_t)threads);
+        std::vector<std::thread> pool;
+        pool.reserve(threads);
+        for (unsigned tz = 0; tz < b.z; ++tz)
+          for (unsigned ty = 0; ty < b.y; ++ty)
+            for (unsigned tx = 0; tx < b.x; ++tx)
+              pool.emplace_back([&, bx, by, bz, tx, ty, tz] {
+                gridDim = g, blockDim = b;
+                blockIdx.x = bx, blockIdx.y = by, blockIdx.z = bz;
+                threadIdx.x = tx, threadIdx.y = ty, threadIdx.z = tz;
+                block_barrier = &bar;
+                dynamic_shared = shared.data();
+                k.fn(params);
+                // A finished thread no longer holds the others up at __syncthreads.
+                bar.arrive_and_drop();
+              });
+        for (auto &t : pool) t.join();
+      }
+  return 0;
+}

@@ -1,0 +1,11 @@
+// Module `bfloat16`: every kernel whose first dtype is BFloat16 (th_<op>_bfloat16...).
+#ifdef TH_EMULATOR
+#include "common.cuh"
+#include "num.cuh"
+#include "pointwise.cuh"
+#include "arith.cuh"
+#endif
+
+TH_BASIC_KERNELS(bfloat16, th_bfloat16)
+TH_CMP_OWN_KERNELS(bfloat16, th_bfloat16)
+TH_FLOAT_KERNELS(bfloat16, th_bfloat16)

@@ -1,0 +1,10 @@
+// Module `byte`: every kernel whose first dtype is Byte (th_<op>_byte...).
+#ifdef TH_EMULATOR
+#include "common.cuh"
+#include "num.cuh"
+#include "pointwise.cuh"
+#include "arith.cuh"
+#endif
+
+TH_BASIC_KERNELS(byte, unsigned char)
+TH_INT_KERNELS(byte, unsigned char)

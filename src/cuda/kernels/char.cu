@@ -1,0 +1,11 @@
+// Module `char`: every kernel whose first dtype is Char (th_<op>_char...).
+#ifdef TH_EMULATOR
+#include "common.cuh"
+#include "num.cuh"
+#include "pointwise.cuh"
+#include "arith.cuh"
+#endif
+
+TH_BASIC_KERNELS(char, signed char)
+TH_CMP_OWN_KERNELS(char, signed char)
+TH_INT_KERNELS(char, signed char)

@@ -1,0 +1,11 @@
+// Module `double`: every kernel whose first dtype is Double (th_<op>_double...).
+#ifdef TH_EMULATOR
+#include "common.cuh"
+#include "num.cuh"
+#include "pointwise.cuh"
+#include "arith.cuh"
+#endif
+
+TH_BASIC_KERNELS(double, double)
+TH_CMP_OWN_KERNELS(double, double)
+TH_FLOAT_KERNELS(double, double)

@@ -1,0 +1,11 @@
+// Module `half`: every kernel whose first dtype is Half (th_<op>_half...).
+#ifdef TH_EMULATOR
+#include "common.cuh"
+#include "num.cuh"
+#include "pointwise.cuh"
+#include "arith.cuh"
+#endif
+
+TH_BASIC_KERNELS(half, th_half)
+TH_CMP_OWN_KERNELS(half, th_half)
+TH_FLOAT_KERNELS(half, th_half)

@@ -1,0 +1,11 @@
+// Module `int`: every kernel whose first dtype is Int (th_<op>_int...).
+#ifdef TH_EMULATOR
+#include "common.cuh"
+#include "num.cuh"
+#include "pointwise.cuh"
+#include "arith.cuh"
+#endif
+
+TH_BASIC_KERNELS(int, int)
+TH_CMP_OWN_KERNELS(int, int)
+TH_INT_KERNELS(int, int)

@@ -1,0 +1,11 @@
+// Module `long`: every kernel whose first dtype is Long (th_<op>_long...).
+#ifdef TH_EMULATOR
+#include "common.cuh"
+#include "num.cuh"
+#include "pointwise.cuh"
+#include "arith.cuh"
+#endif
+
+TH_BASIC_KERNELS(long, long long)
+TH_CMP_OWN_KERNELS(long, long long)
+TH_INT_KERNELS(long, long long)

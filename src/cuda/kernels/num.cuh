@@ -1,0 +1,263 @@
+// Element arithmetic with the CPU engine's semantics (src/ops/num.rs): integers wrap, divide
+// truncating (a zero divisor gives 0: the host rejects it first), shift through the unsigned
+// type with the count taken modulo the width; floats as IEEE (NVRTC runs with --fmad=false so
+// nothing is fused); Half and BFloat16 compute each operation in f32 and round back.
+#ifndef TH_CUDA_NUM_CUH
+#define TH_CUDA_NUM_CUH
+
+// ---- f32/f64 functions (the host's `Real`): the C library's, under one name per function ----
+
+#define TH_LIBM1(name)                                                                                \
+  __forceinline__ float th_##name(float x) { return ::name##f(x); }                                  \
+  __forceinline__ double th_##name(double x) { return ::name(x); }
+TH_LIBM1(log1p) TH_LIBM1(cos) TH_LIBM1(acos) TH_LIBM1(cosh) TH_LIBM1(sin) TH_LIBM1(asin)
+TH_LIBM1(sinh) TH_LIBM1(tan) TH_LIBM1(atan) TH_LIBM1(sqrt) TH_LIBM1(ceil) TH_LIBM1(floor)
+TH_LIBM1(round) TH_LIBM1(trunc) TH_LIBM1(fabs)
+#undef TH_LIBM1
+__forceinline__ float th_pow(float x, float y) { return ::powf(x, y); }
+__forceinline__ double th_pow(double x, double y) { return ::pow(x, y); }
+__forceinline__ float th_fmod(float x, float y) { return ::fmodf(x, y); }
+__forceinline__ double th_fmod(double x, double y) { return ::fmod(x, y); }
+__forceinline__ float th_atan2(float x, float y) { return ::atan2f(x, y); }
+__forceinline__ double th_atan2(double x, double y) { return ::atan2(x, y); }
+__forceinline__ float th_copysign(float x, float y) { return ::copysignf(x, y); }
+__forceinline__ double th_copysign(double x, double y) { return ::copysign(x, y); }
+#ifdef TH_EMULATOR
+// The reentrant forms: plain lgamma writes the global signgam (a data race across threads).
+__forceinline__ float th_lgamma(float x) { int s; return ::lgammaf_r(x, &s); }
+__forceinline__ double th_lgamma(double x) { int s; return ::lgamma_r(x, &s); }
+#else
+__forceinline__ float th_lgamma(float x) { return ::lgammaf(x); }
+__forceinline__ double th_lgamma(double x) { return ::lgamma(x); }
+#endif
+
+// ---- exp, ln, tanh, sigmoid: src/kernels/vmath.rs operation for operation (same bits) ----
+
+// c0 + t (c1 + t (c2 + ...)), innermost first as vmath's `horner`.
+template <class F> __forceinline__ F th_horner(F, F c) { return c; }
+template <class F, class... C> __forceinline__ F th_horner(F t, F c, C... rest) { return c + t * th_horner(t, rest...); }
+
+template <class F> struct th_vm;
+template <> struct th_vm<float> {
+  typedef int I;
+  typedef unsigned int U;
+  enum { MANT = 23, BIAS = 127 };
+  static __forceinline__ float of(U b) { return th_f32_bits(b); }
+  static __forceinline__ U bits(float f) { return th_bits_f32(f); }
+  static __forceinline__ float log2e() { return of(0x3fb8aa3bu); }
+  static __forceinline__ float ln2_hi() { return of(0x3f317000u); }
+  static __forceinline__ float ln2_lo() { return of(0x3805fdf4u); }
+  static __forceinline__ I sqrt_half() { return 0x3f3504f3; }
+  static __forceinline__ float min_positive() { return of(0x00800000u); }
+  static __forceinline__ float inf() { return of(0x7f800000u); }
+  static __forceinline__ float nan() { return of(0x7fc00000u); }
+  static __forceinline__ float exp_lo() { return -104.0f; }
+  static __forceinline__ float exp_hi() { return 89.0f; }
+  static __forceinline__ float tanh_cap() { return 10.0f; }
+  static __forceinline__ float expm1_series(float r) {
+    return th_horner(r, 1.0f / 2.0f, 1.0f / 6.0f, 1.0f / 24.0f, 1.0f / 120.0f, 1.0f / 720.0f, 1.0f / 5040.0f);
+  }
+  static __forceinline__ float ln_series(float z) { return th_horner(z, 2.0f / 3.0f, 2.0f / 5.0f, 2.0f / 7.0f, 2.0f / 9.0f); }
+};
+template <> struct th_vm<double> {
+  typedef long long I;
+  typedef unsigned long long U;
+  enum { MANT = 52, BIAS = 1023 };
+  static __forceinline__ double of(U b) { return th_f64_bits(b); }
+  static __forceinline__ U bits(double f) { return th_bits_f64(f); }
+  static __forceinline__ double log2e() { return of(0x3ff71547652b82feull); }
+  static __forceinline__ double ln2_hi() { return of(0x3fe62e42fee00000ull); }
+  static __forceinline__ double ln2_lo() { return of(0x3dea39ef35793c76ull); }
+  static __forceinline__ I sqrt_half() { return 0x3fe6a09e667f3bcdll; }
+  static __forceinline__ double min_positive() { return of(0x0010000000000000ull); }
+  static __forceinline__ double inf() { return of(0x7ff0000000000000ull); }
+  static __forceinline__ double nan() { return of(0x7ff8000000000000ull); }
+  static __forceinline__ double exp_lo() { return -746.0; }
+  static __forceinline__ double exp_hi() { return 710.0; }
+  static __forceinline__ double tanh_cap() { return 20.0; }
+  static __forceinline__ double expm1_series(double r) {
+    return th_horner(r, 1.0 / 2.0, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0, 1.0 / 40320.0,
+                     1.0 / 362880.0, 1.0 / 3628800.0, 1.0 / 39916800.0, 1.0 / 479001600.0, 1.0 / 6227020800.0);
+  }
+  static __forceinline__ double ln_series(double z) {
+    return th_horner(z, 2.0 / 3.0, 2.0 / 5.0, 2.0 / 7.0, 2.0 / 9.0, 2.0 / 11.0, 2.0 / 13.0, 2.0 / 15.0, 2.0 / 17.0,
+                     2.0 / 19.0, 2.0 / 21.0);
+  }
+};
+
+// x = n ln2 + r, n from the bits of a magic-number rounding.
+template <class F> __forceinline__ F th_vm_reduce(F x, typename th_vm<F>::I &n) {
+  typedef th_vm<F> C;
+  const F magic = (F)(3ull << (C::MANT - 1));
+  const F t = x * C::log2e() + magic;
+  const F nf = t - magic;
+  n = (typename C::I)(C::bits(t) - C::bits(magic));
+  return (x - nf * C::ln2_hi()) - nf * C::ln2_lo();
+}
+template <class F> __forceinline__ F th_vm_pow2(typename th_vm<F>::I n) {
+  typedef th_vm<F> C;
+  return C::of(((typename C::U)n + (typename C::U)C::BIAS) << C::MANT);
+}
+template <class F> __forceinline__ F th_vm_expm1_poly(F r) { return r + (r * r) * th_vm<F>::expm1_series(r); }
+
+template <class F> __forceinline__ F th_exp(F x) {
+  typedef th_vm<F> C;
+  F xc = x < C::exp_lo() ? C::exp_lo() : x;
+  xc = xc > C::exp_hi() ? C::exp_hi() : xc;
+  typename C::I n;
+  const F r = th_vm_reduce(xc, n);
+  const F p = (F)1 + th_vm_expm1_poly(r);
+  const typename C::I h = n >> 1;
+  return p * th_vm_pow2<F>(h) * th_vm_pow2<F>(n - h);
+}
+
+template <class F> __forceinline__ F th_vm_expm1(F x) {
+  typename th_vm<F>::I n;
+  const F q = th_vm_expm1_poly(th_vm_reduce(x, n));
+  const F s = th_vm_pow2<F>(n);
+  return s * q + (s - (F)1);
+}
+
+template <class F> __forceinline__ F th_tanh(F x) {
+  F a = th_fabs(x);
+  a = a > th_vm<F>::tanh_cap() ? th_vm<F>::tanh_cap() : a;
+  const F e = th_vm_expm1(a + a);
+  return th_copysign(e / (e + (F)2), x);
+}
+
+template <class F> __forceinline__ F th_log(F x) {
+  typedef th_vm<F> C;
+  typedef typename C::I I;
+  typedef typename C::U U;
+  const bool sub = x < C::min_positive();
+  const F xs = sub ? x * (F)(1ull << C::MANT) : x;
+  const I ix = (I)C::bits(xs);
+  const I k = (I)((U)ix - (U)C::sqrt_half()) >> C::MANT;
+  const F m = C::of((U)ix - ((U)k << C::MANT));
+  const F kf = (F)(k - (sub ? (I)C::MANT : (I)0));
+  const F f = m - (F)1;
+  const F s = f / ((F)2 + f);
+  const F z = s * s;
+  const F lnm = (s + s) + (s * z) * C::ln_series(z);
+  const F y = kf * C::ln2_hi() + (lnm + kf * C::ln2_lo());
+  // ln 0 = -inf, ln of a negative or NaN = NaN, ln inf = inf.
+  if (x == (F)0) return -C::inf();
+  if (x < (F)0 || x != x) return C::nan();
+  return x == C::inf() ? x : y;
+}
+
+__forceinline__ float th_sigmoid(float x) {
+  // The quotient in f64, rounded once (as vmath's sigmoid_f32).
+  const double e = (double)th_exp(-th_fabs(x));
+  return (float)(x < 0.0f ? e / (1.0 + e) : 1.0 / (1.0 + e));
+}
+__forceinline__ double th_sigmoid(double x) {
+  const double e = th_exp(-th_fabs(x));
+  const double s = 1.0 / (1.0 + e);
+  return x < 0.0 ? e * s : s;
+}
+
+// ---- th_num<T>: the host's `Num` per kind ----
+
+template <class T, int K = th_traits<T>::kind> struct th_num;
+
+template <class T> struct th_num<T, TH_KIND_INT> {
+  typedef unsigned long long U;
+  enum { BITS = th_traits<T>::bits, SIGNED = th_traits<T>::is_signed };
+  static __forceinline__ T one() { return (T)1; }
+  static __forceinline__ bool isnan(T) { return false; }
+  // Wrapping: computed in 64-bit unsigned, cut to T.
+  static __forceinline__ T add(T a, T b) { return (T)((U)a + (U)b); }
+  static __forceinline__ T sub(T a, T b) { return (T)((U)a - (U)b); }
+  static __forceinline__ T mul(T a, T b) { return (T)((U)a * (U)b); }
+  static __forceinline__ T neg(T a) { return (T)(0ull - (U)a); }
+  // MIN / -1 wraps to MIN (and MIN % -1 is 0) instead of trapping.
+  static __forceinline__ T div(T a, T b) { return b == 0 ? (T)0 : SIGNED && b == (T)-1 ? neg(a) : (T)(a / b); }
+  static __forceinline__ T fmod(T a, T b) { return b == 0 || (SIGNED && b == (T)-1) ? (T)0 : (T)(a % b); }
+  static __forceinline__ T remainder(T a, T b) {
+    const T r = fmod(a, b);
+    return r != 0 && ((r < 0) != (b < 0)) ? add(r, b) : r;
+  }
+  static __forceinline__ T abs(T a) { return a < 0 ? neg(a) : a; }
+  static __forceinline__ T shl(T a, T b) { return (T)((U)a << ((unsigned)b & (BITS - 1))); }
+  static __forceinline__ T shr(T a, T b) {
+    return (T)(((U)a & (~0ull >> (64 - BITS))) >> ((unsigned)b & (BITS - 1)));
+  }
+  static __forceinline__ T bitand_(T a, T b) { return (T)(a & b); }
+  static __forceinline__ T bitor_(T a, T b) { return (T)(a | b); }
+  static __forceinline__ T bitxor_(T a, T b) { return (T)(a ^ b); }
+  // Computed in double, cast back saturating.
+  static __forceinline__ T pow(T a, T b) { return th_saturate<T>(th_pow((double)a, (double)b)); }
+  static __forceinline__ bool lt(T a, T b) { return a < b; }
+  static __forceinline__ bool eq(T a, T b) { return a == b; }
+};
+
+template <class T> struct th_num<T, TH_KIND_FLOAT> {
+  static __forceinline__ T one() { return (T)1; }
+  static __forceinline__ bool isnan(T a) { return a != a; }
+  static __forceinline__ T add(T a, T b) { return a + b; }
+  static __forceinline__ T sub(T a, T b) { return a - b; }
+  static __forceinline__ T mul(T a, T b) { return a * b; }
+  static __forceinline__ T neg(T a) { return -a; }
+  static __forceinline__ T div(T a, T b) { return a / b; }
+  static __forceinline__ T fmod(T a, T b) { return th_fmod(a, b); }
+  // Python's: the sign of the divisor; NaN for a zero divisor.
+  static __forceinline__ T remainder(T a, T b) { return b == (T)0 ? th_vm<T>::nan() : a - b * th_floor(a / b); }
+  static __forceinline__ T abs(T a) { return th_fabs(a); }
+  static __forceinline__ T shl(T a, T b) { return a * th_pow((T)2, b); }
+  static __forceinline__ T shr(T a, T b) { return a / th_pow((T)2, b); }
+  static __forceinline__ T pow(T a, T b) { return th_pow(a, b); }
+  static __forceinline__ bool lt(T a, T b) { return a < b; }
+  static __forceinline__ bool eq(T a, T b) { return a == b; }
+};
+
+template <class T> struct th_num<T, TH_KIND_HALF> {
+  typedef th_traits<T> X;
+  typedef th_num<float> F;
+  static __forceinline__ T one() { return X::from_r(1.0f); }
+  static __forceinline__ bool isnan(T a) { return F::isnan(X::to_r(a)); }
+  static __forceinline__ T add(T a, T b) { return X::from_r(X::to_r(a) + X::to_r(b)); }
+  static __forceinline__ T sub(T a, T b) { return X::from_r(X::to_r(a) - X::to_r(b)); }
+  static __forceinline__ T mul(T a, T b) { return X::from_r(X::to_r(a) * X::to_r(b)); }
+  static __forceinline__ T div(T a, T b) { return X::from_r(X::to_r(a) / X::to_r(b)); }
+  static __forceinline__ T fmod(T a, T b) { return X::from_r(F::fmod(X::to_r(a), X::to_r(b))); }
+  static __forceinline__ T remainder(T a, T b) { return X::from_r(F::remainder(X::to_r(a), X::to_r(b))); }
+  static __forceinline__ T shl(T a, T b) { return X::from_r(F::shl(X::to_r(a), X::to_r(b))); }
+  static __forceinline__ T shr(T a, T b) { return X::from_r(F::shr(X::to_r(a), X::to_r(b))); }
+  static __forceinline__ T pow(T a, T b) { return X::from_r(F::pow(X::to_r(a), X::to_r(b))); }
+  // Sign and magnitude on the bits, as the host's `half` types do.
+  static __forceinline__ T neg(T a) { a.x ^= 0x8000u; return a; }
+  static __forceinline__ T abs(T a) { a.x &= 0x7fffu; return a; }
+  static __forceinline__ bool lt(T a, T b) { return X::to_r(a) < X::to_r(b); }
+  static __forceinline__ bool eq(T a, T b) { return X::to_r(a) == X::to_r(b); }
+};
+
+// Bool has only comparisons (of the stored bytes, as the host's derived order).
+template <class T> struct th_num<T, TH_KIND_BOOL> {
+  static __forceinline__ bool lt(T a, T b) { return a.x < b.x; }
+  static __forceinline__ bool eq(T a, T b) { return a.x == b.x; }
+};
+
+// The host's `Num` provided methods, on every numeric kind.
+template <class T> struct th_ops : th_num<T> {
+  typedef th_num<T> N;
+  static __forceinline__ bool gt(T a, T b) { return N::lt(b, a); }
+  // max / min with a NaN winning (the first one if both are).
+  static __forceinline__ T max_nan(T a, T b) {
+    return N::isnan(a) || N::isnan(b) ? (N::isnan(a) ? a : b) : (N::lt(a, b) ? b : a);
+  }
+  static __forceinline__ T min_nan(T a, T b) {
+    return N::isnan(a) || N::isnan(b) ? (N::isnan(a) ? a : b) : (N::lt(b, a) ? b : a);
+  }
+  // -1, 0 or 1; NaN and signed zeros stay as they are.
+  static __forceinline__ T sign(T a) {
+    const T zero = N::sub(N::one(), N::one());
+    return N::lt(zero, a) ? N::one() : N::lt(a, zero) ? N::neg(N::one()) : a;
+  }
+  static __forceinline__ T clamp(T x, T lo, T hi) {
+    const T y = N::lt(x, lo) ? lo : x;
+    return N::lt(hi, y) ? hi : y;
+  }
+};
+
+#endif  // TH_CUDA_NUM_CUH

@@ -1,0 +1,11 @@
+// Module `short`: every kernel whose first dtype is Short (th_<op>_short...).
+#ifdef TH_EMULATOR
+#include "common.cuh"
+#include "num.cuh"
+#include "pointwise.cuh"
+#include "arith.cuh"
+#endif
+
+TH_BASIC_KERNELS(short, short)
+TH_CMP_OWN_KERNELS(short, short)
+TH_INT_KERNELS(short, short)

@@ -1,0 +1,75 @@
+//! The kernel lists (names, modules) and, with the emulator, the kernels against the CPU engine.
+
+use super::*;
+
+#[test]
+fn names_and_modules() {
+    let all = kernel_names();
+    // fill 1, copy 10, comparisons 2 forms x 3 outputs (2 for Byte and Bool), arithmetic 30 (+6
+    // bitwise for integers), float functions 23; all twice (i32, i64).
+    let per = |d: DType| match d {
+        DType::Byte => 1 + 10 + 4 + 36,
+        DType::Bool => 1 + 10 + 4,
+        d if Has::Int.contains(d) => 1 + 10 + 6 + 36,
+        _ => 1 + 10 + 6 + 30 + 23,
+    };
+    let want: usize = DType::ALL.iter().map(|&d| 2 * per(d)).sum();
+    assert_eq!(all.len(), want);
+    let unique: std::collections::HashSet<&String> = all.iter().collect();
+    assert_eq!(unique.len(), all.len());
+    for (k, m) in [
+        ("th_cadd_float_i32", Some("float")),
+        ("th_copy_half_bool_i64", Some("half")),
+        ("th_cmpValue_bfloat16_bfloat16_i32", Some("bfloat16")),
+        ("th_cmpTensor_byte_bool_i64", Some("byte")),
+        ("th_bitxor_long_i32", Some("long")),
+        ("th_fill_bool_i64", Some("bool")),
+        ("th_cmpValue_byte_byte_i32", Some("byte")),
+        ("th_bitand_float_i32", None),
+        ("th_exp_int_i32", None),
+        ("th_add_bool_i32", None),
+        ("th_cmpValue_float_int_i32", None),
+        ("th_cadd_float", None),
+        ("", None),
+    ] {
+        assert_eq!(module_of(k).map(|m| m.name), m, "{k}");
+    }
+    for m in modules() {
+        assert!(m.source.contains("struct THCPointwise"));
+        assert!(m.source.contains(&format!("Module `{}`", m.name)));
+    }
+    assert_eq!(modules().len(), 10);
+}
+
+#[test]
+fn reads_ptxas_reports() {
+    // NVRTC 13.0's report shape (the first kernel verbatim from a compile; the second given
+    // spills, which the real kernels never have).
+    let log = "\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'th_exp_float_i32' for 'sm_90'
+ptxas info    : Function properties for th_exp_float_i32
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 28 registers, used 0 barriers
+ptxas info    : Compile time = 9.406 ms
+ptxas info    : Compiling entry function 'th_tan_double_i64' for 'sm_90'
+ptxas info    : Function properties for th_tan_double_i64
+ptxas         .     40 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 40 registers, used 0 barriers, 40 bytes cumulative stack size
+";
+    assert_eq!(
+        resource_report(log),
+        vec![("th_exp_float_i32".to_string(), 28, 0), ("th_tan_double_i64".to_string(), 40, 20)]
+    );
+    assert!(resource_report("").is_empty());
+}
+
+#[test]
+fn compile_without_nvrtc_is_an_error_not_a_panic() {
+    // With no libnvrtc reachable (the usual test machine) compile reports TH_ERR_NO_CUDA; where
+    // one is, the NVRTC integration test (tests/cuda_nvrtc.rs) covers compiling.
+    if !nvrtc::available() {
+        let e = compile(&modules()[9], (9, 0)).unwrap_err();
+        assert_eq!(e.code, crate::core::error::Code::TH_ERR_NO_CUDA);
+    }
+}
