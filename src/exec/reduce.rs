@@ -476,7 +476,7 @@ pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
     if views[0].numel() == 0 {
         return crate::core::limits::try_filled(g.m(), r.identity());
     }
-    let Backend::Host = Backend::of(&views.map(|v| v.device()))?;
+    Backend::of(&views.map(|v| v.device()))?.host_only("this reduction")?;
     let mut base = [std::ptr::null::<T>(); N];
     for (b, v) in base.iter_mut().zip(views) {
         *b = host_base(v)? as *const T;

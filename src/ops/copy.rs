@@ -4,7 +4,6 @@ use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::geometry::Offsets;
 use crate::core::tensor::{View, size_desc};
-use crate::exec::backend::Backend;
 use crate::exec::overlap::{Alias, alias};
 use std::ptr;
 
@@ -23,7 +22,10 @@ pub fn copy<D: Scalar, S: Scalar>(dst: &View<D>, src: &View<S>) -> Result<()> {
         ))
         .at_arg(2));
     }
-    let Backend::Host = Backend::of(&[dst.device(), src.device()])?;
+    if [dst.device(), src.device()].iter().any(|&d| d != crate::core::allocator::Device::Cpu) {
+        // Copies are the one call that may span devices: transfers and the device copy kernel.
+        return crate::cuda::copy::copy(dst, src);
+    }
     let (Some(dp), Some(sp)) = (dst.host_ptr()?, src.host_ptr()?) else { return Ok(()) };
     // Same dtype copies bytes; Bool goes through `cast` so every stored byte becomes 0 or 1.
     let same_type =

@@ -42,7 +42,7 @@ pub fn map0<O: Scalar>(o: &View<O>, f: impl Fn() -> O + Sync) -> Result<()> {
     let nt = streams(o.numel(), size_of::<O>());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    let Backend::Host = Backend::of(&[o.device()])?;
+    Backend::of(&[o.device()])?.host_only("this elementwise function")?;
     let b = host_base(o)?;
     // SAFETY: the view was checked against its storage; runs write disjoint output elements.
     unsafe {
@@ -63,7 +63,7 @@ pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, f: impl Fn(A) -> O +
     let nt = streams(o.numel(), size_of::<O>() + size_of::<A>());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    let Backend::Host = Backend::of(&[o.device(), a.device()])?;
+    Backend::of(&[o.device(), a.device()])?.host_only("this elementwise function")?;
     let bases = [host_base(o)?, host_base(a)?];
     // SAFETY: both views were checked against their storages; runs write disjoint outputs.
     unsafe {
@@ -90,7 +90,7 @@ pub fn map2<O: Scalar, A: Scalar, B: Scalar>(
     let nt = streams(o.numel(), size_of::<O>() + size_of::<A>() + size_of::<B>());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    let Backend::Host = Backend::of(&[o.device(), a.device(), b.device()])?;
+    Backend::of(&[o.device(), a.device(), b.device()])?.host_only("this elementwise function")?;
     let bases = [host_base(o)?, host_base(a)?, host_base(b)?];
     // SAFETY: as in map1.
     unsafe {
@@ -126,7 +126,7 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     let nt = streams(o.numel(), elem.iter().sum());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    let Backend::Host = Backend::of(&[o.device(), a.device(), b.device(), c.device()])?;
+    Backend::of(&[o.device(), a.device(), b.device(), c.device()])?.host_only("this elementwise function")?;
     let bases = [host_base(o)?, host_base(a)?, host_base(b)?, host_base(c)?];
     // SAFETY: as in map1.
     unsafe {

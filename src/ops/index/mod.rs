@@ -73,13 +73,13 @@ fn detached<O: Scalar, T: Scalar>(out: &View<O>, v: &View<T>) -> Result<View<T>>
 
 /// Byte address of element 0 of `v` for the index engine (NULL when it has no elements).
 fn base_ptr<T: Scalar>(v: &View<T>) -> Result<*mut u8> {
-    let Backend::Host = Backend::of(&[v.device()])?;
+    Backend::of(&[v.device()])?.host_only("this index function")?;
     host_base(v)
 }
 
 /// Calls `f(position, value)` for every element of `v` in row-major order.
 fn scan<T: Scalar>(v: &View<T>, mut f: impl FnMut(usize, T) -> Result<()>) -> Result<()> {
-    let Backend::Host = Backend::of(&[v.device()])?;
+    Backend::of(&[v.device()])?.host_only("this index function")?;
     let Some(p) = v.host_ptr()? else { return Ok(()) };
     for (i, o) in Offsets::new(v.offset, &v.sizes, &v.strides, v.numel()).enumerate() {
         // SAFETY: every offset of the view lies inside its storage (host_ptr checked).
