@@ -36,6 +36,54 @@ static THFloatTensor *to_host(THCState *state, THCudaTensor *d) {
   return h;
 }
 
+/* A THCDeviceAllocator over THCudaMalloc/THCudaFree that counts its calls. */
+static THCState *alloc_state;
+static int alloc_mallocs, alloc_frees;
+static int count_malloc(void *ctx, void **ptr, size_t size, cudaStream_t stream) {
+  (void)stream;
+  CHECK(ctx == (void *)&alloc_mallocs);
+  alloc_mallocs++;
+  return THCudaMalloc(alloc_state, ptr, size);
+}
+static int count_free(void *ctx, void *ptr) {
+  CHECK(ctx == (void *)&alloc_mallocs);
+  alloc_frees++;
+  return THCudaFree(alloc_state, ptr);
+}
+
+/* Storages over raw device memory and a caller's allocator, and rawCopy. */
+static void raw_storages(THCState *state) {
+  THCDeviceAllocator counting = {count_malloc, NULL, count_free, NULL, NULL, NULL};
+  THCudaStorage *s, *u;
+  void *block = NULL;
+  alloc_state = state;
+  CHECK(THCudaMalloc(state, &block, 8 * sizeof(float)) == 0 && block != NULL);
+  s = THCudaStorage_newWithData(state, (float *)block, 8);
+  THCudaStorage_fill(state, s, 2.5f);
+  CHECK(THCudaStorage_get(state, s, 7) == 2.5f && THCudaStorage_size(state, s) == 8);
+
+  u = THCudaStorage_newWithAllocator(state, 8, &counting, &alloc_mallocs);
+  CHECK(u != NULL && alloc_mallocs == 1);
+  THCudaStorage_rawCopy(state, u, THCudaStorage_data(state, s));
+  CHECK(THCudaStorage_get(state, u, 3) == 2.5f);
+  EXPECT_ERROR(THCudaStorage_resize(state, u, 16)); /* not resizable */
+  CHECK(THCudaStorage_size(state, u) == 8);
+  THCudaStorage_free(state, u);
+  CHECK(alloc_frees == 1);
+
+  CHECK(THCudaMalloc(state, &block, 4 * sizeof(float)) == 0);
+  u = THCudaStorage_newWithDataAndAllocator(state, (float *)block, 4, &counting, &alloc_mallocs);
+  THCudaStorage_set(state, u, 0, -1.0f);
+  CHECK(THCudaStorage_get(state, u, 0) == -1.0f);
+  THCudaStorage_free(state, u);
+  CHECK(alloc_mallocs == 1 && alloc_frees == 2);
+
+  EXPECT_ERROR(THCudaStorage_newWithAllocator(state, 8, NULL, NULL));
+  EXPECT_ERROR(THCudaStorage_newWithMapping(state, "/tmp/x", 8, 0));
+  CHECK(strstr(THGetLastError(), "cannot map") != NULL);
+  THCudaStorage_free(state, s);
+}
+
 int main(void) {
   THCState *state;
   THFloatTensor *ha, *hb, *h;
@@ -147,6 +195,7 @@ int main(void) {
   THByteTensor_free(hmask);
   THFloatTensor_free(ha);
   THFloatTensor_free(hb);
+  raw_storages(state);
   THCudaShutdown(state);
   THCState_free(state);
   return TH_TEST_DONE();

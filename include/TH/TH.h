@@ -520,6 +520,20 @@ typedef struct THCudaTensor THCudaFloatTensor;
  */
 typedef struct THCudaStorage THCudaFloatStorage;
 
+/**
+ * THC's device allocator interface (`THCDeviceAllocator`, as in THC's `THCGeneral.h`): each
+ * callback returns a CUDA error code, 0 for success, and gets `state` first. `realloc`,
+ * `emptyCache` and `cacheInfo` may be NULL; th calls only `malloc` and `free`.
+ */
+typedef struct THCDeviceAllocator {
+  int (*malloc)(void*, void**, size_t, cudaStream_t);
+  int (*realloc)(void*, void**, size_t, size_t, cudaStream_t);
+  int (*free)(void*, void*);
+  int (*emptyCache)(void*);
+  int (*cacheInfo)(void*, int, size_t*, size_t*);
+  void *state;
+} THCDeviceAllocator;
+
 
 
 #ifdef __cplusplus
@@ -41348,6 +41362,474 @@ void THCudaBoolStorage_copyCudaBool(struct THCState *state,
 void THBoolStorage_copyCudaBool(struct THCState *state,
                                 struct THBoolStorage *storage,
                                 struct THCudaBoolStorage *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithMapping(struct THCState *state,
+                                                           const char *filename,
+                                                           ptrdiff_t size,
+                                                           int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithData(struct THCState *state,
+                                                        uint8_t *data,
+                                                        ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithAllocator(struct THCState *state,
+                                                             ptrdiff_t size,
+                                                             struct THCDeviceAllocator *allocator,
+                                                             void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                    uint8_t *data,
+                                                                    ptrdiff_t size,
+                                                                    struct THCDeviceAllocator *allocator,
+                                                                    void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaByteStorage_rawCopy(struct THCState *state,
+                               struct THCudaByteStorage *storage,
+                               uint8_t *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithMapping(struct THCState *state,
+                                                           const char *filename,
+                                                           ptrdiff_t size,
+                                                           int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithData(struct THCState *state,
+                                                        int8_t *data,
+                                                        ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithAllocator(struct THCState *state,
+                                                             ptrdiff_t size,
+                                                             struct THCDeviceAllocator *allocator,
+                                                             void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                    int8_t *data,
+                                                                    ptrdiff_t size,
+                                                                    struct THCDeviceAllocator *allocator,
+                                                                    void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaCharStorage_rawCopy(struct THCState *state,
+                               struct THCudaCharStorage *storage,
+                               int8_t *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithMapping(struct THCState *state,
+                                                             const char *filename,
+                                                             ptrdiff_t size,
+                                                             int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithData(struct THCState *state,
+                                                          int16_t *data,
+                                                          ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithAllocator(struct THCState *state,
+                                                               ptrdiff_t size,
+                                                               struct THCDeviceAllocator *allocator,
+                                                               void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                      int16_t *data,
+                                                                      ptrdiff_t size,
+                                                                      struct THCDeviceAllocator *allocator,
+                                                                      void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaShortStorage_rawCopy(struct THCState *state,
+                                struct THCudaShortStorage *storage,
+                                int16_t *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithMapping(struct THCState *state,
+                                                         const char *filename,
+                                                         ptrdiff_t size,
+                                                         int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithData(struct THCState *state,
+                                                      int32_t *data,
+                                                      ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithAllocator(struct THCState *state,
+                                                           ptrdiff_t size,
+                                                           struct THCDeviceAllocator *allocator,
+                                                           void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                  int32_t *data,
+                                                                  ptrdiff_t size,
+                                                                  struct THCDeviceAllocator *allocator,
+                                                                  void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaIntStorage_rawCopy(struct THCState *state,
+                              struct THCudaIntStorage *storage,
+                              int32_t *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithMapping(struct THCState *state,
+                                                           const char *filename,
+                                                           ptrdiff_t size,
+                                                           int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithData(struct THCState *state,
+                                                        int64_t *data,
+                                                        ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithAllocator(struct THCState *state,
+                                                             ptrdiff_t size,
+                                                             struct THCDeviceAllocator *allocator,
+                                                             void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                    int64_t *data,
+                                                                    ptrdiff_t size,
+                                                                    struct THCDeviceAllocator *allocator,
+                                                                    void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaLongStorage_rawCopy(struct THCState *state,
+                               struct THCudaLongStorage *storage,
+                               int64_t *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaStorage *THCudaStorage_newWithMapping(struct THCState *state,
+                                                   const char *filename,
+                                                   ptrdiff_t size,
+                                                   int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaStorage *THCudaStorage_newWithData(struct THCState *state,
+                                                float *data,
+                                                ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaStorage *THCudaStorage_newWithAllocator(struct THCState *state,
+                                                     ptrdiff_t size,
+                                                     struct THCDeviceAllocator *allocator,
+                                                     void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaStorage *THCudaStorage_newWithDataAndAllocator(struct THCState *state,
+                                                            float *data,
+                                                            ptrdiff_t size,
+                                                            struct THCDeviceAllocator *allocator,
+                                                            void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaStorage_rawCopy(struct THCState *state, struct THCudaStorage *storage, float *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithMapping(struct THCState *state,
+                                                               const char *filename,
+                                                               ptrdiff_t size,
+                                                               int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithData(struct THCState *state,
+                                                            double *data,
+                                                            ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithAllocator(struct THCState *state,
+                                                                 ptrdiff_t size,
+                                                                 struct THCDeviceAllocator *allocator,
+                                                                 void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                        double *data,
+                                                                        ptrdiff_t size,
+                                                                        struct THCDeviceAllocator *allocator,
+                                                                        void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaDoubleStorage_rawCopy(struct THCState *state,
+                                 struct THCudaDoubleStorage *storage,
+                                 double *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithMapping(struct THCState *state,
+                                                           const char *filename,
+                                                           ptrdiff_t size,
+                                                           int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithData(struct THCState *state,
+                                                        struct THHalf *data,
+                                                        ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithAllocator(struct THCState *state,
+                                                             ptrdiff_t size,
+                                                             struct THCDeviceAllocator *allocator,
+                                                             void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                    struct THHalf *data,
+                                                                    ptrdiff_t size,
+                                                                    struct THCDeviceAllocator *allocator,
+                                                                    void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaHalfStorage_rawCopy(struct THCState *state,
+                               struct THCudaHalfStorage *storage,
+                               struct THHalf *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithMapping(struct THCState *state,
+                                                                   const char *filename,
+                                                                   ptrdiff_t size,
+                                                                   int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithData(struct THCState *state,
+                                                                struct THBFloat16 *data,
+                                                                ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithAllocator(struct THCState *state,
+                                                                     ptrdiff_t size,
+                                                                     struct THCDeviceAllocator *allocator,
+                                                                     void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithDataAndAllocator(struct THCState *state,
+                                                                            struct THBFloat16 *data,
+                                                                            ptrdiff_t size,
+                                                                            struct THCDeviceAllocator *allocator,
+                                                                            void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaBFloat16Storage_rawCopy(struct THCState *state,
+                                   struct THCudaBFloat16Storage *storage,
+                                   struct THBFloat16 *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithMapping(struct THCState *state,
+                                                           const char *filename,
+                                                           ptrdiff_t size,
+                                                           int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithData(struct THCState *state,
+                                                        THBool *data,
+                                                        ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithAllocator(struct THCState *state,
+                                                             ptrdiff_t size,
+                                                             struct THCDeviceAllocator *allocator,
+                                                             void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                    THBool *data,
+                                                                    ptrdiff_t size,
+                                                                    struct THCDeviceAllocator *allocator,
+                                                                    void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaBoolStorage_rawCopy(struct THCState *state,
+                               struct THCudaBoolStorage *storage,
+                               THBool *src);
 
 #ifdef __cplusplus
 }  // extern "C"
