@@ -88,6 +88,16 @@ static void thc_unavailable_cases(THCState *state) {
    * found before any device is needed. */
   EXPECT_ERROR(CHECK(THCudaTensor_nDimension(state, none) == 0));
   CHECK(THGetLastErrorCode() == TH_ERR_NULL_ARG);
+  EXPECT_ERROR(THCudaTensor_fill(state, none, 1.0f));
+  CHECK(THGetLastErrorCode() == TH_ERR_NULL_ARG);
+  EXPECT_ERROR(THCudaTensor_cadd(state, none, none, 2.0f, none));
+  CHECK(THGetLastErrorCode() == TH_ERR_NULL_ARG);
+  EXPECT_ERROR(THCudaTensor_mul(state, none, none, 2.0f));
+  CHECK(THGetLastErrorCode() == TH_ERR_NULL_ARG);
+  EXPECT_ERROR(THCudaTensor_exp(state, none, none));
+  CHECK(THGetLastErrorCode() == TH_ERR_NULL_ARG);
+  EXPECT_ERROR(THCudaTensor_copy(state, none, none));
+  CHECK(THGetLastErrorCode() == TH_ERR_NULL_ARG);
 
   /* Host tensors and storages passed to host<->device copies are left as they were. */
   host = THFloatTensor_newWithSize1d(3);
