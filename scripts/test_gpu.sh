@@ -30,9 +30,19 @@ if [ -z "$lib" ]; then
   done
 fi
 [ -n "$lib" ] && [ -f "$lib" ] || die "no libth.so (set TH_LIB, or run scripts/pack_gpu.sh on the build machine)"
-libdir=$(cd "$(dirname "$lib")" && pwd)
+lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
 say "library: $lib"
 command -v "$CC" >/dev/null || die "needs a C compiler (CC=$CC)"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Programs link with -lth and then need the library's SONAME (libth.so.0): a private folder
+# holds both names for whatever TH_LIB names.
+libdir="$work/lib"
+mkdir -p "$libdir"
+ln -s "$lib" "$libdir/libth.so"
+soname=$(LC_ALL=C readelf -d "$lib" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p' || true)
+soname=${soname:-libth.so.0} # no readelf: the name build.rs gives a 0.x version
+[ -n "$soname" ] && [ "$soname" != libth.so ] && ln -s "$lib" "$libdir/$soname"
 
 # --- the machine's CUDA libraries ---------------------------------------------------------
 # Folders of the nvidia-* pip wheels of $PY (CUDA 13 wheels: nvidia/cu13/lib; CUDA 12 ones:
@@ -72,8 +82,6 @@ done
 export LD_LIBRARY_PATH="$libdir${extra:+:$extra}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # --- is there a device? (asked of the library itself) -----------------------------------
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 cat >"$work/probe.c" <<'EOF'
 #include <TH/TH.h>
 #include <stdio.h>
@@ -87,7 +95,12 @@ int main(void) {
 }
 EOF
 "$CC" -std=c99 -I include "$work/probe.c" -o "$work/probe" -L "$libdir" -lth || die "cannot build against $lib"
-if ! probe=$("$work/probe" 2>&1); then
+status=0
+probe=$("$work/probe" 2>&1) || status=$?
+if [ "$status" -ne 0 ] && [ "$status" -ne 3 ]; then
+  die "the device probe failed to run (status $status): $probe"
+fi
+if [ "$status" -eq 3 ]; then
   if [ "${TH_REQUIRE_GPU:-0}" = 1 ]; then
     die "TH_REQUIRE_GPU=1 but no CUDA device: $probe"
   fi
