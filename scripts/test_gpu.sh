@@ -14,7 +14,9 @@
 # Environment: TH_LIB (libth.so to test), TH_PYTHON (default python3), TH_REQUIRE_GPU=1,
 # TH_SKIP_PYTHON=1 (C tests only), CC (default cc).
 set -euo pipefail
-unset TH_CUDA_EMULATOR # the real device only
+# The real device only; TH_GPU_TEST_EMULATOR=1 (with a cuda-emulator build) instead runs this
+# script on the CPU emulator, to test the script itself on a machine without a GPU.
+if [ "${TH_GPU_TEST_EMULATOR:-0}" = 1 ]; then export TH_CUDA_EMULATOR=1; else unset TH_CUDA_EMULATOR; fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 PY=${TH_PYTHON:-python3}
@@ -107,11 +109,11 @@ if [ "$status" -eq 3 ]; then
   say "no CUDA device: skipped ($probe)"
   exit 0
 fi
-say "$probe CUDA device(s)"
+say "$probe CUDA device(s)${TH_CUDA_EMULATOR:+ (the CPU emulator: not a GPU)}"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader |
   sed 's/^/test_gpu: gpu: /' || true
-[ -n "$nvrtc_dir" ] || die "no libnvrtc.so.13 (kernels cannot be compiled): set TH_NVRTC_DIR or install nvidia-cuda-nvrtc"
-say "nvrtc: $nvrtc_dir/libnvrtc.so.13"
+[ -n "$nvrtc_dir" ] || [ -n "${TH_CUDA_EMULATOR:-}" ] || die "no libnvrtc.so.13 (kernels cannot be compiled): set TH_NVRTC_DIR or install nvidia-cuda-nvrtc"
+say "nvrtc: ${nvrtc_dir:-(not found)}/libnvrtc.so.13"
 if [ -n "$cublas_dir" ]; then say "cublas: $cublas_dir/libcublas.so.13"; else say "cublas: libcublas.so.13 not found (matrix products will fail)"; fi
 
 # --- the C tests --------------------------------------------------------------------------
