@@ -18,7 +18,9 @@ cuDeviceGetAttribute through libcuda); %copy = GB/s / this run's contiguous copy
 measured peak); torch = PyTorch's GB/s for the same op on the same device when torch is
 importable with CUDA, and th/torch = torch time / libth time (> 1: libth is faster).
 
-Without a device it says so and exits 0. On the emulator (TH_CUDA_EMULATOR=1, a cuda-emulator
+libnvrtc.so.13 must be loadable: from LD_LIBRARY_PATH or the system, else this script loads it
+by path from TH_NVRTC_DIR or the nvidia-* pip wheels of the running Python (as PyTorch's venv
+has them). Without a device it says so and exits 0. On the emulator (TH_CUDA_EMULATOR=1, a cuda-emulator
 build) only --smoke runs (tiny sizes: proves the script and the ops, labelled "emulator: not GPU
 speed"; the numbers mean nothing).
 """
@@ -130,6 +132,29 @@ class THC:
             self.THCudaTensor_free(self.state, t)
 
 
+def preload_nvrtc():
+    """Loads libnvrtc.so.13 by path when the loader cannot find it by name, so libth's dlopen of
+    the bare name gets that copy (builtins first: NVRTC opens them by name). Returns its folder."""
+    try:
+        C.CDLL("libnvrtc.so.13")
+        return "(found by name)"
+    except OSError:
+        pass
+    import glob
+    import site
+
+    roots = [os.environ.get("TH_NVRTC_DIR", "")]
+    for sp in site.getsitepackages() + [site.getusersitepackages()] + sys.path:
+        roots += sorted(glob.glob(os.path.join(sp, "nvidia", "*", "lib")))
+    for d in roots:
+        if d and os.path.exists(os.path.join(d, "libnvrtc.so.13")):
+            for b in sorted(glob.glob(os.path.join(d, "libnvrtc-builtins.so.13*"))):
+                C.CDLL(b, mode=C.RTLD_GLOBAL)
+            C.CDLL(os.path.join(d, "libnvrtc.so.13"), mode=C.RTLD_GLOBAL)
+            return d
+    return None
+
+
 def device_peak_gbs():
     """Theoretical DRAM bandwidth of device 0 in GB/s from the driver (None if unavailable)."""
     try:
@@ -202,6 +227,8 @@ def main():
     peak, name = (None, None) if emulated else device_peak_gbs()
     label = "emulator: not GPU speed" if emulated else (name or "device 0")
     print(f"{label}; n = {n} ({m} x {k}); lib {args.lib}")
+    if not emulated:
+        print(f"nvrtc: {preload_nvrtc() or 'libnvrtc.so.13 not found: kernels cannot compile'}")
     if peak:
         print(f"theoretical bandwidth {peak:.0f} GB/s")
 
