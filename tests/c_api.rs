@@ -42,7 +42,7 @@ fn build(src: &Path, out_dir: &Path) -> PathBuf {
     exe
 }
 
-fn run(exe: &Path) -> (bool, String) {
+fn run(exe: &Path, envs: &[(&str, &str)]) -> (bool, String) {
     let valgrind = std::env::var_os("TH_VALGRIND").is_some();
     let mut cmd = if valgrind {
         let mut c = Command::new("valgrind");
@@ -59,6 +59,7 @@ fn run(exe: &Path) -> (bool, String) {
         Command::new(exe)
     };
     cmd.env("TH_TEST_TMPDIR", std::env::temp_dir());
+    cmd.envs(envs.iter().copied());
     // cargo puts target/<profile> (with a possibly stale libth.so from the last `cargo build`)
     // on LD_LIBRARY_PATH, which outranks the RUNPATH: point it at this run's library.
     cmd.env("LD_LIBRARY_PATH", lib_dir());
@@ -78,12 +79,20 @@ fn c_files(dir: &str) -> Vec<PathBuf> {
 }
 
 fn run_all(dir: &str) {
+    run_matching(dir, "", &[]);
+}
+
+/// Builds and runs the C files of `dir` whose name starts with `prefix`, with `envs` set.
+fn run_matching(dir: &str, prefix: &str, envs: &[(&str, &str)]) {
     let out_dir = lib_dir().join(format!("{dir}-bin"));
     std::fs::create_dir_all(&out_dir).unwrap();
     let mut failed = Vec::new();
-    for src in c_files(dir) {
+    let files: Vec<PathBuf> =
+        c_files(dir).into_iter().filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix)).collect();
+    assert!(!files.is_empty(), "no {dir}/{prefix}*.c");
+    for src in files {
         let exe = build(&src, &out_dir);
-        let (ok, text) = run(&exe);
+        let (ok, text) = run(&exe, envs);
         println!("{}: {}", src.display(), text.trim());
         if !ok {
             failed.push(format!("{}:\n{text}", src.display()));
@@ -95,6 +104,14 @@ fn run_all(dir: &str) {
 #[test]
 fn c_tests_pass() {
     run_all("c_tests");
+}
+
+/// The THC programs on the emulated device (a `cuda-emulator` build): `test_thc_e2e.c` must find
+/// a device there, not skip.
+#[cfg(feature = "cuda-emulator")]
+#[test]
+fn thc_c_tests_pass_on_the_emulator() {
+    run_matching("c_tests", "test_thc_", &[("TH_CUDA_EMULATOR", "1"), ("TH_REQUIRE_DEVICE", "1")]);
 }
 
 #[test]
@@ -158,7 +175,7 @@ fn cpp_examples_run() {
             .status()
             .expect("run the C++ compiler");
         assert!(st.success(), "compiling {} failed", src.display());
-        let (ok, text) = run(&exe);
+        let (ok, text) = run(&exe, &[]);
         println!("{}: {}", src.display(), text.trim());
         assert!(ok, "{} failed:\n{text}", src.display());
     }

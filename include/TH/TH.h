@@ -520,6 +520,20 @@ typedef struct THCudaTensor THCudaFloatTensor;
  */
 typedef struct THCudaStorage THCudaFloatStorage;
 
+/**
+ * THC's device allocator interface (`THCDeviceAllocator`, as in THC's `THCGeneral.h`): each
+ * callback returns a CUDA error code, 0 for success, and gets `state` first. `realloc`,
+ * `emptyCache` and `cacheInfo` may be NULL; th calls only `malloc` and `free`.
+ */
+typedef struct THCDeviceAllocator {
+  int (*malloc)(void*, void**, size_t, cudaStream_t);
+  int (*realloc)(void*, void**, size_t, size_t, cudaStream_t);
+  int (*free)(void*, void*);
+  int (*emptyCache)(void*);
+  int (*cacheInfo)(void*, int, size_t*, size_t*);
+  void *state;
+} THCDeviceAllocator;
+
 
 
 #ifdef __cplusplus
@@ -9625,6 +9639,499 @@ void THByteTensor_tpow(struct THByteTensor *r_, uint8_t value, struct THByteTens
 /**
  * Sets every element of `r_` to `value` (in place, no resize).
  */
+void THCudaByteTensor_fill(struct THCState *state, struct THCudaByteTensor *r_, uint8_t value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THCudaByteTensor_zero(struct THCState *state, struct THCudaByteTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaByteTensor_ltValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              uint8_t value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaByteTensor_ltValueT(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *t,
+                               uint8_t value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaByteTensor_ltTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *ta,
+                               struct THCudaByteTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaByteTensor_ltTensorT(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaByteTensor *ta,
+                                struct THCudaByteTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaByteTensor_leValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              uint8_t value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaByteTensor_leValueT(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *t,
+                               uint8_t value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaByteTensor_leTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *ta,
+                               struct THCudaByteTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaByteTensor_leTensorT(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaByteTensor *ta,
+                                struct THCudaByteTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaByteTensor_gtValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              uint8_t value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaByteTensor_gtValueT(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *t,
+                               uint8_t value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaByteTensor_gtTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *ta,
+                               struct THCudaByteTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaByteTensor_gtTensorT(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaByteTensor *ta,
+                                struct THCudaByteTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaByteTensor_geValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              uint8_t value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaByteTensor_geValueT(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *t,
+                               uint8_t value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaByteTensor_geTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *ta,
+                               struct THCudaByteTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaByteTensor_geTensorT(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaByteTensor *ta,
+                                struct THCudaByteTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaByteTensor_neValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              uint8_t value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaByteTensor_neValueT(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *t,
+                               uint8_t value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaByteTensor_neTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *ta,
+                               struct THCudaByteTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaByteTensor_neTensorT(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaByteTensor *ta,
+                                struct THCudaByteTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaByteTensor_eqValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              uint8_t value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaByteTensor_eqValueT(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *t,
+                               uint8_t value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaByteTensor_eqTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *ta,
+                               struct THCudaByteTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaByteTensor_eqTensorT(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaByteTensor *ta,
+                                struct THCudaByteTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THCudaByteTensor_add(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaByteTensor *t,
+                          uint8_t value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THCudaByteTensor_sub(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaByteTensor *t,
+                          uint8_t value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THCudaByteTensor_mul(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaByteTensor *t,
+                          uint8_t value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THCudaByteTensor_div(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaByteTensor *t,
+                          uint8_t value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THCudaByteTensor_lshift(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             struct THCudaByteTensor *t,
+                             uint8_t value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THCudaByteTensor_rshift(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             struct THCudaByteTensor *t,
+                             uint8_t value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THCudaByteTensor_fmod(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaByteTensor *t,
+                           uint8_t value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THCudaByteTensor_remainder(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaByteTensor *t,
+                                uint8_t value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THCudaByteTensor_bitand(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             struct THCudaByteTensor *t,
+                             uint8_t value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THCudaByteTensor_bitor(struct THCState *state,
+                            struct THCudaByteTensor *r_,
+                            struct THCudaByteTensor *t,
+                            uint8_t value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THCudaByteTensor_bitxor(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             struct THCudaByteTensor *t,
+                             uint8_t value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THCudaByteTensor_cmaxValue(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaByteTensor *t,
+                                uint8_t value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THCudaByteTensor_cminValue(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaByteTensor *t,
+                                uint8_t value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THCudaByteTensor_pow(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaByteTensor *t,
+                          uint8_t value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THCudaByteTensor_cmul(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaByteTensor *t,
+                           struct THCudaByteTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THCudaByteTensor_cdiv(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaByteTensor *t,
+                           struct THCudaByteTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THCudaByteTensor_cpow(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaByteTensor *t,
+                           struct THCudaByteTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THCudaByteTensor_clshift(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              struct THCudaByteTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THCudaByteTensor_crshift(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              struct THCudaByteTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THCudaByteTensor_cfmod(struct THCState *state,
+                            struct THCudaByteTensor *r_,
+                            struct THCudaByteTensor *t,
+                            struct THCudaByteTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THCudaByteTensor_cremainder(struct THCState *state,
+                                 struct THCudaByteTensor *r_,
+                                 struct THCudaByteTensor *t,
+                                 struct THCudaByteTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THCudaByteTensor_cbitand(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              struct THCudaByteTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THCudaByteTensor_cbitor(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             struct THCudaByteTensor *t,
+                             struct THCudaByteTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THCudaByteTensor_cbitxor(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              struct THCudaByteTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THCudaByteTensor_cmax(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaByteTensor *t,
+                           struct THCudaByteTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THCudaByteTensor_cmin(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaByteTensor *t,
+                           struct THCudaByteTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THCudaByteTensor_cadd(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaByteTensor *t,
+                           uint8_t value,
+                           struct THCudaByteTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THCudaByteTensor_csub(struct THCState *state,
+                           struct THCudaByteTensor *self_,
+                           struct THCudaByteTensor *src1,
+                           uint8_t value,
+                           struct THCudaByteTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THCudaByteTensor_addcmul(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              uint8_t value,
+                              struct THCudaByteTensor *src1,
+                              struct THCudaByteTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THCudaByteTensor_addcdiv(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              uint8_t value,
+                              struct THCudaByteTensor *src1,
+                              struct THCudaByteTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THCudaByteTensor_clamp(struct THCState *state,
+                            struct THCudaByteTensor *r_,
+                            struct THCudaByteTensor *t,
+                            uint8_t min_value,
+                            uint8_t max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THCudaByteTensor_neg(struct THCState *state,
+                          struct THCudaByteTensor *self_,
+                          struct THCudaByteTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THCudaByteTensor_cinv(struct THCState *state,
+                           struct THCudaByteTensor *self_,
+                           struct THCudaByteTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THCudaByteTensor_abs(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaByteTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THCudaByteTensor_sign(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaByteTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THCudaByteTensor_tpow(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           uint8_t value,
+                           struct THCudaByteTensor *t);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
 void THCharTensor_fill(struct THCharTensor *r_, int8_t value);
 
 /**
@@ -9982,6 +10489,499 @@ void THCharTensor_sign(struct THCharTensor *r_, struct THCharTensor *t);
  * `r_ = value ^ t`.
  */
 void THCharTensor_tpow(struct THCharTensor *r_, int8_t value, struct THCharTensor *t);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THCudaCharTensor_fill(struct THCState *state, struct THCudaCharTensor *r_, int8_t value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THCudaCharTensor_zero(struct THCState *state, struct THCudaCharTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaCharTensor_ltValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaCharTensor *t,
+                              int8_t value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaCharTensor_ltValueT(struct THCState *state,
+                               struct THCudaCharTensor *r_,
+                               struct THCudaCharTensor *t,
+                               int8_t value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaCharTensor_ltTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaCharTensor *ta,
+                               struct THCudaCharTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaCharTensor_ltTensorT(struct THCState *state,
+                                struct THCudaCharTensor *r_,
+                                struct THCudaCharTensor *ta,
+                                struct THCudaCharTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaCharTensor_leValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaCharTensor *t,
+                              int8_t value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaCharTensor_leValueT(struct THCState *state,
+                               struct THCudaCharTensor *r_,
+                               struct THCudaCharTensor *t,
+                               int8_t value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaCharTensor_leTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaCharTensor *ta,
+                               struct THCudaCharTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaCharTensor_leTensorT(struct THCState *state,
+                                struct THCudaCharTensor *r_,
+                                struct THCudaCharTensor *ta,
+                                struct THCudaCharTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaCharTensor_gtValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaCharTensor *t,
+                              int8_t value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaCharTensor_gtValueT(struct THCState *state,
+                               struct THCudaCharTensor *r_,
+                               struct THCudaCharTensor *t,
+                               int8_t value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaCharTensor_gtTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaCharTensor *ta,
+                               struct THCudaCharTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaCharTensor_gtTensorT(struct THCState *state,
+                                struct THCudaCharTensor *r_,
+                                struct THCudaCharTensor *ta,
+                                struct THCudaCharTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaCharTensor_geValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaCharTensor *t,
+                              int8_t value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaCharTensor_geValueT(struct THCState *state,
+                               struct THCudaCharTensor *r_,
+                               struct THCudaCharTensor *t,
+                               int8_t value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaCharTensor_geTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaCharTensor *ta,
+                               struct THCudaCharTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaCharTensor_geTensorT(struct THCState *state,
+                                struct THCudaCharTensor *r_,
+                                struct THCudaCharTensor *ta,
+                                struct THCudaCharTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaCharTensor_neValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaCharTensor *t,
+                              int8_t value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaCharTensor_neValueT(struct THCState *state,
+                               struct THCudaCharTensor *r_,
+                               struct THCudaCharTensor *t,
+                               int8_t value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaCharTensor_neTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaCharTensor *ta,
+                               struct THCudaCharTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaCharTensor_neTensorT(struct THCState *state,
+                                struct THCudaCharTensor *r_,
+                                struct THCudaCharTensor *ta,
+                                struct THCudaCharTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaCharTensor_eqValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaCharTensor *t,
+                              int8_t value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaCharTensor_eqValueT(struct THCState *state,
+                               struct THCudaCharTensor *r_,
+                               struct THCudaCharTensor *t,
+                               int8_t value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaCharTensor_eqTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaCharTensor *ta,
+                               struct THCudaCharTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaCharTensor_eqTensorT(struct THCState *state,
+                                struct THCudaCharTensor *r_,
+                                struct THCudaCharTensor *ta,
+                                struct THCudaCharTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THCudaCharTensor_add(struct THCState *state,
+                          struct THCudaCharTensor *r_,
+                          struct THCudaCharTensor *t,
+                          int8_t value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THCudaCharTensor_sub(struct THCState *state,
+                          struct THCudaCharTensor *r_,
+                          struct THCudaCharTensor *t,
+                          int8_t value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THCudaCharTensor_mul(struct THCState *state,
+                          struct THCudaCharTensor *r_,
+                          struct THCudaCharTensor *t,
+                          int8_t value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THCudaCharTensor_div(struct THCState *state,
+                          struct THCudaCharTensor *r_,
+                          struct THCudaCharTensor *t,
+                          int8_t value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THCudaCharTensor_lshift(struct THCState *state,
+                             struct THCudaCharTensor *r_,
+                             struct THCudaCharTensor *t,
+                             int8_t value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THCudaCharTensor_rshift(struct THCState *state,
+                             struct THCudaCharTensor *r_,
+                             struct THCudaCharTensor *t,
+                             int8_t value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THCudaCharTensor_fmod(struct THCState *state,
+                           struct THCudaCharTensor *r_,
+                           struct THCudaCharTensor *t,
+                           int8_t value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THCudaCharTensor_remainder(struct THCState *state,
+                                struct THCudaCharTensor *r_,
+                                struct THCudaCharTensor *t,
+                                int8_t value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THCudaCharTensor_bitand(struct THCState *state,
+                             struct THCudaCharTensor *r_,
+                             struct THCudaCharTensor *t,
+                             int8_t value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THCudaCharTensor_bitor(struct THCState *state,
+                            struct THCudaCharTensor *r_,
+                            struct THCudaCharTensor *t,
+                            int8_t value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THCudaCharTensor_bitxor(struct THCState *state,
+                             struct THCudaCharTensor *r_,
+                             struct THCudaCharTensor *t,
+                             int8_t value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THCudaCharTensor_cmaxValue(struct THCState *state,
+                                struct THCudaCharTensor *r_,
+                                struct THCudaCharTensor *t,
+                                int8_t value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THCudaCharTensor_cminValue(struct THCState *state,
+                                struct THCudaCharTensor *r_,
+                                struct THCudaCharTensor *t,
+                                int8_t value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THCudaCharTensor_pow(struct THCState *state,
+                          struct THCudaCharTensor *r_,
+                          struct THCudaCharTensor *t,
+                          int8_t value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THCudaCharTensor_cmul(struct THCState *state,
+                           struct THCudaCharTensor *r_,
+                           struct THCudaCharTensor *t,
+                           struct THCudaCharTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THCudaCharTensor_cdiv(struct THCState *state,
+                           struct THCudaCharTensor *r_,
+                           struct THCudaCharTensor *t,
+                           struct THCudaCharTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THCudaCharTensor_cpow(struct THCState *state,
+                           struct THCudaCharTensor *r_,
+                           struct THCudaCharTensor *t,
+                           struct THCudaCharTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THCudaCharTensor_clshift(struct THCState *state,
+                              struct THCudaCharTensor *r_,
+                              struct THCudaCharTensor *t,
+                              struct THCudaCharTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THCudaCharTensor_crshift(struct THCState *state,
+                              struct THCudaCharTensor *r_,
+                              struct THCudaCharTensor *t,
+                              struct THCudaCharTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THCudaCharTensor_cfmod(struct THCState *state,
+                            struct THCudaCharTensor *r_,
+                            struct THCudaCharTensor *t,
+                            struct THCudaCharTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THCudaCharTensor_cremainder(struct THCState *state,
+                                 struct THCudaCharTensor *r_,
+                                 struct THCudaCharTensor *t,
+                                 struct THCudaCharTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THCudaCharTensor_cbitand(struct THCState *state,
+                              struct THCudaCharTensor *r_,
+                              struct THCudaCharTensor *t,
+                              struct THCudaCharTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THCudaCharTensor_cbitor(struct THCState *state,
+                             struct THCudaCharTensor *r_,
+                             struct THCudaCharTensor *t,
+                             struct THCudaCharTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THCudaCharTensor_cbitxor(struct THCState *state,
+                              struct THCudaCharTensor *r_,
+                              struct THCudaCharTensor *t,
+                              struct THCudaCharTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THCudaCharTensor_cmax(struct THCState *state,
+                           struct THCudaCharTensor *r_,
+                           struct THCudaCharTensor *t,
+                           struct THCudaCharTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THCudaCharTensor_cmin(struct THCState *state,
+                           struct THCudaCharTensor *r_,
+                           struct THCudaCharTensor *t,
+                           struct THCudaCharTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THCudaCharTensor_cadd(struct THCState *state,
+                           struct THCudaCharTensor *r_,
+                           struct THCudaCharTensor *t,
+                           int8_t value,
+                           struct THCudaCharTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THCudaCharTensor_csub(struct THCState *state,
+                           struct THCudaCharTensor *self_,
+                           struct THCudaCharTensor *src1,
+                           int8_t value,
+                           struct THCudaCharTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THCudaCharTensor_addcmul(struct THCState *state,
+                              struct THCudaCharTensor *r_,
+                              struct THCudaCharTensor *t,
+                              int8_t value,
+                              struct THCudaCharTensor *src1,
+                              struct THCudaCharTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THCudaCharTensor_addcdiv(struct THCState *state,
+                              struct THCudaCharTensor *r_,
+                              struct THCudaCharTensor *t,
+                              int8_t value,
+                              struct THCudaCharTensor *src1,
+                              struct THCudaCharTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THCudaCharTensor_clamp(struct THCState *state,
+                            struct THCudaCharTensor *r_,
+                            struct THCudaCharTensor *t,
+                            int8_t min_value,
+                            int8_t max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THCudaCharTensor_neg(struct THCState *state,
+                          struct THCudaCharTensor *self_,
+                          struct THCudaCharTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THCudaCharTensor_cinv(struct THCState *state,
+                           struct THCudaCharTensor *self_,
+                           struct THCudaCharTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THCudaCharTensor_abs(struct THCState *state,
+                          struct THCudaCharTensor *r_,
+                          struct THCudaCharTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THCudaCharTensor_sign(struct THCState *state,
+                           struct THCudaCharTensor *r_,
+                           struct THCudaCharTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THCudaCharTensor_tpow(struct THCState *state,
+                           struct THCudaCharTensor *r_,
+                           int8_t value,
+                           struct THCudaCharTensor *t);
 
 /**
  * Sets every element of `r_` to `value` (in place, no resize).
@@ -10361,6 +11361,499 @@ void THShortTensor_tpow(struct THShortTensor *r_, int16_t value, struct THShortT
 /**
  * Sets every element of `r_` to `value` (in place, no resize).
  */
+void THCudaShortTensor_fill(struct THCState *state, struct THCudaShortTensor *r_, int16_t value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THCudaShortTensor_zero(struct THCState *state, struct THCudaShortTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaShortTensor_ltValue(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaShortTensor *t,
+                               int16_t value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaShortTensor_ltValueT(struct THCState *state,
+                                struct THCudaShortTensor *r_,
+                                struct THCudaShortTensor *t,
+                                int16_t value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaShortTensor_ltTensor(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaShortTensor *ta,
+                                struct THCudaShortTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaShortTensor_ltTensorT(struct THCState *state,
+                                 struct THCudaShortTensor *r_,
+                                 struct THCudaShortTensor *ta,
+                                 struct THCudaShortTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaShortTensor_leValue(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaShortTensor *t,
+                               int16_t value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaShortTensor_leValueT(struct THCState *state,
+                                struct THCudaShortTensor *r_,
+                                struct THCudaShortTensor *t,
+                                int16_t value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaShortTensor_leTensor(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaShortTensor *ta,
+                                struct THCudaShortTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaShortTensor_leTensorT(struct THCState *state,
+                                 struct THCudaShortTensor *r_,
+                                 struct THCudaShortTensor *ta,
+                                 struct THCudaShortTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaShortTensor_gtValue(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaShortTensor *t,
+                               int16_t value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaShortTensor_gtValueT(struct THCState *state,
+                                struct THCudaShortTensor *r_,
+                                struct THCudaShortTensor *t,
+                                int16_t value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaShortTensor_gtTensor(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaShortTensor *ta,
+                                struct THCudaShortTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaShortTensor_gtTensorT(struct THCState *state,
+                                 struct THCudaShortTensor *r_,
+                                 struct THCudaShortTensor *ta,
+                                 struct THCudaShortTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaShortTensor_geValue(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaShortTensor *t,
+                               int16_t value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaShortTensor_geValueT(struct THCState *state,
+                                struct THCudaShortTensor *r_,
+                                struct THCudaShortTensor *t,
+                                int16_t value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaShortTensor_geTensor(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaShortTensor *ta,
+                                struct THCudaShortTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaShortTensor_geTensorT(struct THCState *state,
+                                 struct THCudaShortTensor *r_,
+                                 struct THCudaShortTensor *ta,
+                                 struct THCudaShortTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaShortTensor_neValue(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaShortTensor *t,
+                               int16_t value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaShortTensor_neValueT(struct THCState *state,
+                                struct THCudaShortTensor *r_,
+                                struct THCudaShortTensor *t,
+                                int16_t value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaShortTensor_neTensor(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaShortTensor *ta,
+                                struct THCudaShortTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaShortTensor_neTensorT(struct THCState *state,
+                                 struct THCudaShortTensor *r_,
+                                 struct THCudaShortTensor *ta,
+                                 struct THCudaShortTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaShortTensor_eqValue(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaShortTensor *t,
+                               int16_t value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaShortTensor_eqValueT(struct THCState *state,
+                                struct THCudaShortTensor *r_,
+                                struct THCudaShortTensor *t,
+                                int16_t value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaShortTensor_eqTensor(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaShortTensor *ta,
+                                struct THCudaShortTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaShortTensor_eqTensorT(struct THCState *state,
+                                 struct THCudaShortTensor *r_,
+                                 struct THCudaShortTensor *ta,
+                                 struct THCudaShortTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THCudaShortTensor_add(struct THCState *state,
+                           struct THCudaShortTensor *r_,
+                           struct THCudaShortTensor *t,
+                           int16_t value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THCudaShortTensor_sub(struct THCState *state,
+                           struct THCudaShortTensor *r_,
+                           struct THCudaShortTensor *t,
+                           int16_t value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THCudaShortTensor_mul(struct THCState *state,
+                           struct THCudaShortTensor *r_,
+                           struct THCudaShortTensor *t,
+                           int16_t value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THCudaShortTensor_div(struct THCState *state,
+                           struct THCudaShortTensor *r_,
+                           struct THCudaShortTensor *t,
+                           int16_t value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THCudaShortTensor_lshift(struct THCState *state,
+                              struct THCudaShortTensor *r_,
+                              struct THCudaShortTensor *t,
+                              int16_t value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THCudaShortTensor_rshift(struct THCState *state,
+                              struct THCudaShortTensor *r_,
+                              struct THCudaShortTensor *t,
+                              int16_t value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THCudaShortTensor_fmod(struct THCState *state,
+                            struct THCudaShortTensor *r_,
+                            struct THCudaShortTensor *t,
+                            int16_t value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THCudaShortTensor_remainder(struct THCState *state,
+                                 struct THCudaShortTensor *r_,
+                                 struct THCudaShortTensor *t,
+                                 int16_t value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THCudaShortTensor_bitand(struct THCState *state,
+                              struct THCudaShortTensor *r_,
+                              struct THCudaShortTensor *t,
+                              int16_t value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THCudaShortTensor_bitor(struct THCState *state,
+                             struct THCudaShortTensor *r_,
+                             struct THCudaShortTensor *t,
+                             int16_t value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THCudaShortTensor_bitxor(struct THCState *state,
+                              struct THCudaShortTensor *r_,
+                              struct THCudaShortTensor *t,
+                              int16_t value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THCudaShortTensor_cmaxValue(struct THCState *state,
+                                 struct THCudaShortTensor *r_,
+                                 struct THCudaShortTensor *t,
+                                 int16_t value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THCudaShortTensor_cminValue(struct THCState *state,
+                                 struct THCudaShortTensor *r_,
+                                 struct THCudaShortTensor *t,
+                                 int16_t value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THCudaShortTensor_pow(struct THCState *state,
+                           struct THCudaShortTensor *r_,
+                           struct THCudaShortTensor *t,
+                           int16_t value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THCudaShortTensor_cmul(struct THCState *state,
+                            struct THCudaShortTensor *r_,
+                            struct THCudaShortTensor *t,
+                            struct THCudaShortTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THCudaShortTensor_cdiv(struct THCState *state,
+                            struct THCudaShortTensor *r_,
+                            struct THCudaShortTensor *t,
+                            struct THCudaShortTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THCudaShortTensor_cpow(struct THCState *state,
+                            struct THCudaShortTensor *r_,
+                            struct THCudaShortTensor *t,
+                            struct THCudaShortTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THCudaShortTensor_clshift(struct THCState *state,
+                               struct THCudaShortTensor *r_,
+                               struct THCudaShortTensor *t,
+                               struct THCudaShortTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THCudaShortTensor_crshift(struct THCState *state,
+                               struct THCudaShortTensor *r_,
+                               struct THCudaShortTensor *t,
+                               struct THCudaShortTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THCudaShortTensor_cfmod(struct THCState *state,
+                             struct THCudaShortTensor *r_,
+                             struct THCudaShortTensor *t,
+                             struct THCudaShortTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THCudaShortTensor_cremainder(struct THCState *state,
+                                  struct THCudaShortTensor *r_,
+                                  struct THCudaShortTensor *t,
+                                  struct THCudaShortTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THCudaShortTensor_cbitand(struct THCState *state,
+                               struct THCudaShortTensor *r_,
+                               struct THCudaShortTensor *t,
+                               struct THCudaShortTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THCudaShortTensor_cbitor(struct THCState *state,
+                              struct THCudaShortTensor *r_,
+                              struct THCudaShortTensor *t,
+                              struct THCudaShortTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THCudaShortTensor_cbitxor(struct THCState *state,
+                               struct THCudaShortTensor *r_,
+                               struct THCudaShortTensor *t,
+                               struct THCudaShortTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THCudaShortTensor_cmax(struct THCState *state,
+                            struct THCudaShortTensor *r_,
+                            struct THCudaShortTensor *t,
+                            struct THCudaShortTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THCudaShortTensor_cmin(struct THCState *state,
+                            struct THCudaShortTensor *r_,
+                            struct THCudaShortTensor *t,
+                            struct THCudaShortTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THCudaShortTensor_cadd(struct THCState *state,
+                            struct THCudaShortTensor *r_,
+                            struct THCudaShortTensor *t,
+                            int16_t value,
+                            struct THCudaShortTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THCudaShortTensor_csub(struct THCState *state,
+                            struct THCudaShortTensor *self_,
+                            struct THCudaShortTensor *src1,
+                            int16_t value,
+                            struct THCudaShortTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THCudaShortTensor_addcmul(struct THCState *state,
+                               struct THCudaShortTensor *r_,
+                               struct THCudaShortTensor *t,
+                               int16_t value,
+                               struct THCudaShortTensor *src1,
+                               struct THCudaShortTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THCudaShortTensor_addcdiv(struct THCState *state,
+                               struct THCudaShortTensor *r_,
+                               struct THCudaShortTensor *t,
+                               int16_t value,
+                               struct THCudaShortTensor *src1,
+                               struct THCudaShortTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THCudaShortTensor_clamp(struct THCState *state,
+                             struct THCudaShortTensor *r_,
+                             struct THCudaShortTensor *t,
+                             int16_t min_value,
+                             int16_t max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THCudaShortTensor_neg(struct THCState *state,
+                           struct THCudaShortTensor *self_,
+                           struct THCudaShortTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THCudaShortTensor_cinv(struct THCState *state,
+                            struct THCudaShortTensor *self_,
+                            struct THCudaShortTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THCudaShortTensor_abs(struct THCState *state,
+                           struct THCudaShortTensor *r_,
+                           struct THCudaShortTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THCudaShortTensor_sign(struct THCState *state,
+                            struct THCudaShortTensor *r_,
+                            struct THCudaShortTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THCudaShortTensor_tpow(struct THCState *state,
+                            struct THCudaShortTensor *r_,
+                            int16_t value,
+                            struct THCudaShortTensor *t);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
 void THIntTensor_fill(struct THIntTensor *r_, int32_t value);
 
 /**
@@ -10684,6 +12177,499 @@ void THIntTensor_sign(struct THIntTensor *r_, struct THIntTensor *t);
  * `r_ = value ^ t`.
  */
 void THIntTensor_tpow(struct THIntTensor *r_, int32_t value, struct THIntTensor *t);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THCudaIntTensor_fill(struct THCState *state, struct THCudaIntTensor *r_, int32_t value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THCudaIntTensor_zero(struct THCState *state, struct THCudaIntTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaIntTensor_ltValue(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             struct THCudaIntTensor *t,
+                             int32_t value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaIntTensor_ltValueT(struct THCState *state,
+                              struct THCudaIntTensor *r_,
+                              struct THCudaIntTensor *t,
+                              int32_t value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaIntTensor_ltTensor(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaIntTensor *ta,
+                              struct THCudaIntTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaIntTensor_ltTensorT(struct THCState *state,
+                               struct THCudaIntTensor *r_,
+                               struct THCudaIntTensor *ta,
+                               struct THCudaIntTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaIntTensor_leValue(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             struct THCudaIntTensor *t,
+                             int32_t value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaIntTensor_leValueT(struct THCState *state,
+                              struct THCudaIntTensor *r_,
+                              struct THCudaIntTensor *t,
+                              int32_t value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaIntTensor_leTensor(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaIntTensor *ta,
+                              struct THCudaIntTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaIntTensor_leTensorT(struct THCState *state,
+                               struct THCudaIntTensor *r_,
+                               struct THCudaIntTensor *ta,
+                               struct THCudaIntTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaIntTensor_gtValue(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             struct THCudaIntTensor *t,
+                             int32_t value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaIntTensor_gtValueT(struct THCState *state,
+                              struct THCudaIntTensor *r_,
+                              struct THCudaIntTensor *t,
+                              int32_t value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaIntTensor_gtTensor(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaIntTensor *ta,
+                              struct THCudaIntTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaIntTensor_gtTensorT(struct THCState *state,
+                               struct THCudaIntTensor *r_,
+                               struct THCudaIntTensor *ta,
+                               struct THCudaIntTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaIntTensor_geValue(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             struct THCudaIntTensor *t,
+                             int32_t value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaIntTensor_geValueT(struct THCState *state,
+                              struct THCudaIntTensor *r_,
+                              struct THCudaIntTensor *t,
+                              int32_t value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaIntTensor_geTensor(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaIntTensor *ta,
+                              struct THCudaIntTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaIntTensor_geTensorT(struct THCState *state,
+                               struct THCudaIntTensor *r_,
+                               struct THCudaIntTensor *ta,
+                               struct THCudaIntTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaIntTensor_neValue(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             struct THCudaIntTensor *t,
+                             int32_t value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaIntTensor_neValueT(struct THCState *state,
+                              struct THCudaIntTensor *r_,
+                              struct THCudaIntTensor *t,
+                              int32_t value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaIntTensor_neTensor(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaIntTensor *ta,
+                              struct THCudaIntTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaIntTensor_neTensorT(struct THCState *state,
+                               struct THCudaIntTensor *r_,
+                               struct THCudaIntTensor *ta,
+                               struct THCudaIntTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaIntTensor_eqValue(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             struct THCudaIntTensor *t,
+                             int32_t value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaIntTensor_eqValueT(struct THCState *state,
+                              struct THCudaIntTensor *r_,
+                              struct THCudaIntTensor *t,
+                              int32_t value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaIntTensor_eqTensor(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaIntTensor *ta,
+                              struct THCudaIntTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaIntTensor_eqTensorT(struct THCState *state,
+                               struct THCudaIntTensor *r_,
+                               struct THCudaIntTensor *ta,
+                               struct THCudaIntTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THCudaIntTensor_add(struct THCState *state,
+                         struct THCudaIntTensor *r_,
+                         struct THCudaIntTensor *t,
+                         int32_t value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THCudaIntTensor_sub(struct THCState *state,
+                         struct THCudaIntTensor *r_,
+                         struct THCudaIntTensor *t,
+                         int32_t value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THCudaIntTensor_mul(struct THCState *state,
+                         struct THCudaIntTensor *r_,
+                         struct THCudaIntTensor *t,
+                         int32_t value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THCudaIntTensor_div(struct THCState *state,
+                         struct THCudaIntTensor *r_,
+                         struct THCudaIntTensor *t,
+                         int32_t value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THCudaIntTensor_lshift(struct THCState *state,
+                            struct THCudaIntTensor *r_,
+                            struct THCudaIntTensor *t,
+                            int32_t value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THCudaIntTensor_rshift(struct THCState *state,
+                            struct THCudaIntTensor *r_,
+                            struct THCudaIntTensor *t,
+                            int32_t value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THCudaIntTensor_fmod(struct THCState *state,
+                          struct THCudaIntTensor *r_,
+                          struct THCudaIntTensor *t,
+                          int32_t value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THCudaIntTensor_remainder(struct THCState *state,
+                               struct THCudaIntTensor *r_,
+                               struct THCudaIntTensor *t,
+                               int32_t value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THCudaIntTensor_bitand(struct THCState *state,
+                            struct THCudaIntTensor *r_,
+                            struct THCudaIntTensor *t,
+                            int32_t value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THCudaIntTensor_bitor(struct THCState *state,
+                           struct THCudaIntTensor *r_,
+                           struct THCudaIntTensor *t,
+                           int32_t value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THCudaIntTensor_bitxor(struct THCState *state,
+                            struct THCudaIntTensor *r_,
+                            struct THCudaIntTensor *t,
+                            int32_t value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THCudaIntTensor_cmaxValue(struct THCState *state,
+                               struct THCudaIntTensor *r_,
+                               struct THCudaIntTensor *t,
+                               int32_t value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THCudaIntTensor_cminValue(struct THCState *state,
+                               struct THCudaIntTensor *r_,
+                               struct THCudaIntTensor *t,
+                               int32_t value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THCudaIntTensor_pow(struct THCState *state,
+                         struct THCudaIntTensor *r_,
+                         struct THCudaIntTensor *t,
+                         int32_t value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THCudaIntTensor_cmul(struct THCState *state,
+                          struct THCudaIntTensor *r_,
+                          struct THCudaIntTensor *t,
+                          struct THCudaIntTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THCudaIntTensor_cdiv(struct THCState *state,
+                          struct THCudaIntTensor *r_,
+                          struct THCudaIntTensor *t,
+                          struct THCudaIntTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THCudaIntTensor_cpow(struct THCState *state,
+                          struct THCudaIntTensor *r_,
+                          struct THCudaIntTensor *t,
+                          struct THCudaIntTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THCudaIntTensor_clshift(struct THCState *state,
+                             struct THCudaIntTensor *r_,
+                             struct THCudaIntTensor *t,
+                             struct THCudaIntTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THCudaIntTensor_crshift(struct THCState *state,
+                             struct THCudaIntTensor *r_,
+                             struct THCudaIntTensor *t,
+                             struct THCudaIntTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THCudaIntTensor_cfmod(struct THCState *state,
+                           struct THCudaIntTensor *r_,
+                           struct THCudaIntTensor *t,
+                           struct THCudaIntTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THCudaIntTensor_cremainder(struct THCState *state,
+                                struct THCudaIntTensor *r_,
+                                struct THCudaIntTensor *t,
+                                struct THCudaIntTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THCudaIntTensor_cbitand(struct THCState *state,
+                             struct THCudaIntTensor *r_,
+                             struct THCudaIntTensor *t,
+                             struct THCudaIntTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THCudaIntTensor_cbitor(struct THCState *state,
+                            struct THCudaIntTensor *r_,
+                            struct THCudaIntTensor *t,
+                            struct THCudaIntTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THCudaIntTensor_cbitxor(struct THCState *state,
+                             struct THCudaIntTensor *r_,
+                             struct THCudaIntTensor *t,
+                             struct THCudaIntTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THCudaIntTensor_cmax(struct THCState *state,
+                          struct THCudaIntTensor *r_,
+                          struct THCudaIntTensor *t,
+                          struct THCudaIntTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THCudaIntTensor_cmin(struct THCState *state,
+                          struct THCudaIntTensor *r_,
+                          struct THCudaIntTensor *t,
+                          struct THCudaIntTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THCudaIntTensor_cadd(struct THCState *state,
+                          struct THCudaIntTensor *r_,
+                          struct THCudaIntTensor *t,
+                          int32_t value,
+                          struct THCudaIntTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THCudaIntTensor_csub(struct THCState *state,
+                          struct THCudaIntTensor *self_,
+                          struct THCudaIntTensor *src1,
+                          int32_t value,
+                          struct THCudaIntTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THCudaIntTensor_addcmul(struct THCState *state,
+                             struct THCudaIntTensor *r_,
+                             struct THCudaIntTensor *t,
+                             int32_t value,
+                             struct THCudaIntTensor *src1,
+                             struct THCudaIntTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THCudaIntTensor_addcdiv(struct THCState *state,
+                             struct THCudaIntTensor *r_,
+                             struct THCudaIntTensor *t,
+                             int32_t value,
+                             struct THCudaIntTensor *src1,
+                             struct THCudaIntTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THCudaIntTensor_clamp(struct THCState *state,
+                           struct THCudaIntTensor *r_,
+                           struct THCudaIntTensor *t,
+                           int32_t min_value,
+                           int32_t max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THCudaIntTensor_neg(struct THCState *state,
+                         struct THCudaIntTensor *self_,
+                         struct THCudaIntTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THCudaIntTensor_cinv(struct THCState *state,
+                          struct THCudaIntTensor *self_,
+                          struct THCudaIntTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THCudaIntTensor_abs(struct THCState *state,
+                         struct THCudaIntTensor *r_,
+                         struct THCudaIntTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THCudaIntTensor_sign(struct THCState *state,
+                          struct THCudaIntTensor *r_,
+                          struct THCudaIntTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THCudaIntTensor_tpow(struct THCState *state,
+                          struct THCudaIntTensor *r_,
+                          int32_t value,
+                          struct THCudaIntTensor *t);
 
 /**
  * Sets every element of `r_` to `value` (in place, no resize).
@@ -11045,6 +13031,499 @@ void THLongTensor_sign(struct THLongTensor *r_, struct THLongTensor *t);
  * `r_ = value ^ t`.
  */
 void THLongTensor_tpow(struct THLongTensor *r_, int64_t value, struct THLongTensor *t);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THCudaLongTensor_fill(struct THCState *state, struct THCudaLongTensor *r_, int64_t value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THCudaLongTensor_zero(struct THCState *state, struct THCudaLongTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaLongTensor_ltValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaLongTensor *t,
+                              int64_t value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaLongTensor_ltValueT(struct THCState *state,
+                               struct THCudaLongTensor *r_,
+                               struct THCudaLongTensor *t,
+                               int64_t value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaLongTensor_ltTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaLongTensor *ta,
+                               struct THCudaLongTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaLongTensor_ltTensorT(struct THCState *state,
+                                struct THCudaLongTensor *r_,
+                                struct THCudaLongTensor *ta,
+                                struct THCudaLongTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaLongTensor_leValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaLongTensor *t,
+                              int64_t value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaLongTensor_leValueT(struct THCState *state,
+                               struct THCudaLongTensor *r_,
+                               struct THCudaLongTensor *t,
+                               int64_t value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaLongTensor_leTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaLongTensor *ta,
+                               struct THCudaLongTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaLongTensor_leTensorT(struct THCState *state,
+                                struct THCudaLongTensor *r_,
+                                struct THCudaLongTensor *ta,
+                                struct THCudaLongTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaLongTensor_gtValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaLongTensor *t,
+                              int64_t value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaLongTensor_gtValueT(struct THCState *state,
+                               struct THCudaLongTensor *r_,
+                               struct THCudaLongTensor *t,
+                               int64_t value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaLongTensor_gtTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaLongTensor *ta,
+                               struct THCudaLongTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaLongTensor_gtTensorT(struct THCState *state,
+                                struct THCudaLongTensor *r_,
+                                struct THCudaLongTensor *ta,
+                                struct THCudaLongTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaLongTensor_geValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaLongTensor *t,
+                              int64_t value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaLongTensor_geValueT(struct THCState *state,
+                               struct THCudaLongTensor *r_,
+                               struct THCudaLongTensor *t,
+                               int64_t value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaLongTensor_geTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaLongTensor *ta,
+                               struct THCudaLongTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaLongTensor_geTensorT(struct THCState *state,
+                                struct THCudaLongTensor *r_,
+                                struct THCudaLongTensor *ta,
+                                struct THCudaLongTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaLongTensor_neValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaLongTensor *t,
+                              int64_t value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaLongTensor_neValueT(struct THCState *state,
+                               struct THCudaLongTensor *r_,
+                               struct THCudaLongTensor *t,
+                               int64_t value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaLongTensor_neTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaLongTensor *ta,
+                               struct THCudaLongTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaLongTensor_neTensorT(struct THCState *state,
+                                struct THCudaLongTensor *r_,
+                                struct THCudaLongTensor *ta,
+                                struct THCudaLongTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaLongTensor_eqValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaLongTensor *t,
+                              int64_t value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaLongTensor_eqValueT(struct THCState *state,
+                               struct THCudaLongTensor *r_,
+                               struct THCudaLongTensor *t,
+                               int64_t value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaLongTensor_eqTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaLongTensor *ta,
+                               struct THCudaLongTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaLongTensor_eqTensorT(struct THCState *state,
+                                struct THCudaLongTensor *r_,
+                                struct THCudaLongTensor *ta,
+                                struct THCudaLongTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THCudaLongTensor_add(struct THCState *state,
+                          struct THCudaLongTensor *r_,
+                          struct THCudaLongTensor *t,
+                          int64_t value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THCudaLongTensor_sub(struct THCState *state,
+                          struct THCudaLongTensor *r_,
+                          struct THCudaLongTensor *t,
+                          int64_t value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THCudaLongTensor_mul(struct THCState *state,
+                          struct THCudaLongTensor *r_,
+                          struct THCudaLongTensor *t,
+                          int64_t value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THCudaLongTensor_div(struct THCState *state,
+                          struct THCudaLongTensor *r_,
+                          struct THCudaLongTensor *t,
+                          int64_t value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THCudaLongTensor_lshift(struct THCState *state,
+                             struct THCudaLongTensor *r_,
+                             struct THCudaLongTensor *t,
+                             int64_t value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THCudaLongTensor_rshift(struct THCState *state,
+                             struct THCudaLongTensor *r_,
+                             struct THCudaLongTensor *t,
+                             int64_t value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THCudaLongTensor_fmod(struct THCState *state,
+                           struct THCudaLongTensor *r_,
+                           struct THCudaLongTensor *t,
+                           int64_t value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THCudaLongTensor_remainder(struct THCState *state,
+                                struct THCudaLongTensor *r_,
+                                struct THCudaLongTensor *t,
+                                int64_t value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THCudaLongTensor_bitand(struct THCState *state,
+                             struct THCudaLongTensor *r_,
+                             struct THCudaLongTensor *t,
+                             int64_t value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THCudaLongTensor_bitor(struct THCState *state,
+                            struct THCudaLongTensor *r_,
+                            struct THCudaLongTensor *t,
+                            int64_t value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THCudaLongTensor_bitxor(struct THCState *state,
+                             struct THCudaLongTensor *r_,
+                             struct THCudaLongTensor *t,
+                             int64_t value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THCudaLongTensor_cmaxValue(struct THCState *state,
+                                struct THCudaLongTensor *r_,
+                                struct THCudaLongTensor *t,
+                                int64_t value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THCudaLongTensor_cminValue(struct THCState *state,
+                                struct THCudaLongTensor *r_,
+                                struct THCudaLongTensor *t,
+                                int64_t value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THCudaLongTensor_pow(struct THCState *state,
+                          struct THCudaLongTensor *r_,
+                          struct THCudaLongTensor *t,
+                          int64_t value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THCudaLongTensor_cmul(struct THCState *state,
+                           struct THCudaLongTensor *r_,
+                           struct THCudaLongTensor *t,
+                           struct THCudaLongTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THCudaLongTensor_cdiv(struct THCState *state,
+                           struct THCudaLongTensor *r_,
+                           struct THCudaLongTensor *t,
+                           struct THCudaLongTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THCudaLongTensor_cpow(struct THCState *state,
+                           struct THCudaLongTensor *r_,
+                           struct THCudaLongTensor *t,
+                           struct THCudaLongTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THCudaLongTensor_clshift(struct THCState *state,
+                              struct THCudaLongTensor *r_,
+                              struct THCudaLongTensor *t,
+                              struct THCudaLongTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THCudaLongTensor_crshift(struct THCState *state,
+                              struct THCudaLongTensor *r_,
+                              struct THCudaLongTensor *t,
+                              struct THCudaLongTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THCudaLongTensor_cfmod(struct THCState *state,
+                            struct THCudaLongTensor *r_,
+                            struct THCudaLongTensor *t,
+                            struct THCudaLongTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THCudaLongTensor_cremainder(struct THCState *state,
+                                 struct THCudaLongTensor *r_,
+                                 struct THCudaLongTensor *t,
+                                 struct THCudaLongTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THCudaLongTensor_cbitand(struct THCState *state,
+                              struct THCudaLongTensor *r_,
+                              struct THCudaLongTensor *t,
+                              struct THCudaLongTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THCudaLongTensor_cbitor(struct THCState *state,
+                             struct THCudaLongTensor *r_,
+                             struct THCudaLongTensor *t,
+                             struct THCudaLongTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THCudaLongTensor_cbitxor(struct THCState *state,
+                              struct THCudaLongTensor *r_,
+                              struct THCudaLongTensor *t,
+                              struct THCudaLongTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THCudaLongTensor_cmax(struct THCState *state,
+                           struct THCudaLongTensor *r_,
+                           struct THCudaLongTensor *t,
+                           struct THCudaLongTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THCudaLongTensor_cmin(struct THCState *state,
+                           struct THCudaLongTensor *r_,
+                           struct THCudaLongTensor *t,
+                           struct THCudaLongTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THCudaLongTensor_cadd(struct THCState *state,
+                           struct THCudaLongTensor *r_,
+                           struct THCudaLongTensor *t,
+                           int64_t value,
+                           struct THCudaLongTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THCudaLongTensor_csub(struct THCState *state,
+                           struct THCudaLongTensor *self_,
+                           struct THCudaLongTensor *src1,
+                           int64_t value,
+                           struct THCudaLongTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THCudaLongTensor_addcmul(struct THCState *state,
+                              struct THCudaLongTensor *r_,
+                              struct THCudaLongTensor *t,
+                              int64_t value,
+                              struct THCudaLongTensor *src1,
+                              struct THCudaLongTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THCudaLongTensor_addcdiv(struct THCState *state,
+                              struct THCudaLongTensor *r_,
+                              struct THCudaLongTensor *t,
+                              int64_t value,
+                              struct THCudaLongTensor *src1,
+                              struct THCudaLongTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THCudaLongTensor_clamp(struct THCState *state,
+                            struct THCudaLongTensor *r_,
+                            struct THCudaLongTensor *t,
+                            int64_t min_value,
+                            int64_t max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THCudaLongTensor_neg(struct THCState *state,
+                          struct THCudaLongTensor *self_,
+                          struct THCudaLongTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THCudaLongTensor_cinv(struct THCState *state,
+                           struct THCudaLongTensor *self_,
+                           struct THCudaLongTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THCudaLongTensor_abs(struct THCState *state,
+                          struct THCudaLongTensor *r_,
+                          struct THCudaLongTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THCudaLongTensor_sign(struct THCState *state,
+                           struct THCudaLongTensor *r_,
+                           struct THCudaLongTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THCudaLongTensor_tpow(struct THCState *state,
+                           struct THCudaLongTensor *r_,
+                           int64_t value,
+                           struct THCudaLongTensor *t);
 
 /**
  * Sets every element of `r_` to `value` (in place, no resize).
@@ -11544,6 +14023,615 @@ void THFloatTensor_lerp(struct THFloatTensor *r_,
 /**
  * Sets every element of `r_` to `value` (in place, no resize).
  */
+void THCudaTensor_fill(struct THCState *state, struct THCudaTensor *r_, float value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THCudaTensor_zero(struct THCState *state, struct THCudaTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaTensor_ltValue(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaTensor *t,
+                          float value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaTensor_ltValueT(struct THCState *state,
+                           struct THCudaTensor *r_,
+                           struct THCudaTensor *t,
+                           float value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaTensor_ltTensor(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaTensor *ta,
+                           struct THCudaTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaTensor_ltTensorT(struct THCState *state,
+                            struct THCudaTensor *r_,
+                            struct THCudaTensor *ta,
+                            struct THCudaTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaTensor_leValue(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaTensor *t,
+                          float value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaTensor_leValueT(struct THCState *state,
+                           struct THCudaTensor *r_,
+                           struct THCudaTensor *t,
+                           float value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaTensor_leTensor(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaTensor *ta,
+                           struct THCudaTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaTensor_leTensorT(struct THCState *state,
+                            struct THCudaTensor *r_,
+                            struct THCudaTensor *ta,
+                            struct THCudaTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaTensor_gtValue(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaTensor *t,
+                          float value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaTensor_gtValueT(struct THCState *state,
+                           struct THCudaTensor *r_,
+                           struct THCudaTensor *t,
+                           float value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaTensor_gtTensor(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaTensor *ta,
+                           struct THCudaTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaTensor_gtTensorT(struct THCState *state,
+                            struct THCudaTensor *r_,
+                            struct THCudaTensor *ta,
+                            struct THCudaTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaTensor_geValue(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaTensor *t,
+                          float value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaTensor_geValueT(struct THCState *state,
+                           struct THCudaTensor *r_,
+                           struct THCudaTensor *t,
+                           float value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaTensor_geTensor(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaTensor *ta,
+                           struct THCudaTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaTensor_geTensorT(struct THCState *state,
+                            struct THCudaTensor *r_,
+                            struct THCudaTensor *ta,
+                            struct THCudaTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaTensor_neValue(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaTensor *t,
+                          float value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaTensor_neValueT(struct THCState *state,
+                           struct THCudaTensor *r_,
+                           struct THCudaTensor *t,
+                           float value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaTensor_neTensor(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaTensor *ta,
+                           struct THCudaTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaTensor_neTensorT(struct THCState *state,
+                            struct THCudaTensor *r_,
+                            struct THCudaTensor *ta,
+                            struct THCudaTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaTensor_eqValue(struct THCState *state,
+                          struct THCudaByteTensor *r_,
+                          struct THCudaTensor *t,
+                          float value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaTensor_eqValueT(struct THCState *state,
+                           struct THCudaTensor *r_,
+                           struct THCudaTensor *t,
+                           float value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaTensor_eqTensor(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THCudaTensor *ta,
+                           struct THCudaTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaTensor_eqTensorT(struct THCState *state,
+                            struct THCudaTensor *r_,
+                            struct THCudaTensor *ta,
+                            struct THCudaTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THCudaTensor_add(struct THCState *state,
+                      struct THCudaTensor *r_,
+                      struct THCudaTensor *t,
+                      float value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THCudaTensor_sub(struct THCState *state,
+                      struct THCudaTensor *r_,
+                      struct THCudaTensor *t,
+                      float value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THCudaTensor_mul(struct THCState *state,
+                      struct THCudaTensor *r_,
+                      struct THCudaTensor *t,
+                      float value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THCudaTensor_div(struct THCState *state,
+                      struct THCudaTensor *r_,
+                      struct THCudaTensor *t,
+                      float value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THCudaTensor_lshift(struct THCState *state,
+                         struct THCudaTensor *r_,
+                         struct THCudaTensor *t,
+                         float value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THCudaTensor_rshift(struct THCState *state,
+                         struct THCudaTensor *r_,
+                         struct THCudaTensor *t,
+                         float value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THCudaTensor_fmod(struct THCState *state,
+                       struct THCudaTensor *r_,
+                       struct THCudaTensor *t,
+                       float value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THCudaTensor_remainder(struct THCState *state,
+                            struct THCudaTensor *r_,
+                            struct THCudaTensor *t,
+                            float value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THCudaTensor_bitand(struct THCState *state,
+                         struct THCudaTensor *r_,
+                         struct THCudaTensor *t,
+                         float value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THCudaTensor_bitor(struct THCState *state,
+                        struct THCudaTensor *r_,
+                        struct THCudaTensor *t,
+                        float value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THCudaTensor_bitxor(struct THCState *state,
+                         struct THCudaTensor *r_,
+                         struct THCudaTensor *t,
+                         float value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THCudaTensor_cmaxValue(struct THCState *state,
+                            struct THCudaTensor *r_,
+                            struct THCudaTensor *t,
+                            float value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THCudaTensor_cminValue(struct THCState *state,
+                            struct THCudaTensor *r_,
+                            struct THCudaTensor *t,
+                            float value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THCudaTensor_pow(struct THCState *state,
+                      struct THCudaTensor *r_,
+                      struct THCudaTensor *t,
+                      float value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THCudaTensor_cmul(struct THCState *state,
+                       struct THCudaTensor *r_,
+                       struct THCudaTensor *t,
+                       struct THCudaTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THCudaTensor_cdiv(struct THCState *state,
+                       struct THCudaTensor *r_,
+                       struct THCudaTensor *t,
+                       struct THCudaTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THCudaTensor_cpow(struct THCState *state,
+                       struct THCudaTensor *r_,
+                       struct THCudaTensor *t,
+                       struct THCudaTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THCudaTensor_clshift(struct THCState *state,
+                          struct THCudaTensor *r_,
+                          struct THCudaTensor *t,
+                          struct THCudaTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THCudaTensor_crshift(struct THCState *state,
+                          struct THCudaTensor *r_,
+                          struct THCudaTensor *t,
+                          struct THCudaTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THCudaTensor_cfmod(struct THCState *state,
+                        struct THCudaTensor *r_,
+                        struct THCudaTensor *t,
+                        struct THCudaTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THCudaTensor_cremainder(struct THCState *state,
+                             struct THCudaTensor *r_,
+                             struct THCudaTensor *t,
+                             struct THCudaTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THCudaTensor_cbitand(struct THCState *state,
+                          struct THCudaTensor *r_,
+                          struct THCudaTensor *t,
+                          struct THCudaTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THCudaTensor_cbitor(struct THCState *state,
+                         struct THCudaTensor *r_,
+                         struct THCudaTensor *t,
+                         struct THCudaTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THCudaTensor_cbitxor(struct THCState *state,
+                          struct THCudaTensor *r_,
+                          struct THCudaTensor *t,
+                          struct THCudaTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THCudaTensor_cmax(struct THCState *state,
+                       struct THCudaTensor *r_,
+                       struct THCudaTensor *t,
+                       struct THCudaTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THCudaTensor_cmin(struct THCState *state,
+                       struct THCudaTensor *r_,
+                       struct THCudaTensor *t,
+                       struct THCudaTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THCudaTensor_cadd(struct THCState *state,
+                       struct THCudaTensor *r_,
+                       struct THCudaTensor *t,
+                       float value,
+                       struct THCudaTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THCudaTensor_csub(struct THCState *state,
+                       struct THCudaTensor *self_,
+                       struct THCudaTensor *src1,
+                       float value,
+                       struct THCudaTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THCudaTensor_addcmul(struct THCState *state,
+                          struct THCudaTensor *r_,
+                          struct THCudaTensor *t,
+                          float value,
+                          struct THCudaTensor *src1,
+                          struct THCudaTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THCudaTensor_addcdiv(struct THCState *state,
+                          struct THCudaTensor *r_,
+                          struct THCudaTensor *t,
+                          float value,
+                          struct THCudaTensor *src1,
+                          struct THCudaTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THCudaTensor_clamp(struct THCState *state,
+                        struct THCudaTensor *r_,
+                        struct THCudaTensor *t,
+                        float min_value,
+                        float max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THCudaTensor_neg(struct THCState *state, struct THCudaTensor *self_, struct THCudaTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THCudaTensor_cinv(struct THCState *state,
+                       struct THCudaTensor *self_,
+                       struct THCudaTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THCudaTensor_abs(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THCudaTensor_sign(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THCudaTensor_tpow(struct THCState *state,
+                       struct THCudaTensor *r_,
+                       float value,
+                       struct THCudaTensor *t);
+
+/**
+ *`r_ = 1 / (1 + exp(-t))`.
+ */
+void THCudaTensor_sigmoid(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = log(t)`.
+ */
+void THCudaTensor_log(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = log|gamma(t)|`.
+ */
+void THCudaTensor_lgamma(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = log(1 + t)`.
+ */
+void THCudaTensor_log1p(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = exp(t)`.
+ */
+void THCudaTensor_exp(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = cos(t)`.
+ */
+void THCudaTensor_cos(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = acos(t)`.
+ */
+void THCudaTensor_acos(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = cosh(t)`.
+ */
+void THCudaTensor_cosh(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = sin(t)`.
+ */
+void THCudaTensor_sin(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = asin(t)`.
+ */
+void THCudaTensor_asin(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = sinh(t)`.
+ */
+void THCudaTensor_sinh(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = tan(t)`.
+ */
+void THCudaTensor_tan(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = atan(t)`.
+ */
+void THCudaTensor_atan(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = tanh(t)`.
+ */
+void THCudaTensor_tanh(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = sqrt(t)`.
+ */
+void THCudaTensor_sqrt(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = 1 / sqrt(t)`.
+ */
+void THCudaTensor_rsqrt(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = ceil(t)`.
+ */
+void THCudaTensor_ceil(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = floor(t)`.
+ */
+void THCudaTensor_floor(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = round(t)` (halves away from zero).
+ */
+void THCudaTensor_round(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = trunc(t)`.
+ */
+void THCudaTensor_trunc(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ *`r_ = t - trunc(t)`.
+ */
+void THCudaTensor_frac(struct THCState *state, struct THCudaTensor *r_, struct THCudaTensor *t);
+
+/**
+ * `r_ = atan2(tx, ty)` (C order: `tx` is the "y" argument).
+ */
+void THCudaTensor_atan2(struct THCState *state,
+                        struct THCudaTensor *r_,
+                        struct THCudaTensor *tx,
+                        struct THCudaTensor *ty);
+
+/**
+ * `r_ = a + weight * (b - a)`.
+ */
+void THCudaTensor_lerp(struct THCState *state,
+                       struct THCudaTensor *r_,
+                       struct THCudaTensor *a,
+                       struct THCudaTensor *b,
+                       float weight);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
 void THDoubleTensor_fill(struct THDoubleTensor *r_, double value);
 
 /**
@@ -12039,6 +15127,663 @@ void THDoubleTensor_lerp(struct THDoubleTensor *r_,
 /**
  * Sets every element of `r_` to `value` (in place, no resize).
  */
+void THCudaDoubleTensor_fill(struct THCState *state, struct THCudaDoubleTensor *r_, double value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THCudaDoubleTensor_zero(struct THCState *state, struct THCudaDoubleTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaDoubleTensor_ltValue(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                double value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaDoubleTensor_ltValueT(struct THCState *state,
+                                 struct THCudaDoubleTensor *r_,
+                                 struct THCudaDoubleTensor *t,
+                                 double value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaDoubleTensor_ltTensor(struct THCState *state,
+                                 struct THCudaByteTensor *r_,
+                                 struct THCudaDoubleTensor *ta,
+                                 struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaDoubleTensor_ltTensorT(struct THCState *state,
+                                  struct THCudaDoubleTensor *r_,
+                                  struct THCudaDoubleTensor *ta,
+                                  struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaDoubleTensor_leValue(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                double value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaDoubleTensor_leValueT(struct THCState *state,
+                                 struct THCudaDoubleTensor *r_,
+                                 struct THCudaDoubleTensor *t,
+                                 double value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaDoubleTensor_leTensor(struct THCState *state,
+                                 struct THCudaByteTensor *r_,
+                                 struct THCudaDoubleTensor *ta,
+                                 struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaDoubleTensor_leTensorT(struct THCState *state,
+                                  struct THCudaDoubleTensor *r_,
+                                  struct THCudaDoubleTensor *ta,
+                                  struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaDoubleTensor_gtValue(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                double value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaDoubleTensor_gtValueT(struct THCState *state,
+                                 struct THCudaDoubleTensor *r_,
+                                 struct THCudaDoubleTensor *t,
+                                 double value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaDoubleTensor_gtTensor(struct THCState *state,
+                                 struct THCudaByteTensor *r_,
+                                 struct THCudaDoubleTensor *ta,
+                                 struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaDoubleTensor_gtTensorT(struct THCState *state,
+                                  struct THCudaDoubleTensor *r_,
+                                  struct THCudaDoubleTensor *ta,
+                                  struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaDoubleTensor_geValue(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                double value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaDoubleTensor_geValueT(struct THCState *state,
+                                 struct THCudaDoubleTensor *r_,
+                                 struct THCudaDoubleTensor *t,
+                                 double value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaDoubleTensor_geTensor(struct THCState *state,
+                                 struct THCudaByteTensor *r_,
+                                 struct THCudaDoubleTensor *ta,
+                                 struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaDoubleTensor_geTensorT(struct THCState *state,
+                                  struct THCudaDoubleTensor *r_,
+                                  struct THCudaDoubleTensor *ta,
+                                  struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaDoubleTensor_neValue(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                double value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaDoubleTensor_neValueT(struct THCState *state,
+                                 struct THCudaDoubleTensor *r_,
+                                 struct THCudaDoubleTensor *t,
+                                 double value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaDoubleTensor_neTensor(struct THCState *state,
+                                 struct THCudaByteTensor *r_,
+                                 struct THCudaDoubleTensor *ta,
+                                 struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaDoubleTensor_neTensorT(struct THCState *state,
+                                  struct THCudaDoubleTensor *r_,
+                                  struct THCudaDoubleTensor *ta,
+                                  struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaDoubleTensor_eqValue(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                double value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaDoubleTensor_eqValueT(struct THCState *state,
+                                 struct THCudaDoubleTensor *r_,
+                                 struct THCudaDoubleTensor *t,
+                                 double value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaDoubleTensor_eqTensor(struct THCState *state,
+                                 struct THCudaByteTensor *r_,
+                                 struct THCudaDoubleTensor *ta,
+                                 struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaDoubleTensor_eqTensorT(struct THCState *state,
+                                  struct THCudaDoubleTensor *r_,
+                                  struct THCudaDoubleTensor *ta,
+                                  struct THCudaDoubleTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THCudaDoubleTensor_add(struct THCState *state,
+                            struct THCudaDoubleTensor *r_,
+                            struct THCudaDoubleTensor *t,
+                            double value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THCudaDoubleTensor_sub(struct THCState *state,
+                            struct THCudaDoubleTensor *r_,
+                            struct THCudaDoubleTensor *t,
+                            double value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THCudaDoubleTensor_mul(struct THCState *state,
+                            struct THCudaDoubleTensor *r_,
+                            struct THCudaDoubleTensor *t,
+                            double value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THCudaDoubleTensor_div(struct THCState *state,
+                            struct THCudaDoubleTensor *r_,
+                            struct THCudaDoubleTensor *t,
+                            double value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THCudaDoubleTensor_lshift(struct THCState *state,
+                               struct THCudaDoubleTensor *r_,
+                               struct THCudaDoubleTensor *t,
+                               double value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THCudaDoubleTensor_rshift(struct THCState *state,
+                               struct THCudaDoubleTensor *r_,
+                               struct THCudaDoubleTensor *t,
+                               double value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THCudaDoubleTensor_fmod(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t,
+                             double value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THCudaDoubleTensor_remainder(struct THCState *state,
+                                  struct THCudaDoubleTensor *r_,
+                                  struct THCudaDoubleTensor *t,
+                                  double value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THCudaDoubleTensor_bitand(struct THCState *state,
+                               struct THCudaDoubleTensor *r_,
+                               struct THCudaDoubleTensor *t,
+                               double value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THCudaDoubleTensor_bitor(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              struct THCudaDoubleTensor *t,
+                              double value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THCudaDoubleTensor_bitxor(struct THCState *state,
+                               struct THCudaDoubleTensor *r_,
+                               struct THCudaDoubleTensor *t,
+                               double value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THCudaDoubleTensor_cmaxValue(struct THCState *state,
+                                  struct THCudaDoubleTensor *r_,
+                                  struct THCudaDoubleTensor *t,
+                                  double value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THCudaDoubleTensor_cminValue(struct THCState *state,
+                                  struct THCudaDoubleTensor *r_,
+                                  struct THCudaDoubleTensor *t,
+                                  double value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THCudaDoubleTensor_pow(struct THCState *state,
+                            struct THCudaDoubleTensor *r_,
+                            struct THCudaDoubleTensor *t,
+                            double value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THCudaDoubleTensor_cmul(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t,
+                             struct THCudaDoubleTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THCudaDoubleTensor_cdiv(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t,
+                             struct THCudaDoubleTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THCudaDoubleTensor_cpow(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t,
+                             struct THCudaDoubleTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THCudaDoubleTensor_clshift(struct THCState *state,
+                                struct THCudaDoubleTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                struct THCudaDoubleTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THCudaDoubleTensor_crshift(struct THCState *state,
+                                struct THCudaDoubleTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                struct THCudaDoubleTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THCudaDoubleTensor_cfmod(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              struct THCudaDoubleTensor *t,
+                              struct THCudaDoubleTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THCudaDoubleTensor_cremainder(struct THCState *state,
+                                   struct THCudaDoubleTensor *r_,
+                                   struct THCudaDoubleTensor *t,
+                                   struct THCudaDoubleTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THCudaDoubleTensor_cbitand(struct THCState *state,
+                                struct THCudaDoubleTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                struct THCudaDoubleTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THCudaDoubleTensor_cbitor(struct THCState *state,
+                               struct THCudaDoubleTensor *r_,
+                               struct THCudaDoubleTensor *t,
+                               struct THCudaDoubleTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THCudaDoubleTensor_cbitxor(struct THCState *state,
+                                struct THCudaDoubleTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                struct THCudaDoubleTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THCudaDoubleTensor_cmax(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t,
+                             struct THCudaDoubleTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THCudaDoubleTensor_cmin(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t,
+                             struct THCudaDoubleTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THCudaDoubleTensor_cadd(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t,
+                             double value,
+                             struct THCudaDoubleTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THCudaDoubleTensor_csub(struct THCState *state,
+                             struct THCudaDoubleTensor *self_,
+                             struct THCudaDoubleTensor *src1,
+                             double value,
+                             struct THCudaDoubleTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THCudaDoubleTensor_addcmul(struct THCState *state,
+                                struct THCudaDoubleTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                double value,
+                                struct THCudaDoubleTensor *src1,
+                                struct THCudaDoubleTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THCudaDoubleTensor_addcdiv(struct THCState *state,
+                                struct THCudaDoubleTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                double value,
+                                struct THCudaDoubleTensor *src1,
+                                struct THCudaDoubleTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THCudaDoubleTensor_clamp(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              struct THCudaDoubleTensor *t,
+                              double min_value,
+                              double max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THCudaDoubleTensor_neg(struct THCState *state,
+                            struct THCudaDoubleTensor *self_,
+                            struct THCudaDoubleTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THCudaDoubleTensor_cinv(struct THCState *state,
+                             struct THCudaDoubleTensor *self_,
+                             struct THCudaDoubleTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THCudaDoubleTensor_abs(struct THCState *state,
+                            struct THCudaDoubleTensor *r_,
+                            struct THCudaDoubleTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THCudaDoubleTensor_sign(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THCudaDoubleTensor_tpow(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             double value,
+                             struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = 1 / (1 + exp(-t))`.
+ */
+void THCudaDoubleTensor_sigmoid(struct THCState *state,
+                                struct THCudaDoubleTensor *r_,
+                                struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = log(t)`.
+ */
+void THCudaDoubleTensor_log(struct THCState *state,
+                            struct THCudaDoubleTensor *r_,
+                            struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = log|gamma(t)|`.
+ */
+void THCudaDoubleTensor_lgamma(struct THCState *state,
+                               struct THCudaDoubleTensor *r_,
+                               struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = log(1 + t)`.
+ */
+void THCudaDoubleTensor_log1p(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = exp(t)`.
+ */
+void THCudaDoubleTensor_exp(struct THCState *state,
+                            struct THCudaDoubleTensor *r_,
+                            struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = cos(t)`.
+ */
+void THCudaDoubleTensor_cos(struct THCState *state,
+                            struct THCudaDoubleTensor *r_,
+                            struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = acos(t)`.
+ */
+void THCudaDoubleTensor_acos(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = cosh(t)`.
+ */
+void THCudaDoubleTensor_cosh(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = sin(t)`.
+ */
+void THCudaDoubleTensor_sin(struct THCState *state,
+                            struct THCudaDoubleTensor *r_,
+                            struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = asin(t)`.
+ */
+void THCudaDoubleTensor_asin(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = sinh(t)`.
+ */
+void THCudaDoubleTensor_sinh(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = tan(t)`.
+ */
+void THCudaDoubleTensor_tan(struct THCState *state,
+                            struct THCudaDoubleTensor *r_,
+                            struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = atan(t)`.
+ */
+void THCudaDoubleTensor_atan(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = tanh(t)`.
+ */
+void THCudaDoubleTensor_tanh(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = sqrt(t)`.
+ */
+void THCudaDoubleTensor_sqrt(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = 1 / sqrt(t)`.
+ */
+void THCudaDoubleTensor_rsqrt(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = ceil(t)`.
+ */
+void THCudaDoubleTensor_ceil(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = floor(t)`.
+ */
+void THCudaDoubleTensor_floor(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = round(t)` (halves away from zero).
+ */
+void THCudaDoubleTensor_round(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = trunc(t)`.
+ */
+void THCudaDoubleTensor_trunc(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              struct THCudaDoubleTensor *t);
+
+/**
+ *`r_ = t - trunc(t)`.
+ */
+void THCudaDoubleTensor_frac(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *t);
+
+/**
+ * `r_ = atan2(tx, ty)` (C order: `tx` is the "y" argument).
+ */
+void THCudaDoubleTensor_atan2(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              struct THCudaDoubleTensor *tx,
+                              struct THCudaDoubleTensor *ty);
+
+/**
+ * `r_ = a + weight * (b - a)`.
+ */
+void THCudaDoubleTensor_lerp(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THCudaDoubleTensor *a,
+                             struct THCudaDoubleTensor *b,
+                             double weight);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
 void THHalfTensor_fill(struct THHalfTensor *r_, struct THHalf value);
 
 /**
@@ -12514,6 +16259,665 @@ void THHalfTensor_lerp(struct THHalfTensor *r_,
                        struct THHalfTensor *a,
                        struct THHalfTensor *b,
                        struct THHalf weight);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THCudaHalfTensor_fill(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THHalf value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THCudaHalfTensor_zero(struct THCState *state, struct THCudaHalfTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaHalfTensor_ltValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaHalfTensor_ltValueT(struct THCState *state,
+                               struct THCudaHalfTensor *r_,
+                               struct THCudaHalfTensor *t,
+                               struct THHalf value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaHalfTensor_ltTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaHalfTensor *ta,
+                               struct THCudaHalfTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaHalfTensor_ltTensorT(struct THCState *state,
+                                struct THCudaHalfTensor *r_,
+                                struct THCudaHalfTensor *ta,
+                                struct THCudaHalfTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaHalfTensor_leValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaHalfTensor_leValueT(struct THCState *state,
+                               struct THCudaHalfTensor *r_,
+                               struct THCudaHalfTensor *t,
+                               struct THHalf value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaHalfTensor_leTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaHalfTensor *ta,
+                               struct THCudaHalfTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaHalfTensor_leTensorT(struct THCState *state,
+                                struct THCudaHalfTensor *r_,
+                                struct THCudaHalfTensor *ta,
+                                struct THCudaHalfTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaHalfTensor_gtValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaHalfTensor_gtValueT(struct THCState *state,
+                               struct THCudaHalfTensor *r_,
+                               struct THCudaHalfTensor *t,
+                               struct THHalf value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaHalfTensor_gtTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaHalfTensor *ta,
+                               struct THCudaHalfTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaHalfTensor_gtTensorT(struct THCState *state,
+                                struct THCudaHalfTensor *r_,
+                                struct THCudaHalfTensor *ta,
+                                struct THCudaHalfTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaHalfTensor_geValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaHalfTensor_geValueT(struct THCState *state,
+                               struct THCudaHalfTensor *r_,
+                               struct THCudaHalfTensor *t,
+                               struct THHalf value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaHalfTensor_geTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaHalfTensor *ta,
+                               struct THCudaHalfTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaHalfTensor_geTensorT(struct THCState *state,
+                                struct THCudaHalfTensor *r_,
+                                struct THCudaHalfTensor *ta,
+                                struct THCudaHalfTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaHalfTensor_neValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaHalfTensor_neValueT(struct THCState *state,
+                               struct THCudaHalfTensor *r_,
+                               struct THCudaHalfTensor *t,
+                               struct THHalf value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaHalfTensor_neTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaHalfTensor *ta,
+                               struct THCudaHalfTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaHalfTensor_neTensorT(struct THCState *state,
+                                struct THCudaHalfTensor *r_,
+                                struct THCudaHalfTensor *ta,
+                                struct THCudaHalfTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaHalfTensor_eqValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THHalf value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaHalfTensor_eqValueT(struct THCState *state,
+                               struct THCudaHalfTensor *r_,
+                               struct THCudaHalfTensor *t,
+                               struct THHalf value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaHalfTensor_eqTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaHalfTensor *ta,
+                               struct THCudaHalfTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaHalfTensor_eqTensorT(struct THCState *state,
+                                struct THCudaHalfTensor *r_,
+                                struct THCudaHalfTensor *ta,
+                                struct THCudaHalfTensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THCudaHalfTensor_add(struct THCState *state,
+                          struct THCudaHalfTensor *r_,
+                          struct THCudaHalfTensor *t,
+                          struct THHalf value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THCudaHalfTensor_sub(struct THCState *state,
+                          struct THCudaHalfTensor *r_,
+                          struct THCudaHalfTensor *t,
+                          struct THHalf value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THCudaHalfTensor_mul(struct THCState *state,
+                          struct THCudaHalfTensor *r_,
+                          struct THCudaHalfTensor *t,
+                          struct THHalf value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THCudaHalfTensor_div(struct THCState *state,
+                          struct THCudaHalfTensor *r_,
+                          struct THCudaHalfTensor *t,
+                          struct THHalf value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THCudaHalfTensor_lshift(struct THCState *state,
+                             struct THCudaHalfTensor *r_,
+                             struct THCudaHalfTensor *t,
+                             struct THHalf value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THCudaHalfTensor_rshift(struct THCState *state,
+                             struct THCudaHalfTensor *r_,
+                             struct THCudaHalfTensor *t,
+                             struct THHalf value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THCudaHalfTensor_fmod(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t,
+                           struct THHalf value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THCudaHalfTensor_remainder(struct THCState *state,
+                                struct THCudaHalfTensor *r_,
+                                struct THCudaHalfTensor *t,
+                                struct THHalf value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THCudaHalfTensor_bitand(struct THCState *state,
+                             struct THCudaHalfTensor *r_,
+                             struct THCudaHalfTensor *t,
+                             struct THHalf value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THCudaHalfTensor_bitor(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            struct THCudaHalfTensor *t,
+                            struct THHalf value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THCudaHalfTensor_bitxor(struct THCState *state,
+                             struct THCudaHalfTensor *r_,
+                             struct THCudaHalfTensor *t,
+                             struct THHalf value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THCudaHalfTensor_cmaxValue(struct THCState *state,
+                                struct THCudaHalfTensor *r_,
+                                struct THCudaHalfTensor *t,
+                                struct THHalf value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THCudaHalfTensor_cminValue(struct THCState *state,
+                                struct THCudaHalfTensor *r_,
+                                struct THCudaHalfTensor *t,
+                                struct THHalf value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THCudaHalfTensor_pow(struct THCState *state,
+                          struct THCudaHalfTensor *r_,
+                          struct THCudaHalfTensor *t,
+                          struct THHalf value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THCudaHalfTensor_cmul(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t,
+                           struct THCudaHalfTensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THCudaHalfTensor_cdiv(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t,
+                           struct THCudaHalfTensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THCudaHalfTensor_cpow(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t,
+                           struct THCudaHalfTensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THCudaHalfTensor_clshift(struct THCState *state,
+                              struct THCudaHalfTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THCudaHalfTensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THCudaHalfTensor_crshift(struct THCState *state,
+                              struct THCudaHalfTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THCudaHalfTensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THCudaHalfTensor_cfmod(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            struct THCudaHalfTensor *t,
+                            struct THCudaHalfTensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THCudaHalfTensor_cremainder(struct THCState *state,
+                                 struct THCudaHalfTensor *r_,
+                                 struct THCudaHalfTensor *t,
+                                 struct THCudaHalfTensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THCudaHalfTensor_cbitand(struct THCState *state,
+                              struct THCudaHalfTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THCudaHalfTensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THCudaHalfTensor_cbitor(struct THCState *state,
+                             struct THCudaHalfTensor *r_,
+                             struct THCudaHalfTensor *t,
+                             struct THCudaHalfTensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THCudaHalfTensor_cbitxor(struct THCState *state,
+                              struct THCudaHalfTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THCudaHalfTensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THCudaHalfTensor_cmax(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t,
+                           struct THCudaHalfTensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THCudaHalfTensor_cmin(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t,
+                           struct THCudaHalfTensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THCudaHalfTensor_cadd(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t,
+                           struct THHalf value,
+                           struct THCudaHalfTensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THCudaHalfTensor_csub(struct THCState *state,
+                           struct THCudaHalfTensor *self_,
+                           struct THCudaHalfTensor *src1,
+                           struct THHalf value,
+                           struct THCudaHalfTensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THCudaHalfTensor_addcmul(struct THCState *state,
+                              struct THCudaHalfTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THHalf value,
+                              struct THCudaHalfTensor *src1,
+                              struct THCudaHalfTensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THCudaHalfTensor_addcdiv(struct THCState *state,
+                              struct THCudaHalfTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THHalf value,
+                              struct THCudaHalfTensor *src1,
+                              struct THCudaHalfTensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THCudaHalfTensor_clamp(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            struct THCudaHalfTensor *t,
+                            struct THHalf min_value,
+                            struct THHalf max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THCudaHalfTensor_neg(struct THCState *state,
+                          struct THCudaHalfTensor *self_,
+                          struct THCudaHalfTensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THCudaHalfTensor_cinv(struct THCState *state,
+                           struct THCudaHalfTensor *self_,
+                           struct THCudaHalfTensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THCudaHalfTensor_abs(struct THCState *state,
+                          struct THCudaHalfTensor *r_,
+                          struct THCudaHalfTensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THCudaHalfTensor_sign(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THCudaHalfTensor_tpow(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THHalf value,
+                           struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = 1 / (1 + exp(-t))`.
+ */
+void THCudaHalfTensor_sigmoid(struct THCState *state,
+                              struct THCudaHalfTensor *r_,
+                              struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = log(t)`.
+ */
+void THCudaHalfTensor_log(struct THCState *state,
+                          struct THCudaHalfTensor *r_,
+                          struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = log|gamma(t)|`.
+ */
+void THCudaHalfTensor_lgamma(struct THCState *state,
+                             struct THCudaHalfTensor *r_,
+                             struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = log(1 + t)`.
+ */
+void THCudaHalfTensor_log1p(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = exp(t)`.
+ */
+void THCudaHalfTensor_exp(struct THCState *state,
+                          struct THCudaHalfTensor *r_,
+                          struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = cos(t)`.
+ */
+void THCudaHalfTensor_cos(struct THCState *state,
+                          struct THCudaHalfTensor *r_,
+                          struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = acos(t)`.
+ */
+void THCudaHalfTensor_acos(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = cosh(t)`.
+ */
+void THCudaHalfTensor_cosh(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = sin(t)`.
+ */
+void THCudaHalfTensor_sin(struct THCState *state,
+                          struct THCudaHalfTensor *r_,
+                          struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = asin(t)`.
+ */
+void THCudaHalfTensor_asin(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = sinh(t)`.
+ */
+void THCudaHalfTensor_sinh(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = tan(t)`.
+ */
+void THCudaHalfTensor_tan(struct THCState *state,
+                          struct THCudaHalfTensor *r_,
+                          struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = atan(t)`.
+ */
+void THCudaHalfTensor_atan(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = tanh(t)`.
+ */
+void THCudaHalfTensor_tanh(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = sqrt(t)`.
+ */
+void THCudaHalfTensor_sqrt(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = 1 / sqrt(t)`.
+ */
+void THCudaHalfTensor_rsqrt(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = ceil(t)`.
+ */
+void THCudaHalfTensor_ceil(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = floor(t)`.
+ */
+void THCudaHalfTensor_floor(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = round(t)` (halves away from zero).
+ */
+void THCudaHalfTensor_round(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = trunc(t)`.
+ */
+void THCudaHalfTensor_trunc(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            struct THCudaHalfTensor *t);
+
+/**
+ *`r_ = t - trunc(t)`.
+ */
+void THCudaHalfTensor_frac(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *t);
+
+/**
+ * `r_ = atan2(tx, ty)` (C order: `tx` is the "y" argument).
+ */
+void THCudaHalfTensor_atan2(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            struct THCudaHalfTensor *tx,
+                            struct THCudaHalfTensor *ty);
+
+/**
+ * `r_ = a + weight * (b - a)`.
+ */
+void THCudaHalfTensor_lerp(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THCudaHalfTensor *a,
+                           struct THCudaHalfTensor *b,
+                           struct THHalf weight);
 
 /**
  * Sets every element of `r_` to `value` (in place, no resize).
@@ -13067,6 +17471,665 @@ void THBFloat16Tensor_lerp(struct THBFloat16Tensor *r_,
 /**
  * Sets every element of `r_` to `value` (in place, no resize).
  */
+void THCudaBFloat16Tensor_fill(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THBFloat16 value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THCudaBFloat16Tensor_zero(struct THCState *state, struct THCudaBFloat16Tensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBFloat16Tensor_ltValue(struct THCState *state,
+                                  struct THCudaByteTensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBFloat16Tensor_ltValueT(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *r_,
+                                   struct THCudaBFloat16Tensor *t,
+                                   struct THBFloat16 value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBFloat16Tensor_ltTensor(struct THCState *state,
+                                   struct THCudaByteTensor *r_,
+                                   struct THCudaBFloat16Tensor *ta,
+                                   struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBFloat16Tensor_ltTensorT(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *r_,
+                                    struct THCudaBFloat16Tensor *ta,
+                                    struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBFloat16Tensor_leValue(struct THCState *state,
+                                  struct THCudaByteTensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBFloat16Tensor_leValueT(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *r_,
+                                   struct THCudaBFloat16Tensor *t,
+                                   struct THBFloat16 value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBFloat16Tensor_leTensor(struct THCState *state,
+                                   struct THCudaByteTensor *r_,
+                                   struct THCudaBFloat16Tensor *ta,
+                                   struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBFloat16Tensor_leTensorT(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *r_,
+                                    struct THCudaBFloat16Tensor *ta,
+                                    struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBFloat16Tensor_gtValue(struct THCState *state,
+                                  struct THCudaByteTensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBFloat16Tensor_gtValueT(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *r_,
+                                   struct THCudaBFloat16Tensor *t,
+                                   struct THBFloat16 value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBFloat16Tensor_gtTensor(struct THCState *state,
+                                   struct THCudaByteTensor *r_,
+                                   struct THCudaBFloat16Tensor *ta,
+                                   struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBFloat16Tensor_gtTensorT(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *r_,
+                                    struct THCudaBFloat16Tensor *ta,
+                                    struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBFloat16Tensor_geValue(struct THCState *state,
+                                  struct THCudaByteTensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBFloat16Tensor_geValueT(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *r_,
+                                   struct THCudaBFloat16Tensor *t,
+                                   struct THBFloat16 value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBFloat16Tensor_geTensor(struct THCState *state,
+                                   struct THCudaByteTensor *r_,
+                                   struct THCudaBFloat16Tensor *ta,
+                                   struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBFloat16Tensor_geTensorT(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *r_,
+                                    struct THCudaBFloat16Tensor *ta,
+                                    struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBFloat16Tensor_neValue(struct THCState *state,
+                                  struct THCudaByteTensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBFloat16Tensor_neValueT(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *r_,
+                                   struct THCudaBFloat16Tensor *t,
+                                   struct THBFloat16 value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBFloat16Tensor_neTensor(struct THCState *state,
+                                   struct THCudaByteTensor *r_,
+                                   struct THCudaBFloat16Tensor *ta,
+                                   struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBFloat16Tensor_neTensorT(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *r_,
+                                    struct THCudaBFloat16Tensor *ta,
+                                    struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBFloat16Tensor_eqValue(struct THCState *state,
+                                  struct THCudaByteTensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THBFloat16 value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBFloat16Tensor_eqValueT(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *r_,
+                                   struct THCudaBFloat16Tensor *t,
+                                   struct THBFloat16 value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBFloat16Tensor_eqTensor(struct THCState *state,
+                                   struct THCudaByteTensor *r_,
+                                   struct THCudaBFloat16Tensor *ta,
+                                   struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBFloat16Tensor_eqTensorT(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *r_,
+                                    struct THCudaBFloat16Tensor *ta,
+                                    struct THCudaBFloat16Tensor *tb);
+
+/**
+ *`r_ = t + value`, `r_` resized like `t`.
+ */
+void THCudaBFloat16Tensor_add(struct THCState *state,
+                              struct THCudaBFloat16Tensor *r_,
+                              struct THCudaBFloat16Tensor *t,
+                              struct THBFloat16 value);
+
+/**
+ *`r_ = t - value`.
+ */
+void THCudaBFloat16Tensor_sub(struct THCState *state,
+                              struct THCudaBFloat16Tensor *r_,
+                              struct THCudaBFloat16Tensor *t,
+                              struct THBFloat16 value);
+
+/**
+ *`r_ = t * value`.
+ */
+void THCudaBFloat16Tensor_mul(struct THCState *state,
+                              struct THCudaBFloat16Tensor *r_,
+                              struct THCudaBFloat16Tensor *t,
+                              struct THBFloat16 value);
+
+/**
+ *`r_ = t / value` (integers: C division; 0 is an error).
+ */
+void THCudaBFloat16Tensor_div(struct THCState *state,
+                              struct THCudaBFloat16Tensor *r_,
+                              struct THCudaBFloat16Tensor *t,
+                              struct THBFloat16 value);
+
+/**
+ *`r_ = t << value` (integers, through the unsigned type) or `t * 2^value`.
+ */
+void THCudaBFloat16Tensor_lshift(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *r_,
+                                 struct THCudaBFloat16Tensor *t,
+                                 struct THBFloat16 value);
+
+/**
+ *`r_ = t >> value` (integers, logical) or `t / 2^value`.
+ */
+void THCudaBFloat16Tensor_rshift(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *r_,
+                                 struct THCudaBFloat16Tensor *t,
+                                 struct THBFloat16 value);
+
+/**
+ *`r_ = fmod(t, value)` (sign of the dividend; integers: 0 is an error).
+ */
+void THCudaBFloat16Tensor_fmod(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t,
+                               struct THBFloat16 value);
+
+/**
+ *`r_ = t mod value` with the sign of the divisor (floats: `t - value*floor(t/value)`).
+ */
+void THCudaBFloat16Tensor_remainder(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *r_,
+                                    struct THCudaBFloat16Tensor *t,
+                                    struct THBFloat16 value);
+
+/**
+ *`r_ = t & value` (integer types; an error for floating types).
+ */
+void THCudaBFloat16Tensor_bitand(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *r_,
+                                 struct THCudaBFloat16Tensor *t,
+                                 struct THBFloat16 value);
+
+/**
+ *`r_ = t | value` (integer types).
+ */
+void THCudaBFloat16Tensor_bitor(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                struct THCudaBFloat16Tensor *t,
+                                struct THBFloat16 value);
+
+/**
+ *`r_ = t ^ value` (integer types).
+ */
+void THCudaBFloat16Tensor_bitxor(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *r_,
+                                 struct THCudaBFloat16Tensor *t,
+                                 struct THBFloat16 value);
+
+/**
+ *`r_ = max(t, value)` (NaN wins).
+ */
+void THCudaBFloat16Tensor_cmaxValue(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *r_,
+                                    struct THCudaBFloat16Tensor *t,
+                                    struct THBFloat16 value);
+
+/**
+ *`r_ = min(t, value)` (NaN wins).
+ */
+void THCudaBFloat16Tensor_cminValue(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *r_,
+                                    struct THCudaBFloat16Tensor *t,
+                                    struct THBFloat16 value);
+
+/**
+ *`r_ = t ^ value` (integers computed in double).
+ */
+void THCudaBFloat16Tensor_pow(struct THCState *state,
+                              struct THCudaBFloat16Tensor *r_,
+                              struct THCudaBFloat16Tensor *t,
+                              struct THBFloat16 value);
+
+/**
+ *`r_ = t * src` (broadcasting).
+ */
+void THCudaBFloat16Tensor_cmul(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t,
+                               struct THCudaBFloat16Tensor *src);
+
+/**
+ *`r_ = t / src` (integers: a zero divisor is an error).
+ */
+void THCudaBFloat16Tensor_cdiv(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t,
+                               struct THCudaBFloat16Tensor *src);
+
+/**
+ *`r_ = pow(t, src)`.
+ */
+void THCudaBFloat16Tensor_cpow(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t,
+                               struct THCudaBFloat16Tensor *src);
+
+/**
+ *`r_ = t << src`.
+ */
+void THCudaBFloat16Tensor_clshift(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THCudaBFloat16Tensor *src);
+
+/**
+ *`r_ = t >> src`.
+ */
+void THCudaBFloat16Tensor_crshift(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THCudaBFloat16Tensor *src);
+
+/**
+ *`r_ = fmod(t, src)`.
+ */
+void THCudaBFloat16Tensor_cfmod(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                struct THCudaBFloat16Tensor *t,
+                                struct THCudaBFloat16Tensor *src);
+
+/**
+ *`r_ = t mod src` with the sign of the divisor.
+ */
+void THCudaBFloat16Tensor_cremainder(struct THCState *state,
+                                     struct THCudaBFloat16Tensor *r_,
+                                     struct THCudaBFloat16Tensor *t,
+                                     struct THCudaBFloat16Tensor *src);
+
+/**
+ *`r_ = t & src` (integer types).
+ */
+void THCudaBFloat16Tensor_cbitand(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THCudaBFloat16Tensor *src);
+
+/**
+ *`r_ = t | src` (integer types).
+ */
+void THCudaBFloat16Tensor_cbitor(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *r_,
+                                 struct THCudaBFloat16Tensor *t,
+                                 struct THCudaBFloat16Tensor *src);
+
+/**
+ *`r_ = t ^ src` (integer types).
+ */
+void THCudaBFloat16Tensor_cbitxor(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THCudaBFloat16Tensor *src);
+
+/**
+ *`r_ = max(t, src)` (NaN wins).
+ */
+void THCudaBFloat16Tensor_cmax(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t,
+                               struct THCudaBFloat16Tensor *src);
+
+/**
+ *`r_ = min(t, src)` (NaN wins).
+ */
+void THCudaBFloat16Tensor_cmin(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t,
+                               struct THCudaBFloat16Tensor *src);
+
+/**
+ * `r_ = t + value * src` (broadcasting; `r_` may be `t`).
+ */
+void THCudaBFloat16Tensor_cadd(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t,
+                               struct THBFloat16 value,
+                               struct THCudaBFloat16Tensor *src);
+
+/**
+ * `self = src1 - value * src2`.
+ */
+void THCudaBFloat16Tensor_csub(struct THCState *state,
+                               struct THCudaBFloat16Tensor *self_,
+                               struct THCudaBFloat16Tensor *src1,
+                               struct THBFloat16 value,
+                               struct THCudaBFloat16Tensor *src2);
+
+/**
+ * `r_ = t + value * src1 * src2`.
+ */
+void THCudaBFloat16Tensor_addcmul(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THBFloat16 value,
+                                  struct THCudaBFloat16Tensor *src1,
+                                  struct THCudaBFloat16Tensor *src2);
+
+/**
+ * `r_ = t + value * src1 / src2`.
+ */
+void THCudaBFloat16Tensor_addcdiv(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THBFloat16 value,
+                                  struct THCudaBFloat16Tensor *src1,
+                                  struct THCudaBFloat16Tensor *src2);
+
+/**
+ * `r_ = min(max(t, min_value), max_value)`.
+ */
+void THCudaBFloat16Tensor_clamp(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                struct THCudaBFloat16Tensor *t,
+                                struct THBFloat16 min_value,
+                                struct THBFloat16 max_value);
+
+/**
+ * `self = -src` (integers wrap).
+ */
+void THCudaBFloat16Tensor_neg(struct THCState *state,
+                              struct THCudaBFloat16Tensor *self_,
+                              struct THCudaBFloat16Tensor *src);
+
+/**
+ * `self = 1 / src` (integers: a zero is an error).
+ */
+void THCudaBFloat16Tensor_cinv(struct THCState *state,
+                               struct THCudaBFloat16Tensor *self_,
+                               struct THCudaBFloat16Tensor *src);
+
+/**
+ * `r_ = |t|`.
+ */
+void THCudaBFloat16Tensor_abs(struct THCState *state,
+                              struct THCudaBFloat16Tensor *r_,
+                              struct THCudaBFloat16Tensor *t);
+
+/**
+ * `r_ = sign(t)`: -1, 0 or 1.
+ */
+void THCudaBFloat16Tensor_sign(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t);
+
+/**
+ * `r_ = value ^ t`.
+ */
+void THCudaBFloat16Tensor_tpow(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THBFloat16 value,
+                               struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = 1 / (1 + exp(-t))`.
+ */
+void THCudaBFloat16Tensor_sigmoid(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *r_,
+                                  struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = log(t)`.
+ */
+void THCudaBFloat16Tensor_log(struct THCState *state,
+                              struct THCudaBFloat16Tensor *r_,
+                              struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = log|gamma(t)|`.
+ */
+void THCudaBFloat16Tensor_lgamma(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *r_,
+                                 struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = log(1 + t)`.
+ */
+void THCudaBFloat16Tensor_log1p(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = exp(t)`.
+ */
+void THCudaBFloat16Tensor_exp(struct THCState *state,
+                              struct THCudaBFloat16Tensor *r_,
+                              struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = cos(t)`.
+ */
+void THCudaBFloat16Tensor_cos(struct THCState *state,
+                              struct THCudaBFloat16Tensor *r_,
+                              struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = acos(t)`.
+ */
+void THCudaBFloat16Tensor_acos(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = cosh(t)`.
+ */
+void THCudaBFloat16Tensor_cosh(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = sin(t)`.
+ */
+void THCudaBFloat16Tensor_sin(struct THCState *state,
+                              struct THCudaBFloat16Tensor *r_,
+                              struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = asin(t)`.
+ */
+void THCudaBFloat16Tensor_asin(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = sinh(t)`.
+ */
+void THCudaBFloat16Tensor_sinh(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = tan(t)`.
+ */
+void THCudaBFloat16Tensor_tan(struct THCState *state,
+                              struct THCudaBFloat16Tensor *r_,
+                              struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = atan(t)`.
+ */
+void THCudaBFloat16Tensor_atan(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = tanh(t)`.
+ */
+void THCudaBFloat16Tensor_tanh(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = sqrt(t)`.
+ */
+void THCudaBFloat16Tensor_sqrt(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = 1 / sqrt(t)`.
+ */
+void THCudaBFloat16Tensor_rsqrt(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = ceil(t)`.
+ */
+void THCudaBFloat16Tensor_ceil(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = floor(t)`.
+ */
+void THCudaBFloat16Tensor_floor(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = round(t)` (halves away from zero).
+ */
+void THCudaBFloat16Tensor_round(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = trunc(t)`.
+ */
+void THCudaBFloat16Tensor_trunc(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                struct THCudaBFloat16Tensor *t);
+
+/**
+ *`r_ = t - trunc(t)`.
+ */
+void THCudaBFloat16Tensor_frac(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *t);
+
+/**
+ * `r_ = atan2(tx, ty)` (C order: `tx` is the "y" argument).
+ */
+void THCudaBFloat16Tensor_atan2(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                struct THCudaBFloat16Tensor *tx,
+                                struct THCudaBFloat16Tensor *ty);
+
+/**
+ * `r_ = a + weight * (b - a)`.
+ */
+void THCudaBFloat16Tensor_lerp(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THCudaBFloat16Tensor *a,
+                               struct THCudaBFloat16Tensor *b,
+                               struct THBFloat16 weight);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
 void THBoolTensor_fill(struct THBoolTensor *r_, THBool value);
 
 /**
@@ -13217,6 +18280,208 @@ void THBoolTensor_eqTensor(struct THByteTensor *r_,
 void THBoolTensor_eqTensorT(struct THBoolTensor *r_,
                             struct THBoolTensor *ta,
                             struct THBoolTensor *tb);
+
+/**
+ * Sets every element of `r_` to `value` (in place, no resize).
+ */
+void THCudaBoolTensor_fill(struct THCState *state, struct THCudaBoolTensor *r_, THBool value);
+
+/**
+ * Sets every element of `r_` to 0 (in place, no resize).
+ */
+void THCudaBoolTensor_zero(struct THCState *state, struct THCudaBoolTensor *r_);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBoolTensor_ltValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaBoolTensor *t,
+                              THBool value);
+
+/**
+ *`r_[i] = (t[i] lt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBoolTensor_ltValueT(struct THCState *state,
+                               struct THCudaBoolTensor *r_,
+                               struct THCudaBoolTensor *t,
+                               THBool value);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBoolTensor_ltTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaBoolTensor *ta,
+                               struct THCudaBoolTensor *tb);
+
+/**
+ *`r_ = (ta lt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBoolTensor_ltTensorT(struct THCState *state,
+                                struct THCudaBoolTensor *r_,
+                                struct THCudaBoolTensor *ta,
+                                struct THCudaBoolTensor *tb);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBoolTensor_leValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaBoolTensor *t,
+                              THBool value);
+
+/**
+ *`r_[i] = (t[i] le value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBoolTensor_leValueT(struct THCState *state,
+                               struct THCudaBoolTensor *r_,
+                               struct THCudaBoolTensor *t,
+                               THBool value);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBoolTensor_leTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaBoolTensor *ta,
+                               struct THCudaBoolTensor *tb);
+
+/**
+ *`r_ = (ta le tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBoolTensor_leTensorT(struct THCState *state,
+                                struct THCudaBoolTensor *r_,
+                                struct THCudaBoolTensor *ta,
+                                struct THCudaBoolTensor *tb);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBoolTensor_gtValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaBoolTensor *t,
+                              THBool value);
+
+/**
+ *`r_[i] = (t[i] gt value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBoolTensor_gtValueT(struct THCState *state,
+                               struct THCudaBoolTensor *r_,
+                               struct THCudaBoolTensor *t,
+                               THBool value);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBoolTensor_gtTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaBoolTensor *ta,
+                               struct THCudaBoolTensor *tb);
+
+/**
+ *`r_ = (ta gt tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBoolTensor_gtTensorT(struct THCState *state,
+                                struct THCudaBoolTensor *r_,
+                                struct THCudaBoolTensor *ta,
+                                struct THCudaBoolTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBoolTensor_geValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaBoolTensor *t,
+                              THBool value);
+
+/**
+ *`r_[i] = (t[i] ge value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBoolTensor_geValueT(struct THCState *state,
+                               struct THCudaBoolTensor *r_,
+                               struct THCudaBoolTensor *t,
+                               THBool value);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBoolTensor_geTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaBoolTensor *ta,
+                               struct THCudaBoolTensor *tb);
+
+/**
+ *`r_ = (ta ge tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBoolTensor_geTensorT(struct THCState *state,
+                                struct THCudaBoolTensor *r_,
+                                struct THCudaBoolTensor *ta,
+                                struct THCudaBoolTensor *tb);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBoolTensor_neValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaBoolTensor *t,
+                              THBool value);
+
+/**
+ *`r_[i] = (t[i] ne value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBoolTensor_neValueT(struct THCState *state,
+                               struct THCudaBoolTensor *r_,
+                               struct THCudaBoolTensor *t,
+                               THBool value);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBoolTensor_neTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaBoolTensor *ta,
+                               struct THCudaBoolTensor *tb);
+
+/**
+ *`r_ = (ta ne tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBoolTensor_neTensorT(struct THCState *state,
+                                struct THCudaBoolTensor *r_,
+                                struct THCudaBoolTensor *ta,
+                                struct THCudaBoolTensor *tb);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, into a Byte tensor resized like `t`.
+ */
+void THCudaBoolTensor_eqValue(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaBoolTensor *t,
+                              THBool value);
+
+/**
+ *`r_[i] = (t[i] eq value)`, 1 or 0, in `t`'s own type.
+ */
+void THCudaBoolTensor_eqValueT(struct THCState *state,
+                               struct THCudaBoolTensor *r_,
+                               struct THCudaBoolTensor *t,
+                               THBool value);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, into a Byte tensor (broadcasting).
+ */
+void THCudaBoolTensor_eqTensor(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaBoolTensor *ta,
+                               struct THCudaBoolTensor *tb);
+
+/**
+ *`r_ = (ta eq tb)`, 1 or 0, in the inputs' own type (broadcasting).
+ */
+void THCudaBoolTensor_eqTensorT(struct THCState *state,
+                                struct THCudaBoolTensor *r_,
+                                struct THCudaBoolTensor *ta,
+                                struct THCudaBoolTensor *tb);
 
 /**
  *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).
@@ -36097,6 +41362,474 @@ void THCudaBoolStorage_copyCudaBool(struct THCState *state,
 void THBoolStorage_copyCudaBool(struct THCState *state,
                                 struct THBoolStorage *storage,
                                 struct THCudaBoolStorage *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithMapping(struct THCState *state,
+                                                           const char *filename,
+                                                           ptrdiff_t size,
+                                                           int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithData(struct THCState *state,
+                                                        uint8_t *data,
+                                                        ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithAllocator(struct THCState *state,
+                                                             ptrdiff_t size,
+                                                             struct THCDeviceAllocator *allocator,
+                                                             void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaByteStorage *THCudaByteStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                    uint8_t *data,
+                                                                    ptrdiff_t size,
+                                                                    struct THCDeviceAllocator *allocator,
+                                                                    void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaByteStorage_rawCopy(struct THCState *state,
+                               struct THCudaByteStorage *storage,
+                               uint8_t *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithMapping(struct THCState *state,
+                                                           const char *filename,
+                                                           ptrdiff_t size,
+                                                           int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithData(struct THCState *state,
+                                                        int8_t *data,
+                                                        ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithAllocator(struct THCState *state,
+                                                             ptrdiff_t size,
+                                                             struct THCDeviceAllocator *allocator,
+                                                             void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaCharStorage *THCudaCharStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                    int8_t *data,
+                                                                    ptrdiff_t size,
+                                                                    struct THCDeviceAllocator *allocator,
+                                                                    void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaCharStorage_rawCopy(struct THCState *state,
+                               struct THCudaCharStorage *storage,
+                               int8_t *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithMapping(struct THCState *state,
+                                                             const char *filename,
+                                                             ptrdiff_t size,
+                                                             int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithData(struct THCState *state,
+                                                          int16_t *data,
+                                                          ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithAllocator(struct THCState *state,
+                                                               ptrdiff_t size,
+                                                               struct THCDeviceAllocator *allocator,
+                                                               void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaShortStorage *THCudaShortStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                      int16_t *data,
+                                                                      ptrdiff_t size,
+                                                                      struct THCDeviceAllocator *allocator,
+                                                                      void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaShortStorage_rawCopy(struct THCState *state,
+                                struct THCudaShortStorage *storage,
+                                int16_t *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithMapping(struct THCState *state,
+                                                         const char *filename,
+                                                         ptrdiff_t size,
+                                                         int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithData(struct THCState *state,
+                                                      int32_t *data,
+                                                      ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithAllocator(struct THCState *state,
+                                                           ptrdiff_t size,
+                                                           struct THCDeviceAllocator *allocator,
+                                                           void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaIntStorage *THCudaIntStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                  int32_t *data,
+                                                                  ptrdiff_t size,
+                                                                  struct THCDeviceAllocator *allocator,
+                                                                  void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaIntStorage_rawCopy(struct THCState *state,
+                              struct THCudaIntStorage *storage,
+                              int32_t *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithMapping(struct THCState *state,
+                                                           const char *filename,
+                                                           ptrdiff_t size,
+                                                           int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithData(struct THCState *state,
+                                                        int64_t *data,
+                                                        ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithAllocator(struct THCState *state,
+                                                             ptrdiff_t size,
+                                                             struct THCDeviceAllocator *allocator,
+                                                             void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaLongStorage *THCudaLongStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                    int64_t *data,
+                                                                    ptrdiff_t size,
+                                                                    struct THCDeviceAllocator *allocator,
+                                                                    void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaLongStorage_rawCopy(struct THCState *state,
+                               struct THCudaLongStorage *storage,
+                               int64_t *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaStorage *THCudaStorage_newWithMapping(struct THCState *state,
+                                                   const char *filename,
+                                                   ptrdiff_t size,
+                                                   int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaStorage *THCudaStorage_newWithData(struct THCState *state,
+                                                float *data,
+                                                ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaStorage *THCudaStorage_newWithAllocator(struct THCState *state,
+                                                     ptrdiff_t size,
+                                                     struct THCDeviceAllocator *allocator,
+                                                     void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaStorage *THCudaStorage_newWithDataAndAllocator(struct THCState *state,
+                                                            float *data,
+                                                            ptrdiff_t size,
+                                                            struct THCDeviceAllocator *allocator,
+                                                            void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaStorage_rawCopy(struct THCState *state, struct THCudaStorage *storage, float *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithMapping(struct THCState *state,
+                                                               const char *filename,
+                                                               ptrdiff_t size,
+                                                               int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithData(struct THCState *state,
+                                                            double *data,
+                                                            ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithAllocator(struct THCState *state,
+                                                                 ptrdiff_t size,
+                                                                 struct THCDeviceAllocator *allocator,
+                                                                 void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaDoubleStorage *THCudaDoubleStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                        double *data,
+                                                                        ptrdiff_t size,
+                                                                        struct THCDeviceAllocator *allocator,
+                                                                        void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaDoubleStorage_rawCopy(struct THCState *state,
+                                 struct THCudaDoubleStorage *storage,
+                                 double *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithMapping(struct THCState *state,
+                                                           const char *filename,
+                                                           ptrdiff_t size,
+                                                           int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithData(struct THCState *state,
+                                                        struct THHalf *data,
+                                                        ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithAllocator(struct THCState *state,
+                                                             ptrdiff_t size,
+                                                             struct THCDeviceAllocator *allocator,
+                                                             void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaHalfStorage *THCudaHalfStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                    struct THHalf *data,
+                                                                    ptrdiff_t size,
+                                                                    struct THCDeviceAllocator *allocator,
+                                                                    void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaHalfStorage_rawCopy(struct THCState *state,
+                               struct THCudaHalfStorage *storage,
+                               struct THHalf *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithMapping(struct THCState *state,
+                                                                   const char *filename,
+                                                                   ptrdiff_t size,
+                                                                   int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithData(struct THCState *state,
+                                                                struct THBFloat16 *data,
+                                                                ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithAllocator(struct THCState *state,
+                                                                     ptrdiff_t size,
+                                                                     struct THCDeviceAllocator *allocator,
+                                                                     void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaBFloat16Storage *THCudaBFloat16Storage_newWithDataAndAllocator(struct THCState *state,
+                                                                            struct THBFloat16 *data,
+                                                                            ptrdiff_t size,
+                                                                            struct THCDeviceAllocator *allocator,
+                                                                            void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaBFloat16Storage_rawCopy(struct THCState *state,
+                                   struct THCudaBFloat16Storage *storage,
+                                   struct THBFloat16 *src);
+
+/**
+ * Always an error, as in THC: device memory cannot map a file (map a host storage
+ * and copy it to the device instead).
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithMapping(struct THCState *state,
+                                                           const char *filename,
+                                                           ptrdiff_t size,
+                                                           int shared);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, which must be a block from `THCudaMalloc` on that device (it is
+ * returned to the caching allocator). On error `data` stays the caller's.
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithData(struct THCState *state,
+                                                        THBool *data,
+                                                        ptrdiff_t size);
+
+/**
+ * A new storage (+1) of `size` elements on the current device from
+ * `allocator->malloc(allocatorContext, ...)`, released by `allocator->free`; the
+ * allocator must outlive the storage. Not resizable.
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithAllocator(struct THCState *state,
+                                                             ptrdiff_t size,
+                                                             struct THCDeviceAllocator *allocator,
+                                                             void *allocator_context);
+
+/**
+ * A new storage (+1) on the current device taking over `size` elements at the device
+ * address `data`, released later by `allocator->free(allocatorContext, data)`. Not
+ * resizable. On error `data` stays the caller's.
+ */
+struct THCudaBoolStorage *THCudaBoolStorage_newWithDataAndAllocator(struct THCState *state,
+                                                                    THBool *data,
+                                                                    ptrdiff_t size,
+                                                                    struct THCDeviceAllocator *allocator,
+                                                                    void *allocator_context);
+
+/**
+ * Copies `size()` elements from the device address `src` (device to device, on the
+ * current stream).
+ */
+void THCudaBoolStorage_rawCopy(struct THCState *state,
+                               struct THCudaBoolStorage *storage,
+                               THBool *src);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -7,6 +7,7 @@
 //! host engine for host memory, the copy kernel for device memory). Pageable host memory is
 //! transferred synchronously (the stream is synchronized before returning), as cudaMemcpy does.
 
+use super::launch::device_base;
 use super::ops::copy_kernel;
 use super::runtime::{self, Device as Dev};
 use super::storage;
@@ -22,12 +23,6 @@ pub fn device_of<T: Scalar>(v: &View<T>) -> Result<Option<&'static Dev>> {
         Device::Cpu => Ok(None),
         Device::Cuda(i) => runtime::device(i).map(Some),
     }
-}
-
-/// The device address of `v`'s element 0, after checking the whole view lies in its storage
-/// (0 for a view without elements).
-pub fn device_base<T: Scalar>(v: &View<T>) -> Result<u64> {
-    Ok(v.storage_ptr()?.map_or(0, |p| p as u64 + (v.offset * size_of::<T>()) as u64))
 }
 
 /// Pointer to `v`'s first element (TH's `data()`): a device address for device views.
@@ -77,7 +72,7 @@ fn same_type<D: Scalar, S: Scalar>() -> bool {
 }
 
 /// A contiguous device copy of `v` (or `v` itself when already contiguous).
-fn contiguous_on<T: Scalar>(dev: &Dev, v: &View<T>) -> Result<View<T>> {
+pub fn contiguous_on<T: Scalar>(dev: &Dev, v: &View<T>) -> Result<View<T>> {
     if v.is_contiguous() {
         return Ok(v.clone());
     }

@@ -17,14 +17,14 @@ use crate::core::tensor::{View, required_len, size_desc};
 use crate::ops::arith::Cmp;
 
 /// Dims a launch can have after merging (`TH_CUDA_MAX_DIMS`).
-pub const MAX_DIMS: usize = 16;
+pub(crate) const MAX_DIMS: usize = 16;
 /// Tensor operands of a pointwise kernel, output included (`TH_CUDA_MAX_OPERANDS`).
-pub const MAX_OPERANDS: usize = 4;
+pub(crate) const MAX_OPERANDS: usize = 4;
 /// Threads per block (`TH_BLOCK`, the kernels' launch bounds).
-pub const BLOCK: u32 = 512;
+pub(crate) const BLOCK: u32 = 512;
 /// Most blocks a launch gets: 2^21 threads, several waves on any current GPU (an H100 holds
 /// 132 x 2048 threads at once). Larger tensors are covered by the kernels' grid-stride loops.
-pub const MAX_GRID: u32 = 4096;
+pub(crate) const MAX_GRID: u32 = 4096;
 
 /// One operand: `common.cuh`'s `THCOperand`.
 #[repr(C)]
@@ -57,21 +57,81 @@ pub struct THCPointwise {
 impl THCPointwise {
     /// Sets scalar operand `k` (0 or 1) to `v`, in the form the kernels read (`th_param`).
     pub fn set_value<T: Scalar>(&mut self, k: usize, v: T) {
-        let mut bits = 0u64;
-        // SAFETY: copies the size_of::<T>() <= 8 bytes of `v` into the low bytes of `bits`
-        // (little-endian, as every CUDA host and device).
-        unsafe {
-            std::ptr::copy_nonoverlapping(&v as *const T as *const u8, &mut bits as *mut u64 as *mut u8, size_of::<T>())
-        };
-        let width = 8 * size_of::<T>() as u32;
-        self.i[k] = match T::DTYPE.format() {
-            Format::Int if width < 64 => ((bits << (64 - width)) as i64) >> (64 - width),
-            _ => bits as i64,
-        };
-        self.f[k] = match v.to_prim() {
-            crate::core::dtype::Prim::I(x) => x as f64,
-            crate::core::dtype::Prim::F(x) => x,
-        };
+        (self.i[k], self.f[k]) = value_bits(v);
+    }
+}
+
+/// A scalar operand as `THCPointwise` holds it: its bits (integers and Bool as an i64 value,
+/// floats as their bit pattern) and its value as a double.
+fn value_bits<T: Scalar>(v: T) -> (i64, f64) {
+    let mut bits = 0u64;
+    // SAFETY: copies the size_of::<T>() <= 8 bytes of `v` into the low bytes of `bits`
+    // (little-endian, as every CUDA host and device).
+    unsafe {
+        std::ptr::copy_nonoverlapping(&v as *const T as *const u8, &mut bits as *mut u64 as *mut u8, size_of::<T>())
+    };
+    let width = 8 * size_of::<T>() as u32;
+    let i = match T::DTYPE.format() {
+        Format::Int if width < 64 => ((bits << (64 - width)) as i64) >> (64 - width),
+        _ => bits as i64,
+    };
+    let f = match v.to_prim() {
+        crate::core::dtype::Prim::I(x) => x as f64,
+        crate::core::dtype::Prim::F(x) => x,
+    };
+    (i, f)
+}
+
+/// What a device runs in place of a host elementwise closure: a kernel op of `kernels::OPS`,
+/// its scalar operands and, for the comparisons, which one. `ops` builds one beside each
+/// closure, so the host and device engines take the same calls.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Call {
+    /// The op, or the function's name when it has no device kernel (`host_only`).
+    pub op: &'static str,
+    pub device: bool,
+    values: usize,
+    i: [i64; 2],
+    f: [f64; 2],
+    cmp: i32,
+}
+
+impl Call {
+    pub const fn new(op: &'static str) -> Call {
+        Call { op, device: true, values: 0, i: [0; 2], f: [0.0; 2], cmp: 0 }
+    }
+    /// A call the host engine runs and a device refuses, naming `function`.
+    pub const fn host_only(function: &'static str) -> Call {
+        Call { op: function, device: false, values: 0, i: [0; 2], f: [0.0; 2], cmp: 0 }
+    }
+    /// The next scalar operand.
+    pub fn value<T: Scalar>(mut self, v: T) -> Call {
+        assert!(self.values < 2, "a pointwise kernel takes at most two scalar operands");
+        (self.i[self.values], self.f[self.values]) = value_bits(v);
+        self.values += 1;
+        self
+    }
+    pub fn comparing(mut self, c: Cmp) -> Call {
+        self.cmp = cmp_mask(c);
+        self
+    }
+    /// The launch of this call over `shape` (`pointwise`), its scalar operands set.
+    pub fn launch(&self, shape: &[i64], operands: &[Operand<'_>]) -> Result<Option<Pointwise>> {
+        if !self.device {
+            return Err(Error::invalid(format!("{}: device tensors are not supported by this function yet", self.op)));
+        }
+        let o = kernels::op(self.op).ok_or_else(|| Error::internal(format!("no pointwise kernel op '{}'", self.op)))?;
+        if o.values != self.values {
+            return Err(Error::internal(format!(
+                "{} takes {} scalar operands, not {}",
+                self.op, o.values, self.values
+            )));
+        }
+        let mut p = pointwise(self.op, shape, operands)?;
+        if let Some(p) = &mut p {
+            (p.params.i, p.params.f, p.params.op) = (self.i, self.f, self.cmp);
+        }
+        Ok(p)
     }
 }
 

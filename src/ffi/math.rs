@@ -3,6 +3,7 @@
 //! Outputs (`r_`, `self`) are resized by the callee; inputs broadcast (numpy rules, or TH's
 //! element-count pairing when shapes don't broadcast); `r_` may be one of the inputs.
 
+use super::thc::*;
 use super::*;
 use crate::ops::arith::{self, BinaryOp, Cmp, ScalarOp, Unary};
 
@@ -19,81 +20,91 @@ unsafe fn operand<'a, H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate:
 }
 
 macro_rules! scalar_fns {
-    ($R:ident, $T:ty, $C:ty; $($name:ident => $op:ident, $doc:literal;)*) => { pastey::paste! { $(
+    ($P:tt $L:tt $F:ident, $T:ty, $C:ty; $($name:ident => $op:ident, $doc:literal;)*) => { $( scalar_fns!(@one $P $L $F, $T, $C; $name => $op, $doc); )* };
+    (@one [$($P:tt)*] [$($lead:tt)*] $F:ident, $T:ty, $C:ty; $name:ident => $op:ident, $doc:literal) => { pastey::paste! {
         th_fn! {
             #[doc = $doc]
-            fn [<TH $R Tensor_ $name>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, value: $C) {
+            fn [<$($P)* Tensor_ $name>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, t: *mut [<$($P)* Tensor>] as operand, value: $C) {
                 arith::scalar_op(r_, &t, ScalarOp::$op, <$T>::from_c(value))
             }
         }
-    )* } };
+    } };
 }
 
 macro_rules! binary_fns {
-    ($R:ident, $T:ty; $($name:ident => $op:ident, $doc:literal;)*) => { pastey::paste! { $(
+    ($P:tt $L:tt $F:ident, $T:ty; $($name:ident => $op:ident, $doc:literal;)*) => { $( binary_fns!(@one $P $L $F, $T; $name => $op, $doc); )* };
+    (@one [$($P:tt)*] [$($lead:tt)*] $F:ident, $T:ty; $name:ident => $op:ident, $doc:literal) => { pastey::paste! {
         th_fn! {
             #[doc = $doc]
-            fn [<TH $R Tensor_ $name>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, src: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_ $name>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, t: *mut [<$($P)* Tensor>] as operand, src: *mut [<$($P)* Tensor>] as operand) {
                 arith::binary_op(r_, &t, BinaryOp::$op, &src)
             }
         }
-    )* } };
+    } };
 }
 
 macro_rules! cmp_fns {
-    ($R:ident, $T:ty, $C:ty; $($name:ident => $op:ident;)*) => { pastey::paste! { $(
+    ($P:tt $L:tt $F:ident, $T:ty, $C:ty; $($name:ident => $op:ident;)*) => { $( cmp_fns!(@one $P $L $F, $T, $C; $name => $op); )* };
+    (@one [$($P:tt)*] [$($lead:tt)*] $F:ident, $T:ty, $C:ty; $name:ident => $op:ident) => { pastey::paste! {
         th_fn! {
             #[doc = "`r_[i] = (t[i] " $name " value)`, 1 or 0, into a Byte tensor resized like `t`."]
-            fn [<TH $R Tensor_ $name Value>](r_: *mut THByteTensor as obj, t: *mut [<TH $R Tensor>] as operand, value: $C) {
+            fn [<$($P)* Tensor_ $name Value>] @[$($lead)*](r_: *mut [<$F ByteTensor>] as obj, t: *mut [<$($P)* Tensor>] as operand, value: $C) {
                 arith::cmp_value(r_, &t, Cmp::$op, <$T>::from_c(value))
             }
             #[doc = "`r_[i] = (t[i] " $name " value)`, 1 or 0, in `t`'s own type."]
-            fn [<TH $R Tensor_ $name ValueT>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, value: $C) {
+            fn [<$($P)* Tensor_ $name ValueT>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, t: *mut [<$($P)* Tensor>] as operand, value: $C) {
                 arith::cmp_value(r_, &t, Cmp::$op, <$T>::from_c(value))
             }
             #[doc = "`r_ = (ta " $name " tb)`, 1 or 0, into a Byte tensor (broadcasting)."]
-            fn [<TH $R Tensor_ $name Tensor>](r_: *mut THByteTensor as obj, ta: *mut [<TH $R Tensor>] as operand, tb: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_ $name Tensor>] @[$($lead)*](r_: *mut [<$F ByteTensor>] as obj, ta: *mut [<$($P)* Tensor>] as operand, tb: *mut [<$($P)* Tensor>] as operand) {
                 arith::cmp_tensor(r_, &ta, Cmp::$op, &tb)
             }
             #[doc = "`r_ = (ta " $name " tb)`, 1 or 0, in the inputs' own type (broadcasting)."]
-            fn [<TH $R Tensor_ $name TensorT>](r_: *mut [<TH $R Tensor>] as obj, ta: *mut [<TH $R Tensor>] as operand, tb: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_ $name TensorT>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, ta: *mut [<$($P)* Tensor>] as operand, tb: *mut [<$($P)* Tensor>] as operand) {
                 arith::cmp_tensor(r_, &ta, Cmp::$op, &tb)
             }
         }
-    )* } };
+    } };
 }
 
 macro_rules! unary_fns {
-    ($R:ident, $T:ty; $($name:ident => $op:ident, $doc:literal;)*) => { pastey::paste! { $(
+    ($P:tt $L:tt $F:ident, $T:ty; $($name:ident => $op:ident, $doc:literal;)*) => { $( unary_fns!(@one $P $L $F, $T; $name => $op, $doc); )* };
+    (@one [$($P:tt)*] [$($lead:tt)*] $F:ident, $T:ty; $name:ident => $op:ident, $doc:literal) => { pastey::paste! {
         th_fn! {
             #[doc = $doc]
-            fn [<TH $R Tensor_ $name>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_ $name>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, t: *mut [<$($P)* Tensor>] as operand) {
                 arith::unary(r_, &t, Unary::$op)
             }
         }
-    )* } };
+    } };
 }
 
 macro_rules! math_api {
     ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {
-        $( math_api!(@all $R, $T, $C); math_api!(@num $K $R, $T, $C); math_api!(@float $K $R, $T, $C); )*
+        $( math_api!(@fam [TH $R] [] TH $K $T, $C); math_api!(@thc $K $R, $T, $C); )*
     };
-    (@all $R:ident, $T:ty, $C:ty) => { pastey::paste! {
+    // THC's family: `THCudaTensor` for Float, `THCuda{Real}Tensor` for the others, THCState first.
+    (@thc $K:ident Float, $T:ty, $C:ty) => { math_api!(@fam [THCuda] [state: *mut super::thc::THCState] THCuda $K $T, $C); };
+    (@thc $K:ident $R:ident, $T:ty, $C:ty) => { math_api!(@fam [THCuda $R] [state: *mut super::thc::THCState] THCuda $K $T, $C); };
+    (@fam $P:tt $L:tt $F:ident $K:ident $T:ty, $C:ty) => {
+        math_api!(@all $P $L $F, $T, $C); math_api!(@num $K $P $L $F, $T, $C); math_api!(@float $K $P $L $F, $T, $C);
+    };
+    (@all [$($P:tt)*] [$($lead:tt)*] $F:ident, $T:ty, $C:ty) => { pastey::paste! {
         th_fn! {
             /// Sets every element of `r_` to `value` (in place, no resize).
-            fn [<TH $R Tensor_fill>](r_: *mut [<TH $R Tensor>] as obj, value: $C) {
+            fn [<$($P)* Tensor_fill>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, value: $C) {
                 arith::fill(r_, <$T>::from_c(value))
             }
             /// Sets every element of `r_` to 0 (in place, no resize).
-            fn [<TH $R Tensor_zero>](r_: *mut [<TH $R Tensor>] as obj) {
+            fn [<$($P)* Tensor_zero>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj) {
                 arith::fill(r_, <$T>::default())
             }
         }
-        cmp_fns!($R, $T, $C; lt => Lt; le => Le; gt => Gt; ge => Ge; ne => Ne; eq => Eq;);
+        cmp_fns!([$($P)*] [$($lead)*] $F, $T, $C; lt => Lt; le => Le; gt => Gt; ge => Ge; ne => Ne; eq => Eq;);
     } };
-    (@num bool $R:ident, $T:ty, $C:ty) => {};
-    (@num $k:ident $R:ident, $T:ty, $C:ty) => { pastey::paste! {
-        scalar_fns!($R, $T, $C;
+    (@num bool $($x:tt)*) => {};
+    (@num $k:ident [$($P:tt)*] [$($lead:tt)*] $F:ident, $T:ty, $C:ty) => { pastey::paste! {
+        scalar_fns!([$($P)*] [$($lead)*] $F, $T, $C;
             add => Add, "`r_ = t + value`, `r_` resized like `t`.";
             sub => Sub, "`r_ = t - value`.";
             mul => Mul, "`r_ = t * value`.";
@@ -109,7 +120,7 @@ macro_rules! math_api {
             cminValue => CminValue, "`r_ = min(t, value)` (NaN wins).";
             pow => Pow, "`r_ = t ^ value` (integers computed in double).";
         );
-        binary_fns!($R, $T;
+        binary_fns!([$($P)*] [$($lead)*] $F, $T;
             cmul => Mul, "`r_ = t * src` (broadcasting).";
             cdiv => Div, "`r_ = t / src` (integers: a zero divisor is an error).";
             cpow => Pow, "`r_ = pow(t, src)`.";
@@ -125,52 +136,52 @@ macro_rules! math_api {
         );
         th_fn! {
             /// `r_ = t + value * src` (broadcasting; `r_` may be `t`).
-            fn [<TH $R Tensor_cadd>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, value: $C, src: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_cadd>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, t: *mut [<$($P)* Tensor>] as operand, value: $C, src: *mut [<$($P)* Tensor>] as operand) {
                 arith::cadd(r_, &t, <$T>::from_c(value), &src)
             }
             /// `self = src1 - value * src2`.
-            fn [<TH $R Tensor_csub>](self_: *mut [<TH $R Tensor>] as obj, src1: *mut [<TH $R Tensor>] as operand, value: $C, src2: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_csub>] @[$($lead)*](self_: *mut [<$($P)* Tensor>] as obj, src1: *mut [<$($P)* Tensor>] as operand, value: $C, src2: *mut [<$($P)* Tensor>] as operand) {
                 arith::csub(self_, &src1, <$T>::from_c(value), &src2)
             }
             /// `r_ = t + value * src1 * src2`.
-            fn [<TH $R Tensor_addcmul>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, value: $C, src1: *mut [<TH $R Tensor>] as operand, src2: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_addcmul>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, t: *mut [<$($P)* Tensor>] as operand, value: $C, src1: *mut [<$($P)* Tensor>] as operand, src2: *mut [<$($P)* Tensor>] as operand) {
                 arith::addcmul(r_, &t, <$T>::from_c(value), &src1, &src2)
             }
             /// `r_ = t + value * src1 / src2`.
-            fn [<TH $R Tensor_addcdiv>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, value: $C, src1: *mut [<TH $R Tensor>] as operand, src2: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_addcdiv>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, t: *mut [<$($P)* Tensor>] as operand, value: $C, src1: *mut [<$($P)* Tensor>] as operand, src2: *mut [<$($P)* Tensor>] as operand) {
                 arith::addcdiv(r_, &t, <$T>::from_c(value), &src1, &src2)
             }
             /// `r_ = min(max(t, min_value), max_value)`.
-            fn [<TH $R Tensor_clamp>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand, min_value: $C, max_value: $C) {
+            fn [<$($P)* Tensor_clamp>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, t: *mut [<$($P)* Tensor>] as operand, min_value: $C, max_value: $C) {
                 arith::clamp(r_, &t, <$T>::from_c(min_value), <$T>::from_c(max_value))
             }
             /// `self = -src` (integers wrap).
-            fn [<TH $R Tensor_neg>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_neg>] @[$($lead)*](self_: *mut [<$($P)* Tensor>] as obj, src: *mut [<$($P)* Tensor>] as operand) {
                 arith::neg(self_, &src)
             }
             /// `self = 1 / src` (integers: a zero is an error).
-            fn [<TH $R Tensor_cinv>](self_: *mut [<TH $R Tensor>] as obj, src: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_cinv>] @[$($lead)*](self_: *mut [<$($P)* Tensor>] as obj, src: *mut [<$($P)* Tensor>] as operand) {
                 arith::cinv(self_, &src)
             }
             /// `r_ = |t|`.
-            fn [<TH $R Tensor_abs>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_abs>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, t: *mut [<$($P)* Tensor>] as operand) {
                 arith::abs(r_, &t)
             }
             /// `r_ = sign(t)`: -1, 0 or 1.
-            fn [<TH $R Tensor_sign>](r_: *mut [<TH $R Tensor>] as obj, t: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_sign>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, t: *mut [<$($P)* Tensor>] as operand) {
                 arith::sign(r_, &t)
             }
             /// `r_ = value ^ t`.
-            fn [<TH $R Tensor_tpow>](r_: *mut [<TH $R Tensor>] as obj, value: $C, t: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_tpow>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, value: $C, t: *mut [<$($P)* Tensor>] as operand) {
                 arith::tpow(r_, <$T>::from_c(value), &t)
             }
         }
     } };
-    (@float float $R:ident, $T:ty, $C:ty) => { math_api!(@floatfns $R, $T, $C); };
-    (@float half $R:ident, $T:ty, $C:ty) => { math_api!(@floatfns $R, $T, $C); };
-    (@float $k:ident $R:ident, $T:ty, $C:ty) => {};
-    (@floatfns $R:ident, $T:ty, $C:ty) => { pastey::paste! {
-        unary_fns!($R, $T;
+    (@float float $($x:tt)*) => { math_api!(@floatfns $($x)*); };
+    (@float half $($x:tt)*) => { math_api!(@floatfns $($x)*); };
+    (@float $k:ident $($x:tt)*) => {};
+    (@floatfns [$($P:tt)*] [$($lead:tt)*] $F:ident, $T:ty, $C:ty) => { pastey::paste! {
+        unary_fns!([$($P)*] [$($lead)*] $F, $T;
             sigmoid => Sigmoid, "`r_ = 1 / (1 + exp(-t))`.";
             log => Log, "`r_ = log(t)`.";
             lgamma => Lgamma, "`r_ = log|gamma(t)|`.";
@@ -195,11 +206,11 @@ macro_rules! math_api {
         );
         th_fn! {
             /// `r_ = atan2(tx, ty)` (C order: `tx` is the "y" argument).
-            fn [<TH $R Tensor_atan2>](r_: *mut [<TH $R Tensor>] as obj, tx: *mut [<TH $R Tensor>] as operand, ty: *mut [<TH $R Tensor>] as operand) {
+            fn [<$($P)* Tensor_atan2>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, tx: *mut [<$($P)* Tensor>] as operand, ty: *mut [<$($P)* Tensor>] as operand) {
                 arith::atan2(r_, &tx, &ty)
             }
             /// `r_ = a + weight * (b - a)`.
-            fn [<TH $R Tensor_lerp>](r_: *mut [<TH $R Tensor>] as obj, a: *mut [<TH $R Tensor>] as operand, b: *mut [<TH $R Tensor>] as operand, weight: $C) {
+            fn [<$($P)* Tensor_lerp>] @[$($lead)*](r_: *mut [<$($P)* Tensor>] as obj, a: *mut [<$($P)* Tensor>] as operand, b: *mut [<$($P)* Tensor>] as operand, weight: $C) {
                 arith::lerp(r_, &a, &b, <$T>::from_c(weight))
             }
         }

@@ -8,11 +8,12 @@ use super::{Operand, map0, pointwise1, pointwise2, pointwise3};
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::Tensor;
+use crate::cuda::launch::Call;
 use crate::kernels::vmath::VMath;
 
 /// `r` filled with `v` in place (no resize).
 pub fn fill<T: Scalar>(r: &Tensor<T>, v: T) -> Result<()> {
-    r.with_view(|o| map0(o, || v))
+    r.with_view(|o| map0(o, Call::new("fill").value(v), || v))
 }
 
 fn int_divisor<T: Num>(v: T) -> Result<()> {
@@ -27,7 +28,7 @@ fn int_divisors<T: Num>(src: &impl Operand<T>) -> Result<()> {
     if T::IS_FLOAT {
         return Ok(());
     }
-    if src.with(|v| v.to_vec())?.iter().any(|x| x.is_zero()) {
+    if src.with(crate::ops::copy::values)?.iter().any(|x| x.is_zero()) {
         return Err(Error::invalid("integer division by zero").at_arg(3));
     }
     Ok(())
@@ -94,74 +95,84 @@ fn arith_op<T: Num, S: Operand<T>>(r: &Tensor<T>, t: &impl Operand<T>, op: Arith
     }
     // Each operation is the `Num` method `$f` of (element, right operand); every arm writes its
     // own closure, so each operation keeps its own monomorphic kernel.
+    // The device kernels: `<op>` with a value, `c<op>` with a tensor (`cadd`/`csub` take a
+    // factor, 1 here).
     macro_rules! dispatch {
-        ($($($op:ident)|+ => $f:ident),* $(,)?) => {
+        ($($($op:ident)|+ => $f:ident [$kv:literal $kt:literal]),* $(,)?) => {
             match (op, rhs) {
                 $(
-                    ($($op)|+, Rhs::Value(v)) => pointwise1(r, t, move |x: T| x.$f(v)),
-                    ($($op)|+, Rhs::Tensor(src)) => pointwise2(r, t, src, |a: T, b: T| a.$f(b)),
+                    ($($op)|+, Rhs::Value(v)) => pointwise1(r, t, Call::new($kv).value(v), move |x: T| x.$f(v)),
+                    ($($op)|+, Rhs::Tensor(src)) => {
+                        let k = Call::new($kt);
+                        let k = if matches!(op, Add | Sub) { k.value(T::one()) } else { k };
+                        pointwise2(r, t, src, k, |a: T, b: T| a.$f(b))
+                    }
                 )*
             }
         };
     }
-    dispatch!(Add => add, Sub => sub, Mul => mul, Div => div, Pow => pow, Lshift => shl, Rshift => shr, Fmod => fmod,
-        Remainder => remainder, BitAnd => bitand, BitOr => bitor, BitXor => bitxor,
-        CmaxValue | Max => max_nan, CminValue | Min => min_nan)
+    dispatch!(Add => add ["add" "cadd"], Sub => sub ["sub" "csub"], Mul => mul ["mul" "cmul"], Div => div ["div" "cdiv"],
+        Pow => pow ["pow" "cpow"], Lshift => shl ["lshift" "clshift"], Rshift => shr ["rshift" "crshift"],
+        Fmod => fmod ["fmod" "cfmod"], Remainder => remainder ["remainder" "cremainder"],
+        BitAnd => bitand ["bitand" "cbitand"], BitOr => bitor ["bitor" "cbitor"], BitXor => bitxor ["bitxor" "cbitxor"],
+        CmaxValue | Max => max_nan ["cmaxValue" "cmax"], CminValue | Min => min_nan ["cminValue" "cmin"])
 }
 
 /// `r = t + value * src` (TH's `cadd`).
 pub fn cadd<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, value: T, src: &impl Operand<T>) -> Result<()> {
+    let k = Call::new("cadd").value(value);
     if value == T::one() {
-        pointwise2(r, t, src, |a: T, b: T| a.add(b))
+        pointwise2(r, t, src, k, |a: T, b: T| a.add(b))
     } else {
-        pointwise2(r, t, src, move |a: T, b: T| a.add(value.mul(b)))
+        pointwise2(r, t, src, k, move |a: T, b: T| a.add(value.mul(b)))
     }
 }
 
 /// `r = t - value * src`.
 pub fn csub<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, value: T, src: &impl Operand<T>) -> Result<()> {
+    let k = Call::new("csub").value(value);
     if value == T::one() {
-        pointwise2(r, t, src, |a: T, b: T| a.sub(b))
+        pointwise2(r, t, src, k, |a: T, b: T| a.sub(b))
     } else {
-        pointwise2(r, t, src, move |a: T, b: T| a.sub(value.mul(b)))
+        pointwise2(r, t, src, k, move |a: T, b: T| a.sub(value.mul(b)))
     }
 }
 
 /// `r = t + value * s1 * s2`.
 pub fn addcmul<T: Num, X: Operand<T>>(r: &Tensor<T>, t: &X, value: T, s1: &X, s2: &X) -> Result<()> {
-    pointwise3(r, t, s1, s2, move |a: T, b: T, c: T| a.add(value.mul(b).mul(c)))
+    pointwise3(r, t, s1, s2, Call::new("addcmul").value(value), move |a: T, b: T, c: T| a.add(value.mul(b).mul(c)))
 }
 
 /// `r = t + value * s1 / s2`.
 pub fn addcdiv<T: Num, X: Operand<T>>(r: &Tensor<T>, t: &X, value: T, s1: &X, s2: &X) -> Result<()> {
     int_divisors(s2)?;
-    pointwise3(r, t, s1, s2, move |a: T, b: T, c: T| a.add(value.mul(b).div(c)))
+    pointwise3(r, t, s1, s2, Call::new("addcdiv").value(value), move |a: T, b: T, c: T| a.add(value.mul(b).div(c)))
 }
 
 /// `r = min(max(t, lo), hi)`.
 pub fn clamp<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, lo: T, hi: T) -> Result<()> {
-    pointwise1(r, t, move |x: T| {
+    pointwise1(r, t, Call::new("clamp").value(lo).value(hi), move |x: T| {
         let y = if x < lo { lo } else { x };
         if y > hi { hi } else { y }
     })
 }
 
 pub fn neg<T: Num>(r: &Tensor<T>, t: &impl Operand<T>) -> Result<()> {
-    pointwise1(r, t, |x: T| x.neg())
+    pointwise1(r, t, Call::new("neg"), |x: T| x.neg())
 }
 
 pub fn abs<T: Num>(r: &Tensor<T>, t: &impl Operand<T>) -> Result<()> {
-    pointwise1(r, t, |x: T| x.abs())
+    pointwise1(r, t, Call::new("abs"), |x: T| x.abs())
 }
 
 pub fn sign<T: Num>(r: &Tensor<T>, t: &impl Operand<T>) -> Result<()> {
-    pointwise1(r, t, |x: T| x.sign())
+    pointwise1(r, t, Call::new("sign"), |x: T| x.sign())
 }
 
 /// `r = 1 / t` (integer types: division by zero is an error; 1/x truncates).
 pub fn cinv<T: Num>(r: &Tensor<T>, t: &impl Operand<T>) -> Result<()> {
     int_divisors(t)?;
-    pointwise1(r, t, |x: T| T::one().div(x))
+    pointwise1(r, t, Call::new("cinv"), |x: T| T::one().div(x))
 }
 
 /// The six comparisons.
@@ -191,14 +202,15 @@ impl Cmp {
 
 /// `r = (t op value) ? 1 : 0` into any output dtype `O` (Byte for TH's `*Value`, T for `*ValueT`).
 pub fn cmp_value<O: Scalar, T: Scalar + PartialOrd>(r: &Tensor<O>, t: &impl Operand<T>, op: Cmp, v: T) -> Result<()> {
+    let k = Call::new("cmpValue").value(v).comparing(op);
     let (one, zero) = (O::from_prim(crate::core::dtype::Prim::I(1)), O::from_prim(crate::core::dtype::Prim::I(0)));
     match op {
-        Cmp::Lt => pointwise1(r, t, move |x: T| if x < v { one } else { zero }),
-        Cmp::Le => pointwise1(r, t, move |x: T| if x <= v { one } else { zero }),
-        Cmp::Gt => pointwise1(r, t, move |x: T| if x > v { one } else { zero }),
-        Cmp::Ge => pointwise1(r, t, move |x: T| if x >= v { one } else { zero }),
-        Cmp::Ne => pointwise1(r, t, move |x: T| if x != v { one } else { zero }),
-        Cmp::Eq => pointwise1(r, t, move |x: T| if x == v { one } else { zero }),
+        Cmp::Lt => pointwise1(r, t, k, move |x: T| if x < v { one } else { zero }),
+        Cmp::Le => pointwise1(r, t, k, move |x: T| if x <= v { one } else { zero }),
+        Cmp::Gt => pointwise1(r, t, k, move |x: T| if x > v { one } else { zero }),
+        Cmp::Ge => pointwise1(r, t, k, move |x: T| if x >= v { one } else { zero }),
+        Cmp::Ne => pointwise1(r, t, k, move |x: T| if x != v { one } else { zero }),
+        Cmp::Eq => pointwise1(r, t, k, move |x: T| if x == v { one } else { zero }),
     }
 }
 
@@ -209,14 +221,15 @@ pub fn cmp_tensor<O: Scalar, T: Scalar + PartialOrd>(
     op: Cmp,
     b: &impl Operand<T>,
 ) -> Result<()> {
+    let k = Call::new("cmpTensor").comparing(op);
     let (one, zero) = (O::from_prim(crate::core::dtype::Prim::I(1)), O::from_prim(crate::core::dtype::Prim::I(0)));
     match op {
-        Cmp::Lt => pointwise2(r, a, b, move |x: T, y: T| if x < y { one } else { zero }),
-        Cmp::Le => pointwise2(r, a, b, move |x: T, y: T| if x <= y { one } else { zero }),
-        Cmp::Gt => pointwise2(r, a, b, move |x: T, y: T| if x > y { one } else { zero }),
-        Cmp::Ge => pointwise2(r, a, b, move |x: T, y: T| if x >= y { one } else { zero }),
-        Cmp::Ne => pointwise2(r, a, b, move |x: T, y: T| if x != y { one } else { zero }),
-        Cmp::Eq => pointwise2(r, a, b, move |x: T, y: T| if x == y { one } else { zero }),
+        Cmp::Lt => pointwise2(r, a, b, k, move |x: T, y: T| if x < y { one } else { zero }),
+        Cmp::Le => pointwise2(r, a, b, k, move |x: T, y: T| if x <= y { one } else { zero }),
+        Cmp::Gt => pointwise2(r, a, b, k, move |x: T, y: T| if x > y { one } else { zero }),
+        Cmp::Ge => pointwise2(r, a, b, k, move |x: T, y: T| if x >= y { one } else { zero }),
+        Cmp::Ne => pointwise2(r, a, b, k, move |x: T, y: T| if x != y { one } else { zero }),
+        Cmp::Eq => pointwise2(r, a, b, k, move |x: T, y: T| if x == y { one } else { zero }),
     }
 }
 
@@ -247,10 +260,40 @@ pub enum Unary {
     Cinv,
 }
 
+impl Unary {
+    /// The device kernel's op name.
+    fn kernel(self) -> &'static str {
+        match self {
+            Unary::Sigmoid => "sigmoid",
+            Unary::Log => "log",
+            Unary::Lgamma => "lgamma",
+            Unary::Log1p => "log1p",
+            Unary::Exp => "exp",
+            Unary::Cos => "cos",
+            Unary::Acos => "acos",
+            Unary::Cosh => "cosh",
+            Unary::Sin => "sin",
+            Unary::Asin => "asin",
+            Unary::Sinh => "sinh",
+            Unary::Tan => "tan",
+            Unary::Atan => "atan",
+            Unary::Tanh => "tanh",
+            Unary::Sqrt => "sqrt",
+            Unary::Rsqrt => "rsqrt",
+            Unary::Ceil => "ceil",
+            Unary::Floor => "floor",
+            Unary::Round => "round",
+            Unary::Trunc => "trunc",
+            Unary::Frac => "frac",
+            Unary::Cinv => "cinv",
+        }
+    }
+}
+
 macro_rules! unary_dispatch {
     ($op:expr, $r:expr, $t:expr, $T:ty; $($name:ident => |$x:ident| $e:expr),* $(,)?) => {
         match $op {
-            $(Unary::$name => pointwise1($r, $t, |v: $T| { let $x = v.to_r(); <$T>::from_r($e) }),)*
+            $(Unary::$name => pointwise1($r, $t, Call::new($op.kernel()), |v: $T| { let $x = v.to_r(); <$T>::from_r($e) }),)*
         }
     };
 }
@@ -285,18 +328,18 @@ pub fn unary<T: Float>(r: &Tensor<T>, t: &impl Operand<T>, op: Unary) -> Result<
 
 /// `r = atan2(a, b)` (C order: `a` is the "y" argument).
 pub fn atan2<T: Float>(r: &Tensor<T>, a: &impl Operand<T>, b: &impl Operand<T>) -> Result<()> {
-    pointwise2(r, a, b, |x: T, y: T| T::from_r(x.to_r().atan2(y.to_r())))
+    pointwise2(r, a, b, Call::new("atan2"), |x: T, y: T| T::from_r(x.to_r().atan2(y.to_r())))
 }
 
 /// `r = value ^ t`.
 pub fn tpow<T: Num>(r: &Tensor<T>, value: T, t: &impl Operand<T>) -> Result<()> {
-    pointwise1(r, t, move |x: T| value.pow(x))
+    pointwise1(r, t, Call::new("tpow").value(value), move |x: T| value.pow(x))
 }
 
 /// `r = a + weight * (b - a)`.
 pub fn lerp<T: Float>(r: &Tensor<T>, a: &impl Operand<T>, b: &impl Operand<T>, weight: T) -> Result<()> {
     let w = weight.to_r();
-    pointwise2(r, a, b, move |x: T, y: T| {
+    pointwise2(r, a, b, Call::new("lerp").value(weight), move |x: T, y: T| {
         let (x, y) = (x.to_r(), y.to_r());
         T::from_r(x.add(w.mul(y.sub(x))))
     })

@@ -70,3 +70,13 @@ pub fn copy<D: Scalar, S: Scalar>(dst: &View<D>, src: &View<S>) -> Result<()> {
     }
     Ok(())
 }
+
+/// The elements of `v` in row-major order, wherever it lives (device views are copied to the host).
+pub fn values<T: Scalar>(v: &View<T>) -> Result<Vec<T>> {
+    if v.device() == crate::core::allocator::Device::Cpu {
+        return v.to_vec();
+    }
+    let host = View::contiguous(&v.sizes)?;
+    copy(&host, v)?;
+    host.to_vec()
+}

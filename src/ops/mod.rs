@@ -16,6 +16,7 @@ pub mod reduce;
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View, broadcast_shapes, fill_strides, size_desc};
+use crate::cuda::{self, launch::Call, ops::operand};
 use crate::exec::backend::{Backend, host_base};
 use crate::exec::overlap::{partial_overlap, self_overlapping};
 use crate::exec::parallel::{self, SharedPtr};
@@ -34,15 +35,17 @@ fn check_same<A: Scalar, B: Scalar>(o: &View<A>, a: &View<B>) -> Result<()> {
 }
 
 /// `o[i] = f()` for every element.
-pub fn map0<O: Scalar>(o: &View<O>, f: impl Fn() -> O + Sync) -> Result<()> {
+pub fn map0<O: Scalar>(o: &View<O>, k: Call, f: impl Fn() -> O + Sync) -> Result<()> {
     if o.numel() == 0 {
         return Ok(());
+    }
+    if let Backend::Cuda(d) = Backend::of(&[o.device()])? {
+        return cuda::ops::run(d, &k, o, &[]);
     }
     let mut plan = Plan::<1>::new(&o.sizes, [&o.strides]);
     let nt = streams(o.numel(), size_of::<O>());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    Backend::of(&[o.device()])?.host_only("this elementwise function")?;
     let b = host_base(o)?;
     // SAFETY: the view was checked against its storage; runs write disjoint output elements.
     unsafe {
@@ -54,16 +57,18 @@ pub fn map0<O: Scalar>(o: &View<O>, f: impl Fn() -> O + Sync) -> Result<()> {
 }
 
 /// `o[i] = f(a[i])` for same-shaped views.
-pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, f: impl Fn(A) -> O + Sync) -> Result<()> {
+pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, k: Call, f: impl Fn(A) -> O + Sync) -> Result<()> {
     check_same(o, a)?;
     if o.numel() == 0 {
         return Ok(());
+    }
+    if let Backend::Cuda(d) = Backend::of(&[o.device(), a.device()])? {
+        return cuda::ops::run(d, &k, o, &[operand(a)?]);
     }
     let mut plan = Plan::<2>::new(&o.sizes, [&o.strides, &a.strides]);
     let nt = streams(o.numel(), size_of::<O>() + size_of::<A>());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    Backend::of(&[o.device(), a.device()])?.host_only("this elementwise function")?;
     let bases = [host_base(o)?, host_base(a)?];
     // SAFETY: both views were checked against their storages; runs write disjoint outputs.
     unsafe {
@@ -79,6 +84,7 @@ pub fn map2<O: Scalar, A: Scalar, B: Scalar>(
     o: &View<O>,
     a: &View<A>,
     b: &View<B>,
+    k: Call,
     f: impl Fn(A, B) -> O + Sync,
 ) -> Result<()> {
     check_same(o, a)?;
@@ -86,11 +92,13 @@ pub fn map2<O: Scalar, A: Scalar, B: Scalar>(
     if o.numel() == 0 {
         return Ok(());
     }
+    if let Backend::Cuda(d) = Backend::of(&[o.device(), a.device(), b.device()])? {
+        return cuda::ops::run(d, &k, o, &[operand(a)?, operand(b)?]);
+    }
     let mut plan = Plan::<3>::new(&o.sizes, [&o.strides, &a.strides, &b.strides]);
     let nt = streams(o.numel(), size_of::<O>() + size_of::<A>() + size_of::<B>());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    Backend::of(&[o.device(), a.device(), b.device()])?.host_only("this elementwise function")?;
     let bases = [host_base(o)?, host_base(a)?, host_base(b)?];
     // SAFETY: as in map1.
     unsafe {
@@ -113,6 +121,7 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     a: &View<A>,
     b: &View<B>,
     c: &View<C>,
+    k: Call,
     f: impl Fn(A, B, C) -> O + Sync,
 ) -> Result<()> {
     check_same(o, a)?;
@@ -121,12 +130,14 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     if o.numel() == 0 {
         return Ok(());
     }
+    if let Backend::Cuda(d) = Backend::of(&[o.device(), a.device(), b.device(), c.device()])? {
+        return cuda::ops::run(d, &k, o, &[operand(a)?, operand(b)?, operand(c)?]);
+    }
     let mut plan = Plan::<4>::new(&o.sizes, [&o.strides, &a.strides, &b.strides, &c.strides]);
     let elem = [size_of::<O>(), size_of::<A>(), size_of::<B>(), size_of::<C>()];
     let nt = streams(o.numel(), elem.iter().sum());
     plan.set_fence(nt.then_some(kernels::store_fence as fn()));
     plan.set_tiling(true); // pointwise: the kernel reads each input only at its run
-    Backend::of(&[o.device(), a.device(), b.device(), c.device()])?.host_only("this elementwise function")?;
     let bases = [host_base(o)?, host_base(a)?, host_base(b)?, host_base(c)?];
     // SAFETY: as in map1.
     unsafe {
@@ -139,6 +150,14 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     Ok(())
 }
 
+/// A fresh contiguous view of `shape` in the memory `like` lives in (host or its device).
+pub fn temp_like<T: Scalar, L: Scalar>(like: &View<L>, shape: &[i64]) -> Result<View<T>> {
+    match like.device() {
+        crate::core::allocator::Device::Cpu => View::contiguous(shape),
+        crate::core::allocator::Device::Cuda(i) => cuda::copy::empty_like(cuda::runtime::device(i)?, shape),
+    }
+}
+
 /// `v` viewed with `shape` when its element count matches (TH's pairing of elements in
 /// row-major order): a reshaped view when contiguous, else a contiguous copy.
 fn reshaped<T: Scalar>(v: &View<T>, shape: &[i64]) -> Result<View<T>> {
@@ -148,7 +167,7 @@ fn reshaped<T: Scalar>(v: &View<T>, shape: &[i64]) -> Result<View<T>> {
         r.strides = fill_strides(shape, None)?;
         return Ok(r);
     }
-    let c = View::contiguous(&v.sizes)?;
+    let c = temp_like(v, &v.sizes)?;
     crate::ops::copy::copy(&c, v)?;
     reshaped(&c, shape)
 }
@@ -300,7 +319,8 @@ pub fn resize_out<T: Scalar>(r: &Tensor<T>, shape: &[i64]) -> Result<View<T>> {
     Ok(v)
 }
 
-/// Runs `compute(out)` into `r` resized to `shape`; when `r` partially overlaps one of
+/// Runs `compute(out)` into `r` resized to `shape` (callers check first that all operands are
+/// on one device, so a refused call leaves `r` as it was); when `r` partially overlaps one of
 /// `inputs`, computes into a temporary and copies it to `r` afterwards.
 fn into_output<O: Scalar>(
     r: &Tensor<O>,
@@ -310,7 +330,7 @@ fn into_output<O: Scalar>(
 ) -> Result<()> {
     let out = resize_out(r, shape)?;
     if overlaps(&out) {
-        let tmp = View::contiguous(shape)?;
+        let tmp = temp_like(&out, shape)?;
         compute(&tmp)?;
         return crate::ops::copy::copy(&out, &tmp);
     }
@@ -318,7 +338,12 @@ fn into_output<O: Scalar>(
 }
 
 /// `r = f(a)` elementwise, `r` resized like `a`.
-pub fn pointwise1<O: Scalar, A: Scalar>(r: &Tensor<O>, a: &impl Operand<A>, f: impl Fn(A) -> O + Sync) -> Result<()> {
+pub fn pointwise1<O: Scalar, A: Scalar>(
+    r: &Tensor<O>,
+    a: &impl Operand<A>,
+    k: Call,
+    f: impl Fn(A) -> O + Sync,
+) -> Result<()> {
     if let Some(o) = flat_out(r)
         && let Some(pa) = flat_in(a, &o)
     {
@@ -339,8 +364,9 @@ pub fn pointwise1<O: Scalar, A: Scalar>(r: &Tensor<O>, a: &impl Operand<A>, f: i
         return Ok(());
     }
     let a = a.snapshot();
+    Backend::of(&[r.with_view(|v| v.device()), a.device()])?;
     let shape = a.sizes.clone();
-    into_output(r, &shape, |o| partial_overlap(o, &a), |o| map1(o, &a, f))
+    into_output(r, &shape, |o| partial_overlap(o, &a), |o| map1(o, &a, k, f))
 }
 
 /// `r = f(a, b)` elementwise with broadcasting, `r` resized to the common shape.
@@ -348,6 +374,7 @@ pub fn pointwise2<O: Scalar, T: Scalar>(
     r: &Tensor<O>,
     a: &impl Operand<T>,
     b: &impl Operand<T>,
+    k: Call,
     f: impl Fn(T, T) -> O + Sync,
 ) -> Result<()> {
     if let Some(o) = flat_out(r)
@@ -370,8 +397,9 @@ pub fn pointwise2<O: Scalar, T: Scalar>(
         return Ok(());
     }
     let (a, b) = (a.snapshot(), b.snapshot());
+    Backend::of(&[r.with_view(|v| v.device()), a.device(), b.device()])?;
     let (shape, vs) = broadcast_all(&[&a, &b])?;
-    into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map2(o, &vs[0], &vs[1], f))
+    into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map2(o, &vs[0], &vs[1], k, f))
 }
 
 /// `r = f(a, b, c)` elementwise with broadcasting.
@@ -380,9 +408,11 @@ pub fn pointwise3<O: Scalar, T: Scalar>(
     a: &impl Operand<T>,
     b: &impl Operand<T>,
     c: &impl Operand<T>,
+    k: Call,
     f: impl Fn(T, T, T) -> O + Sync,
 ) -> Result<()> {
     let (a, b, c) = (a.snapshot(), b.snapshot(), c.snapshot());
+    Backend::of(&[r.with_view(|v| v.device()), a.device(), b.device(), c.device()])?;
     let (shape, vs) = broadcast_all(&[&a, &b, &c])?;
-    into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map3(o, &vs[0], &vs[1], &vs[2], f))
+    into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map3(o, &vs[0], &vs[1], &vs[2], k, f))
 }

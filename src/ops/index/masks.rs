@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::core::limits::try_push;
+use crate::cuda::launch::Call;
 
 /// A mask element type: Byte (values must be 0 or 1, as in TH) or Bool (any nonzero byte is true).
 pub trait MaskElem: Scalar {
@@ -82,7 +83,7 @@ pub fn masked_fill<T: Scalar, M: MaskElem>(t: &View<T>, mask: &View<M>, value: T
         return Ok(());
     }
     let m = if may_overlap(t, &m) { dense(&m)? } else { m };
-    map2(t, t, &m, move |x: T, b: M| if b.on() { value } else { x })
+    map2(t, t, &m, Call::host_only("maskedFill"), move |x: T, b: M| if b.on() { value } else { x })
 }
 
 /// Where `mask[i]` is set, `t[i]` takes the next element of `src` (row-major); `src` must have

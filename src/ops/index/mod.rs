@@ -43,6 +43,7 @@ use crate::core::error::{Error, Result};
 use crate::core::geometry::Offsets;
 use crate::core::refcount::Rc;
 use crate::core::tensor::{Tensor, View, broadcast_shapes, numel, parse_sizes, size_desc};
+use crate::cuda::launch::Call;
 use crate::exec::backend::{Backend, host_base};
 use crate::exec::overlap::{may_overlap, partial_overlap, self_overlapping};
 use crate::exec::parallel;
@@ -140,7 +141,11 @@ fn set_result<T: Scalar>(r: &Tensor<T>, data: &[T], shape: &[i64]) -> Result<()>
 /// `dst <- src` for same-shaped views through the pointwise plan (`exec::plan`) (vectorized, parallel); through
 /// `copy` (which handles shared memory) otherwise.
 fn assign<T: Scalar>(dst: &View<T>, src: &View<T>) -> Result<()> {
-    if dst.sizes == src.sizes && !may_overlap(dst, src) { map1(dst, src, |x: T| x) } else { copy(dst, src) }
+    if dst.sizes == src.sizes && !may_overlap(dst, src) {
+        map1(dst, src, Call::new("copy"), |x: T| x)
+    } else {
+        copy(dst, src)
+    }
 }
 
 /// Copies `n` elements (memmove when both runs are dense).

@@ -22,6 +22,7 @@ use crate::core::dtype::{Bool, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::geometry::Offsets;
 use crate::core::tensor::{Tensor, View, parse_sizes, size_desc};
+use crate::cuda::launch::Call;
 use crate::exec::parallel::{self, SharedPtr, Sink};
 use crate::kernels::reduce as rk;
 use crate::ops::copy::copy;

@@ -130,7 +130,7 @@ pub fn renorm<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, p: T, dim: i32, maxnorm: 
     let mut fshape = vec![1i64; t.ndim()];
     fshape[d] = t.sizes[d];
     let f = View::from_slice(&factors, &fshape)?.expand(&t.sizes)?;
-    pointwise2(r, t, &f, |x: T, s: T| x.mul(s))
+    pointwise2(r, t, &f, Call::new("cmul"), |x: T, s: T| x.mul(s))
 }
 
 /// The histogram range: `[lo, hi]` as given, or the data's min and max when they are equal

@@ -145,6 +145,6 @@ pub fn normall<T: FloatAcc>(t: &View<T>, p: T) -> Result<T::Acc> {
 pub fn dist<T: FloatAcc>(a: &View<T>, b: &View<T>, p: T) -> Result<T::Acc> {
     let (a, b) = paired(a, b, "dist")?;
     let d = if a.numel() == 0 { View::empty() } else { View::contiguous(&a.sizes)? };
-    map2(&d, &a, &b, |x: T, y: T| x.sub(y))?;
+    map2(&d, &a, &b, Call::new("csub").value(T::one()), |x: T, y: T| x.sub(y))?;
     normall(&d, p)
 }
