@@ -22,8 +22,8 @@ import ctypes as C
 import numpy as np
 import pytest
 from cases import random_shape, random_values
-from thclib import (ALL_REALS, CMPS, ELEMENTWISE, ULPS_FLOAT, FLOATS, INTS, THC_REALS, DevSide, Groups, HostSide, Layout, Thc, as_values, contiguous,
-                    emulated, geometry, mismatch, on_storage, raw_dtype, storage_of, th_error_text, tname, ulps,
+from thclib import (ALL_REALS, CMPS, ELEMENTWISE, REDUCE, ULPS_FLOAT, FLOATS, INTS, THC_REALS, DevSide, Groups, HostSide, Layout, Thc, as_values, contiguous,
+                    emulated, geometry, header_restype, mismatch, on_storage, raw_dtype, storage_of, th_error_text, tname, ulps,
                     view_values)
 from thlib import DTYPES, Lib, THError, f32_to_bf16
 
@@ -544,6 +544,165 @@ def test_elementwise_large(rng, op, real):
     case.out_lay = Layout(rng, shape, kind="perm", expand=False)
     case.out_base = vals(rng, case.out_real, case.out_lay.base_shape)
     check_case(case)
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions
+
+SUMMING = {"sum", "prod", "mean", "var", "std", "norm", "renorm", "sumall", "prodall", "meanall", "varall", "stdall",
+           "normall", "dist"}
+RED_TOL = {"Float": 1e-5, "Double": 1e-12, "Half": 4e-3, "BFloat16": 3e-2}
+
+
+def reduce_params():
+    out = []
+    for op, (_, reals) in REDUCE.items():
+        for real in ALL_REALS:
+            cpu = HOST.has(real, op)
+            if real in reals or (real in ("BFloat16", "Bool") and cpu) or (cpu and DEV.has(real, op)):
+                out.append(pytest.param(op, real, id=f"{op}-{real}"))
+    return out
+
+
+def red_shape(shape, d, keep):
+    s = list(shape)
+    s[d] = 1
+    if not keep and len(s) > 1:
+        del s[d]
+    return tuple(s)
+
+
+class RCase:
+    """One call of reduction `op` on a random view, built identically on both sides."""
+
+    def __init__(self, rng, op, real, special, prealloc, shape=None):
+        self.op, self.real = op, real
+        self.sig = REDUCE[op][0]
+        self.shape = shape or random_shape(rng, max_dims=4, max_size=6)
+        lo, hi = (-2, 2) if "prod" in op else ((-3, 3) if real in FLOATS else (-50, 50))
+        self.lay = Layout(rng, self.shape)
+        self.base = vals(rng, real, self.lay.base_shape, lo=lo, hi=hi, special=special)
+        self.lay2 = Layout(rng, self.shape)
+        self.base2 = vals(rng, real, self.lay2.base_shape, lo=lo, hi=hi, special=special)
+        self.dim = int(rng.integers(len(self.shape)))
+        self.keep, self.biased = int(rng.integers(2)), int(rng.integers(2))
+        self.p = raw(real, [1, 2, 3, 0.5][int(rng.integers(4))] if real in FLOATS else int(rng.integers(1, 3)))
+        self.maxnorm = raw(real, np.float32(rng.uniform(0.5, 3)) if real in FLOATS else 2)
+        oshape = self.shape if self.sig == "vdm" else red_shape(self.shape, self.dim, self.keep)
+        self.outs = []
+        for r in ([real, "Long"] if self.sig == "idk" else [real]):
+            lay = Layout(rng, oshape, kind=None if prealloc else "contig", expand=False)
+            self.outs.append((r, lay if prealloc else None, vals(rng, r, lay.base_shape)))
+
+    def run(self, side):
+        t = self.lay.build(side, self.real, self.base)
+        outs = [lay.build(side, r, junk) if lay else side.new(r) for r, lay, junk in self.outs]
+        d, k, b = C.c_int(self.dim), C.c_int(self.keep), C.c_int(self.biased)
+        p = scalar_of(self.real, self.p)
+        args = {"dk": [t, d, k], "dbk": [t, d, b, k], "vdk": [t, p, d, k], "vdm": [t, p, d, scalar_of(self.real, self.maxnorm)],
+                "idk": [t, d, k], "all": [t], "allb": [t, b], "allv": [t, p]}.get(self.sig)
+        if self.sig == "dist":
+            args = [t, self.lay2.build(side, self.real, self.base2), p]
+        scalar = self.sig in ("all", "allb", "allv", "dist")
+        rt = header_restype(side.fn(self.real, self.op)) or header_restype(HOST.fn(self.real, self.op))
+        try:
+            res = side.call(self.real, self.op, rt if scalar else None, *(args if scalar else outs + args))
+            return t, outs, res, None
+        except THError as e:
+            return t, outs, None, e
+
+
+def close(real, got, want, what, tol):
+    g, w = as_values(real, np.asarray(got)).astype(np.float64), as_values(real, np.asarray(want)).astype(np.float64)
+    scale = max(1.0, float(np.nanmax(np.abs(np.where(np.isinf(w), 0, w)), initial=0)))
+    np.testing.assert_allclose(g, w, rtol=tol, atol=tol * scale, equal_nan=True, err_msg=f"{what}: device vs host")
+
+
+def check_reduce(case):
+    what = f"{case.op}({case.real}, shape {case.shape}, dim {case.dim}, keepdim {case.keep})"
+    ht, houts, hres, herr = case.run(HOST)
+    dt, douts, dres, derr = case.run(DEV)
+    if herr is not None:
+        assert derr is not None and th_error_text(derr) == th_error_text(herr), f"{what}: host {herr}, device {derr}"
+    else:
+        assert derr is None, f"{what}: the device raised {derr} (the host did not)"
+    fuzzy = case.op in SUMMING and case.real in FLOATS
+    if case.sig in ("all", "allb", "allv", "dist"):
+        if herr is None:
+            if isinstance(hres, int) and case.real in ("Half", "BFloat16"):  # a real-typed result: raw bits
+                h, d = (np.array([x], dtype=np.uint16) for x in (hres, dres))
+                if case.real == "Half":
+                    h, d = h.view(np.float16), d.view(np.float16)
+                assert_same(case.real, d, h, what)
+            elif isinstance(hres, int):
+                assert dres == hres, f"{what}: device {dres} != host {hres}"
+            elif fuzzy:
+                close("Double", [dres], [hres], what, RED_TOL[case.real])
+            else:
+                assert_same("Double", np.array([dres]), np.array([hres]), what)
+        return None, dres, derr
+    for (r, _, _), h, d in zip(case.outs, houts, douts):
+        assert geometry(DEV, d)[0] == geometry(HOST, h)[0], f"{what}: result sizes differ"
+        if fuzzy and r == case.real:
+            close(r, storage_of(DEV, d), storage_of(HOST, h), what, RED_TOL[case.real])
+        else:
+            assert_same(r, storage_of(DEV, d), storage_of(HOST, h), f"{what} output ({r})")
+    assert_same(case.real, storage_of(DEV, dt), storage_of(HOST, ht), f"{what} input")
+    return douts, dres, derr
+
+
+NP_RED = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "max": np.max, "min": np.min, "sumall": np.sum,
+          "maxall": np.max, "minall": np.min, "meanall": np.mean}
+
+
+def check_reduce_numpy(case, douts, dres):
+    """The device result against numpy (sum/prod/mean/max/min and their *all forms; first-occurrence
+    indices for max/min)."""
+    f = NP_RED.get(case.op)
+    if f is None or (case.op.startswith("mean") and case.real not in FLOATS):
+        return
+    a = as_values(case.real, case.lay.numpy(case.base))
+    acc = a.astype(np.float64 if case.real in FLOATS else np.int64)
+    tol = RED_TOL.get(case.real, 0)
+    if case.op.endswith("all"):
+        want = f(acc) if case.op not in ("maxall", "minall") else f(a)
+        got = dres
+        if case.real in ("Half", "BFloat16") and case.op in ("maxall", "minall"):
+            bits = np.array([dres], dtype=np.uint16)
+            got = (bits.view(np.float16) if case.real == "Half" else as_values(case.real, bits))[0]
+        np.testing.assert_allclose(np.float64(got), np.float64(want), rtol=tol, atol=tol, err_msg=f"{case.op} vs numpy")
+        return
+    shape = red_shape(case.shape, case.dim, case.keep)
+    want = np.asarray(f(acc, axis=case.dim, keepdims=True)).reshape(shape)
+    got = as_values(case.real, view_values(DEV, douts[0]))
+    if case.real in FLOATS:
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol, err_msg=f"{case.op} vs numpy")
+    else:
+        np.testing.assert_array_equal(got, want.astype(got.dtype), err_msg=f"{case.op} vs numpy")
+    if case.op in ("max", "min"):
+        idx = (np.argmax if case.op == "max" else np.argmin)(a, axis=case.dim, keepdims=True).reshape(shape)
+        np.testing.assert_array_equal(view_values(DEV, douts[1]), idx, err_msg=f"{case.op} indices vs numpy")
+
+
+@pytest.mark.parametrize("op,real", reduce_params())
+def test_reduce(rng, op, real):
+    need("reduce", DEV.fn(real, op))
+    if not HOST.has(real, op):
+        pytest.skip(f"TH{real}Tensor_{op} does not exist: no host result to compare with")
+    for i in range(6):
+        case = RCase(rng, op, real, special=i >= 4, prealloc=i % 2 == 1)
+        douts, dres, derr = check_reduce(case)
+        if i < 4 and derr is None:
+            check_reduce_numpy(case, douts, dres)
+
+
+@pytest.mark.parametrize("op,real", [("sum", "Float"), ("sumall", "Double"), ("max", "Int"), ("maxall", "Half"),
+                                     ("mean", "Long"), ("normall", "Float")])
+def test_reduce_large(rng, op, real):
+    """> 2^16 elements (grid-stride loops and multi-block whole-tensor reductions)."""
+    need("reduce", DEV.fn(real, op))
+    for _ in range(2):
+        check_reduce(RCase(rng, op, real, special=False, prealloc=False, shape=(270, 260)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -416,3 +416,32 @@ def ulps(op, real):
     if op in FUSED and not emulated():
         n = max(n, 1)  # NVRTC may fuse the multiply-add on a real GPU
     return n
+
+
+# THC's reductions (THCTensorMathReduce.h): name -> (argument pattern, dtypes THC declares it for).
+# Patterns: "dk" (r, t, dim, keepdim); "dbk" (r, t, dim, biased, keepdim); "vdk" (r, t, p, dim,
+# keepdim); "vdm" (r, t, p, dim, maxnorm); "idk" (values, indices, t, dim, keepdim); "all" (t);
+# "allb" (t, biased); "allv" (t, p); "dist" (a, b, p). Scalar results per the header.
+REDUCE = {
+    **_ops("sum prod mean", "dk", THC_REALS), **_ops("var std", "dbk", FL3), "norm": ("vdk", FL3),
+    "renorm": ("vdm", FL3), **_ops("min max median", "idk", THC_REALS),
+    **_ops("sumall prodall meanall minall maxall medianall", "all", THC_REALS), **_ops("varall stdall", "allb", FL3),
+    "normall": ("allv", FL3), "dist": ("dist", THC_REALS),
+}
+
+_CTYPES = {"double": C.c_double, "float": C.c_float, "int64_t": C.c_int64, "long": C.c_long, "int": C.c_int,
+           "int32_t": C.c_int32, "THBool": C.c_uint8, "int16_t": C.c_int16, "int8_t": C.c_int8, "uint8_t": C.c_uint8, "bool": C.c_bool,
+           "struct THHalf": C.c_uint16, "THHalf": C.c_uint16, "struct THBFloat16": C.c_uint16, "THBFloat16": C.c_uint16}
+_HEADER = None
+
+
+def header_restype(name):
+    """The ctypes return type of `name` as include/TH/TH.h declares it (None if not declared)."""
+    global _HEADER
+    if _HEADER is None:
+        import re
+
+        text = open(os.path.join(os.path.dirname(__file__), "..", "..", "include", "TH", "TH.h")).read()
+        _HEADER = {m.group(2): m.group(1).strip() for m in re.finditer(r"^([A-Za-z_][\w ]*?)\s+\**(TH\w+)\(", text, re.M)}
+    c = _HEADER.get(name)
+    return _CTYPES.get(c) if c else None
