@@ -4,7 +4,8 @@
 #
 #   TH_NVRTC_DIR=$(scripts/nvrtc.sh) cargo test --test cuda_nvrtc
 #
-# Progress goes to stderr, so stdout is only the folder.
+# Progress goes to stderr, so stdout is only the folder. PYTHON names the interpreter whose pip
+# installs it (default python3; the test command passes its venv's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VERSION=13.0.88
@@ -12,7 +13,7 @@ DIR=target/nvrtc
 LIB="$DIR/nvidia/cu13/lib"
 if [ ! -f "$LIB/libnvrtc.so.13" ] || [ ! -f "$LIB/libnvrtc-builtins.so.13.0" ]; then
   echo "installing nvidia-cuda-nvrtc==$VERSION into $DIR" >&2
-  python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$DIR" \
+  "${PYTHON:-python3}" -m pip install --quiet --disable-pip-version-check --no-deps --target "$DIR" \
     "nvidia-cuda-nvrtc==$VERSION" >&2
 fi
 echo "$(pwd)/$LIB"

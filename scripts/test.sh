@@ -7,12 +7,17 @@
 #   3. the C tests and examples again under valgrind (no errors, no definite leaks)
 #   4. the numpy differential suite (tests/python) against target/debug/libth.so, then again
 #      (and the kernel unit tests) with TH_CPU_CAPABILITY=scalar and =avx2
-#   5. install into a temporary prefix and build against it with pkg-config and CMake
+#   5. THC on the CPU emulator (a `cuda-emulator` build in target/emu, TH_CUDA_EMULATOR=1): the
+#      kernels' Rust tests, the THC C tests under valgrind, the THC differential suite
+#      (tests/python/test_thc.py); the kernel sources under ASan+UBSan and TSan
+#      (c_tests/cuda_emu/run.sh); every kernel compiled by NVRTC for sm_80/sm_90 with no spills
+#      (tests/cuda_nvrtc.rs; scripts/nvrtc.sh installs NVRTC from PyPI into target/nvrtc)
+#   6. install into a temporary prefix and build against it with pkg-config and CMake
 #      (tests/install/run.sh; installs pkg-config and cmake if missing)
-#   6. the C tests and examples built with clang under ASan+UBSan+LSan (scripts/sanitize.sh)
-#   7. a short libFuzzer run of every fuzz target (scripts/fuzz.sh, TH_FUZZ_SECONDS each,
+#   7. the C tests and examples built with clang under ASan+UBSan+LSan (scripts/sanitize.sh)
+#   8. a short libFuzzer run of every fuzz target (scripts/fuzz.sh, TH_FUZZ_SECONDS each,
 #      default 60; TH_SKIP_FUZZ=1 skips it; skipped by itself if cargo fuzz cannot run)
-#   8. the Python package: `pip install ./ffi_examples/python` into .venv, then its pytest suite
+#   9. the Python package: `pip install ./ffi_examples/python` into .venv, then its pytest suite
 #      (here with `-C profile=dev`: the package's own backend runs cargo as a user's install
 #      does, but with the dev profile, so it reuses the debug build instead of spending ~13
 #      minutes of CI on a release build)
@@ -58,6 +63,16 @@ caps="scalar"; grep -qw avx512f /proc/cpuinfo && caps="scalar avx2"
 for cap in $caps; do
   TH_CPU_CAPABILITY=$cap TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q tests/python
 done
+# THC on the emulated device: the same CUDA C sources compiled by the host C++ compiler (proves
+# kernel logic, not GPU speed).
+EMU=(--features cuda-emulator --target-dir target/emu)
+cargo clippy -q --all-targets "${EMU[@]}" -- -D warnings
+cargo test -q "${EMU[@]}" --lib cuda::
+TH_VALGRIND=1 cargo test -q "${EMU[@]}" --test c_api thc_c_tests
+cargo build -q "${EMU[@]}"
+TH_CUDA_EMULATOR=1 TH_LIB="$PWD/target/emu/debug/libth.so" .venv/bin/python -m pytest -q tests/python/test_thc.py
+c_tests/cuda_emu/run.sh
+TH_NVRTC_DIR="$(PYTHON=.venv/bin/python scripts/nvrtc.sh)" TH_REQUIRE_NVRTC=1 cargo test -q --test cuda_nvrtc
 tests/install/run.sh
 .venv/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps \
   -C profile=dev ./ffi_examples/python

@@ -95,3 +95,30 @@ fn every_module_compiles_within_budget() {
     );
     assert_eq!(count, kernels::kernel_names().len());
 }
+
+/// The disk cache: the first request compiles and writes `<module>-sm80-<key>.cubin`, the
+/// second reads the same bytes back without compiling.
+#[test]
+fn cubins_are_cached_on_disk() {
+    if !kernels::nvrtc::available() {
+        assert!(std::env::var("TH_REQUIRE_NVRTC").as_deref() != Ok("1"), "TH_REQUIRE_NVRTC=1 but no libnvrtc");
+        println!("skipped: no libnvrtc");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("th-cubin-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let m = kernels::modules().iter().find(|m| m.name == "bool").unwrap();
+    let t = Instant::now();
+    let first = kernels::cache::cubin_in(Some(&dir), m, (8, 0)).unwrap();
+    let compiled = t.elapsed();
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].to_string_lossy().into_owned();
+    assert!(name.starts_with("bool-sm80-") && name.ends_with(".cubin"), "{name}");
+    let t = Instant::now();
+    let second = kernels::cache::cubin_in(Some(&dir), m, (8, 0)).unwrap();
+    let cached = t.elapsed();
+    assert_eq!(first, second);
+    assert!(cached * 10 < compiled, "cached read took {cached:?}, the compile {compiled:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

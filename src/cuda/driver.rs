@@ -104,10 +104,10 @@ impl Driver {
         let module = match modules.get(m.name) {
             Some(&h) => h as sys::CUmodule,
             None => {
-                let compiled = kernels::compile(m, self.info.arch)?;
+                let cubin = kernels::cache::cubin(m, self.info.arch)?;
                 // SAFETY: a CUBIN image for this device's architecture, alive during the call.
-                let h = unsafe { result::module::load_data(compiled.cubin.as_ptr() as *const c_void) }
-                    .check("cuModuleLoadData")?;
+                let h =
+                    unsafe { result::module::load_data(cubin.as_ptr() as *const c_void) }.check("cuModuleLoadData")?;
                 modules.insert(m.name, h as usize);
                 h
             }

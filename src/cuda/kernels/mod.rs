@@ -30,6 +30,7 @@
 //! thread, cooperative ones (shared memory, `__syncthreads`) block by block on helper threads.
 //! `emu_launch` wraps it; `th_emu_kernel_names` lists the registered kernels.
 
+pub mod cache;
 pub mod nvrtc;
 pub use nvrtc::{Compiled, compile, resource_report};
 

@@ -38,10 +38,18 @@ pub fn compile(m: &Module, arch: (i32, i32)) -> Result<Compiled> {
     imp::compile(m, arch)
 }
 
+/// NVRTC's (major, minor) version.
+pub fn version() -> Result<(i32, i32)> {
+    imp::version()
+}
+
 #[cfg(not(feature = "cuda"))]
 mod imp {
     use super::*;
     pub fn compile(_m: &Module, _arch: (i32, i32)) -> Result<Compiled> {
+        Err(Error::new(Code::TH_ERR_NO_CUDA, "built without CUDA"))
+    }
+    pub fn version() -> Result<(i32, i32)> {
         Err(Error::new(Code::TH_ERR_NO_CUDA, "built without CUDA"))
     }
 }
@@ -109,6 +117,14 @@ mod imp {
         // SAFETY: nvrtcGetErrorString returns a static NUL-terminated string.
         let s = unsafe { std::ffi::CStr::from_ptr(sys::nvrtcGetErrorString(r)) };
         Err(Error::new(Code::TH_ERR_CUDA, format!("NVRTC {what}: {}", s.to_string_lossy())))
+    }
+
+    pub fn version() -> Result<(i32, i32)> {
+        load()?;
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: two out-parameters.
+        check(unsafe { sys::nvrtcVersion(&mut major, &mut minor) }, "nvrtcVersion")?;
+        Ok((major, minor))
     }
 
     pub fn compile(m: &Module, arch: (i32, i32)) -> Result<Compiled> {
