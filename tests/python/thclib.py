@@ -241,6 +241,18 @@ def contiguous(side, real, raw):
     return t
 
 
+def expand(side, t, shape):
+    """A new view of `t` broadcast to `shape` (the library's `expand`)."""
+    size = side.lib.call("THLongStorage_newWithSize", C.c_void_p, C.c_ssize_t(len(shape)))
+    side.lib.call("THLongStorage_rawCopy", None, C.c_void_p(size), i64s(shape))
+    r = side.new(t.real)
+    try:
+        side.call(t.real, "expand", None, r, t, C.c_void_p(size))
+    finally:
+        side.lib.call("THLongStorage_free", None, C.c_void_p(size))
+    return r
+
+
 class Layout:
     """A random view of `shape`: a contiguous base, then (maybe) select on a leading dimension,
     transposes undoing a permutation, narrows of padded dimensions, and an expand of size-1
@@ -284,14 +296,7 @@ class Layout:
         for d, (n, (a, b)) in enumerate(zip(self.s1, self.pad)):
             if a or b:
                 side.call(real, "narrow", None, t, None, C.c_int(d), C.c_int64(a), C.c_int64(n))
-        if self.ex:
-            size = side.lib.call("THLongStorage_newWithSize", C.c_void_p, C.c_ssize_t(len(self.shape)))
-            side.lib.call("THLongStorage_rawCopy", None, C.c_void_p(size), i64s(self.shape))
-            r = side.new(real)
-            side.call(real, "expand", None, r, t, C.c_void_p(size))
-            side.lib.call("THLongStorage_free", None, C.c_void_p(size))
-            t = r
-        return t
+        return expand(side, t, self.shape) if self.ex else t
 
 
 def ordered(real, raw):
@@ -360,74 +365,6 @@ def th_error_text(e):
     msg = e.msg if isinstance(e, THError) else str(e)
     return msg.split(": ", 1)[1] if ": " in msg else msg
 
-
-# ---------------------------------------------------------------------------------------------
-# THC's elementwise functions (THCTensorMath{Pointwise,Pairwise,Compare,CompareT}.h): name ->
-# (argument pattern after the output, dtypes THC declares it for). Pattern letters: t the main
-# tensor, u/w further tensors (may broadcast), v/x scalars, d an int dimension; "cmp" outputs
-# are Byte tensors, "equal" returns an int.
-
-FL3 = ["Half", "Float", "Double"]
-CMPS = ["lt", "gt", "le", "ge", "eq", "ne"]
-
-
-def _ops(names, sig, reals):
-    return {n: (sig, reals) for n in names.split()}
-
-
-ELEMENTWISE = {
-    "pointwise": {
-        **_ops("sigmoid log lgamma log1p exp cos acos cosh sin asin sinh tan atan tanh sqrt rsqrt ceil floor round "
-               "trunc frac cinv", "t", FL3),
-        **_ops("neg", "t", ["Short", "Int", "Long"] + FL3),
-        **_ops("abs sign", "t", THC_REALS),
-        "atan2": ("tu", FL3), "pow": ("tv", FL3), "tpow": ("vt", FL3), "lerp": ("tuv", FL3),
-        "clamp": ("tvx", THC_REALS), "cross": ("tud", THC_REALS),
-        **_ops("cadd csub", "tvu", THC_REALS),
-        **_ops("cmul cpow cdiv clshift crshift cmax cmin cfmod cremainder cbitand cbitor cbitxor", "tu", THC_REALS),
-        **_ops("cmaxValue cminValue", "tv", THC_REALS),
-        **_ops("addcmul addcdiv", "tvuw", THC_REALS),
-    },
-    "pairwise": {**_ops("add sub mul div lshift rshift fmod remainder bitand bitor bitxor", "tv", THC_REALS),
-                 "equal": ("equal", THC_REALS)},
-    "compare": {**{f"{c}Value": ("cmp:tv", THC_REALS) for c in CMPS}, **{f"{c}ValueT": ("tv", THC_REALS) for c in CMPS}},
-    "compareT": {**{f"{c}Tensor": ("cmp:tu", THC_REALS) for c in CMPS},
-                 **{f"{c}TensorT": ("tu", THC_REALS) for c in CMPS}},
-}
-
-# Maximum ULP differences allowed against the host (see test_thc's docstring): CUDA's documented
-# maximum errors of the single / double precision functions, plus one for the host's libm.
-ULPS_FLOAT = {"exp": 3, "log": 2, "log1p": 2, "sin": 3, "cos": 3, "tan": 5, "asin": 3, "acos": 3, "atan": 3,
-              "sinh": 4, "cosh": 3, "tanh": 3, "sigmoid": 4, "pow": 5, "tpow": 5, "cpow": 5, "atan2": 4,
-              "rsqrt": 3, "lgamma": 7}
-ULPS_DOUBLE = {"exp": 2, "log": 2, "log1p": 2, "sin": 3, "cos": 3, "tan": 3, "asin": 3, "acos": 3, "atan": 3,
-               "sinh": 3, "cosh": 2, "tanh": 2, "sigmoid": 3, "pow": 3, "tpow": 3, "cpow": 3, "atan2": 3,
-               "rsqrt": 2, "lgamma": 5}
-FUSED = {"cadd", "csub", "addcmul", "addcdiv", "lerp"}
-
-
-def ulps(op, real):
-    """ULPs allowed between device and host results of `op` on dtype `real`."""
-    if real not in FLOATS:
-        return 0
-    n = (ULPS_DOUBLE if real == "Double" else ULPS_FLOAT).get(op, 0)
-    if n and real in ("Half", "BFloat16"):
-        n = 1  # computed in float and rounded: float-level differences move the result by <= 1
-    if op in FUSED and not emulated():
-        n = max(n, 1)  # NVRTC may fuse the multiply-add on a real GPU
-    return n
-
-
-# THC's reductions (THCTensorMathReduce.h): name -> (argument pattern, dtypes THC declares it for).
-# Patterns: "dk" (r, t, dim, keepdim); "dbk" (r, t, dim, biased, keepdim); "vdk" (r, t, p, dim,
-# keepdim); "vdm" (r, t, p, dim, maxnorm); "idk" (values, indices, t, dim, keepdim); "all" (t);
-# "allb" (t, biased); "allv" (t, p); "dist" (a, b, p). Scalar results per the header.
-REDUCE = {
-    **_ops("sum prod mean", "dk", THC_REALS), **_ops("var std", "dbk", FL3), "norm": ("vdk", FL3),
-    "renorm": ("vdm", FL3), **_ops("min max median", "idk", THC_REALS),
-    **_ops("sumall prodall meanall minall maxall medianall", "all", THC_REALS), **_ops("varall stdall", "allb", FL3),
-    "normall": ("allv", FL3), "dist": ("dist", THC_REALS),
-}
 
 _CTYPES = {"double": C.c_double, "float": C.c_float, "int64_t": C.c_int64, "long": C.c_long, "int": C.c_int,
            "int32_t": C.c_int32, "THBool": C.c_uint8, "int16_t": C.c_int16, "int8_t": C.c_int8, "uint8_t": C.c_uint8, "bool": C.c_bool,
