@@ -84,6 +84,39 @@ static void raw_storages(THCState *state) {
   THCudaStorage_free(state, s);
 }
 
+/* THCHalf.h, the caching allocator as a THCDeviceAllocator, and THCDescBuff. */
+static void half_and_allocator(THCState *state) {
+  float in[5] = {1.0f, -2.5f, 65504.0f, 1e-8f, 0.333333f}, back[5];
+  void *f = NULL, *h = NULL, *f2 = NULL;
+  size_t cached = 99, largest = 99;
+  int k;
+  THCDeviceAllocator *a = THCCachingAllocator_get();
+  THCDescBuff d;
+  THCudaTensor *t;
+  CHECK(a == THCState_getDeviceAllocator(state) && a->realloc == NULL);
+  CHECK(a->malloc(a->state, &f, sizeof in, THCState_getCurrentStream(state)) == 0 && f != NULL);
+  CHECK(a->malloc(a->state, &h, 5 * 2, NULL) == 0 && a->malloc(a->state, &f2, sizeof in, NULL) == 0);
+  t = THCudaTensor_newWithStorage1d(state, THCudaStorage_newWithData(state, (float *)f, 5), 0, 5, 1);
+  for (k = 0; k < 5; k++) THCudaTensor_set1d(state, t, k, in[k]);
+  THCFloat2Half(state, h, (float *)f, 5);
+  THCHalf2Float(state, (float *)f2, h, 5);
+  THCudaStorage_rawCopy(state, THCudaTensor_storage(state, t), (float *)f2);
+  for (k = 0; k < 5; k++) back[k] = THCudaTensor_get1d(state, t, k);
+  for (k = 0; k < 5; k++) CHECK(back[k] == THC_half2float(THC_float2half(in[k])));
+  CHECK(back[1] == -2.5f && back[2] == 65504.0f && back[3] != in[3]);
+  CHECK(THC_half2float(THC_float2half(1.5f)) == 1.5f);
+  CHECK(THC_nativeHalfInstructions(state) == 0 || THC_nativeHalfInstructions(state) == 1);
+  d = THCudaTensor_sizeDesc(state, t);
+  CHECK(strcmp(d.str, "[5]") == 0);
+  THCudaStorage_free(state, THCudaTensor_storage(state, t)); /* the +1 of newWithData */
+  THCudaTensor_free(state, t); /* frees f through the storage */
+  CHECK(a->free(a->state, h) == 0 && a->free(a->state, f2) == 0);
+  CHECK(a->free(a->state, (void *)&cached) == 17); /* not a device block */
+  CHECK(a->cacheInfo(a->state, 0, &cached, &largest) == 0 && cached >= 10 && largest >= 10);
+  CHECK(a->emptyCache(a->state) == 0);
+  CHECK(a->cacheInfo(a->state, 0, &cached, &largest) == 0 && cached == 0);
+}
+
 int main(void) {
   THCState *state;
   THFloatTensor *ha, *hb, *h;
@@ -196,6 +229,7 @@ int main(void) {
   THFloatTensor_free(ha);
   THFloatTensor_free(hb);
   raw_storages(state);
+  half_and_allocator(state);
   THCudaShutdown(state);
   THCState_free(state);
   return TH_TEST_DONE();

@@ -534,6 +534,11 @@ typedef struct THCDeviceAllocator {
   void *state;
 } THCDeviceAllocator;
 
+/**
+ * THC's name of the descriptive buffer `sizeDesc` returns (the same type as TH's).
+ */
+typedef struct THDescBuff THCDescBuff;
+
 
 
 #ifdef __cplusplus
@@ -41364,6 +41369,39 @@ void THBoolStorage_copyCudaBool(struct THCState *state,
                                 struct THCudaBoolStorage *src);
 
 /**
+ * float -> half (round to nearest even), on the host.
+ */
+struct THHalf THC_float2half(float a);
+
+/**
+ * half -> float, on the host.
+ */
+float THC_half2float(struct THHalf a);
+
+/**
+ * `out[i] = (half) in[i]` for `len` elements, both device arrays on the current device
+ * (on its current stream).
+ */
+void THCFloat2Half(struct THCState *state, struct THHalf *out, float *input, ptrdiff_t len);
+
+/**
+ * `out[i] = (float) in[i]` for `len` elements, both device arrays on the current device.
+ */
+void THCHalf2Float(struct THCState *state, float *out, struct THHalf *input, ptrdiff_t len);
+
+/**
+ * 1 when the current device has half-precision arithmetic instructions (compute
+ * capability 5.3 or later), else 0. th's kernels compute Half in f32 either way.
+ */
+int THC_nativeHalfInstructions(struct THCState *state);
+
+/**
+ * 1 when the current device runs half arithmetic at twice the f32 rate (compute
+ * capability 6.0, or 7.0 and later), else 0.
+ */
+int THC_fastHalfInstructions(struct THCState *state);
+
+/**
  * Always an error, as in THC: device memory cannot map a file (map a host storage
  * and copy it to the device instead).
  */
@@ -41830,6 +41868,19 @@ struct THCudaBoolStorage *THCudaBoolStorage_newWithDataAndAllocator(struct THCSt
 void THCudaBoolStorage_rawCopy(struct THCState *state,
                                struct THCudaBoolStorage *storage,
                                THBool *src);
+
+/**
+ * THC's caching device allocator as a `THCDeviceAllocator` (the one device storages use): its
+ * `malloc` allocates on the current device for the given stream, `free` returns a block to
+ * its device's cache, `emptyCache` releases every device's cached blocks, `cacheInfo` gives a
+ * device's cached free bytes and largest cached block. Static: never freed.
+ */
+struct THCDeviceAllocator *THCCachingAllocator_get(void);
+
+/**
+ * The device allocator of device storages: the caching allocator (`THCCachingAllocator_get`).
+ */
+struct THCDeviceAllocator *THCState_getDeviceAllocator(struct THCState *state);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -76,3 +76,21 @@ fn reshaped_like<T: Scalar>(dev: &Dev, v: &View<T>, shape: &[i64]) -> Result<Vie
 pub fn fill<T: Scalar>(dev: &Dev, v: &View<T>, x: T) -> Result<()> {
     run(dev.ordinal, &Call::new("fill").value(x), v, &[])
 }
+
+/// Converts `n` contiguous elements at the device address `src` (`S`) into `dst` (`D`) with
+/// the copy kernel, on device `dev`'s current stream.
+///
+/// # Safety
+/// `dst` and `src` must hold `n` elements of their types on `dev` and not partially overlap.
+pub unsafe fn convert_raw<D: Scalar, S: Scalar>(dev: &Dev, dst: u64, src: u64, n: usize) -> Result<()> {
+    let one = [1i64];
+    let shape = [n as i64];
+    let operands = [
+        Operand { base: dst, strides: &one, dtype: D::DTYPE },
+        Operand { base: src, strides: &one, dtype: S::DTYPE },
+    ];
+    let Some(mut p) = Call::new("copy").launch(&shape, &operands)? else { return Ok(()) };
+    let mut args = p.args();
+    // SAFETY: caller contract: both runs of n elements are device memory of `dev`.
+    unsafe { dev.gpu.launch(&p.kernel, &p.cfg, &mut args, runtime::stream(dev.ordinal)) }
+}

@@ -24,6 +24,7 @@ pub mod reduce;
 pub mod storage;
 pub mod tensor;
 pub mod thc;
+pub mod thc_half;
 pub mod thc_storage;
 
 use crate::core::dtype::{Bool, Scalar, THBFloat16, THHalf};

@@ -177,3 +177,101 @@ macro_rules! thc_storage_api {
     } };
 }
 crate::th_dtypes!(thc_storage_api);
+
+/// A CUDA runtime error code for an error (`cudaErrorMemoryAllocation`, `cudaErrorNoDevice`,
+/// else `cudaErrorInvalidValue`).
+fn cuda_error(e: &Error) -> c_int {
+    match e.code {
+        Code::TH_ERR_ALLOC => 2,
+        Code::TH_ERR_NO_DEVICE | Code::TH_ERR_NO_CUDA => 100,
+        _ => 1,
+    }
+}
+
+unsafe extern "C" fn caching_malloc(_ctx: *mut c_void, ptr: *mut *mut c_void, size: usize, stream: cudaStream_t) -> c_int {
+    if ptr.is_null() {
+        return 1;
+    }
+    match runtime::device(runtime::current()).and_then(|d| d.cache.malloc(size, stream as u64)) {
+        Ok(p) => {
+            // SAFETY: checked non-NULL out-parameter.
+            unsafe { *ptr = p as *mut c_void };
+            0
+        }
+        Err(e) => {
+            crate::core::error::record(&e);
+            cuda_error(&e)
+        }
+    }
+}
+
+unsafe extern "C" fn caching_free(_ctx: *mut c_void, ptr: *mut c_void) -> c_int {
+    if ptr.is_null() {
+        return 0;
+    }
+    // The block's device: the current one first, then the others.
+    let Ok(devices) = runtime::devices() else { return 100 };
+    let cur = runtime::current();
+    let order = devices.iter().filter(|d| d.ordinal == cur).chain(devices.iter().filter(|d| d.ordinal != cur));
+    for d in order {
+        if d.cache.block_size(ptr as u64).is_some() {
+            return d.cache.free(ptr as u64).map_or_else(|e| cuda_error(&e), |_| 0);
+        }
+    }
+    17 // cudaErrorInvalidDevicePointer
+}
+
+unsafe extern "C" fn caching_empty(_ctx: *mut c_void) -> c_int {
+    if let Ok(devices) = runtime::devices() {
+        for d in devices {
+            d.cache.empty_cache();
+        }
+    }
+    0
+}
+
+unsafe extern "C" fn caching_info(_ctx: *mut c_void, device: c_int, cached: *mut usize, largest: *mut usize) -> c_int {
+    if cached.is_null() || largest.is_null() {
+        return 1;
+    }
+    match runtime::device(device) {
+        Ok(d) => {
+            // SAFETY: checked non-NULL out-parameters.
+            unsafe {
+                *cached = d.cache.stats().cached_free;
+                *largest = d.cache.largest_free();
+            }
+            0
+        }
+        Err(e) => cuda_error(&e),
+    }
+}
+
+struct SyncAllocator(THCDeviceAllocator);
+// SAFETY: the table holds function pointers and a NULL state, never written.
+unsafe impl Sync for SyncAllocator {}
+
+static CACHING_ALLOCATOR: SyncAllocator = SyncAllocator(THCDeviceAllocator {
+    malloc: Some(caching_malloc),
+    realloc: None,
+    free: Some(caching_free),
+    emptyCache: Some(caching_empty),
+    cacheInfo: Some(caching_info),
+    state: ptr::null_mut(),
+});
+
+/// THC's caching device allocator as a `THCDeviceAllocator` (the one device storages use): its
+/// `malloc` allocates on the current device for the given stream, `free` returns a block to
+/// its device's cache, `emptyCache` releases every device's cached blocks, `cacheInfo` gives a
+/// device's cached free bytes and largest cached block. Static: never freed.
+#[unsafe(no_mangle)]
+pub extern "C" fn THCCachingAllocator_get() -> *mut THCDeviceAllocator {
+    &CACHING_ALLOCATOR.0 as *const THCDeviceAllocator as *mut THCDeviceAllocator
+}
+
+th_fn! {
+    /// The device allocator of device storages: the caching allocator (`THCCachingAllocator_get`).
+    fn THCState_getDeviceAllocator @[state: *mut THCState]() -> *mut THCDeviceAllocator = ptr::null_mut(); {
+        Ok(THCCachingAllocator_get())
+    }
+}
