@@ -11,7 +11,9 @@
 #      kernels' Rust tests, the THC C tests under valgrind, the THC differential suite
 #      (tests/python/test_thc.py); the kernel sources under ASan+UBSan and TSan
 #      (c_tests/cuda_emu/run.sh); every kernel compiled by NVRTC for sm_80/sm_90 with no spills
-#      (tests/cuda_nvrtc.rs; scripts/nvrtc.sh installs NVRTC from PyPI into target/nvrtc)
+#      (tests/cuda_nvrtc.rs; scripts/nvrtc.sh installs NVRTC from PyPI into target/nvrtc); THC
+#      against Debian's real libcuda without a GPU (scripts/libcuda_nodevice.sh); the GPU
+#      scripts' no-device path, and scripts/test_gpu.sh and bench/cuda.py on the emulator
 #   6. install into a temporary prefix and build against it with pkg-config and CMake
 #      (tests/install/run.sh; installs pkg-config and cmake if missing)
 #   7. the C tests and examples built with clang under ASan+UBSan+LSan (scripts/sanitize.sh)
@@ -73,6 +75,14 @@ cargo build -q "${EMU[@]}"
 TH_CUDA_EMULATOR=1 TH_LIB="$PWD/target/emu/debug/libth.so" .venv/bin/python -m pytest -q tests/python/test_thc.py
 c_tests/cuda_emu/run.sh
 TH_NVRTC_DIR="$(PYTHON=.venv/bin/python scripts/nvrtc.sh)" TH_REQUIRE_NVRTC=1 cargo test -q --test cuda_nvrtc
+# THC against a real NVIDIA driver library without a GPU (Debian's non-free libcuda1 unpacked
+# into target/libcuda): every entry point gets cuInit's CUDA_ERROR_NO_DEVICE as TH_ERR_NO_DEVICE.
+TH_LIBCUDA_DIR="$(scripts/libcuda_nodevice.sh)" TH_REQUIRE_LIBCUDA=1 TH_VALGRIND=1 cargo test -q --test thc_nodevice
+# The GPU scripts where there is no GPU: test_gpu.sh's no-device path, then the script itself
+# and the GPU benchmark's smoke mode on the emulated device.
+TH_LIB="$PWD/target/debug/libth.so" scripts/test_gpu.sh
+TH_GPU_TEST_EMULATOR=1 TH_SKIP_PYTHON=1 TH_LIB="$PWD/target/emu/debug/libth.so" scripts/test_gpu.sh
+TH_CUDA_EMULATOR=1 .venv/bin/python bench/cuda.py --lib target/emu/debug/libth.so --smoke
 tests/install/run.sh
 .venv/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps \
   -C profile=dev ./ffi_examples/python

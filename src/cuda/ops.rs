@@ -85,10 +85,8 @@ pub fn fill<T: Scalar>(dev: &Dev, v: &View<T>, x: T) -> Result<()> {
 pub unsafe fn convert_raw<D: Scalar, S: Scalar>(dev: &Dev, dst: u64, src: u64, n: usize) -> Result<()> {
     let one = [1i64];
     let shape = [n as i64];
-    let operands = [
-        Operand { base: dst, strides: &one, dtype: D::DTYPE },
-        Operand { base: src, strides: &one, dtype: S::DTYPE },
-    ];
+    let operands =
+        [Operand { base: dst, strides: &one, dtype: D::DTYPE }, Operand { base: src, strides: &one, dtype: S::DTYPE }];
     let Some(mut p) = Call::new("copy").launch(&shape, &operands)? else { return Ok(()) };
     let mut args = p.args();
     // SAFETY: caller contract: both runs of n elements are device memory of `dev`.

@@ -188,7 +188,12 @@ fn cuda_error(e: &Error) -> c_int {
     }
 }
 
-unsafe extern "C" fn caching_malloc(_ctx: *mut c_void, ptr: *mut *mut c_void, size: usize, stream: cudaStream_t) -> c_int {
+unsafe extern "C" fn caching_malloc(
+    _ctx: *mut c_void,
+    ptr: *mut *mut c_void,
+    size: usize,
+    stream: cudaStream_t,
+) -> c_int {
     if ptr.is_null() {
         return 1;
     }
