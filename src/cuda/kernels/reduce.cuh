@@ -154,11 +154,12 @@ template <class T, bool MAX> struct th_rbest {
     return a;
   }
   __forceinline__ A combine(A a, A b) const {
-    if (b.i < 0) return a;
-    if (a.i < 0) return b;
-    if (beats(b.v, a.v)) return b;
-    if (beats(a.v, b.v)) return a;
-    return b.i < a.i ? b : a;  // equal (or both NaN): the first position
+    // b wins when a is empty, b's value beats a's, or they tie (equal, or both NaN) and b's
+    // position is first. Selected field by field (no struct select: it spilled on sm_80).
+    const bool take = b.i >= 0 && (a.i < 0 || beats(b.v, a.v) || (!beats(a.v, b.v) && b.i < a.i));
+    a.v = take ? b.v : a.v;
+    a.i = take ? b.i : a.i;
+    return a;
   }
 };
 
