@@ -24,6 +24,7 @@ pub mod reduce;
 pub mod storage;
 pub mod tensor;
 pub mod thc;
+pub mod thc_reduce;
 
 use crate::core::dtype::{Bool, Scalar, THBFloat16, THHalf};
 use crate::core::error::{self, Code, Error, Result};
