@@ -6,7 +6,9 @@
 //   search; float->integer saturation; integer arithmetic against wide-integer references;
 //   comparisons with NaN; 3-d strided/broadcast geometry; grid-stride loops; bad launches;
 // - concurrent launches from two threads, and a cooperative kernel (shared memory, barriers,
-//   threads leaving early) defined here.
+//   threads leaving early) defined here;
+// - every reduction and combine kernel (reduce.cuh) on random bytes, and sums / first-index
+//   max / counts against loops over strided and multi-chunk geometry, from two threads at once.
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include "common.cuh"
 #include "num.cuh"
 #include "pointwise.cuh"
+#include "reduce.cuh"
 
 extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
                              void **params, char *err, size_t err_len);
@@ -79,9 +82,13 @@ template <class T> static uint64_t bits(T v) {
 static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
   th_emu_kernel_names(all.data(), all.size());
-  for (const char *k : all)
-    if (std::strncmp(k, "th_", 3) == 0) names.push_back(k);  // not this file's own kernel
-  CHECK(names.size() == 1116, "%zu kernels registered", names.size());
+  size_t reductions = 0;
+  for (const char *k : all) {
+    if (std::strncmp(k, "th_reduce_", 10) == 0 || std::strncmp(k, "th_combine_", 11) == 0) ++reductions;
+    else if (std::strncmp(k, "th_", 3) == 0) names.push_back(k);  // not this file's own kernel
+  }
+  CHECK(names.size() == 1116, "%zu pointwise kernels registered", names.size());
+  CHECK(reductions == 214, "%zu reduction kernels registered", reductions);
   const int cap = 80;
   std::vector<uint64_t> buf[4];
   for (auto &b : buf) b.resize(cap);
@@ -349,8 +356,106 @@ static void cooperative() {
   }
 }
 
+// A THCReduce over m x k, operands at strides (ks, rs), lanes and chunks as cuda::reduce plans.
+static THCReduce reduce_params(long long m, long long k, long long ks, long long rs) {
+  THCReduce p;
+  std::memset(&p, 0, sizeof p);
+  p.m = m, p.k = k, p.kdim = 1, p.rdim = 1, p.ksizes[0] = m, p.rsizes[0] = k, p.op = 5, p.p = 3.5;
+  long long lanes = 1;
+  while (lanes < TH_RBLOCK && lanes * TH_RPER < k) lanes *= 2;
+  p.lanes = (int)lanes;
+  p.nchunks = (k + lanes * TH_RPER - 1) / (lanes * TH_RPER);
+  for (int q = 0; q < 2; ++q) p.kstrides[q][0] = ks, p.rstrides[q][0] = rs;
+  return p;
+}
+
+static int reduce_launch(const char *kernel, THCReduce &p, unsigned grid) {
+  unsigned g[3] = {grid, 1, 1}, b[3] = {TH_RBLOCK, 1, 1};
+  void *args[1] = {&p};
+  char err[256] = "";
+  const int rc = th_emu_launch(kernel, g, b, 0, args, err, sizeof err);
+  CHECK(rc == 0, "%s: %s", kernel, err);
+  return rc;
+}
+
+// Every reduction kernel on random bytes: 3 outputs of 37 (4 lanes, one chunk each),
+// transposed operands; the combines over 3 x 37 random accumulators.
+static void every_reduction() {
+  std::vector<const char *> all(th_emu_kernel_names(nullptr, 0));
+  th_emu_kernel_names(all.data(), all.size());
+  std::vector<uint64_t> in[2], out(3 * 37 * 3);
+  for (auto &b : in) b.resize(3 * 37 * 3);
+  for (const char *k : all) {
+    const bool combine = std::strncmp(k, "th_combine_", 11) == 0;
+    if (!combine && std::strncmp(k, "th_reduce_", 10) != 0) continue;
+    for (auto &b : in)
+      for (auto &x : b) x = rnd();
+    THCReduce p = reduce_params(3, 37, 1, 3);
+    p.data[0] = (unsigned long long)in[0].data(), p.data[1] = (unsigned long long)in[1].data();
+    p.out = (unsigned long long)out.data();
+    reduce_launch(k, p, 2);
+  }
+}
+
+// Sums, counts and first-index max of long against loops: transposed 5 x 7 and 2 x 9000 (three
+// chunks per output, then a combine pass), with grids of 1 and 8 blocks giving the same bits.
+static void reductions_checked() {
+  for (const auto &shape : {std::pair<long long, long long>{5, 7}, {2, 9000}}) {
+    const long long m = shape.first, k = shape.second;
+    std::vector<long long> x(m * k);
+    for (auto &v : x) v = (long long)(rnd() % 1000) - 500;
+    x[(k / 2) * m] = 100000, x[(k - 1) * m] = 100000;  // output 0's max, twice: the first one wins
+    THCReduce p = reduce_params(m, k, 1, m);  // element (o, r) at o + r * m
+    p.data[0] = (unsigned long long)x.data();
+    std::vector<long long> sums(m * p.nchunks, -1), counts(m * p.nchunks, -1), sums8(m * p.nchunks, -2);
+    std::vector<th_best<long long>> best(m * p.nchunks);
+    p.out = (unsigned long long)sums.data();
+    reduce_launch("th_reduce_sum_long_i32", p, 1);
+    p.out = (unsigned long long)sums8.data();
+    reduce_launch("th_reduce_sum_long_i64", p, 8);
+    CHECK(sums == sums8, "sums differ between grids / index widths");
+    p.out = (unsigned long long)counts.data();
+    reduce_launch("th_reduce_count_long_i32", p, 3);
+    p.out = (unsigned long long)best.data();
+    reduce_launch("th_reduce_max_long_i32", p, 1);
+    if (p.nchunks > 1) {  // one combine pass over each output's partials
+      THCReduce c = reduce_params(m, p.nchunks, 0, 0);
+      CHECK(c.nchunks == 1, "combine chunks %lld", c.nchunks);
+      std::vector<long long> s1(m), c1(m);
+      std::vector<th_best<long long>> b1(m);
+      const std::pair<const char *, std::pair<void *, void *>> passes[] = {
+          {"th_combine_sum_long", {sums.data(), s1.data()}},
+          {"th_combine_count_long", {counts.data(), c1.data()}},
+          {"th_combine_max_long", {best.data(), b1.data()}}};
+      for (const auto &pass : passes) {
+        c.data[0] = (unsigned long long)pass.second.first, c.out = (unsigned long long)pass.second.second;
+        reduce_launch(pass.first, c, 1);
+      }
+      sums = s1, counts = c1, best = b1;
+    }
+    for (long long o = 0; o < m; ++o) {
+      long long s = 0, n = 0, bi = 0;
+      for (long long r = 0; r < k; ++r) {
+        const long long v = x[o + r * m];
+        s += v, n += v != 0;
+        if (v > x[o + bi * m]) bi = r;
+      }
+      CHECK(sums[o] == s, "sum %lld x %lld output %lld: %lld, want %lld", m, k, o, sums[o], s);
+      CHECK(counts[o] == n, "count output %lld: %lld, want %lld", o, counts[o], n);
+      CHECK(best[o].i == bi && best[o].v == x[o + bi * m], "max output %lld at %lld, want %lld", o, best[o].i, bi);
+    }
+  }
+}
+
 int main() {
   every_kernel();
+  every_reduction();
+  reductions_checked();
+  {  // two threads reducing at once (the cooperative launches share the static block buffer)
+    std::thread t(reductions_checked);
+    reductions_checked();
+    t.join();
+  }
   half_conversions();
   saturation<unsigned char>("th_copy_byte_double_i32");
   saturation<signed char>("th_copy_char_double_i32");

@@ -11,7 +11,7 @@
 //! - `runtime`: lazy, process-wide device discovery, the current device and stream per thread;
 //! - `alloc`: THC's caching device allocator and caching pinned-host allocator;
 //! - `kernels`, `launch`: the CUDA C sources, NVRTC compilation, and launch parameters built
-//!   from the shared geometry;
+//!   from the shared geometry; `reduce`: the device engine of the reductions;
 //! - `storage`: the `THAllocator` that backs device storages.
 
 pub mod alloc;
@@ -20,6 +20,7 @@ pub mod gpu;
 pub mod kernels;
 pub mod launch;
 pub mod ops;
+pub mod reduce;
 pub mod runtime;
 pub mod storage;
 

@@ -26,11 +26,16 @@
 //! pairwise-summation error (summing 3e7 ones in f32 gives exactly 3e7).
 //!
 //! Accumulation is in TH's `accreal` (`Scalar::Acc`: i64 for integers, f64 for Float/Double,
+//! f32 for Half/BFloat16).
+//!
+//! Device operands run on `cuda::reduce` (the same geometry, the kernels of `reduce.cuh`) when
+//! the reducer names its device fold (`Reducer::device`); others are refused with an error.
 
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::geometry::{Dim, Odometer, push_merged};
 use crate::core::tensor::View;
+pub use crate::cuda::reduce::{DeviceAcc, DeviceFold};
 use crate::exec::backend::{Backend, host_base};
 use crate::exec::parallel::{self, SharedPtr, Sink};
 use crate::kernels::reduce as rk;
@@ -100,6 +105,15 @@ pub trait Reducer<T, const N: usize>: Sync {
     }
     /// Combines the result of some elements with the result of the elements after them.
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The device kernel that folds the same thing (`cuda::reduce`); None: this reduction runs
+    /// on host tensors only (device operands are a clear error).
+    fn device(&self) -> Option<DeviceFold> {
+        None
+    }
+    /// An accumulator from the bytes of the device's (`DeviceFold::acc_bytes` of them).
+    fn device_acc(&self, _raw: &[u8]) -> Option<Self::Acc> {
+        None
+    }
 }
 
 /// The merged iteration spaces of a reduction.
@@ -476,7 +490,10 @@ pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
     if views[0].numel() == 0 {
         return crate::core::limits::try_filled(g.m(), r.identity());
     }
-    Backend::of(&views.map(|v| v.device()))?.host_only("this reduction")?;
+    match Backend::of(&views.map(|v| v.device()))? {
+        Backend::Host => {}
+        Backend::Cuda(i) => return crate::cuda::reduce::reduce(i, &g, views, r),
+    }
     let mut base = [std::ptr::null::<T>(); N];
     for (b, v) in base.iter_mut().zip(views) {
         *b = host_base(v)? as *const T;

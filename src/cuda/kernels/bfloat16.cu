@@ -4,8 +4,10 @@
 #include "num.cuh"
 #include "pointwise.cuh"
 #include "arith.cuh"
+#include "reduce.cuh"
 #endif
 
 TH_BASIC_KERNELS(bfloat16, th_bfloat16)
 TH_CMP_OWN_KERNELS(bfloat16, th_bfloat16)
 TH_FLOAT_KERNELS(bfloat16, th_bfloat16)
+TH_REDUCE_FLOAT_KERNELS(bfloat16, th_bfloat16)

@@ -4,6 +4,8 @@
 #include "num.cuh"
 #include "pointwise.cuh"
 #include "arith.cuh"
+#include "reduce.cuh"
 #endif
 
 TH_BASIC_KERNELS(bool, th_bool)
+TH_REDUCE_ALL_KERNELS(bool, th_bool)

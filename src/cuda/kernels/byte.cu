@@ -4,7 +4,9 @@
 #include "num.cuh"
 #include "pointwise.cuh"
 #include "arith.cuh"
+#include "reduce.cuh"
 #endif
 
 TH_BASIC_KERNELS(byte, unsigned char)
 TH_INT_KERNELS(byte, unsigned char)
+TH_REDUCE_NUM_KERNELS(byte, unsigned char)

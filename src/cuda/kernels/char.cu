@@ -4,8 +4,10 @@
 #include "num.cuh"
 #include "pointwise.cuh"
 #include "arith.cuh"
+#include "reduce.cuh"
 #endif
 
 TH_BASIC_KERNELS(char, signed char)
 TH_CMP_OWN_KERNELS(char, signed char)
 TH_INT_KERNELS(char, signed char)
+TH_REDUCE_NUM_KERNELS(char, signed char)

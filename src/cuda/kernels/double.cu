@@ -4,8 +4,10 @@
 #include "num.cuh"
 #include "pointwise.cuh"
 #include "arith.cuh"
+#include "reduce.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
 TH_CMP_OWN_KERNELS(double, double)
 TH_FLOAT_KERNELS(double, double)
+TH_REDUCE_FLOAT_KERNELS(double, double)

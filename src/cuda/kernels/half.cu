@@ -4,8 +4,10 @@
 #include "num.cuh"
 #include "pointwise.cuh"
 #include "arith.cuh"
+#include "reduce.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
 TH_CMP_OWN_KERNELS(half, th_half)
 TH_FLOAT_KERNELS(half, th_half)
+TH_REDUCE_FLOAT_KERNELS(half, th_half)

@@ -4,8 +4,10 @@
 #include "num.cuh"
 #include "pointwise.cuh"
 #include "arith.cuh"
+#include "reduce.cuh"
 #endif
 
 TH_BASIC_KERNELS(int, int)
 TH_CMP_OWN_KERNELS(int, int)
 TH_INT_KERNELS(int, int)
+TH_REDUCE_NUM_KERNELS(int, int)

@@ -4,8 +4,10 @@
 #include "num.cuh"
 #include "pointwise.cuh"
 #include "arith.cuh"
+#include "reduce.cuh"
 #endif
 
 TH_BASIC_KERNELS(long, long long)
 TH_CMP_OWN_KERNELS(long, long long)
 TH_INT_KERNELS(long, long long)
+TH_REDUCE_NUM_KERNELS(long, long long)

@@ -8,7 +8,8 @@
 //! - `num.cuh`: element arithmetic with the CPU engine's semantics (`ops::num`), and
 //!   `kernels::vmath`'s exp/log/tanh/sigmoid operation for operation (same bits as the host);
 //! - `pointwise.cuh`: kernel bodies, fill, copy, comparisons; `arith.cuh`: arithmetic and float
-//!   functions;
+//!   functions; `reduce.cuh`: the reductions (`THCReduce`, mirrored in `cuda::reduce`) and the
+//!   combination of their chunk partials, in a fixed order (documented there);
 //! - one module per dtype, `<dtype>.cu`: every kernel whose name starts with that dtype. NVRTC
 //!   compiles a module at its first use, so a program using Float tensors compiles `float` only
 //!   (about 140 kernels, a few seconds), not the whole library.
@@ -17,7 +18,9 @@
 //! `i32` when the element count and every operand's largest offset fit in an `int`. Every kernel
 //! takes one `THCPointwise` by value. `copy` names the destination then the source
 //! (`th_copy_float_half_i32`); the comparisons name the input then the output dtype
-//! (`th_cmpValue_float_byte_i32`) and take the comparison in `THCPointwise::op`.
+//! (`th_cmpValue_float_byte_i32`) and take the comparison in `THCPointwise::op`. Reductions:
+//! `th_reduce_<op>_<dtype>_<i32|i64>` and `th_combine_<op>_<dtype>` (`REDUCTIONS`), taking one
+//! `THCReduce`.
 //!
 //! The emulator (`--features cuda-emulator`, csrc/cuda_emu/) compiles the same `.cu` files with
 //! the host C++ compiler; its entry point, called by the emulator backend's `Gpu::launch`:
@@ -41,6 +44,8 @@ use std::sync::OnceLock;
 #[cfg(all(test, feature = "cuda-emulator"))]
 mod emu_data;
 #[cfg(all(test, feature = "cuda-emulator"))]
+mod emu_reduce_tests;
+#[cfg(all(test, feature = "cuda-emulator"))]
 mod emu_tests;
 #[cfg(test)]
 mod tests;
@@ -53,8 +58,8 @@ pub struct Module {
     /// The whole program text: the shared headers, then the module's `.cu`.
     pub source: &'static str,
     /// Registers per thread every kernel of the module must stay within (the NVRTC test checks
-    /// it); the kernels use at most 44 on sm_80/sm_90, well under the 128 that 512-thread blocks
-    /// allow.
+    /// it); the pointwise kernels use at most 44 on sm_80/sm_90 and the reductions 58, under the
+    /// 128 that 512-thread blocks allow.
     pub register_budget: u32,
 }
 
@@ -67,6 +72,7 @@ macro_rules! modules {
                 include_str!("num.cuh"),
                 include_str!("pointwise.cuh"),
                 include_str!("arith.cuh"),
+                include_str!("reduce.cuh"),
                 include_str!(concat!($name, ".cu"))
             ),
             register_budget: 64,
@@ -224,6 +230,49 @@ pub fn kernel_dtypes(op: &Op, first: DType) -> Vec<Vec<DType>> {
     }
 }
 
+/// A reduction as the kernels implement it (`reduce.cuh`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reduction {
+    /// `th_reduce_<name>_<dtype>_<i32|i64>`.
+    pub name: &'static str,
+    /// Tensor operands (1, or 2 for dot, equal, dist).
+    pub operands: usize,
+    pub has: Has,
+    /// The combine kernel of its partials: `th_combine_<combine>_<dtype>`.
+    pub combine: &'static str,
+}
+
+macro_rules! reductions {
+    ($($has:ident $operands:literal [$($name:ident $combine:ident)*];)*) => {
+        &[$($(Reduction { name: stringify!($name), operands: $operands, has: Has::$has, combine: stringify!($combine) },)*)*]
+    };
+}
+
+/// Every reduction, mirroring the lists at the end of `reduce.cuh`.
+pub static REDUCTIONS: &[Reduction] = reductions! {
+    All 1 [max max min min count count];
+    All 2 [equal count];
+    Num 1 [sum sum prod prod];
+    Num 2 [dot sum];
+    Float 1 [moments moments norm norm];
+    Float 2 [dist norm];
+};
+
+/// The reduction named `name`.
+pub fn reduction(name: &str) -> Option<&'static Reduction> {
+    REDUCTIONS.iter().find(|r| r.name == name)
+}
+
+/// `th_reduce_<op>_<dtype>_<i32|i64>`.
+pub fn reduce_kernel_name(op: &str, d: DType, wide: bool) -> String {
+    format!("th_reduce_{op}_{}_{}", dtype_suffix(d), if wide { "i64" } else { "i32" })
+}
+
+/// `th_combine_<op>_<dtype>` (`op` a `Reduction::combine`).
+pub fn combine_kernel_name(op: &str, d: DType) -> String {
+    format!("th_combine_{op}_{}", dtype_suffix(d))
+}
+
 /// Every kernel of the module `module` (a dtype suffix), both index widths.
 pub fn kernels_of(module: &str) -> Vec<String> {
     let Some(&first) = DType::ALL.iter().find(|&&d| dtype_suffix(d) == module) else { return vec![] };
@@ -235,6 +284,16 @@ pub fn kernels_of(module: &str) -> Vec<String> {
             }
         }
     }
+    let mut combines = Vec::new();
+    for r in REDUCTIONS.iter().filter(|r| r.has.contains(first)) {
+        for wide in [false, true] {
+            v.push(reduce_kernel_name(r.name, first, wide));
+        }
+        if !combines.contains(&r.combine) {
+            combines.push(r.combine);
+        }
+    }
+    v.extend(combines.into_iter().map(|c| combine_kernel_name(c, first)));
     v
 }
 

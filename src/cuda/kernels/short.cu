@@ -4,8 +4,10 @@
 #include "num.cuh"
 #include "pointwise.cuh"
 #include "arith.cuh"
+#include "reduce.cuh"
 #endif
 
 TH_BASIC_KERNELS(short, short)
 TH_CMP_OWN_KERNELS(short, short)
 TH_INT_KERNELS(short, short)
+TH_REDUCE_NUM_KERNELS(short, short)

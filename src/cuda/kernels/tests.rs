@@ -13,7 +13,14 @@ fn names_and_modules() {
         d if Has::Int.contains(d) => 1 + 10 + 6 + 36,
         _ => 1 + 10 + 6 + 30 + 23,
     };
-    let want: usize = DType::ALL.iter().map(|&d| 2 * per(d)).sum();
+    // reductions: max, min, count, equal (+ sum, prod, dot; + moments, norm, dist) twice, and
+    // their combines (max, min, count; + sum, prod; + moments, norm) once.
+    let reductions = |d: DType| match d {
+        DType::Bool => 2 * 4 + 3,
+        d if Has::Float.contains(d) => 2 * 10 + 7,
+        _ => 2 * 7 + 5,
+    };
+    let want: usize = DType::ALL.iter().map(|&d| 2 * per(d) + reductions(d)).sum();
     assert_eq!(all.len(), want);
     let unique: std::collections::HashSet<&String> = all.iter().collect();
     assert_eq!(unique.len(), all.len());
@@ -25,6 +32,13 @@ fn names_and_modules() {
         ("th_bitxor_long_i32", Some("long")),
         ("th_fill_bool_i64", Some("bool")),
         ("th_cmpValue_byte_byte_i32", Some("byte")),
+        ("th_reduce_max_bool_i64", Some("bool")),
+        ("th_reduce_dist_half_i32", Some("half")),
+        ("th_combine_norm_double", Some("double")),
+        ("th_combine_sum_long", Some("long")),
+        ("th_reduce_sum_bool_i32", None),
+        ("th_reduce_norm_int_i32", None),
+        ("th_combine_dot_float", None),
         ("th_bitand_float_i32", None),
         ("th_exp_int_i32", None),
         ("th_add_bool_i32", None),
@@ -36,6 +50,7 @@ fn names_and_modules() {
     }
     for m in modules() {
         assert!(m.source.contains("struct THCPointwise"));
+        assert!(m.source.contains("struct THCReduce"));
         assert!(m.source.contains(&format!("Module `{}`", m.name)));
     }
     assert_eq!(modules().len(), 10);

@@ -6,11 +6,13 @@
 //! Accumulation is in TH's `accreal` (`Scalar::Acc`: i64 for integers, f64 for Float/Double,
 //! f32 for Half/BFloat16) for every sum, product, mean, variance and norm.
 
+mod device;
 mod dims;
 mod reducers;
 mod scan;
 mod whole;
 
+pub use device::*;
 pub use dims::*;
 pub use reducers::*;
 pub use scan::*;
@@ -30,7 +32,7 @@ use std::cmp::Ordering;
 use std::marker::PhantomData;
 
 use crate::core::geometry::{Dim, Odometer, push_merged};
-use crate::exec::reduce::{Geometry, Reducer, reduce};
+use crate::exec::reduce::{DeviceFold, Geometry, Reducer, reduce};
 
 /// Lines scanned together by the tiled cumsum/cumprod.
 const SCAN_TILE: usize = 512;
@@ -74,6 +76,9 @@ fn store<O: Scalar>(r: &Tensor<O>, shape: &[i64], data: &[O]) -> Result<()> {
     }
     if data.is_empty() {
         return Ok(());
+    }
+    if let crate::core::allocator::Device::Cuda(_) = out.device() {
+        return crate::cuda::copy::copy(&out, &View::from_slice(data, shape)?);
     }
     if out.is_contiguous() {
         let p = out.host_ptr()?.ok_or_else(|| Error::internal("reduction output has no storage"))?;
@@ -141,17 +146,23 @@ fn nonempty<T: Scalar>(t: &View<T>, what: &str) -> Result<()> {
 // The operations are closures (not `fn` pointers) so the kernels see them statically and
 // vectorize.
 #[allow(clippy::type_complexity)]
-fn sum_reducer<T: NumAcc>() -> Assoc<T::Acc, impl Fn(T) -> T::Acc + Sync, impl Fn(T::Acc, T::Acc) -> T::Acc + Sync> {
-    Assoc { id: T::zero().to_acc(), g: |x: T| x.to_acc(), c: |a, b| T::acc_add(a, b) }
+fn sum_reducer<T: NumAcc>()
+-> OnDevice<Assoc<T::Acc, impl Fn(T) -> T::Acc + Sync, impl Fn(T::Acc, T::Acc) -> T::Acc + Sync>> {
+    on_device(Assoc { id: T::zero().to_acc(), g: |x: T| x.to_acc(), c: |a, b| T::acc_add(a, b) }, DeviceFold::Sum)
 }
 
 #[allow(clippy::type_complexity)]
-fn prod_reducer<T: NumAcc>() -> Assoc<T::Acc, impl Fn(T) -> T::Acc + Sync, impl Fn(T::Acc, T::Acc) -> T::Acc + Sync> {
-    Assoc { id: T::one().to_acc(), g: |x: T| x.to_acc(), c: |a, b| T::acc_mul(a, b) }
+fn prod_reducer<T: NumAcc>()
+-> OnDevice<Assoc<T::Acc, impl Fn(T) -> T::Acc + Sync, impl Fn(T::Acc, T::Acc) -> T::Acc + Sync>> {
+    on_device(Assoc { id: T::one().to_acc(), g: |x: T| x.to_acc(), c: |a, b| T::acc_mul(a, b) }, DeviceFold::Prod)
 }
 
-fn count_reducer<T: Elem>() -> Assoc<i64, impl Fn(T) -> i64 + Sync, impl Fn(i64, i64) -> i64 + Sync> {
-    Assoc { id: 0i64, g: |x: T| x.nonzero() as i64, c: |a: i64, b: i64| a.wrapping_add(b) }
+#[allow(clippy::type_complexity)]
+fn count_reducer<T: Elem>() -> OnDevice<Assoc<i64, impl Fn(T) -> i64 + Sync, impl Fn(i64, i64) -> i64 + Sync>> {
+    on_device(
+        Assoc { id: 0i64, g: |x: T| x.nonzero() as i64, c: |a: i64, b: i64| a.wrapping_add(b) },
+        DeviceFold::Count,
+    )
 }
 
 #[cfg(test)]

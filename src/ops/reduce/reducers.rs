@@ -2,6 +2,7 @@
 //! (associative folds, arg-max/min, moments).
 
 use super::*;
+use crate::exec::reduce::DeviceAcc;
 
 // ---------------------------------------------------------------------------------------------
 // Element traits
@@ -73,8 +74,8 @@ impl Elem for Bool {
 }
 
 /// A numeric dtype (not Bool) with a thread-safe accumulator.
-pub trait NumAcc: Num + Elem + Scalar<Acc: Send + Sync> {}
-impl<T: Num + Elem + Scalar<Acc: Send + Sync>> NumAcc for T {}
+pub trait NumAcc: Num + Elem + Scalar<Acc: Send + Sync + DeviceAcc> {}
+impl<T: Num + Elem + Scalar<Acc: Send + Sync + DeviceAcc>> NumAcc for T {}
 
 /// A floating-point dtype: its `accreal` (f64, or f32 for Half/BFloat16) is a float type too.
 pub trait FloatAcc: Float + NumAcc + Scalar<Acc: Real + Num + Send + Sync> {}
@@ -268,6 +269,12 @@ impl<T: Elem> Reducer<T, 1> for ArgBest<T> {
     fn combine(&self, a: (T, i64), b: (T, i64)) -> (T, i64) {
         if a.1 < 0 || (b.1 >= 0 && self.better(b.0, a.0)) { b } else { a }
     }
+    fn device(&self) -> Option<DeviceFold> {
+        Some(if self.max { DeviceFold::Max } else { DeviceFold::Min })
+    }
+    fn device_acc(&self, raw: &[u8]) -> Option<(T, i64)> {
+        <(T, i64)>::read(raw)
+    }
 }
 
 /// Count, mean and sum of squared deviations (M2), in `accreal`: runs are folded two-pass
@@ -344,5 +351,11 @@ impl<T: FloatAcc> Reducer<T, 1> for Moments<T> {
         let mean = a.1.add(d.mul(b.0).div(n));
         let m2 = a.2.add(b.2).add(d.mul(d).mul(a.0).mul(b.0).div(n));
         (n, mean, m2)
+    }
+    fn device(&self) -> Option<DeviceFold> {
+        Some(DeviceFold::Moments)
+    }
+    fn device_acc(&self, raw: &[u8]) -> Option<Self::Acc> {
+        <Self::Acc>::read(raw)
     }
 }

@@ -26,20 +26,21 @@ pub fn count_nonzero<T: Elem>(t: &View<T>) -> Result<i64> {
 pub fn dot<T: NumAcc>(t: &View<T>, src: &View<T>) -> Result<T::Acc> {
     let (a, b) = paired(t, src, "dot")?;
     let r = Assoc { id: T::zero().to_acc(), g: |x: T, y: T| T::acc_mul(x.to_acc(), y.to_acc()), c: T::acc_add };
+    let r = on_device(r, DeviceFold::Dot);
     Ok(reduce([&a, &b], &vec![true; a.ndim()], &r)?[0])
 }
 
 /// The largest element; NaN propagates. An empty tensor is an error.
 pub fn maxall<T: Elem>(t: &View<T>) -> Result<T> {
     nonempty(t, "maxall")?;
-    let r = Assoc { id: T::lowest(), g: |x: T| x, c: nan_max::<T> };
+    let r = on_device(Assoc { id: T::lowest(), g: |x: T| x, c: nan_max::<T> }, DeviceFold::Max);
     Ok(reduce([t], &vec![true; t.ndim()], &r)?[0].canon())
 }
 
 /// The smallest element; NaN propagates. An empty tensor is an error.
 pub fn minall<T: Elem>(t: &View<T>) -> Result<T> {
     nonempty(t, "minall")?;
-    let r = Assoc { id: T::highest(), g: |x: T| x, c: nan_min::<T> };
+    let r = on_device(Assoc { id: T::highest(), g: |x: T| x, c: nan_min::<T> }, DeviceFold::Min);
     Ok(reduce([t], &vec![true; t.ndim()], &r)?[0].canon())
 }
 
@@ -56,7 +57,7 @@ pub fn equal<T: Elem>(ta: &View<T>, tb: &View<T>) -> Result<bool> {
     if ta.sizes != tb.sizes {
         return Ok(false);
     }
-    let r = Assoc { id: 0u64, g: |x: T, y: T| (!x.same(y)) as u64, c: u64::wrapping_add };
+    let r = on_device(Assoc { id: 0i64, g: |x: T, y: T| (!x.same(y)) as i64, c: i64::wrapping_add }, DeviceFold::Equal);
     Ok(reduce([ta, tb], &vec![true; ta.ndim()], &r)?[0] == 0)
 }
 
@@ -102,37 +103,52 @@ pub fn stdall<T: FloatAcc>(t: &View<T>, biased: bool) -> Result<T::Acc> {
     Ok(varall(t, biased)?.sqrt())
 }
 
+/// The p-norm accumulations of `elem(x, ..)` over `views` (one or two operands) and the dims in
+/// `mask`, with their roots (see `pnorm`); `$fold` is the device fold of the same (`Norm`,
+/// `Dist`). One branch per form of p, so each fold is a closure the kernels see statically.
+macro_rules! pnorm_of {
+    ($T:ty, $views:expr, $mask:expr, $p:expr, $fold:expr, |$($x:ident),+| $elem:expr) => {{
+        let (views, mask, p, fold) = ($views, $mask, $p, $fold);
+        let zero = <<$T as Scalar>::Acc as Num>::zero();
+        let one = <<$T as Scalar>::Acc as Num>::one();
+        let add = |a: <$T as Scalar>::Acc, b: <$T as Scalar>::Acc| a.add(b);
+        let elem = |$($x: $T),+| -> $T { $elem };
+        // (a macro, not a closure: each branch's reducer has its own type)
+        macro_rules! run {
+            ($r:expr) => {
+                reduce(views, mask, &on_device($r, fold))
+            };
+        }
+        if p == 0.0 {
+            run!(Assoc { id: zero, g: |$($x: $T),+| if elem($($x),+).nonzero() { one } else { zero }, c: add })?
+        } else if p == 1.0 {
+            run!(Assoc { id: zero, g: |$($x: $T),+| elem($($x),+).to_acc().abs(), c: add })?
+        } else if p == 2.0 {
+            let g = |$($x: $T),+| {
+                let y = elem($($x),+).to_acc();
+                y.mul(y)
+            };
+            run!(Assoc { id: zero, g, c: add })?.into_iter().map(|s| s.sqrt()).collect()
+        } else if p == f64::INFINITY {
+            let c = |a: <$T as Scalar>::Acc, b| a.max_nan(b);
+            run!(Assoc { id: zero, g: |$($x: $T),+| elem($($x),+).to_acc().abs(), c })?
+        } else if p == f64::NEG_INFINITY {
+            let inf = <<$T as Scalar>::Acc as Num>::from_f64(f64::INFINITY);
+            let c = |a: <$T as Scalar>::Acc, b| a.min_nan(b);
+            run!(Assoc { id: inf, g: |$($x: $T),+| elem($($x),+).to_acc().abs(), c })?
+        } else {
+            let pa = <<$T as Scalar>::Acc as Num>::from_f64(p);
+            let inv = one.div(pa);
+            let g = |$($x: $T),+| elem($($x),+).to_acc().abs().powf(pa);
+            run!(Assoc { id: zero, g, c: add })?.into_iter().map(|s| s.powf(inv)).collect()
+        }
+    }};
+}
+
 /// The p-norms of `t` over the dims in `mask`, in `accreal`: p == 0 counts non-zeros, p == inf
 /// is max |x| and p == -inf min |x| (NaN propagates), otherwise `(sum |x|^p)^(1/p)`.
 pub(super) fn pnorm<T: FloatAcc>(t: &View<T>, mask: &[bool], p: f64) -> Result<Vec<T::Acc>> {
-    let zero = <T::Acc as Num>::zero();
-    let one = <T::Acc as Num>::one();
-    let add = |a: T::Acc, b: T::Acc| a.add(b);
-    Ok(if p == 0.0 {
-        reduce([t], mask, &Assoc { id: zero, g: |x: T| if x.nonzero() { one } else { zero }, c: add })?
-    } else if p == 1.0 {
-        reduce([t], mask, &Assoc { id: zero, g: |x: T| x.to_acc().abs(), c: add })?
-    } else if p == 2.0 {
-        let r = Assoc {
-            id: zero,
-            g: |x: T| {
-                let y = x.to_acc();
-                y.mul(y)
-            },
-            c: add,
-        };
-        reduce([t], mask, &r)?.into_iter().map(|s| s.sqrt()).collect()
-    } else if p == f64::INFINITY {
-        reduce([t], mask, &Assoc { id: zero, g: |x: T| x.to_acc().abs(), c: |a: T::Acc, b| a.max_nan(b) })?
-    } else if p == f64::NEG_INFINITY {
-        let inf = <T::Acc as Num>::from_f64(f64::INFINITY);
-        reduce([t], mask, &Assoc { id: inf, g: |x: T| x.to_acc().abs(), c: |a: T::Acc, b| a.min_nan(b) })?
-    } else {
-        let pa = <T::Acc as Num>::from_f64(p);
-        let inv = one.div(pa);
-        let r = Assoc { id: zero, g: |x: T| x.to_acc().abs().powf(pa), c: add };
-        reduce([t], mask, &r)?.into_iter().map(|s| s.powf(inv)).collect()
-    })
+    Ok(pnorm_of!(T, [t], mask, p, DeviceFold::Norm(p), |x| x))
 }
 
 /// The p-norm of all elements (see `pnorm`; 0 for an empty tensor with p > 0).
@@ -144,6 +160,13 @@ pub fn normall<T: FloatAcc>(t: &View<T>, p: T) -> Result<T::Acc> {
 /// row-major order).
 pub fn dist<T: FloatAcc>(a: &View<T>, b: &View<T>, p: T) -> Result<T::Acc> {
     let (a, b) = paired(a, b, "dist")?;
+    if let crate::core::allocator::Device::Cuda(_) = a.device() {
+        // One fold over both operands: the differences are rounded to T inside the kernel.
+        let p = p.to_f64();
+        let mask = vec![true; a.ndim()];
+        let v: Vec<T::Acc> = pnorm_of!(T, [&a, &b], &mask, p, DeviceFold::Dist(p), |x, y| x.sub(y));
+        return Ok(v[0]);
+    }
     let d = if a.numel() == 0 { View::empty() } else { View::contiguous(&a.sizes)? };
     map2(&d, &a, &b, Call::new("csub").value(T::one()), |x: T, y: T| x.sub(y))?;
     normall(&d, p)
