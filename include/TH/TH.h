@@ -41402,6 +41402,1218 @@ int THC_nativeHalfInstructions(struct THCState *state);
 int THC_fastHalfInstructions(struct THCState *state);
 
 /**
+ * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
+ * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
+ */
+void THCudaByteTensor_max(struct THCState *state,
+                          struct THCudaByteTensor *values,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaByteTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * `values` = min of `src` along `dim`, `indices` = its position (as `max`).
+ */
+void THCudaByteTensor_min(struct THCState *state,
+                          struct THCudaByteTensor *values,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaByteTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+uint8_t THCudaByteTensor_maxall(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * `values` = the lower median of `src` along `dim`, `indices` = its position. The
+ * selection runs on the host (the device data is staged there) until a device
+ * selection kernel lands with THC's sorts.
+ */
+void THCudaByteTensor_median(struct THCState *state,
+                             struct THCudaByteTensor *values,
+                             struct THCudaLongTensor *indices,
+                             struct THCudaByteTensor *src,
+                             long dim,
+                             int keepdim);
+
+/**
+ * The lower median of all elements (selected on the host, as `median`); an empty
+ * tensor is an error.
+ */
+uint8_t THCudaByteTensor_medianall(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * 1 when `self` and `src` have the same sizes and equal elements (NaN is not equal to
+ * itself), else 0 (`THCTensorMathPairwise.h`).
+ */
+int THCudaByteTensor_equal(struct THCState *state,
+                           struct THCudaByteTensor *self_,
+                           struct THCudaByteTensor *src);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+uint8_t THCudaByteTensor_minall(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * `self` = sum of `src` along `dim` (0-based; accumulated in accreal).
+ */
+void THCudaByteTensor_sum(struct THCState *state,
+                          struct THCudaByteTensor *self_,
+                          struct THCudaByteTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * `self` = product of `src` along `dim` (accumulated in accreal).
+ */
+void THCudaByteTensor_prod(struct THCState *state,
+                           struct THCudaByteTensor *self_,
+                           struct THCudaByteTensor *src,
+                           long dim,
+                           int keepdim);
+
+/**
+ * Sum of all elements (0 when empty), as THC's accreal.
+ */
+int64_t THCudaByteTensor_sumall(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * Product of all elements (1 when empty), as THC's accreal.
+ */
+int64_t THCudaByteTensor_prodall(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
+ * sum stored in the tensor's type, then divided by the dim's size (C division).
+ */
+void THCudaByteTensor_mean(struct THCState *state,
+                           struct THCudaByteTensor *self_,
+                           struct THCudaByteTensor *src,
+                           long dim,
+                           int keepdim);
+
+/**
+ * Mean of all elements for an integer type: the sum (in `long`) divided by the count
+ * (C division); an empty tensor is an error.
+ */
+int64_t THCudaByteTensor_meanall(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * 1 when every element is non-zero; an empty tensor is an error.
+ */
+int THCudaByteTensor_logicalall(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * 1 when some element is non-zero (0 when empty).
+ */
+int THCudaByteTensor_logicalany(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
+ * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
+ */
+void THCudaCharTensor_max(struct THCState *state,
+                          struct THCudaCharTensor *values,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaCharTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * `values` = min of `src` along `dim`, `indices` = its position (as `max`).
+ */
+void THCudaCharTensor_min(struct THCState *state,
+                          struct THCudaCharTensor *values,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaCharTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+int8_t THCudaCharTensor_maxall(struct THCState *state, struct THCudaCharTensor *self_);
+
+/**
+ * `values` = the lower median of `src` along `dim`, `indices` = its position. The
+ * selection runs on the host (the device data is staged there) until a device
+ * selection kernel lands with THC's sorts.
+ */
+void THCudaCharTensor_median(struct THCState *state,
+                             struct THCudaCharTensor *values,
+                             struct THCudaLongTensor *indices,
+                             struct THCudaCharTensor *src,
+                             long dim,
+                             int keepdim);
+
+/**
+ * The lower median of all elements (selected on the host, as `median`); an empty
+ * tensor is an error.
+ */
+int8_t THCudaCharTensor_medianall(struct THCState *state, struct THCudaCharTensor *self_);
+
+/**
+ * 1 when `self` and `src` have the same sizes and equal elements (NaN is not equal to
+ * itself), else 0 (`THCTensorMathPairwise.h`).
+ */
+int THCudaCharTensor_equal(struct THCState *state,
+                           struct THCudaCharTensor *self_,
+                           struct THCudaCharTensor *src);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+int8_t THCudaCharTensor_minall(struct THCState *state, struct THCudaCharTensor *self_);
+
+/**
+ * `self` = sum of `src` along `dim` (0-based; accumulated in accreal).
+ */
+void THCudaCharTensor_sum(struct THCState *state,
+                          struct THCudaCharTensor *self_,
+                          struct THCudaCharTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * `self` = product of `src` along `dim` (accumulated in accreal).
+ */
+void THCudaCharTensor_prod(struct THCState *state,
+                           struct THCudaCharTensor *self_,
+                           struct THCudaCharTensor *src,
+                           long dim,
+                           int keepdim);
+
+/**
+ * Sum of all elements (0 when empty), as THC's accreal.
+ */
+int64_t THCudaCharTensor_sumall(struct THCState *state, struct THCudaCharTensor *self_);
+
+/**
+ * Product of all elements (1 when empty), as THC's accreal.
+ */
+int64_t THCudaCharTensor_prodall(struct THCState *state, struct THCudaCharTensor *self_);
+
+/**
+ * `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
+ * sum stored in the tensor's type, then divided by the dim's size (C division).
+ */
+void THCudaCharTensor_mean(struct THCState *state,
+                           struct THCudaCharTensor *self_,
+                           struct THCudaCharTensor *src,
+                           long dim,
+                           int keepdim);
+
+/**
+ * Mean of all elements for an integer type: the sum (in `long`) divided by the count
+ * (C division); an empty tensor is an error.
+ */
+int64_t THCudaCharTensor_meanall(struct THCState *state, struct THCudaCharTensor *self_);
+
+/**
+ * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
+ * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
+ */
+void THCudaShortTensor_max(struct THCState *state,
+                           struct THCudaShortTensor *values,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaShortTensor *src,
+                           long dim,
+                           int keepdim);
+
+/**
+ * `values` = min of `src` along `dim`, `indices` = its position (as `max`).
+ */
+void THCudaShortTensor_min(struct THCState *state,
+                           struct THCudaShortTensor *values,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaShortTensor *src,
+                           long dim,
+                           int keepdim);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+int16_t THCudaShortTensor_maxall(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * `values` = the lower median of `src` along `dim`, `indices` = its position. The
+ * selection runs on the host (the device data is staged there) until a device
+ * selection kernel lands with THC's sorts.
+ */
+void THCudaShortTensor_median(struct THCState *state,
+                              struct THCudaShortTensor *values,
+                              struct THCudaLongTensor *indices,
+                              struct THCudaShortTensor *src,
+                              long dim,
+                              int keepdim);
+
+/**
+ * The lower median of all elements (selected on the host, as `median`); an empty
+ * tensor is an error.
+ */
+int16_t THCudaShortTensor_medianall(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * 1 when `self` and `src` have the same sizes and equal elements (NaN is not equal to
+ * itself), else 0 (`THCTensorMathPairwise.h`).
+ */
+int THCudaShortTensor_equal(struct THCState *state,
+                            struct THCudaShortTensor *self_,
+                            struct THCudaShortTensor *src);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+int16_t THCudaShortTensor_minall(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * `self` = sum of `src` along `dim` (0-based; accumulated in accreal).
+ */
+void THCudaShortTensor_sum(struct THCState *state,
+                           struct THCudaShortTensor *self_,
+                           struct THCudaShortTensor *src,
+                           long dim,
+                           int keepdim);
+
+/**
+ * `self` = product of `src` along `dim` (accumulated in accreal).
+ */
+void THCudaShortTensor_prod(struct THCState *state,
+                            struct THCudaShortTensor *self_,
+                            struct THCudaShortTensor *src,
+                            long dim,
+                            int keepdim);
+
+/**
+ * Sum of all elements (0 when empty), as THC's accreal.
+ */
+int64_t THCudaShortTensor_sumall(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * Product of all elements (1 when empty), as THC's accreal.
+ */
+int64_t THCudaShortTensor_prodall(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
+ * sum stored in the tensor's type, then divided by the dim's size (C division).
+ */
+void THCudaShortTensor_mean(struct THCState *state,
+                            struct THCudaShortTensor *self_,
+                            struct THCudaShortTensor *src,
+                            long dim,
+                            int keepdim);
+
+/**
+ * Mean of all elements for an integer type: the sum (in `long`) divided by the count
+ * (C division); an empty tensor is an error.
+ */
+int64_t THCudaShortTensor_meanall(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
+ * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
+ */
+void THCudaIntTensor_max(struct THCState *state,
+                         struct THCudaIntTensor *values,
+                         struct THCudaLongTensor *indices,
+                         struct THCudaIntTensor *src,
+                         long dim,
+                         int keepdim);
+
+/**
+ * `values` = min of `src` along `dim`, `indices` = its position (as `max`).
+ */
+void THCudaIntTensor_min(struct THCState *state,
+                         struct THCudaIntTensor *values,
+                         struct THCudaLongTensor *indices,
+                         struct THCudaIntTensor *src,
+                         long dim,
+                         int keepdim);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+int32_t THCudaIntTensor_maxall(struct THCState *state, struct THCudaIntTensor *self_);
+
+/**
+ * `values` = the lower median of `src` along `dim`, `indices` = its position. The
+ * selection runs on the host (the device data is staged there) until a device
+ * selection kernel lands with THC's sorts.
+ */
+void THCudaIntTensor_median(struct THCState *state,
+                            struct THCudaIntTensor *values,
+                            struct THCudaLongTensor *indices,
+                            struct THCudaIntTensor *src,
+                            long dim,
+                            int keepdim);
+
+/**
+ * The lower median of all elements (selected on the host, as `median`); an empty
+ * tensor is an error.
+ */
+int32_t THCudaIntTensor_medianall(struct THCState *state, struct THCudaIntTensor *self_);
+
+/**
+ * 1 when `self` and `src` have the same sizes and equal elements (NaN is not equal to
+ * itself), else 0 (`THCTensorMathPairwise.h`).
+ */
+int THCudaIntTensor_equal(struct THCState *state,
+                          struct THCudaIntTensor *self_,
+                          struct THCudaIntTensor *src);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+int32_t THCudaIntTensor_minall(struct THCState *state, struct THCudaIntTensor *self_);
+
+/**
+ * `self` = sum of `src` along `dim` (0-based; accumulated in accreal).
+ */
+void THCudaIntTensor_sum(struct THCState *state,
+                         struct THCudaIntTensor *self_,
+                         struct THCudaIntTensor *src,
+                         long dim,
+                         int keepdim);
+
+/**
+ * `self` = product of `src` along `dim` (accumulated in accreal).
+ */
+void THCudaIntTensor_prod(struct THCState *state,
+                          struct THCudaIntTensor *self_,
+                          struct THCudaIntTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * Sum of all elements (0 when empty), as THC's accreal.
+ */
+int64_t THCudaIntTensor_sumall(struct THCState *state, struct THCudaIntTensor *self_);
+
+/**
+ * Product of all elements (1 when empty), as THC's accreal.
+ */
+int64_t THCudaIntTensor_prodall(struct THCState *state, struct THCudaIntTensor *self_);
+
+/**
+ * `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
+ * sum stored in the tensor's type, then divided by the dim's size (C division).
+ */
+void THCudaIntTensor_mean(struct THCState *state,
+                          struct THCudaIntTensor *self_,
+                          struct THCudaIntTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * Mean of all elements for an integer type: the sum (in `long`) divided by the count
+ * (C division); an empty tensor is an error.
+ */
+int64_t THCudaIntTensor_meanall(struct THCState *state, struct THCudaIntTensor *self_);
+
+/**
+ * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
+ * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
+ */
+void THCudaLongTensor_max(struct THCState *state,
+                          struct THCudaLongTensor *values,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaLongTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * `values` = min of `src` along `dim`, `indices` = its position (as `max`).
+ */
+void THCudaLongTensor_min(struct THCState *state,
+                          struct THCudaLongTensor *values,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaLongTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+int64_t THCudaLongTensor_maxall(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * `values` = the lower median of `src` along `dim`, `indices` = its position. The
+ * selection runs on the host (the device data is staged there) until a device
+ * selection kernel lands with THC's sorts.
+ */
+void THCudaLongTensor_median(struct THCState *state,
+                             struct THCudaLongTensor *values,
+                             struct THCudaLongTensor *indices,
+                             struct THCudaLongTensor *src,
+                             long dim,
+                             int keepdim);
+
+/**
+ * The lower median of all elements (selected on the host, as `median`); an empty
+ * tensor is an error.
+ */
+int64_t THCudaLongTensor_medianall(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * 1 when `self` and `src` have the same sizes and equal elements (NaN is not equal to
+ * itself), else 0 (`THCTensorMathPairwise.h`).
+ */
+int THCudaLongTensor_equal(struct THCState *state,
+                           struct THCudaLongTensor *self_,
+                           struct THCudaLongTensor *src);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+int64_t THCudaLongTensor_minall(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * `self` = sum of `src` along `dim` (0-based; accumulated in accreal).
+ */
+void THCudaLongTensor_sum(struct THCState *state,
+                          struct THCudaLongTensor *self_,
+                          struct THCudaLongTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * `self` = product of `src` along `dim` (accumulated in accreal).
+ */
+void THCudaLongTensor_prod(struct THCState *state,
+                           struct THCudaLongTensor *self_,
+                           struct THCudaLongTensor *src,
+                           long dim,
+                           int keepdim);
+
+/**
+ * Sum of all elements (0 when empty), as THC's accreal.
+ */
+int64_t THCudaLongTensor_sumall(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * Product of all elements (1 when empty), as THC's accreal.
+ */
+int64_t THCudaLongTensor_prodall(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
+ * sum stored in the tensor's type, then divided by the dim's size (C division).
+ */
+void THCudaLongTensor_mean(struct THCState *state,
+                           struct THCudaLongTensor *self_,
+                           struct THCudaLongTensor *src,
+                           long dim,
+                           int keepdim);
+
+/**
+ * Mean of all elements for an integer type: the sum (in `long`) divided by the count
+ * (C division); an empty tensor is an error.
+ */
+int64_t THCudaLongTensor_meanall(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
+ * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
+ */
+void THCudaTensor_max(struct THCState *state,
+                      struct THCudaTensor *values,
+                      struct THCudaLongTensor *indices,
+                      struct THCudaTensor *src,
+                      long dim,
+                      int keepdim);
+
+/**
+ * `values` = min of `src` along `dim`, `indices` = its position (as `max`).
+ */
+void THCudaTensor_min(struct THCState *state,
+                      struct THCudaTensor *values,
+                      struct THCudaLongTensor *indices,
+                      struct THCudaTensor *src,
+                      long dim,
+                      int keepdim);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+float THCudaTensor_maxall(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * `values` = the lower median of `src` along `dim`, `indices` = its position. The
+ * selection runs on the host (the device data is staged there) until a device
+ * selection kernel lands with THC's sorts.
+ */
+void THCudaTensor_median(struct THCState *state,
+                         struct THCudaTensor *values,
+                         struct THCudaLongTensor *indices,
+                         struct THCudaTensor *src,
+                         long dim,
+                         int keepdim);
+
+/**
+ * The lower median of all elements (selected on the host, as `median`); an empty
+ * tensor is an error.
+ */
+float THCudaTensor_medianall(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * 1 when `self` and `src` have the same sizes and equal elements (NaN is not equal to
+ * itself), else 0 (`THCTensorMathPairwise.h`).
+ */
+int THCudaTensor_equal(struct THCState *state,
+                       struct THCudaTensor *self_,
+                       struct THCudaTensor *src);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+float THCudaTensor_minall(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * `self` = sum of `src` along `dim` (0-based; accumulated in accreal).
+ */
+void THCudaTensor_sum(struct THCState *state,
+                      struct THCudaTensor *self_,
+                      struct THCudaTensor *src,
+                      long dim,
+                      int keepdim);
+
+/**
+ * `self` = product of `src` along `dim` (accumulated in accreal).
+ */
+void THCudaTensor_prod(struct THCState *state,
+                       struct THCudaTensor *self_,
+                       struct THCudaTensor *src,
+                       long dim,
+                       int keepdim);
+
+/**
+ * Sum of all elements (0 when empty), as THC's accreal.
+ */
+float THCudaTensor_sumall(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * Product of all elements (1 when empty), as THC's accreal.
+ */
+float THCudaTensor_prodall(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * `self` = mean of `src` along `dim` (0-based).
+ */
+void THCudaTensor_mean(struct THCState *state,
+                       struct THCudaTensor *self_,
+                       struct THCudaTensor *src,
+                       long dim,
+                       int keepdim);
+
+/**
+ * `self` = variance of `src` along `dim` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THCudaTensor_var(struct THCState *state,
+                      struct THCudaTensor *self_,
+                      struct THCudaTensor *src,
+                      long dim,
+                      int biased,
+                      int keepdim);
+
+/**
+ * `self` = standard deviation of `src` along `dim`.
+ */
+void THCudaTensor_std(struct THCState *state,
+                      struct THCudaTensor *self_,
+                      struct THCudaTensor *src,
+                      long dim,
+                      int biased,
+                      int keepdim);
+
+/**
+ * `self` = `value`-norm of `src` along `dimension` (p == 0 counts non-zeros).
+ */
+void THCudaTensor_norm(struct THCState *state,
+                       struct THCudaTensor *self_,
+                       struct THCudaTensor *src,
+                       float value,
+                       long dimension,
+                       int keepdim);
+
+/**
+ * Mean of all elements; an empty tensor is an error.
+ */
+float THCudaTensor_meanall(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * Variance of all elements (`/n` when `biased`, else `/(n-1)`).
+ */
+float THCudaTensor_varall(struct THCState *state, struct THCudaTensor *self_, int biased);
+
+/**
+ * Standard deviation of all elements.
+ */
+float THCudaTensor_stdall(struct THCState *state, struct THCudaTensor *self_, int biased);
+
+/**
+ * The `value`-norm of all elements (p == 0 counts non-zeros, inf is max |x|).
+ */
+float THCudaTensor_normall(struct THCState *state, struct THCudaTensor *self_, float value);
+
+/**
+ * The `value`-norm of `self - src` (elements paired in row-major order).
+ */
+float THCudaTensor_dist(struct THCState *state,
+                        struct THCudaTensor *self_,
+                        struct THCudaTensor *src,
+                        float value);
+
+/**
+ * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
+ * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
+ */
+void THCudaDoubleTensor_max(struct THCState *state,
+                            struct THCudaDoubleTensor *values,
+                            struct THCudaLongTensor *indices,
+                            struct THCudaDoubleTensor *src,
+                            long dim,
+                            int keepdim);
+
+/**
+ * `values` = min of `src` along `dim`, `indices` = its position (as `max`).
+ */
+void THCudaDoubleTensor_min(struct THCState *state,
+                            struct THCudaDoubleTensor *values,
+                            struct THCudaLongTensor *indices,
+                            struct THCudaDoubleTensor *src,
+                            long dim,
+                            int keepdim);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+double THCudaDoubleTensor_maxall(struct THCState *state, struct THCudaDoubleTensor *self_);
+
+/**
+ * `values` = the lower median of `src` along `dim`, `indices` = its position. The
+ * selection runs on the host (the device data is staged there) until a device
+ * selection kernel lands with THC's sorts.
+ */
+void THCudaDoubleTensor_median(struct THCState *state,
+                               struct THCudaDoubleTensor *values,
+                               struct THCudaLongTensor *indices,
+                               struct THCudaDoubleTensor *src,
+                               long dim,
+                               int keepdim);
+
+/**
+ * The lower median of all elements (selected on the host, as `median`); an empty
+ * tensor is an error.
+ */
+double THCudaDoubleTensor_medianall(struct THCState *state, struct THCudaDoubleTensor *self_);
+
+/**
+ * 1 when `self` and `src` have the same sizes and equal elements (NaN is not equal to
+ * itself), else 0 (`THCTensorMathPairwise.h`).
+ */
+int THCudaDoubleTensor_equal(struct THCState *state,
+                             struct THCudaDoubleTensor *self_,
+                             struct THCudaDoubleTensor *src);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+double THCudaDoubleTensor_minall(struct THCState *state, struct THCudaDoubleTensor *self_);
+
+/**
+ * `self` = sum of `src` along `dim` (0-based; accumulated in accreal).
+ */
+void THCudaDoubleTensor_sum(struct THCState *state,
+                            struct THCudaDoubleTensor *self_,
+                            struct THCudaDoubleTensor *src,
+                            long dim,
+                            int keepdim);
+
+/**
+ * `self` = product of `src` along `dim` (accumulated in accreal).
+ */
+void THCudaDoubleTensor_prod(struct THCState *state,
+                             struct THCudaDoubleTensor *self_,
+                             struct THCudaDoubleTensor *src,
+                             long dim,
+                             int keepdim);
+
+/**
+ * Sum of all elements (0 when empty), as THC's accreal.
+ */
+double THCudaDoubleTensor_sumall(struct THCState *state, struct THCudaDoubleTensor *self_);
+
+/**
+ * Product of all elements (1 when empty), as THC's accreal.
+ */
+double THCudaDoubleTensor_prodall(struct THCState *state, struct THCudaDoubleTensor *self_);
+
+/**
+ * `self` = mean of `src` along `dim` (0-based).
+ */
+void THCudaDoubleTensor_mean(struct THCState *state,
+                             struct THCudaDoubleTensor *self_,
+                             struct THCudaDoubleTensor *src,
+                             long dim,
+                             int keepdim);
+
+/**
+ * `self` = variance of `src` along `dim` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THCudaDoubleTensor_var(struct THCState *state,
+                            struct THCudaDoubleTensor *self_,
+                            struct THCudaDoubleTensor *src,
+                            long dim,
+                            int biased,
+                            int keepdim);
+
+/**
+ * `self` = standard deviation of `src` along `dim`.
+ */
+void THCudaDoubleTensor_std(struct THCState *state,
+                            struct THCudaDoubleTensor *self_,
+                            struct THCudaDoubleTensor *src,
+                            long dim,
+                            int biased,
+                            int keepdim);
+
+/**
+ * `self` = `value`-norm of `src` along `dimension` (p == 0 counts non-zeros).
+ */
+void THCudaDoubleTensor_norm(struct THCState *state,
+                             struct THCudaDoubleTensor *self_,
+                             struct THCudaDoubleTensor *src,
+                             double value,
+                             long dimension,
+                             int keepdim);
+
+/**
+ * Mean of all elements; an empty tensor is an error.
+ */
+double THCudaDoubleTensor_meanall(struct THCState *state, struct THCudaDoubleTensor *self_);
+
+/**
+ * Variance of all elements (`/n` when `biased`, else `/(n-1)`).
+ */
+double THCudaDoubleTensor_varall(struct THCState *state,
+                                 struct THCudaDoubleTensor *self_,
+                                 int biased);
+
+/**
+ * Standard deviation of all elements.
+ */
+double THCudaDoubleTensor_stdall(struct THCState *state,
+                                 struct THCudaDoubleTensor *self_,
+                                 int biased);
+
+/**
+ * The `value`-norm of all elements (p == 0 counts non-zeros, inf is max |x|).
+ */
+double THCudaDoubleTensor_normall(struct THCState *state,
+                                  struct THCudaDoubleTensor *self_,
+                                  double value);
+
+/**
+ * The `value`-norm of `self - src` (elements paired in row-major order).
+ */
+double THCudaDoubleTensor_dist(struct THCState *state,
+                               struct THCudaDoubleTensor *self_,
+                               struct THCudaDoubleTensor *src,
+                               double value);
+
+/**
+ * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
+ * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
+ */
+void THCudaHalfTensor_max(struct THCState *state,
+                          struct THCudaHalfTensor *values,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaHalfTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * `values` = min of `src` along `dim`, `indices` = its position (as `max`).
+ */
+void THCudaHalfTensor_min(struct THCState *state,
+                          struct THCudaHalfTensor *values,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaHalfTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+struct THHalf THCudaHalfTensor_maxall(struct THCState *state, struct THCudaHalfTensor *self_);
+
+/**
+ * `values` = the lower median of `src` along `dim`, `indices` = its position. The
+ * selection runs on the host (the device data is staged there) until a device
+ * selection kernel lands with THC's sorts.
+ */
+void THCudaHalfTensor_median(struct THCState *state,
+                             struct THCudaHalfTensor *values,
+                             struct THCudaLongTensor *indices,
+                             struct THCudaHalfTensor *src,
+                             long dim,
+                             int keepdim);
+
+/**
+ * The lower median of all elements (selected on the host, as `median`); an empty
+ * tensor is an error.
+ */
+struct THHalf THCudaHalfTensor_medianall(struct THCState *state, struct THCudaHalfTensor *self_);
+
+/**
+ * 1 when `self` and `src` have the same sizes and equal elements (NaN is not equal to
+ * itself), else 0 (`THCTensorMathPairwise.h`).
+ */
+int THCudaHalfTensor_equal(struct THCState *state,
+                           struct THCudaHalfTensor *self_,
+                           struct THCudaHalfTensor *src);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+struct THHalf THCudaHalfTensor_minall(struct THCState *state, struct THCudaHalfTensor *self_);
+
+/**
+ * `self` = sum of `src` along `dim` (0-based; accumulated in accreal).
+ */
+void THCudaHalfTensor_sum(struct THCState *state,
+                          struct THCudaHalfTensor *self_,
+                          struct THCudaHalfTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * `self` = product of `src` along `dim` (accumulated in accreal).
+ */
+void THCudaHalfTensor_prod(struct THCState *state,
+                           struct THCudaHalfTensor *self_,
+                           struct THCudaHalfTensor *src,
+                           long dim,
+                           int keepdim);
+
+/**
+ * Sum of all elements (0 when empty), as THC's accreal.
+ */
+float THCudaHalfTensor_sumall(struct THCState *state, struct THCudaHalfTensor *self_);
+
+/**
+ * Product of all elements (1 when empty), as THC's accreal.
+ */
+float THCudaHalfTensor_prodall(struct THCState *state, struct THCudaHalfTensor *self_);
+
+/**
+ * `self` = mean of `src` along `dim` (0-based).
+ */
+void THCudaHalfTensor_mean(struct THCState *state,
+                           struct THCudaHalfTensor *self_,
+                           struct THCudaHalfTensor *src,
+                           long dim,
+                           int keepdim);
+
+/**
+ * `self` = variance of `src` along `dim` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THCudaHalfTensor_var(struct THCState *state,
+                          struct THCudaHalfTensor *self_,
+                          struct THCudaHalfTensor *src,
+                          long dim,
+                          int biased,
+                          int keepdim);
+
+/**
+ * `self` = standard deviation of `src` along `dim`.
+ */
+void THCudaHalfTensor_std(struct THCState *state,
+                          struct THCudaHalfTensor *self_,
+                          struct THCudaHalfTensor *src,
+                          long dim,
+                          int biased,
+                          int keepdim);
+
+/**
+ * `self` = `value`-norm of `src` along `dimension` (p == 0 counts non-zeros).
+ */
+void THCudaHalfTensor_norm(struct THCState *state,
+                           struct THCudaHalfTensor *self_,
+                           struct THCudaHalfTensor *src,
+                           struct THHalf value,
+                           long dimension,
+                           int keepdim);
+
+/**
+ * Mean of all elements; an empty tensor is an error.
+ */
+float THCudaHalfTensor_meanall(struct THCState *state, struct THCudaHalfTensor *self_);
+
+/**
+ * Variance of all elements (`/n` when `biased`, else `/(n-1)`).
+ */
+float THCudaHalfTensor_varall(struct THCState *state, struct THCudaHalfTensor *self_, int biased);
+
+/**
+ * Standard deviation of all elements.
+ */
+float THCudaHalfTensor_stdall(struct THCState *state, struct THCudaHalfTensor *self_, int biased);
+
+/**
+ * The `value`-norm of all elements (p == 0 counts non-zeros, inf is max |x|).
+ */
+float THCudaHalfTensor_normall(struct THCState *state,
+                               struct THCudaHalfTensor *self_,
+                               struct THHalf value);
+
+/**
+ * The `value`-norm of `self - src` (elements paired in row-major order).
+ */
+float THCudaHalfTensor_dist(struct THCState *state,
+                            struct THCudaHalfTensor *self_,
+                            struct THCudaHalfTensor *src,
+                            struct THHalf value);
+
+/**
+ * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
+ * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
+ */
+void THCudaBFloat16Tensor_max(struct THCState *state,
+                              struct THCudaBFloat16Tensor *values,
+                              struct THCudaLongTensor *indices,
+                              struct THCudaBFloat16Tensor *src,
+                              long dim,
+                              int keepdim);
+
+/**
+ * `values` = min of `src` along `dim`, `indices` = its position (as `max`).
+ */
+void THCudaBFloat16Tensor_min(struct THCState *state,
+                              struct THCudaBFloat16Tensor *values,
+                              struct THCudaLongTensor *indices,
+                              struct THCudaBFloat16Tensor *src,
+                              long dim,
+                              int keepdim);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+struct THBFloat16 THCudaBFloat16Tensor_maxall(struct THCState *state,
+                                              struct THCudaBFloat16Tensor *self_);
+
+/**
+ * `values` = the lower median of `src` along `dim`, `indices` = its position. The
+ * selection runs on the host (the device data is staged there) until a device
+ * selection kernel lands with THC's sorts.
+ */
+void THCudaBFloat16Tensor_median(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *values,
+                                 struct THCudaLongTensor *indices,
+                                 struct THCudaBFloat16Tensor *src,
+                                 long dim,
+                                 int keepdim);
+
+/**
+ * The lower median of all elements (selected on the host, as `median`); an empty
+ * tensor is an error.
+ */
+struct THBFloat16 THCudaBFloat16Tensor_medianall(struct THCState *state,
+                                                 struct THCudaBFloat16Tensor *self_);
+
+/**
+ * 1 when `self` and `src` have the same sizes and equal elements (NaN is not equal to
+ * itself), else 0 (`THCTensorMathPairwise.h`).
+ */
+int THCudaBFloat16Tensor_equal(struct THCState *state,
+                               struct THCudaBFloat16Tensor *self_,
+                               struct THCudaBFloat16Tensor *src);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+struct THBFloat16 THCudaBFloat16Tensor_minall(struct THCState *state,
+                                              struct THCudaBFloat16Tensor *self_);
+
+/**
+ * `self` = sum of `src` along `dim` (0-based; accumulated in accreal).
+ */
+void THCudaBFloat16Tensor_sum(struct THCState *state,
+                              struct THCudaBFloat16Tensor *self_,
+                              struct THCudaBFloat16Tensor *src,
+                              long dim,
+                              int keepdim);
+
+/**
+ * `self` = product of `src` along `dim` (accumulated in accreal).
+ */
+void THCudaBFloat16Tensor_prod(struct THCState *state,
+                               struct THCudaBFloat16Tensor *self_,
+                               struct THCudaBFloat16Tensor *src,
+                               long dim,
+                               int keepdim);
+
+/**
+ * Sum of all elements (0 when empty), as THC's accreal.
+ */
+float THCudaBFloat16Tensor_sumall(struct THCState *state, struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Product of all elements (1 when empty), as THC's accreal.
+ */
+float THCudaBFloat16Tensor_prodall(struct THCState *state, struct THCudaBFloat16Tensor *self_);
+
+/**
+ * `self` = mean of `src` along `dim` (0-based).
+ */
+void THCudaBFloat16Tensor_mean(struct THCState *state,
+                               struct THCudaBFloat16Tensor *self_,
+                               struct THCudaBFloat16Tensor *src,
+                               long dim,
+                               int keepdim);
+
+/**
+ * `self` = variance of `src` along `dim` (`/n` when `biased`, else `/(n-1)`).
+ */
+void THCudaBFloat16Tensor_var(struct THCState *state,
+                              struct THCudaBFloat16Tensor *self_,
+                              struct THCudaBFloat16Tensor *src,
+                              long dim,
+                              int biased,
+                              int keepdim);
+
+/**
+ * `self` = standard deviation of `src` along `dim`.
+ */
+void THCudaBFloat16Tensor_std(struct THCState *state,
+                              struct THCudaBFloat16Tensor *self_,
+                              struct THCudaBFloat16Tensor *src,
+                              long dim,
+                              int biased,
+                              int keepdim);
+
+/**
+ * `self` = `value`-norm of `src` along `dimension` (p == 0 counts non-zeros).
+ */
+void THCudaBFloat16Tensor_norm(struct THCState *state,
+                               struct THCudaBFloat16Tensor *self_,
+                               struct THCudaBFloat16Tensor *src,
+                               struct THBFloat16 value,
+                               long dimension,
+                               int keepdim);
+
+/**
+ * Mean of all elements; an empty tensor is an error.
+ */
+float THCudaBFloat16Tensor_meanall(struct THCState *state, struct THCudaBFloat16Tensor *self_);
+
+/**
+ * Variance of all elements (`/n` when `biased`, else `/(n-1)`).
+ */
+float THCudaBFloat16Tensor_varall(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *self_,
+                                  int biased);
+
+/**
+ * Standard deviation of all elements.
+ */
+float THCudaBFloat16Tensor_stdall(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *self_,
+                                  int biased);
+
+/**
+ * The `value`-norm of all elements (p == 0 counts non-zeros, inf is max |x|).
+ */
+float THCudaBFloat16Tensor_normall(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *self_,
+                                   struct THBFloat16 value);
+
+/**
+ * The `value`-norm of `self - src` (elements paired in row-major order).
+ */
+float THCudaBFloat16Tensor_dist(struct THCState *state,
+                                struct THCudaBFloat16Tensor *self_,
+                                struct THCudaBFloat16Tensor *src,
+                                struct THBFloat16 value);
+
+/**
+ * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
+ * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
+ */
+void THCudaBoolTensor_max(struct THCState *state,
+                          struct THCudaBoolTensor *values,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaBoolTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * `values` = min of `src` along `dim`, `indices` = its position (as `max`).
+ */
+void THCudaBoolTensor_min(struct THCState *state,
+                          struct THCudaBoolTensor *values,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaBoolTensor *src,
+                          long dim,
+                          int keepdim);
+
+/**
+ * The largest element (NaN propagates); an empty tensor is an error.
+ */
+THBool THCudaBoolTensor_maxall(struct THCState *state, struct THCudaBoolTensor *self_);
+
+/**
+ * `values` = the lower median of `src` along `dim`, `indices` = its position. The
+ * selection runs on the host (the device data is staged there) until a device
+ * selection kernel lands with THC's sorts.
+ */
+void THCudaBoolTensor_median(struct THCState *state,
+                             struct THCudaBoolTensor *values,
+                             struct THCudaLongTensor *indices,
+                             struct THCudaBoolTensor *src,
+                             long dim,
+                             int keepdim);
+
+/**
+ * The lower median of all elements (selected on the host, as `median`); an empty
+ * tensor is an error.
+ */
+THBool THCudaBoolTensor_medianall(struct THCState *state, struct THCudaBoolTensor *self_);
+
+/**
+ * 1 when `self` and `src` have the same sizes and equal elements (NaN is not equal to
+ * itself), else 0 (`THCTensorMathPairwise.h`).
+ */
+int THCudaBoolTensor_equal(struct THCState *state,
+                           struct THCudaBoolTensor *self_,
+                           struct THCudaBoolTensor *src);
+
+/**
+ * The smallest element (NaN propagates); an empty tensor is an error.
+ */
+THBool THCudaBoolTensor_minall(struct THCState *state, struct THCudaBoolTensor *self_);
+
+/**
+ * Number of true elements.
+ */
+int64_t THCudaBoolTensor_sumall(struct THCState *state, struct THCudaBoolTensor *self_);
+
+/**
+ * 1 when every element is non-zero; an empty tensor is an error.
+ */
+int THCudaBoolTensor_logicalall(struct THCState *state, struct THCudaBoolTensor *self_);
+
+/**
+ * 1 when some element is non-zero (0 when empty).
+ */
+int THCudaBoolTensor_logicalany(struct THCState *state, struct THCudaBoolTensor *self_);
+
+/**
  * Always an error, as in THC: device memory cannot map a file (map a host storage
  * and copy it to the device instead).
  */

@@ -20,11 +20,11 @@ use crate::core::tensor::View;
 use crate::exec::reduce::{Geometry, Reducer};
 
 /// Threads per block of the reduction kernels (`TH_RBLOCK`).
-pub const BLOCK: u32 = 256;
+pub(crate) const BLOCK: u32 = 256;
 /// Positions each lane folds per chunk (`TH_RPER`).
-pub const PER: u64 = 16;
+pub(crate) const PER: u64 = 16;
 /// Most blocks a launch gets (as `launch::MAX_GRID`).
-pub const MAX_GRID: u32 = 4096;
+pub(crate) const MAX_GRID: u32 = 4096;
 
 /// The parameter of every reduction kernel: `reduce.cuh`'s `THCReduce`.
 #[repr(C)]
@@ -327,7 +327,7 @@ pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
     let plan = plan(fold, T::DTYPE, g)?;
     let mut bases = [0u64; N];
     for (b, v) in bases.iter_mut().zip(views) {
-        *b = super::copy::device_base(v)?;
+        *b = super::launch::device_base(v)?;
     }
     let dev = runtime::device(ordinal)?;
     let mut ex = OnDevice { dev, stream: runtime::stream(ordinal), scratch: Vec::new() };

@@ -58,6 +58,22 @@ macro_rules! thc_reduce {
             fn [<$($P)* Tensor_maxall>] @[state: *mut THCState](self_: *mut [<$($P)* Tensor>] as view) -> $C = <$T as CRepr>::to_c(<$T>::default()); {
                 Ok(reduce::maxall(&self_)?.to_c())
             }
+            /// `values` = the lower median of `src` along `dim`, `indices` = its position. The
+            /// selection runs on the host (the device data is staged there) until a device
+            /// selection kernel lands with THC's sorts.
+            fn [<$($P)* Tensor_median>] @[state: *mut THCState](values: *mut [<$($P)* Tensor>] as obj, indices: *mut THCudaLongTensor as obj, src: *mut [<$($P)* Tensor>] as view, dim: c_long, keepdim: c_int) {
+                reduce::median(values, indices, &src, dim32(dim), keepdim != 0)
+            }
+            /// The lower median of all elements (selected on the host, as `median`); an empty
+            /// tensor is an error.
+            fn [<$($P)* Tensor_medianall>] @[state: *mut THCState](self_: *mut [<$($P)* Tensor>] as view) -> $C = <$T as CRepr>::to_c(<$T>::default()); {
+                Ok(reduce::medianall(&self_)?.to_c())
+            }
+            /// 1 when `self` and `src` have the same sizes and equal elements (NaN is not equal to
+            /// itself), else 0 (`THCTensorMathPairwise.h`).
+            fn [<$($P)* Tensor_equal>] @[state: *mut THCState](self_: *mut [<$($P)* Tensor>] as view, src: *mut [<$($P)* Tensor>] as view) -> c_int = 0; {
+                Ok(reduce::equal(&self_, &src)? as c_int)
+            }
             /// The smallest element (NaN propagates); an empty tensor is an error.
             fn [<$($P)* Tensor_minall>] @[state: *mut THCState](self_: *mut [<$($P)* Tensor>] as view) -> $C = <$T as CRepr>::to_c(<$T>::default()); {
                 Ok(reduce::minall(&self_)?.to_c())
@@ -89,6 +105,27 @@ macro_rules! thc_reduce {
             /// Product of all elements (1 when empty), as THC's accreal.
             fn [<$($P)* Tensor_prodall>] @[state: *mut THCState](self_: *mut [<$($P)* Tensor>] as view) -> thc_reduce!(@acc $R) = Default::default(); {
                 Ok(reduce::prodall(&self_)? as thc_reduce!(@acc $R))
+            }
+        }
+    } };
+    (@float int [$($P:tt)*] $R:ident, $T:ty, $C:ty) => { pastey::paste! {
+        th_fn! {
+            /// `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
+            /// sum stored in the tensor's type, then divided by the dim's size (C division).
+            fn [<$($P)* Tensor_mean>] @[state: *mut THCState](self_: *mut [<$($P)* Tensor>] as obj, src: *mut [<$($P)* Tensor>] as view, dim: c_long, keepdim: c_int) {
+                let d = dim32(dim);
+                let n = usize::try_from(d).ok().and_then(|d| src.sizes.get(d)).copied().unwrap_or(1);
+                reduce::sum(self_, &src, d, keepdim != 0)?;
+                crate::ops::arith::scalar_op(self_, &**self_, crate::ops::arith::ScalarOp::Div, <$T as crate::Scalar>::from_prim(crate::core::dtype::Prim::I(n.max(1))))
+            }
+            /// Mean of all elements for an integer type: the sum (in `long`) divided by the count
+            /// (C division); an empty tensor is an error.
+            fn [<$($P)* Tensor_meanall>] @[state: *mut THCState](self_: *mut [<$($P)* Tensor>] as view) -> i64 = 0; {
+                let n = self_.numel() as i64;
+                if n == 0 {
+                    return Err(Error::invalid("meanall of an empty tensor").at_arg(1));
+                }
+                Ok(reduce::sumall(&self_)? / n)
             }
         }
     } };

@@ -142,6 +142,7 @@ pub fn kthvalue<T: Elem>(
 /// The lower median along `dim` (`kthvalue` with k = (n-1)/2 + 1).
 pub fn median<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
+    let t = &on_host(t)?;
     let k = (t.sizes[d] as usize - 1) / 2;
     let picked = per_slice(t, d, |s| *s.select_nth_unstable_by(k, by_value_then_pos).1)?;
     store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &picked)

@@ -47,7 +47,7 @@ pub fn minall<T: Elem>(t: &View<T>) -> Result<T> {
 /// The lower median: element `(n-1)/2` of the sorted elements (NaN sorts last).
 pub fn medianall<T: Elem>(t: &View<T>) -> Result<T> {
     nonempty(t, "medianall")?;
-    let mut v = t.to_vec()?;
+    let mut v = crate::ops::copy::values(t)?;
     let k = (v.len() - 1) / 2;
     Ok(*v.select_nth_unstable_by(k, |a, b| total(*a, *b)).1)
 }
