@@ -174,5 +174,7 @@ fn count_reducer<T: Elem>() -> OnDevice<Assoc<i64, impl Fn(T) -> i64 + Sync, imp
     )
 }
 
+#[cfg(all(test, feature = "cuda-emulator"))]
+mod device_tests;
 #[cfg(test)]
 mod tests;
