@@ -47,5 +47,5 @@ if [ "$which" = all ] || [ "$which" = asan ]; then
     build_and_run asan -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
 fi
 if [ "$which" = all ] || [ "$which" = tsan ]; then
-  TSAN_OPTIONS=halt_on_error=1 build_and_run tsan -fsanitize=thread
+  TSAN_OPTIONS=halt_on_error=1 build_and_run tsan -fsanitize=thread -DTH_EMU_SAMPLE_DTYPES
 fi

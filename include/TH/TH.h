@@ -41487,8 +41487,9 @@ int64_t THCudaByteTensor_sumall(struct THCState *state, struct THCudaByteTensor 
 int64_t THCudaByteTensor_prodall(struct THCState *state, struct THCudaByteTensor *self_);
 
 /**
- * `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
- * sum stored in the tensor's type, then divided by the dim's size (C division).
+ * `self` = mean of `src` along `dim` for an integer type: the sum in `long` divided
+ * by the dim's size (C division), then cast (THC stored the sum in the tensor's type
+ * first, so it could wrap; th does not).
  */
 void THCudaByteTensor_mean(struct THCState *state,
                            struct THCudaByteTensor *self_,
@@ -41598,8 +41599,9 @@ int64_t THCudaCharTensor_sumall(struct THCState *state, struct THCudaCharTensor 
 int64_t THCudaCharTensor_prodall(struct THCState *state, struct THCudaCharTensor *self_);
 
 /**
- * `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
- * sum stored in the tensor's type, then divided by the dim's size (C division).
+ * `self` = mean of `src` along `dim` for an integer type: the sum in `long` divided
+ * by the dim's size (C division), then cast (THC stored the sum in the tensor's type
+ * first, so it could wrap; th does not).
  */
 void THCudaCharTensor_mean(struct THCState *state,
                            struct THCudaCharTensor *self_,
@@ -41699,8 +41701,9 @@ int64_t THCudaShortTensor_sumall(struct THCState *state, struct THCudaShortTenso
 int64_t THCudaShortTensor_prodall(struct THCState *state, struct THCudaShortTensor *self_);
 
 /**
- * `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
- * sum stored in the tensor's type, then divided by the dim's size (C division).
+ * `self` = mean of `src` along `dim` for an integer type: the sum in `long` divided
+ * by the dim's size (C division), then cast (THC stored the sum in the tensor's type
+ * first, so it could wrap; th does not).
  */
 void THCudaShortTensor_mean(struct THCState *state,
                             struct THCudaShortTensor *self_,
@@ -41800,8 +41803,9 @@ int64_t THCudaIntTensor_sumall(struct THCState *state, struct THCudaIntTensor *s
 int64_t THCudaIntTensor_prodall(struct THCState *state, struct THCudaIntTensor *self_);
 
 /**
- * `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
- * sum stored in the tensor's type, then divided by the dim's size (C division).
+ * `self` = mean of `src` along `dim` for an integer type: the sum in `long` divided
+ * by the dim's size (C division), then cast (THC stored the sum in the tensor's type
+ * first, so it could wrap; th does not).
  */
 void THCudaIntTensor_mean(struct THCState *state,
                           struct THCudaIntTensor *self_,
@@ -41901,8 +41905,9 @@ int64_t THCudaLongTensor_sumall(struct THCState *state, struct THCudaLongTensor 
 int64_t THCudaLongTensor_prodall(struct THCState *state, struct THCudaLongTensor *self_);
 
 /**
- * `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
- * sum stored in the tensor's type, then divided by the dim's size (C division).
+ * `self` = mean of `src` along `dim` for an integer type: the sum in `long` divided
+ * by the dim's size (C division), then cast (THC stored the sum in the tensor's type
+ * first, so it could wrap; th does not).
  */
 void THCudaLongTensor_mean(struct THCState *state,
                            struct THCudaLongTensor *self_,

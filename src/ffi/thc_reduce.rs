@@ -110,13 +110,11 @@ macro_rules! thc_reduce {
     } };
     (@float int [$($P:tt)*] $R:ident, $T:ty, $C:ty) => { pastey::paste! {
         th_fn! {
-            /// `self` = mean of `src` along `dim` for an integer type, as THC computes it: the
-            /// sum stored in the tensor's type, then divided by the dim's size (C division).
+            /// `self` = mean of `src` along `dim` for an integer type: the sum in `long` divided
+            /// by the dim's size (C division), then cast (THC stored the sum in the tensor's type
+            /// first, so it could wrap; th does not).
             fn [<$($P)* Tensor_mean>] @[state: *mut THCState](self_: *mut [<$($P)* Tensor>] as obj, src: *mut [<$($P)* Tensor>] as view, dim: c_long, keepdim: c_int) {
-                let d = dim32(dim);
-                let n = usize::try_from(d).ok().and_then(|d| src.sizes.get(d)).copied().unwrap_or(1);
-                reduce::sum(self_, &src, d, keepdim != 0)?;
-                crate::ops::arith::scalar_op(self_, &**self_, crate::ops::arith::ScalarOp::Div, <$T as crate::Scalar>::from_prim(crate::core::dtype::Prim::I(n.max(1))))
+                reduce::mean_int(self_, &src, dim32(dim), keepdim != 0)
             }
             /// Mean of all elements for an integer type: the sum (in `long`) divided by the count
             /// (C division); an empty tensor is an error.

@@ -29,7 +29,7 @@ from thccases import (ELEMENTWISE, Case, RCase, assert_same, check_case, check_n
                       elementwise_params, raw, reduce_params, role_values, scalar_of, vals)
 from thclib import (ALL_REALS, INTS, DevSide, Groups, HostSide, Layout, Thc, as_values, contiguous, emulated, expand,
                     geometry, on_storage, raw_dtype, storage_of, th_error_text, tname, view_values)
-from thlib import Lib, THError
+from thlib import DTYPES, Lib, THError
 
 LIB = Lib()
 try:
@@ -336,8 +336,30 @@ def test_reduce(rng, op, real):
 def test_reduce_large(rng, op, real):
     """> 2^16 elements (grid-stride loops and multi-block whole-tensor reductions)."""
     need("reduce", DEV.fn(real, op))
+    if not HOST.has(real, op):
+        pytest.skip(f"TH{real}Tensor_{op} does not exist: no host result to compare with")
     for _ in range(2):
         check_reduce(RCase(rng, op, real, special=False, prealloc=False, shape=(270, 260)))
+
+
+@pytest.mark.parametrize("real", ["Byte", "Char", "Int", "Long"])
+def test_integer_mean_follows_thc(rng, real):
+    """THC's integer mean (no host counterpart): the long sum divided by the dim's size (C
+    division), then cast; meanall: the long sum divided by the count."""
+    dt = DTYPES[real][0]
+    a = rng.integers(np.iinfo(dt).min // 2 if real != "Byte" else 0, 100, size=(7, 130)).astype(dt)
+    d = contiguous(DEV, real, a)
+    for dim in (0, 1):
+        r = DEV.new(real)
+        THC.call(DEV.fn(real, "mean"), None, r, d, C.c_long(dim), C.c_int(0))
+        s = a.astype(np.int64).sum(axis=dim)
+        n = a.shape[dim]
+        want = (np.sign(s) * (np.abs(s) // n)).astype(dt)  # C division truncates toward zero
+        got = storage_of(DEV, r)[: want.size]
+        assert np.array_equal(got, want), f"mean {real} dim {dim}: {got[:8]} != {want[:8]}"
+    total = int(a.astype(np.int64).sum())
+    want_all = abs(total) // a.size * (1 if total >= 0 else -1)
+    assert THC.call(DEV.fn(real, "meanall"), C.c_int64, d) == want_all
 
 
 # ---------------------------------------------------------------------------------------------

@@ -195,7 +195,7 @@ class Case:
             shape[self.dim] = 3
         self.shape = shape = tuple(shape)
         self.tensors, self.scalars = {}, {}
-        for role in self.sig:
+        for role in self.sig if self.sig != "equal" else "tu":
             if role in "tuw":
                 s = shape
                 if role != "t" and op not in NO_BROADCAST and mode != "new" and rng.random() < 0.5:
@@ -394,6 +394,9 @@ def check_reduce(case):
         assert derr is None, f"{what}: the device raised {derr} (the host did not)"
     fuzzy = case.op in SUMMING and case.real in FLOATS
     if case.sig in ("all", "allb", "allv", "dist"):
+        if herr is None and isinstance(hres, float) and case.real in ("Float", "Half", "BFloat16"):
+            with np.errstate(over="ignore"):  # THC's accreal for these is float: the host's double rounded
+                hres = float(np.float32(hres))
         if herr is None:
             if isinstance(hres, int) and case.real in ("Half", "BFloat16"):  # a real-typed result: raw bits
                 h, d = (np.array([x], dtype=np.uint16) for x in (hres, dres))
@@ -410,7 +413,13 @@ def check_reduce(case):
     for (r, _, _), h, d in zip(case.outs, houts, douts):
         assert geometry(DEV, d)[0] == geometry(HOST, h)[0], f"{what}: result sizes differ"
         if fuzzy and r == case.real:
-            close(r, storage_of(DEV, d), storage_of(HOST, h), what, RED_TOL[case.real])
+            dv, hv = storage_of(DEV, d), storage_of(HOST, h)
+            if case.op in ("var", "std"):
+                # The host's two-pass moments overflow where the sum of a run exceeds the
+                # accumulator (giving inf); the device's Welford update does not (docs/cuda.md).
+                keep = ~np.isinf(as_values(r, np.asarray(hv)).astype(np.float64))
+                dv, hv = np.asarray(dv)[keep], np.asarray(hv)[keep]
+            close(r, dv, hv, what, RED_TOL[case.real])
         else:
             assert_same(r, storage_of(DEV, d), storage_of(HOST, h), f"{what} output ({r})")
     assert_same(case.real, storage_of(DEV, dt), storage_of(HOST, ht), f"{what} input")

@@ -13,6 +13,7 @@ fn along<T: Scalar, R: Reducer<T, 1>>(
     fin: impl Fn(R::Acc) -> T,
 ) -> Result<()> {
     let d = check_dim(dim, t.ndim(), arg)?;
+    one_device(&[r.with_view(|v| v.device()), t.device()])?;
     let acc = reduce([t], &only(t.ndim(), d), red)?;
     let data: Vec<T> = acc.into_iter().map(fin).collect();
     store(r, &reduced_shape(&t.sizes, d, keepdim), &data)
@@ -34,6 +35,16 @@ pub fn mean<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, keepdim: bool) ->
     along(r, t, dim, keepdim, 3, &sum_reducer::<T>(), |s| T::from_acc(s.div(n)))
 }
 
+/// `r_ = mean of t along dim` for an integer type (THC has it; TH does not): the sum in
+/// `accreal` (i64) divided by the dim's size with C division, then cast.
+pub fn mean_int<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()>
+where
+    T::Acc: Num,
+{
+    let n = <T::Acc as Num>::from_f64(t.sizes.get(dim.max(0) as usize).copied().unwrap_or(1).max(1) as f64);
+    along(r, t, dim, keepdim, 3, &sum_reducer::<T>(), |s| T::from_acc(s.div(n)))
+}
+
 /// `r_ = var of t along dim` (`/n` when `biased`, else `/(n-1)`).
 pub fn var<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, biased: bool, keepdim: bool) -> Result<()> {
     along(r, t, dim, keepdim, 3, &Moments::<T>::new(), |a| T::from_acc(var_of(a, biased)))
@@ -47,8 +58,15 @@ pub fn std<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, biased: bool, keep
 /// `r_ = p-norm of t along dim` (see `pnorm`).
 pub fn norm<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, p: T, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
+    one_device(&[r.with_view(|v| v.device()), t.device()])?;
     let data: Vec<T> = pnorm(t, &only(t.ndim(), d), p.to_f64())?.into_iter().map(T::from_acc).collect();
     store(r, &reduced_shape(&t.sizes, d, keepdim), &data)
+}
+
+/// THC's rule: the outputs and the input of a reduction are on one device (checked before
+/// any output is resized).
+fn one_device(devices: &[crate::core::allocator::Device]) -> Result<()> {
+    crate::exec::backend::Backend::of(devices).map(|_| ())
 }
 
 /// `values_`, `indices_` (each of `shape`) = the (value, index) pairs `pairs`.
@@ -67,12 +85,14 @@ fn arg_best<T: Elem>(t: &View<T>, d: usize, max: bool) -> Result<Vec<(T, i64)>> 
 /// first NaN wins).
 pub fn max<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
+    one_device(&[values.with_view(|v| v.device()), indices.with_view(|v| v.device()), t.device()])?;
     store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &arg_best(t, d, true)?)
 }
 
 /// `values_, indices_ = min of t along dim`.
 pub fn min<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
+    one_device(&[values.with_view(|v| v.device()), indices.with_view(|v| v.device()), t.device()])?;
     store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &arg_best(t, d, false)?)
 }
 
@@ -142,6 +162,7 @@ pub fn kthvalue<T: Elem>(
 /// The lower median along `dim` (`kthvalue` with k = (n-1)/2 + 1).
 pub fn median<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
+    one_device(&[values.with_view(|v| v.device()), indices.with_view(|v| v.device()), t.device()])?;
     let t = &on_host(t)?;
     let k = (t.sizes[d] as usize - 1) / 2;
     let picked = per_slice(t, d, |s| *s.select_nth_unstable_by(k, by_value_then_pos).1)?;
@@ -152,6 +173,7 @@ pub fn median<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, d
 /// and the position of its last occurrence.
 pub fn mode<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
+    one_device(&[values.with_view(|v| v.device()), indices.with_view(|v| v.device()), t.device()])?;
     let picked = per_slice(t, d, |s| {
         s.sort_unstable_by(by_value_then_pos);
         let (mut best, mut best_n, mut run) = (s[0], 0usize, 0usize);
