@@ -157,6 +157,36 @@ int main(void) {
   CHECK(bad == 0);
   THFloatTensor_free(h);
 
+  /* sums on the device: all elements, and along each dim, against loops here */
+  {
+    double want = 0, got_all;
+    THCudaTensor *s = THCudaTensor_new(state);
+    for (i = 0; i < R; i++)
+      for (j = 0; j < C; j++) want += (double)(fa(i, j) + 2.0f * fb(i, j));
+    got_all = THCudaTensor_sumall(state, r);
+    CHECK(fabs(got_all - want) <= 1e-6 * fabs(want) + 1e-3);
+    THCudaTensor_sum(state, s, r, 0, 0); /* column sums: C values */
+    CHECK(THCudaTensor_nDimension(state, s) == 1 && THCudaTensor_size(state, s, 0) == C);
+    h = to_host(state, s);
+    bad = 0;
+    for (j = 0; j < C; j++) {
+      double col = 0;
+      for (i = 0; i < R; i++) col += (double)(fa(i, j) + 2.0f * fb(i, j));
+      bad += fabs(THFloatTensor_get1d(h, j) - col) > 1e-5 * fabs(col) + 1e-3;
+    }
+    CHECK(bad == 0);
+    THFloatTensor_free(h);
+    THCudaTensor_sum(state, s, r, 1, 1); /* row sums, keepdim: R x 1 */
+    CHECK(THCudaTensor_nDimension(state, s) == 2 && THCudaTensor_size(state, s, 0) == R);
+    {
+      float mx = fa(0, 0) + 2.0f * fb(0, 0);
+      for (i = 0; i < R; i++)
+        for (j = 0; j < C; j++) mx = fa(i, j) + 2.0f * fb(i, j) > mx ? fa(i, j) + 2.0f * fb(i, j) : mx;
+      CHECK(THCudaTensor_maxall(state, r) == mx);
+    }
+    THCudaTensor_free(state, s);
+  }
+
   /* in place: a = a * 0.5 (output aliases the input) */
   THCudaTensor_mul(state, a, a, 0.5f);
   h = to_host(state, a);

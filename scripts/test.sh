@@ -69,7 +69,11 @@ done
 TH_NVRTC_DIR="$(PYTHON=.venv/bin/python scripts/nvrtc.sh)" TH_REQUIRE_NVRTC=1 cargo test -q --test cuda_nvrtc
 # THC against a real NVIDIA driver library without a GPU (Debian's non-free libcuda1 unpacked
 # into target/libcuda): every entry point gets cuInit's CUDA_ERROR_NO_DEVICE as TH_ERR_NO_DEVICE.
-TH_LIBCUDA_DIR="$(scripts/libcuda_nodevice.sh)" TH_REQUIRE_LIBCUDA=1 TH_VALGRIND=1 cargo test -q --test thc_nodevice
+LIBCUDA_DIR="$(scripts/libcuda_nodevice.sh)"
+TH_LIBCUDA_DIR="$LIBCUDA_DIR" TH_REQUIRE_LIBCUDA=1 TH_VALGRIND=1 cargo test -q --test thc_nodevice
+# ... and every THC entry point called there (the sweep also ran above without a driver)
+LD_LIBRARY_PATH="$LIBCUDA_DIR" TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q \
+  tests/python/test_thc_entry_points.py
 # The GPU test script where there is no GPU: "no CUDA device: skipped".
 TH_LIB="$PWD/target/debug/libth.so" scripts/test_gpu.sh
 # THC on the emulated device: the same CUDA C sources compiled by the host C++ compiler (proves
