@@ -246,3 +246,16 @@ fn device_reductions_bool_and_logical() {
     let (hb, db) = pair(&bytes, 0, &[4], &[1]);
     assert_eq!((logicalall(&db).unwrap(), logicalany(&db).unwrap()), (logicalall(&hb).unwrap(), true));
 }
+
+/// `dot` and `dist` pair elements in row-major order when the shapes differ: a strided device
+/// operand is flattened on the device (not through a host temporary).
+#[test]
+fn device_dot_and_dist_pair_elements_of_different_shapes() {
+    emulated();
+    let data: Vec<f32> = values(24, 7);
+    let (ha, da) = pair(&data, 0, &[4, 6], &[1, 4]); // transposed: not contiguous
+    let (hb, db) = pair(&values::<f32>(24, 8), 0, &[2, 3, 4], &[12, 4, 1]);
+    assert_eq!(dot(&da, &db).unwrap(), dot(&ha, &hb).unwrap());
+    let (h, d) = (dist(&ha, &hb, 2.0).unwrap(), dist(&da, &db, 2.0).unwrap());
+    assert!(close(d, h, 1e-6), "dist: device {d}, host {h}");
+}

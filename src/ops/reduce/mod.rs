@@ -119,7 +119,7 @@ fn flat<T: Scalar>(v: &View<T>) -> Result<View<T>> {
     let src = if v.is_contiguous() {
         v.clone()
     } else {
-        let c = View::contiguous(&v.sizes)?;
+        let c = crate::ops::temp_like(v, &v.sizes)?;
         copy(&c, v)?;
         c
     };
