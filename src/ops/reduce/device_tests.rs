@@ -141,15 +141,17 @@ where
         assert_eq!(equal(&d, &d2).unwrap(), equal(&h, &h2).unwrap(), "equal {w}");
         assert!(equal(&d, &d).unwrap(), "equal to itself {w}");
     }
-    // Host-only reductions refuse device tensors by name, never computing wrong results.
-    let (_, d) = pair(&data, 0, &[2, 5], &[5, 1]);
+    // Median selects on the host (the device data staged there) and writes device outputs.
+    let (h, d) = pair(&data, 0, &[2, 5], &[5, 1]);
     let (rd, id) = (device_out::<T>(), device_out::<i64>());
-    for e in [
-        median(&rd, &id, &d, 1, false).unwrap_err(),
-        kthvalue(&rd, &id, &d, 1, 1, false).unwrap_err(),
-        cumsum(&rd, &d, 1).unwrap_err(),
-        medianall(&d).unwrap_err(),
-    ] {
+    let (rh, ih) = (host_out::<T>(), host_out::<i64>());
+    median(&rd, &id, &d, 1, false).unwrap();
+    median(&rh, &ih, &h, 1, false).unwrap();
+    same_tensor("median values", &rh, &rd, 0.0);
+    same_tensor("median indices", &ih, &id, 0.0);
+    assert_eq!(f64_of(medianall(&d).unwrap()), f64_of(medianall(&h).unwrap()), "medianall");
+    // Host-only reductions refuse device tensors by name, never computing wrong results.
+    for e in [kthvalue(&rd, &id, &d, 1, 1, false).unwrap_err(), cumsum(&rd, &d, 1).unwrap_err()] {
         assert!(e.to_string().contains("host"), "{e}");
     }
     // Empty device tensors: identities, and the errors of the host.
