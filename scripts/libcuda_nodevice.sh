@@ -2,7 +2,7 @@
 # Puts a real NVIDIA driver library (Debian non-free `libcuda1`, with the PTX JIT library it
 # depends on) into target/libcuda/lib when it is missing, and prints that folder, for
 #
-#   TH_LIBCUDA_DIR=$(scripts/libcuda_nodevice.sh) cargo test --test thc_nodevice
+#   TH_LIBCUDA_DIR=$(scripts/libcuda_nodevice.sh) cargo test --test c_api thc_meets_the_real_driver
 #
 # On a machine without a GPU (or without the kernel module) that library loads, and cuInit
 # then reports that there is no device: THC's "driver present, no device" error paths run

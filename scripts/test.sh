@@ -70,7 +70,7 @@ TH_NVRTC_DIR="$(PYTHON=.venv/bin/python scripts/nvrtc.sh)" TH_REQUIRE_NVRTC=1 ca
 # THC against a real NVIDIA driver library without a GPU (Debian's non-free libcuda1 unpacked
 # into target/libcuda): every entry point gets cuInit's CUDA_ERROR_NO_DEVICE as TH_ERR_NO_DEVICE.
 LIBCUDA_DIR="$(scripts/libcuda_nodevice.sh)"
-TH_LIBCUDA_DIR="$LIBCUDA_DIR" TH_REQUIRE_LIBCUDA=1 TH_VALGRIND=1 cargo test -q --test thc_nodevice
+TH_LIBCUDA_DIR="$LIBCUDA_DIR" TH_REQUIRE_LIBCUDA=1 TH_VALGRIND=1 cargo test -q --test c_api thc_meets_the_real_driver
 # ... and every THC entry point called there (the sweep also ran above without a driver)
 LD_LIBRARY_PATH="$LIBCUDA_DIR" TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q \
   tests/python/test_thc_entry_points.py

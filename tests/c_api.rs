@@ -59,10 +59,11 @@ fn run(exe: &Path, envs: &[(&str, &str)]) -> (bool, String) {
         Command::new(exe)
     };
     cmd.env("TH_TEST_TMPDIR", std::env::temp_dir());
-    cmd.envs(envs.iter().copied());
     // cargo puts target/<profile> (with a possibly stale libth.so from the last `cargo build`)
-    // on LD_LIBRARY_PATH, which outranks the RUNPATH: point it at this run's library.
+    // on LD_LIBRARY_PATH, which outranks the RUNPATH: point it at this run's library (`envs`
+    // may extend it, this run's library first).
     cmd.env("LD_LIBRARY_PATH", lib_dir());
+    cmd.envs(envs.iter().copied());
     let out = cmd.output().expect("run the C test");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.success(), text)
@@ -112,6 +113,36 @@ fn c_tests_pass() {
 #[test]
 fn thc_c_tests_pass_on_the_emulator() {
     run_matching("c_tests", "test_thc_", &[("TH_CUDA_EMULATOR", "1"), ("TH_REQUIRE_DEVICE", "1")]);
+}
+
+/// THC against a real NVIDIA driver library on this GPU-less machine (`TH_LIBCUDA_DIR`, the
+/// folder `scripts/libcuda_nodevice.sh` prints): the shared THC table with exact expectations
+/// (`test_thc_nodevice.c`) and the generic one meet cuInit's real answer. Skipped without the
+/// folder unless TH_REQUIRE_LIBCUDA=1.
+#[cfg(feature = "cuda")]
+#[test]
+fn thc_meets_the_real_driver_without_a_device() {
+    let Ok(driver) = std::env::var("TH_LIBCUDA_DIR") else {
+        assert!(
+            std::env::var("TH_REQUIRE_LIBCUDA").as_deref() != Ok("1"),
+            "TH_REQUIRE_LIBCUDA=1 but TH_LIBCUDA_DIR is not set (scripts/libcuda_nodevice.sh)"
+        );
+        println!("skipped: no TH_LIBCUDA_DIR");
+        return;
+    };
+    assert!(Path::new(&driver).join("libcuda.so.1").exists(), "no libcuda.so.1 in {driver}");
+    let path = format!("{}:{driver}", lib_dir().display());
+    let out_dir = lib_dir().join("thc-nodevice-bin");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    for name in ["test_thc_nodevice", "test_thc_unavailable"] {
+        let exe = build(&root().join("c_tests").join(format!("{name}.c")), &out_dir);
+        let (ok, text) = run(&exe, &[("LD_LIBRARY_PATH", &path), ("TH_REQUIRE_LIBCUDA", "1")]);
+        println!("{name}: {}", text.trim());
+        assert!(ok, "{name} failed:\n{text}");
+        if name == "test_thc_nodevice" {
+            assert!(text.contains("CUDA_ERROR_NO_DEVICE (100)"), "{name} did not meet the driver:\n{text}");
+        }
+    }
 }
 
 #[test]
