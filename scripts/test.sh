@@ -27,6 +27,9 @@
 #      TSan (scripts/sanitize_rust.sh; two extra builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A test run builds the library in several configurations (dev, CPU-only, emulator, fuzz,
+# sanitizers); incremental caches would add ~12 GB to a clean clone and are never reused there.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 need_apt=()
 command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)
