@@ -115,6 +115,22 @@ impl Call {
         self.cmp = cmp_mask(c);
         self
     }
+    /// How many scalar operands were given.
+    pub fn value_count(&self) -> usize {
+        self.values
+    }
+    /// An empty `THCPointwise` holding this call's scalar operands and comparison.
+    pub fn params(&self) -> THCPointwise {
+        THCPointwise {
+            n: 0,
+            ndim: 0,
+            op: self.cmp,
+            sizes: [0; MAX_DIMS],
+            arg: [THCOperand { data: 0, strides: [0; MAX_DIMS] }; MAX_OPERANDS],
+            f: self.f,
+            i: self.i,
+        }
+    }
     /// The launch of this call over `shape` (`pointwise`), its scalar operands set.
     pub fn launch(&self, shape: &[i64], operands: &[Operand<'_>]) -> Result<Option<Pointwise>> {
         if !self.device {
@@ -240,6 +256,7 @@ fn kernel_dtypes(o: &Op, operands: &[Operand<'_>]) -> Result<Vec<DType>> {
             let ok = [DType::Byte, DType::Bool, first_in].contains(&out);
             (vec![first_in, out], ok && operands[1..].iter().all(|x| x.dtype == first_in))
         }
+        Form::Lines => return Err(Error::internal(format!("{} is a line op (cuda::lines)", o.name))),
     };
     if !inputs_same {
         return Err(mismatch());

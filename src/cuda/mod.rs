@@ -11,7 +11,8 @@
 //! - `runtime`: lazy, process-wide device discovery, the current device and stream per thread;
 //! - `alloc`: THC's caching device allocator and caching pinned-host allocator;
 //! - `kernels`, `launch`: the CUDA C sources, NVRTC compilation, and launch parameters built
-//!   from the shared geometry; `reduce`: the device engine of the reductions;
+//!   from the shared geometry; `lines`: launches of the kernels that walk a line per item
+//!   (index ops, scans, sorts); `reduce`: the device engine of the reductions;
 //! - `storage`: the `THAllocator` that backs device storages.
 
 pub mod alloc;
@@ -19,6 +20,7 @@ pub mod copy;
 pub mod gpu;
 pub mod kernels;
 pub mod launch;
+pub mod lines;
 pub mod ops;
 pub mod reduce;
 pub mod runtime;

@@ -5,9 +5,12 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "lines.cuh"
 #endif
 
 TH_BASIC_KERNELS(bfloat16, th_bfloat16)
 TH_CMP_OWN_KERNELS(bfloat16, th_bfloat16)
 TH_FLOAT_KERNELS(bfloat16, th_bfloat16)
 TH_REDUCE_FLOAT_KERNELS(bfloat16, th_bfloat16)
+TH_LINE_KERNELS(bfloat16, th_bfloat16)
+TH_LINE_NUM_KERNELS(bfloat16, th_bfloat16)

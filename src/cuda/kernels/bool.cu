@@ -5,7 +5,9 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "lines.cuh"
 #endif
 
 TH_BASIC_KERNELS(bool, th_bool)
 TH_REDUCE_ALL_KERNELS(bool, th_bool)
+TH_LINE_KERNELS(bool, th_bool)

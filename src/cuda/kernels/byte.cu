@@ -5,8 +5,11 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "lines.cuh"
 #endif
 
 TH_BASIC_KERNELS(byte, unsigned char)
 TH_INT_KERNELS(byte, unsigned char)
 TH_REDUCE_NUM_KERNELS(byte, unsigned char)
+TH_LINE_KERNELS(byte, unsigned char)
+TH_LINE_NUM_KERNELS(byte, unsigned char)

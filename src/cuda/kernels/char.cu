@@ -5,9 +5,12 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "lines.cuh"
 #endif
 
 TH_BASIC_KERNELS(char, signed char)
 TH_CMP_OWN_KERNELS(char, signed char)
 TH_INT_KERNELS(char, signed char)
 TH_REDUCE_NUM_KERNELS(char, signed char)
+TH_LINE_KERNELS(char, signed char)
+TH_LINE_NUM_KERNELS(char, signed char)

@@ -308,8 +308,8 @@ template <class I> struct th_offset;
 template <> struct th_offset<unsigned int> { typedef int type; };
 template <> struct th_offset<unsigned long long> { typedef long long type; };
 
-// Calls f(off) for every linear index this thread owns (a grid-stride loop: any grid size is
-// correct), off[k] the element offset of operand k. Contiguous operands (one dim, unit strides:
+// Calls f(i, off) for every linear index i this thread owns (a grid-stride loop: any grid size
+// is correct; i counts row-major over p.sizes), off[k] the element offset of operand k. Contiguous operands (one dim, unit strides:
 // a branch uniform over the launch) skip the division walk.
 template <class I, int N, class F> __forceinline__ void th_for_each(const THCPointwise &p, F f) {
   typedef typename th_offset<I>::type O;
@@ -323,7 +323,7 @@ TH_UNROLL
     for (; i < n; i += step) {
 TH_UNROLL
       for (int k = 0; k < N; ++k) off[k] = (O)i;
-      f(off);
+      f(i, off);
     }
     return;
   }
@@ -337,7 +337,7 @@ TH_UNROLL
 TH_UNROLL
       for (int k = 0; k < N; ++k) off[k] += (O)x * (O)p.arg[k].strides[d];
     }
-    f(off);
+    f(i, off);
   }
 }
 

@@ -5,9 +5,12 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "lines.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
 TH_CMP_OWN_KERNELS(double, double)
 TH_FLOAT_KERNELS(double, double)
 TH_REDUCE_FLOAT_KERNELS(double, double)
+TH_LINE_KERNELS(double, double)
+TH_LINE_NUM_KERNELS(double, double)

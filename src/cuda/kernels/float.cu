@@ -5,9 +5,12 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "lines.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
 TH_CMP_OWN_KERNELS(float, float)
 TH_FLOAT_KERNELS(float, float)
 TH_REDUCE_FLOAT_KERNELS(float, float)
+TH_LINE_KERNELS(float, float)
+TH_LINE_NUM_KERNELS(float, float)

@@ -5,9 +5,12 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "lines.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
 TH_CMP_OWN_KERNELS(half, th_half)
 TH_FLOAT_KERNELS(half, th_half)
 TH_REDUCE_FLOAT_KERNELS(half, th_half)
+TH_LINE_KERNELS(half, th_half)
+TH_LINE_NUM_KERNELS(half, th_half)

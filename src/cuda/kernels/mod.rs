@@ -9,7 +9,8 @@
 //!   `kernels::vmath`'s exp/log/tanh/sigmoid operation for operation (same bits as the host);
 //! - `pointwise.cuh`: kernel bodies, fill, copy, comparisons; `arith.cuh`: arithmetic and float
 //!   functions; `reduce.cuh`: the reductions (`THCReduce`, mirrored in `cuda::reduce`) and the
-//!   combination of their chunk partials, in a fixed order (documented there);
+//!   combination of their chunk partials, in a fixed order (documented there); `lines.cuh`: the
+//!   kernels whose work item walks a line of each operand (`THCLines`, `launch::lines`);
 //! - one module per dtype, `<dtype>.cu`: every kernel whose name starts with that dtype. NVRTC
 //!   compiles a module at its first use, so a program using Float tensors compiles `float` only
 //!   (about 140 kernels, a few seconds), not the whole library.
@@ -73,6 +74,7 @@ macro_rules! modules {
                 include_str!("pointwise.cuh"),
                 include_str!("arith.cuh"),
                 include_str!("reduce.cuh"),
+                include_str!("lines.cuh"),
                 include_str!(concat!($name, ".cu"))
             ),
             register_budget: 64,
@@ -153,6 +155,9 @@ pub enum Form {
     Copy,
     /// `th_<op>_<input>_<output>`, the output Byte, Bool or the input's dtype.
     Compare,
+    /// A line kernel (`lines.cuh`, one `THCLines`): `th_<op>_<dtype>`, named by the op's main
+    /// dtype (index operands are Long).
+    Lines,
 }
 
 /// A pointwise op as the kernels implement it.
@@ -174,7 +179,7 @@ macro_rules! ops {
     };
 }
 
-/// Every op, mirroring the lists in `pointwise.cuh` and `arith.cuh` (the NVRTC test checks the
+/// Every op, mirroring the lists in `pointwise.cuh`, `arith.cuh` and `lines.cuh` (the NVRTC test checks the
 /// compiled kernel names against `kernels_of`).
 pub static OPS: &[Op] = ops! {
     All Same 0 1 [fill];
@@ -193,6 +198,8 @@ pub static OPS: &[Op] = ops! {
         round trunc frac];
     Float Same 2 0 [atan2];
     Float Same 2 1 [lerp];
+    All Lines 0 2 [tri];
+    Num Lines 2 0 [cross];
 };
 
 /// The op named `name`.
@@ -218,7 +225,7 @@ pub fn kernel_dtypes(op: &Op, first: DType) -> Vec<Vec<DType>> {
         return vec![];
     }
     match op.form {
-        Form::Same => vec![vec![first]],
+        Form::Same | Form::Lines => vec![vec![first]],
         Form::Copy => DType::ALL.iter().map(|&s| vec![first, s]).collect(),
         Form::Compare => {
             let mut outs = vec![DType::Byte, DType::Bool];

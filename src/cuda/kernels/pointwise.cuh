@@ -7,28 +7,28 @@
 template <class I, class To, class Op> void th_body0(const THCPointwise &p) {
   To *o = th_ptr<To>(p, 0);
   const Op op(p);
-  th_for_each<I, 1>(p, [&](const typename th_offset<I>::type *off) { o[off[0]] = op(); });
+  th_for_each<I, 1>(p, [&](I, const typename th_offset<I>::type *off) { o[off[0]] = op(); });
 }
 
 template <class I, class To, class Ta, class Op> void th_body1(const THCPointwise &p) {
   To *o = th_ptr<To>(p, 0);
   const Ta *a = th_ptr<const Ta>(p, 1);
   const Op op(p);
-  th_for_each<I, 2>(p, [&](const typename th_offset<I>::type *off) { o[off[0]] = op(a[off[1]]); });
+  th_for_each<I, 2>(p, [&](I, const typename th_offset<I>::type *off) { o[off[0]] = op(a[off[1]]); });
 }
 
 template <class I, class To, class Ta, class Op> void th_body2(const THCPointwise &p) {
   To *o = th_ptr<To>(p, 0);
   const Ta *a = th_ptr<const Ta>(p, 1), *b = th_ptr<const Ta>(p, 2);
   const Op op(p);
-  th_for_each<I, 3>(p, [&](const typename th_offset<I>::type *off) { o[off[0]] = op(a[off[1]], b[off[2]]); });
+  th_for_each<I, 3>(p, [&](I, const typename th_offset<I>::type *off) { o[off[0]] = op(a[off[1]], b[off[2]]); });
 }
 
 template <class I, class T, class Op> void th_body3(const THCPointwise &p) {
   T *o = th_ptr<T>(p, 0);
   const T *a = th_ptr<const T>(p, 1), *b = th_ptr<const T>(p, 2), *c = th_ptr<const T>(p, 3);
   const Op op(p);
-  th_for_each<I, 4>(p, [&](const typename th_offset<I>::type *off) { o[off[0]] = op(a[off[1]], b[off[2]], c[off[3]]); });
+  th_for_each<I, 4>(p, [&](I, const typename th_offset<I>::type *off) { o[off[0]] = op(a[off[1]], b[off[2]], c[off[3]]); });
 }
 
 // ---- fill and copy ----
