@@ -41402,6 +41402,1297 @@ int THC_nativeHalfInstructions(struct THCState *state);
 int THC_fastHalfInstructions(struct THCState *state);
 
 /**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THCudaByteTensor_zeros(struct THCState *state,
+                            struct THCudaByteTensor *r_,
+                            struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THCudaByteTensor_zerosLike(struct THCState *state,
+                                struct THCudaByteTensor *r_,
+                                struct THCudaByteTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THCudaByteTensor_ones(struct THCState *state,
+                           struct THCudaByteTensor *r_,
+                           struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THCudaByteTensor_onesLike(struct THCState *state,
+                               struct THCudaByteTensor *r_,
+                               struct THCudaByteTensor *input);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order.
+ */
+void THCudaByteTensor_reshape(struct THCState *state,
+                              struct THCudaByteTensor *r_,
+                              struct THCudaByteTensor *t,
+                              struct THLongStorage *size);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaByteTensor_numel(struct THCState *state, struct THCudaByteTensor *t);
+
+/**
+ * `result` = `ta` and `tb` joined along `dimension` (as `catArray`).
+ */
+void THCudaByteTensor_cat(struct THCState *state,
+                          struct THCudaByteTensor *result,
+                          struct THCudaByteTensor *ta,
+                          struct THCudaByteTensor *tb,
+                          int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last; empty
+ * inputs skipped; missing trailing dims count as size 1).
+ */
+void THCudaByteTensor_catArray(struct THCState *state,
+                               struct THCudaByteTensor *result,
+                               struct THCudaByteTensor **inputs,
+                               int num_inputs,
+                               int dimension);
+
+/**
+ * `self` = the matrix `src` with the elements above diagonal `k` zeroed.
+ */
+void THCudaByteTensor_tril(struct THCState *state,
+                           struct THCudaByteTensor *self_,
+                           struct THCudaByteTensor *src,
+                           long k);
+
+/**
+ * `self` = the matrix `src` with the elements below diagonal `k` zeroed.
+ */
+void THCudaByteTensor_triu(struct THCState *state,
+                           struct THCudaByteTensor *self_,
+                           struct THCudaByteTensor *src,
+                           long k);
+
+/**
+ * `src` 1-D: `self` = the square matrix with `src` on diagonal `k`; `src` 2-D:
+ * `self` = diagonal `k` of `src`, 1-D.
+ */
+void THCudaByteTensor_diag(struct THCState *state,
+                           struct THCudaByteTensor *self_,
+                           struct THCudaByteTensor *src,
+                           long k);
+
+/**
+ * `self` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THCudaByteTensor_eye(struct THCState *state, struct THCudaByteTensor *self_, long n, long m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included).
+ */
+void THCudaByteTensor_range(struct THCState *state,
+                            struct THCudaByteTensor *r_,
+                            int64_t xmin,
+                            int64_t xmax,
+                            int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded).
+ */
+void THCudaByteTensor_arange(struct THCState *state,
+                             struct THCudaByteTensor *r_,
+                             int64_t xmin,
+                             int64_t xmax,
+                             int64_t step);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), as THC's accreal.
+ */
+int64_t THCudaByteTensor_trace(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * `self` = the cross product of `src1` and `src2` (broadcast together) along
+ * `dimension` (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THCudaByteTensor_cross(struct THCState *state,
+                            struct THCudaByteTensor *self_,
+                            struct THCudaByteTensor *src1,
+                            struct THCudaByteTensor *src2,
+                            int dimension);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THCudaCharTensor_zeros(struct THCState *state,
+                            struct THCudaCharTensor *r_,
+                            struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THCudaCharTensor_zerosLike(struct THCState *state,
+                                struct THCudaCharTensor *r_,
+                                struct THCudaCharTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THCudaCharTensor_ones(struct THCState *state,
+                           struct THCudaCharTensor *r_,
+                           struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THCudaCharTensor_onesLike(struct THCState *state,
+                               struct THCudaCharTensor *r_,
+                               struct THCudaCharTensor *input);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order.
+ */
+void THCudaCharTensor_reshape(struct THCState *state,
+                              struct THCudaCharTensor *r_,
+                              struct THCudaCharTensor *t,
+                              struct THLongStorage *size);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaCharTensor_numel(struct THCState *state, struct THCudaCharTensor *t);
+
+/**
+ * `result` = `ta` and `tb` joined along `dimension` (as `catArray`).
+ */
+void THCudaCharTensor_cat(struct THCState *state,
+                          struct THCudaCharTensor *result,
+                          struct THCudaCharTensor *ta,
+                          struct THCudaCharTensor *tb,
+                          int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last; empty
+ * inputs skipped; missing trailing dims count as size 1).
+ */
+void THCudaCharTensor_catArray(struct THCState *state,
+                               struct THCudaCharTensor *result,
+                               struct THCudaCharTensor **inputs,
+                               int num_inputs,
+                               int dimension);
+
+/**
+ * `self` = the matrix `src` with the elements above diagonal `k` zeroed.
+ */
+void THCudaCharTensor_tril(struct THCState *state,
+                           struct THCudaCharTensor *self_,
+                           struct THCudaCharTensor *src,
+                           long k);
+
+/**
+ * `self` = the matrix `src` with the elements below diagonal `k` zeroed.
+ */
+void THCudaCharTensor_triu(struct THCState *state,
+                           struct THCudaCharTensor *self_,
+                           struct THCudaCharTensor *src,
+                           long k);
+
+/**
+ * `src` 1-D: `self` = the square matrix with `src` on diagonal `k`; `src` 2-D:
+ * `self` = diagonal `k` of `src`, 1-D.
+ */
+void THCudaCharTensor_diag(struct THCState *state,
+                           struct THCudaCharTensor *self_,
+                           struct THCudaCharTensor *src,
+                           long k);
+
+/**
+ * `self` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THCudaCharTensor_eye(struct THCState *state, struct THCudaCharTensor *self_, long n, long m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included).
+ */
+void THCudaCharTensor_range(struct THCState *state,
+                            struct THCudaCharTensor *r_,
+                            int64_t xmin,
+                            int64_t xmax,
+                            int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded).
+ */
+void THCudaCharTensor_arange(struct THCState *state,
+                             struct THCudaCharTensor *r_,
+                             int64_t xmin,
+                             int64_t xmax,
+                             int64_t step);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), as THC's accreal.
+ */
+int64_t THCudaCharTensor_trace(struct THCState *state, struct THCudaCharTensor *self_);
+
+/**
+ * `self` = the cross product of `src1` and `src2` (broadcast together) along
+ * `dimension` (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THCudaCharTensor_cross(struct THCState *state,
+                            struct THCudaCharTensor *self_,
+                            struct THCudaCharTensor *src1,
+                            struct THCudaCharTensor *src2,
+                            int dimension);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THCudaShortTensor_zeros(struct THCState *state,
+                             struct THCudaShortTensor *r_,
+                             struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THCudaShortTensor_zerosLike(struct THCState *state,
+                                 struct THCudaShortTensor *r_,
+                                 struct THCudaShortTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THCudaShortTensor_ones(struct THCState *state,
+                            struct THCudaShortTensor *r_,
+                            struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THCudaShortTensor_onesLike(struct THCState *state,
+                                struct THCudaShortTensor *r_,
+                                struct THCudaShortTensor *input);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order.
+ */
+void THCudaShortTensor_reshape(struct THCState *state,
+                               struct THCudaShortTensor *r_,
+                               struct THCudaShortTensor *t,
+                               struct THLongStorage *size);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaShortTensor_numel(struct THCState *state, struct THCudaShortTensor *t);
+
+/**
+ * `result` = `ta` and `tb` joined along `dimension` (as `catArray`).
+ */
+void THCudaShortTensor_cat(struct THCState *state,
+                           struct THCudaShortTensor *result,
+                           struct THCudaShortTensor *ta,
+                           struct THCudaShortTensor *tb,
+                           int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last; empty
+ * inputs skipped; missing trailing dims count as size 1).
+ */
+void THCudaShortTensor_catArray(struct THCState *state,
+                                struct THCudaShortTensor *result,
+                                struct THCudaShortTensor **inputs,
+                                int num_inputs,
+                                int dimension);
+
+/**
+ * `self` = the matrix `src` with the elements above diagonal `k` zeroed.
+ */
+void THCudaShortTensor_tril(struct THCState *state,
+                            struct THCudaShortTensor *self_,
+                            struct THCudaShortTensor *src,
+                            long k);
+
+/**
+ * `self` = the matrix `src` with the elements below diagonal `k` zeroed.
+ */
+void THCudaShortTensor_triu(struct THCState *state,
+                            struct THCudaShortTensor *self_,
+                            struct THCudaShortTensor *src,
+                            long k);
+
+/**
+ * `src` 1-D: `self` = the square matrix with `src` on diagonal `k`; `src` 2-D:
+ * `self` = diagonal `k` of `src`, 1-D.
+ */
+void THCudaShortTensor_diag(struct THCState *state,
+                            struct THCudaShortTensor *self_,
+                            struct THCudaShortTensor *src,
+                            long k);
+
+/**
+ * `self` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THCudaShortTensor_eye(struct THCState *state, struct THCudaShortTensor *self_, long n, long m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included).
+ */
+void THCudaShortTensor_range(struct THCState *state,
+                             struct THCudaShortTensor *r_,
+                             int64_t xmin,
+                             int64_t xmax,
+                             int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded).
+ */
+void THCudaShortTensor_arange(struct THCState *state,
+                              struct THCudaShortTensor *r_,
+                              int64_t xmin,
+                              int64_t xmax,
+                              int64_t step);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), as THC's accreal.
+ */
+int64_t THCudaShortTensor_trace(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * `self` = the cross product of `src1` and `src2` (broadcast together) along
+ * `dimension` (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THCudaShortTensor_cross(struct THCState *state,
+                             struct THCudaShortTensor *self_,
+                             struct THCudaShortTensor *src1,
+                             struct THCudaShortTensor *src2,
+                             int dimension);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THCudaIntTensor_zeros(struct THCState *state,
+                           struct THCudaIntTensor *r_,
+                           struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THCudaIntTensor_zerosLike(struct THCState *state,
+                               struct THCudaIntTensor *r_,
+                               struct THCudaIntTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THCudaIntTensor_ones(struct THCState *state,
+                          struct THCudaIntTensor *r_,
+                          struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THCudaIntTensor_onesLike(struct THCState *state,
+                              struct THCudaIntTensor *r_,
+                              struct THCudaIntTensor *input);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order.
+ */
+void THCudaIntTensor_reshape(struct THCState *state,
+                             struct THCudaIntTensor *r_,
+                             struct THCudaIntTensor *t,
+                             struct THLongStorage *size);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaIntTensor_numel(struct THCState *state, struct THCudaIntTensor *t);
+
+/**
+ * `result` = `ta` and `tb` joined along `dimension` (as `catArray`).
+ */
+void THCudaIntTensor_cat(struct THCState *state,
+                         struct THCudaIntTensor *result,
+                         struct THCudaIntTensor *ta,
+                         struct THCudaIntTensor *tb,
+                         int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last; empty
+ * inputs skipped; missing trailing dims count as size 1).
+ */
+void THCudaIntTensor_catArray(struct THCState *state,
+                              struct THCudaIntTensor *result,
+                              struct THCudaIntTensor **inputs,
+                              int num_inputs,
+                              int dimension);
+
+/**
+ * `self` = the matrix `src` with the elements above diagonal `k` zeroed.
+ */
+void THCudaIntTensor_tril(struct THCState *state,
+                          struct THCudaIntTensor *self_,
+                          struct THCudaIntTensor *src,
+                          long k);
+
+/**
+ * `self` = the matrix `src` with the elements below diagonal `k` zeroed.
+ */
+void THCudaIntTensor_triu(struct THCState *state,
+                          struct THCudaIntTensor *self_,
+                          struct THCudaIntTensor *src,
+                          long k);
+
+/**
+ * `src` 1-D: `self` = the square matrix with `src` on diagonal `k`; `src` 2-D:
+ * `self` = diagonal `k` of `src`, 1-D.
+ */
+void THCudaIntTensor_diag(struct THCState *state,
+                          struct THCudaIntTensor *self_,
+                          struct THCudaIntTensor *src,
+                          long k);
+
+/**
+ * `self` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THCudaIntTensor_eye(struct THCState *state, struct THCudaIntTensor *self_, long n, long m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included).
+ */
+void THCudaIntTensor_range(struct THCState *state,
+                           struct THCudaIntTensor *r_,
+                           int64_t xmin,
+                           int64_t xmax,
+                           int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded).
+ */
+void THCudaIntTensor_arange(struct THCState *state,
+                            struct THCudaIntTensor *r_,
+                            int64_t xmin,
+                            int64_t xmax,
+                            int64_t step);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), as THC's accreal.
+ */
+int64_t THCudaIntTensor_trace(struct THCState *state, struct THCudaIntTensor *self_);
+
+/**
+ * `self` = the cross product of `src1` and `src2` (broadcast together) along
+ * `dimension` (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THCudaIntTensor_cross(struct THCState *state,
+                           struct THCudaIntTensor *self_,
+                           struct THCudaIntTensor *src1,
+                           struct THCudaIntTensor *src2,
+                           int dimension);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THCudaLongTensor_zeros(struct THCState *state,
+                            struct THCudaLongTensor *r_,
+                            struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THCudaLongTensor_zerosLike(struct THCState *state,
+                                struct THCudaLongTensor *r_,
+                                struct THCudaLongTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THCudaLongTensor_ones(struct THCState *state,
+                           struct THCudaLongTensor *r_,
+                           struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THCudaLongTensor_onesLike(struct THCState *state,
+                               struct THCudaLongTensor *r_,
+                               struct THCudaLongTensor *input);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order.
+ */
+void THCudaLongTensor_reshape(struct THCState *state,
+                              struct THCudaLongTensor *r_,
+                              struct THCudaLongTensor *t,
+                              struct THLongStorage *size);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaLongTensor_numel(struct THCState *state, struct THCudaLongTensor *t);
+
+/**
+ * `result` = `ta` and `tb` joined along `dimension` (as `catArray`).
+ */
+void THCudaLongTensor_cat(struct THCState *state,
+                          struct THCudaLongTensor *result,
+                          struct THCudaLongTensor *ta,
+                          struct THCudaLongTensor *tb,
+                          int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last; empty
+ * inputs skipped; missing trailing dims count as size 1).
+ */
+void THCudaLongTensor_catArray(struct THCState *state,
+                               struct THCudaLongTensor *result,
+                               struct THCudaLongTensor **inputs,
+                               int num_inputs,
+                               int dimension);
+
+/**
+ * `self` = the matrix `src` with the elements above diagonal `k` zeroed.
+ */
+void THCudaLongTensor_tril(struct THCState *state,
+                           struct THCudaLongTensor *self_,
+                           struct THCudaLongTensor *src,
+                           long k);
+
+/**
+ * `self` = the matrix `src` with the elements below diagonal `k` zeroed.
+ */
+void THCudaLongTensor_triu(struct THCState *state,
+                           struct THCudaLongTensor *self_,
+                           struct THCudaLongTensor *src,
+                           long k);
+
+/**
+ * `src` 1-D: `self` = the square matrix with `src` on diagonal `k`; `src` 2-D:
+ * `self` = diagonal `k` of `src`, 1-D.
+ */
+void THCudaLongTensor_diag(struct THCState *state,
+                           struct THCudaLongTensor *self_,
+                           struct THCudaLongTensor *src,
+                           long k);
+
+/**
+ * `self` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THCudaLongTensor_eye(struct THCState *state, struct THCudaLongTensor *self_, long n, long m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included).
+ */
+void THCudaLongTensor_range(struct THCState *state,
+                            struct THCudaLongTensor *r_,
+                            int64_t xmin,
+                            int64_t xmax,
+                            int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded).
+ */
+void THCudaLongTensor_arange(struct THCState *state,
+                             struct THCudaLongTensor *r_,
+                             int64_t xmin,
+                             int64_t xmax,
+                             int64_t step);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), as THC's accreal.
+ */
+int64_t THCudaLongTensor_trace(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * `self` = the cross product of `src1` and `src2` (broadcast together) along
+ * `dimension` (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THCudaLongTensor_cross(struct THCState *state,
+                            struct THCudaLongTensor *self_,
+                            struct THCudaLongTensor *src1,
+                            struct THCudaLongTensor *src2,
+                            int dimension);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THCudaTensor_zeros(struct THCState *state,
+                        struct THCudaTensor *r_,
+                        struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THCudaTensor_zerosLike(struct THCState *state,
+                            struct THCudaTensor *r_,
+                            struct THCudaTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THCudaTensor_ones(struct THCState *state, struct THCudaTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THCudaTensor_onesLike(struct THCState *state,
+                           struct THCudaTensor *r_,
+                           struct THCudaTensor *input);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order.
+ */
+void THCudaTensor_reshape(struct THCState *state,
+                          struct THCudaTensor *r_,
+                          struct THCudaTensor *t,
+                          struct THLongStorage *size);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaTensor_numel(struct THCState *state, struct THCudaTensor *t);
+
+/**
+ * `result` = `ta` and `tb` joined along `dimension` (as `catArray`).
+ */
+void THCudaTensor_cat(struct THCState *state,
+                      struct THCudaTensor *result,
+                      struct THCudaTensor *ta,
+                      struct THCudaTensor *tb,
+                      int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last; empty
+ * inputs skipped; missing trailing dims count as size 1).
+ */
+void THCudaTensor_catArray(struct THCState *state,
+                           struct THCudaTensor *result,
+                           struct THCudaTensor **inputs,
+                           int num_inputs,
+                           int dimension);
+
+/**
+ * `self` = the matrix `src` with the elements above diagonal `k` zeroed.
+ */
+void THCudaTensor_tril(struct THCState *state,
+                       struct THCudaTensor *self_,
+                       struct THCudaTensor *src,
+                       long k);
+
+/**
+ * `self` = the matrix `src` with the elements below diagonal `k` zeroed.
+ */
+void THCudaTensor_triu(struct THCState *state,
+                       struct THCudaTensor *self_,
+                       struct THCudaTensor *src,
+                       long k);
+
+/**
+ * `src` 1-D: `self` = the square matrix with `src` on diagonal `k`; `src` 2-D:
+ * `self` = diagonal `k` of `src`, 1-D.
+ */
+void THCudaTensor_diag(struct THCState *state,
+                       struct THCudaTensor *self_,
+                       struct THCudaTensor *src,
+                       long k);
+
+/**
+ * `self` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THCudaTensor_eye(struct THCState *state, struct THCudaTensor *self_, long n, long m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included).
+ */
+void THCudaTensor_range(struct THCState *state,
+                        struct THCudaTensor *r_,
+                        float xmin,
+                        float xmax,
+                        float step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded).
+ */
+void THCudaTensor_arange(struct THCState *state,
+                         struct THCudaTensor *r_,
+                         float xmin,
+                         float xmax,
+                         float step);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), as THC's accreal.
+ */
+float THCudaTensor_trace(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * `self` = the cross product of `src1` and `src2` (broadcast together) along
+ * `dimension` (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THCudaTensor_cross(struct THCState *state,
+                        struct THCudaTensor *self_,
+                        struct THCudaTensor *src1,
+                        struct THCudaTensor *src2,
+                        int dimension);
+
+/**
+ * `r_` = `n` points from `a` to `b` inclusive (`n > 1`, or `n == 1` with `a == b`).
+ */
+void THCudaTensor_linspace(struct THCState *state,
+                           struct THCudaTensor *r_,
+                           float a,
+                           float b,
+                           long n);
+
+/**
+ * `r_` = `10^x` for `n` points `x` from `a` to `b` inclusive (as `linspace`).
+ */
+void THCudaTensor_logspace(struct THCState *state,
+                           struct THCudaTensor *r_,
+                           float a,
+                           float b,
+                           long n);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THCudaDoubleTensor_zeros(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THCudaDoubleTensor_zerosLike(struct THCState *state,
+                                  struct THCudaDoubleTensor *r_,
+                                  struct THCudaDoubleTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THCudaDoubleTensor_ones(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THCudaDoubleTensor_onesLike(struct THCState *state,
+                                 struct THCudaDoubleTensor *r_,
+                                 struct THCudaDoubleTensor *input);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order.
+ */
+void THCudaDoubleTensor_reshape(struct THCState *state,
+                                struct THCudaDoubleTensor *r_,
+                                struct THCudaDoubleTensor *t,
+                                struct THLongStorage *size);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaDoubleTensor_numel(struct THCState *state, struct THCudaDoubleTensor *t);
+
+/**
+ * `result` = `ta` and `tb` joined along `dimension` (as `catArray`).
+ */
+void THCudaDoubleTensor_cat(struct THCState *state,
+                            struct THCudaDoubleTensor *result,
+                            struct THCudaDoubleTensor *ta,
+                            struct THCudaDoubleTensor *tb,
+                            int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last; empty
+ * inputs skipped; missing trailing dims count as size 1).
+ */
+void THCudaDoubleTensor_catArray(struct THCState *state,
+                                 struct THCudaDoubleTensor *result,
+                                 struct THCudaDoubleTensor **inputs,
+                                 int num_inputs,
+                                 int dimension);
+
+/**
+ * `self` = the matrix `src` with the elements above diagonal `k` zeroed.
+ */
+void THCudaDoubleTensor_tril(struct THCState *state,
+                             struct THCudaDoubleTensor *self_,
+                             struct THCudaDoubleTensor *src,
+                             long k);
+
+/**
+ * `self` = the matrix `src` with the elements below diagonal `k` zeroed.
+ */
+void THCudaDoubleTensor_triu(struct THCState *state,
+                             struct THCudaDoubleTensor *self_,
+                             struct THCudaDoubleTensor *src,
+                             long k);
+
+/**
+ * `src` 1-D: `self` = the square matrix with `src` on diagonal `k`; `src` 2-D:
+ * `self` = diagonal `k` of `src`, 1-D.
+ */
+void THCudaDoubleTensor_diag(struct THCState *state,
+                             struct THCudaDoubleTensor *self_,
+                             struct THCudaDoubleTensor *src,
+                             long k);
+
+/**
+ * `self` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THCudaDoubleTensor_eye(struct THCState *state,
+                            struct THCudaDoubleTensor *self_,
+                            long n,
+                            long m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included).
+ */
+void THCudaDoubleTensor_range(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              double xmin,
+                              double xmax,
+                              double step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded).
+ */
+void THCudaDoubleTensor_arange(struct THCState *state,
+                               struct THCudaDoubleTensor *r_,
+                               double xmin,
+                               double xmax,
+                               double step);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), as THC's accreal.
+ */
+double THCudaDoubleTensor_trace(struct THCState *state, struct THCudaDoubleTensor *self_);
+
+/**
+ * `self` = the cross product of `src1` and `src2` (broadcast together) along
+ * `dimension` (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THCudaDoubleTensor_cross(struct THCState *state,
+                              struct THCudaDoubleTensor *self_,
+                              struct THCudaDoubleTensor *src1,
+                              struct THCudaDoubleTensor *src2,
+                              int dimension);
+
+/**
+ * `r_` = `n` points from `a` to `b` inclusive (`n > 1`, or `n == 1` with `a == b`).
+ */
+void THCudaDoubleTensor_linspace(struct THCState *state,
+                                 struct THCudaDoubleTensor *r_,
+                                 double a,
+                                 double b,
+                                 long n);
+
+/**
+ * `r_` = `10^x` for `n` points `x` from `a` to `b` inclusive (as `linspace`).
+ */
+void THCudaDoubleTensor_logspace(struct THCState *state,
+                                 struct THCudaDoubleTensor *r_,
+                                 double a,
+                                 double b,
+                                 long n);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THCudaHalfTensor_zeros(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THCudaHalfTensor_zerosLike(struct THCState *state,
+                                struct THCudaHalfTensor *r_,
+                                struct THCudaHalfTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THCudaHalfTensor_ones(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THCudaHalfTensor_onesLike(struct THCState *state,
+                               struct THCudaHalfTensor *r_,
+                               struct THCudaHalfTensor *input);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order.
+ */
+void THCudaHalfTensor_reshape(struct THCState *state,
+                              struct THCudaHalfTensor *r_,
+                              struct THCudaHalfTensor *t,
+                              struct THLongStorage *size);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaHalfTensor_numel(struct THCState *state, struct THCudaHalfTensor *t);
+
+/**
+ * `result` = `ta` and `tb` joined along `dimension` (as `catArray`).
+ */
+void THCudaHalfTensor_cat(struct THCState *state,
+                          struct THCudaHalfTensor *result,
+                          struct THCudaHalfTensor *ta,
+                          struct THCudaHalfTensor *tb,
+                          int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last; empty
+ * inputs skipped; missing trailing dims count as size 1).
+ */
+void THCudaHalfTensor_catArray(struct THCState *state,
+                               struct THCudaHalfTensor *result,
+                               struct THCudaHalfTensor **inputs,
+                               int num_inputs,
+                               int dimension);
+
+/**
+ * `self` = the matrix `src` with the elements above diagonal `k` zeroed.
+ */
+void THCudaHalfTensor_tril(struct THCState *state,
+                           struct THCudaHalfTensor *self_,
+                           struct THCudaHalfTensor *src,
+                           long k);
+
+/**
+ * `self` = the matrix `src` with the elements below diagonal `k` zeroed.
+ */
+void THCudaHalfTensor_triu(struct THCState *state,
+                           struct THCudaHalfTensor *self_,
+                           struct THCudaHalfTensor *src,
+                           long k);
+
+/**
+ * `src` 1-D: `self` = the square matrix with `src` on diagonal `k`; `src` 2-D:
+ * `self` = diagonal `k` of `src`, 1-D.
+ */
+void THCudaHalfTensor_diag(struct THCState *state,
+                           struct THCudaHalfTensor *self_,
+                           struct THCudaHalfTensor *src,
+                           long k);
+
+/**
+ * `self` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THCudaHalfTensor_eye(struct THCState *state, struct THCudaHalfTensor *self_, long n, long m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included).
+ */
+void THCudaHalfTensor_range(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            float xmin,
+                            float xmax,
+                            float step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded).
+ */
+void THCudaHalfTensor_arange(struct THCState *state,
+                             struct THCudaHalfTensor *r_,
+                             float xmin,
+                             float xmax,
+                             float step);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), as THC's accreal.
+ */
+float THCudaHalfTensor_trace(struct THCState *state, struct THCudaHalfTensor *self_);
+
+/**
+ * `self` = the cross product of `src1` and `src2` (broadcast together) along
+ * `dimension` (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THCudaHalfTensor_cross(struct THCState *state,
+                            struct THCudaHalfTensor *self_,
+                            struct THCudaHalfTensor *src1,
+                            struct THCudaHalfTensor *src2,
+                            int dimension);
+
+/**
+ * `r_` = `n` points from `a` to `b` inclusive (`n > 1`, or `n == 1` with `a == b`).
+ */
+void THCudaHalfTensor_linspace(struct THCState *state,
+                               struct THCudaHalfTensor *r_,
+                               struct THHalf a,
+                               struct THHalf b,
+                               long n);
+
+/**
+ * `r_` = `10^x` for `n` points `x` from `a` to `b` inclusive (as `linspace`).
+ */
+void THCudaHalfTensor_logspace(struct THCState *state,
+                               struct THCudaHalfTensor *r_,
+                               struct THHalf a,
+                               struct THHalf b,
+                               long n);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THCudaBFloat16Tensor_zeros(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THCudaBFloat16Tensor_zerosLike(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *r_,
+                                    struct THCudaBFloat16Tensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THCudaBFloat16Tensor_ones(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THCudaBFloat16Tensor_onesLike(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *r_,
+                                   struct THCudaBFloat16Tensor *input);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order.
+ */
+void THCudaBFloat16Tensor_reshape(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *r_,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THLongStorage *size);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaBFloat16Tensor_numel(struct THCState *state, struct THCudaBFloat16Tensor *t);
+
+/**
+ * `result` = `ta` and `tb` joined along `dimension` (as `catArray`).
+ */
+void THCudaBFloat16Tensor_cat(struct THCState *state,
+                              struct THCudaBFloat16Tensor *result,
+                              struct THCudaBFloat16Tensor *ta,
+                              struct THCudaBFloat16Tensor *tb,
+                              int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last; empty
+ * inputs skipped; missing trailing dims count as size 1).
+ */
+void THCudaBFloat16Tensor_catArray(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *result,
+                                   struct THCudaBFloat16Tensor **inputs,
+                                   int num_inputs,
+                                   int dimension);
+
+/**
+ * `self` = the matrix `src` with the elements above diagonal `k` zeroed.
+ */
+void THCudaBFloat16Tensor_tril(struct THCState *state,
+                               struct THCudaBFloat16Tensor *self_,
+                               struct THCudaBFloat16Tensor *src,
+                               long k);
+
+/**
+ * `self` = the matrix `src` with the elements below diagonal `k` zeroed.
+ */
+void THCudaBFloat16Tensor_triu(struct THCState *state,
+                               struct THCudaBFloat16Tensor *self_,
+                               struct THCudaBFloat16Tensor *src,
+                               long k);
+
+/**
+ * `src` 1-D: `self` = the square matrix with `src` on diagonal `k`; `src` 2-D:
+ * `self` = diagonal `k` of `src`, 1-D.
+ */
+void THCudaBFloat16Tensor_diag(struct THCState *state,
+                               struct THCudaBFloat16Tensor *self_,
+                               struct THCudaBFloat16Tensor *src,
+                               long k);
+
+/**
+ * `self` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THCudaBFloat16Tensor_eye(struct THCState *state,
+                              struct THCudaBFloat16Tensor *self_,
+                              long n,
+                              long m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included).
+ */
+void THCudaBFloat16Tensor_range(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                float xmin,
+                                float xmax,
+                                float step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded).
+ */
+void THCudaBFloat16Tensor_arange(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *r_,
+                                 float xmin,
+                                 float xmax,
+                                 float step);
+
+/**
+ * Sum of the main diagonal of a 2-D tensor (need not be square), as THC's accreal.
+ */
+float THCudaBFloat16Tensor_trace(struct THCState *state, struct THCudaBFloat16Tensor *self_);
+
+/**
+ * `self` = the cross product of `src1` and `src2` (broadcast together) along
+ * `dimension` (size 3; `dimension < 0`: the first dimension of size 3).
+ */
+void THCudaBFloat16Tensor_cross(struct THCState *state,
+                                struct THCudaBFloat16Tensor *self_,
+                                struct THCudaBFloat16Tensor *src1,
+                                struct THCudaBFloat16Tensor *src2,
+                                int dimension);
+
+/**
+ * `r_` = `n` points from `a` to `b` inclusive (`n > 1`, or `n == 1` with `a == b`).
+ */
+void THCudaBFloat16Tensor_linspace(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *r_,
+                                   struct THBFloat16 a,
+                                   struct THBFloat16 b,
+                                   long n);
+
+/**
+ * `r_` = `10^x` for `n` points `x` from `a` to `b` inclusive (as `linspace`).
+ */
+void THCudaBFloat16Tensor_logspace(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *r_,
+                                   struct THBFloat16 a,
+                                   struct THBFloat16 b,
+                                   long n);
+
+/**
+ * `r_` resized to `size` and filled with zeros.
+ */
+void THCudaBoolTensor_zeros(struct THCState *state,
+                            struct THCudaBoolTensor *r_,
+                            struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with zeros.
+ */
+void THCudaBoolTensor_zerosLike(struct THCState *state,
+                                struct THCudaBoolTensor *r_,
+                                struct THCudaBoolTensor *input);
+
+/**
+ * `r_` resized to `size` and filled with ones.
+ */
+void THCudaBoolTensor_ones(struct THCState *state,
+                           struct THCudaBoolTensor *r_,
+                           struct THLongStorage *size);
+
+/**
+ * `r_` resized like `input` and filled with ones.
+ */
+void THCudaBoolTensor_onesLike(struct THCState *state,
+                               struct THCudaBoolTensor *r_,
+                               struct THCudaBoolTensor *input);
+
+/**
+ * `r_` resized to `size` (no -1 inference) holding `t`'s elements in row-major order.
+ */
+void THCudaBoolTensor_reshape(struct THCState *state,
+                              struct THCudaBoolTensor *r_,
+                              struct THCudaBoolTensor *t,
+                              struct THLongStorage *size);
+
+/**
+ * Number of elements (0 when empty).
+ */
+ptrdiff_t THCudaBoolTensor_numel(struct THCState *state, struct THCudaBoolTensor *t);
+
+/**
+ * `result` = `ta` and `tb` joined along `dimension` (as `catArray`).
+ */
+void THCudaBoolTensor_cat(struct THCState *state,
+                          struct THCudaBoolTensor *result,
+                          struct THCudaBoolTensor *ta,
+                          struct THCudaBoolTensor *tb,
+                          int dimension);
+
+/**
+ * `result` = the `numInputs` tensors joined along `dimension` (-1: the last; empty
+ * inputs skipped; missing trailing dims count as size 1).
+ */
+void THCudaBoolTensor_catArray(struct THCState *state,
+                               struct THCudaBoolTensor *result,
+                               struct THCudaBoolTensor **inputs,
+                               int num_inputs,
+                               int dimension);
+
+/**
+ * `self` = the matrix `src` with the elements above diagonal `k` zeroed.
+ */
+void THCudaBoolTensor_tril(struct THCState *state,
+                           struct THCudaBoolTensor *self_,
+                           struct THCudaBoolTensor *src,
+                           long k);
+
+/**
+ * `self` = the matrix `src` with the elements below diagonal `k` zeroed.
+ */
+void THCudaBoolTensor_triu(struct THCState *state,
+                           struct THCudaBoolTensor *self_,
+                           struct THCudaBoolTensor *src,
+                           long k);
+
+/**
+ * `src` 1-D: `self` = the square matrix with `src` on diagonal `k`; `src` 2-D:
+ * `self` = diagonal `k` of `src`, 1-D.
+ */
+void THCudaBoolTensor_diag(struct THCState *state,
+                           struct THCudaBoolTensor *self_,
+                           struct THCudaBoolTensor *src,
+                           long k);
+
+/**
+ * `self` = the `n` x `m` identity matrix (`m <= 0`: `m = n`; `n > 0` required).
+ */
+void THCudaBoolTensor_eye(struct THCState *state, struct THCudaBoolTensor *self_, long n, long m);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` up to `xmax` (included).
+ */
+void THCudaBoolTensor_range(struct THCState *state,
+                            struct THCudaBoolTensor *r_,
+                            int64_t xmin,
+                            int64_t xmax,
+                            int64_t step);
+
+/**
+ * `r_` = `xmin, xmin+step, ...` below `xmax` (excluded).
+ */
+void THCudaBoolTensor_arange(struct THCState *state,
+                             struct THCudaBoolTensor *r_,
+                             int64_t xmin,
+                             int64_t xmax,
+                             int64_t step);
+
+/**
  * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
  * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
  */

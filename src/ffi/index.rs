@@ -13,7 +13,7 @@ use std::ffi::c_int;
 ///
 /// # Safety
 /// `p` must be NULL or a live handle.
-unsafe fn sizes(p: *mut THLongStorage, arg: u32) -> Result<Vec<i64>> {
+pub(super) unsafe fn sizes(p: *mut THLongStorage, arg: u32) -> Result<Vec<i64>> {
     // SAFETY: forwarded contract.
     unsafe { required_list(p, "THLongStorage", arg) }
 }
@@ -22,7 +22,11 @@ unsafe fn sizes(p: *mut THLongStorage, arg: u32) -> Result<Vec<i64>> {
 ///
 /// # Safety
 /// `p` must be NULL or point to `n` handles, each NULL or live.
-unsafe fn views<H: Handle<Obj = Tensor<T>>, T: Scalar>(p: *mut *mut H, n: c_int, arg: u32) -> Result<Vec<View<T>>> {
+pub(super) unsafe fn views<H: Handle<Obj = Tensor<T>>, T: Scalar>(
+    p: *mut *mut H,
+    n: c_int,
+    arg: u32,
+) -> Result<Vec<View<T>>> {
     let n = usize::try_from(n)
         .ok()
         .filter(|&n| n > 0)

@@ -74,8 +74,9 @@ fn fill_sequence<T: Scalar>(r: &Tensor<T>, n: u64, f: impl Fn(u64) -> T) -> Resu
     if n == 0 {
         return Ok(());
     }
+    // Computed on the host (a function of the position only), then one copy to `out`'s device.
     let data: Vec<T> = crate::core::limits::try_collect(n as usize, (0..n).map(f))?;
-    assign(&out, &View::from_slice(&data, &[len])?)
+    copy(&out, &View::from_slice(&data, &[len])?)
 }
 
 /// TH's `range` (`inclusive`: `[xmin, xmax]`) and `arange` (`[xmin, xmax)`): `xmin + i*step`

@@ -1,6 +1,8 @@
 //! Triangles, concatenation, cross product (§4.13, §4.10).
 
 use super::*;
+use crate::cuda::launch::device_base;
+use crate::cuda::lines::{self, LineOperand};
 
 /// `r` = `t` (a matrix) with the elements outside the triangle zeroed: lower keeps `c <= r + k`,
 /// upper keeps `c >= r + k`.
@@ -11,6 +13,16 @@ pub fn triangle<T: Scalar>(r: &Tensor<T>, t: &View<T>, k: i64, upper: bool) -> R
     let out = resize_out(r, &t.sizes)?;
     assign(&out, t)?;
     let (rows, cols) = (out.sizes[0], out.sizes[1]);
+    if let Backend::Cuda(dev) = Backend::of(&[out.device()])? {
+        // Item r zeroes its row's columns outside the triangle; k clamped so r + k cannot
+        // overflow (every |k| >= rows + cols selects the same elements).
+        let reach = rows.saturating_add(cols);
+        let call = Call::new("tri").value(k.clamp(-reach, reach)).value(upper as i64);
+        let line =
+            LineOperand { base: device_base(&out)?, strides: &out.strides[..1], len: cols, step: out.strides[1] };
+        // SAFETY: the items and lines are the positions of `out`, checked against its storage.
+        return unsafe { lines::run(dev, &call, T::DTYPE, &[rows], &[line]) };
+    }
     let Some(p) = out.host_ptr()? else { return Ok(()) };
     let zero = T::default();
     for i in 0..rows {
@@ -126,8 +138,24 @@ pub fn cross<T: Num>(r: &Tensor<T>, a: &View<T>, b: &View<T>, dim: i32) -> Resul
     let (a, b) = (a.expand(&shape)?, b.expand(&shape)?);
     let out = resize_out(r, &shape)?;
     let through_tmp = may_overlap(&out, &a) || may_overlap(&out, &b);
-    let target = if through_tmp { View::contiguous(&shape)? } else { out.clone() };
+    let target = if through_tmp { crate::ops::temp_like(&out, &shape)? } else { out.clone() };
     let sshape = without(&shape, d);
+    if let Backend::Cuda(dev) = Backend::of(&[out.device(), a.device(), b.device()])? {
+        if self_overlapping(&target.sizes, &target.strides) {
+            return Err(Error::invalid("cross: the output has overlapping elements (an expanded view)").at_arg(1));
+        }
+        let (so, sa, sb) = (without(&target.strides, d), without(&a.strides, d), without(&b.strides, d));
+        let line = |base, strides, step| LineOperand { base, strides, len: 3, step };
+        let ops = [
+            line(device_base(&target)?, &so[..], target.strides[d]),
+            line(device_base(&a)?, &sa[..], a.strides[d]),
+            line(device_base(&b)?, &sb[..], b.strides[d]),
+        ];
+        // SAFETY: items and lines are positions of the three views (size 3 along d), each
+        // checked against its storage; target shares no memory with a or b.
+        unsafe { lines::run(dev, &Call::new("cross"), T::DTYPE, &sshape, &ops)? };
+        return if through_tmp { assign(&out, &target) } else { Ok(()) };
+    }
     let st = [target.strides[d] as isize, a.strides[d] as isize, b.strides[d] as isize];
     let plan =
         Plan::<3>::new(&sshape, [&without(&target.strides, d), &without(&a.strides, d), &without(&b.strides, d)]);
