@@ -24,6 +24,7 @@
 #include "num.cuh"
 #include "pointwise.cuh"
 #include "reduce.cuh"
+#include "lines.cuh"
 
 extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
                              void **params, char *err, size_t err_len);
@@ -54,12 +55,13 @@ static THCPointwise params_1d(long long n) {
   return p;
 }
 
-// Launches `kernel` over p.n elements with 512-thread blocks (or the given shape).
+// Launches `kernel` over p.n elements with 512-thread blocks (or the given shape); `param`: the
+// kernel's parameter when it is not `p` itself (a THCLines holding `p`).
 static int launch(const std::string &kernel, THCPointwise &p, unsigned grid = 0, unsigned block = 512,
-                  std::string *err_out = nullptr) {
+                  std::string *err_out = nullptr, void *param = nullptr) {
   unsigned g[3] = {grid ? grid : (unsigned)((p.n + block - 1) / block), 1, 1}, b[3] = {block, 1, 1};
   if (!g[0]) g[0] = 1;
-  void *args[1] = {&p};
+  void *args[1] = {param ? param : &p};
   char err[256] = "";
   int rc = th_emu_launch(kernel.c_str(), g, b, 0, args, err, sizeof err);
   if (err_out) *err_out = err;
@@ -78,6 +80,14 @@ template <class T> static uint64_t bits(T v) {
   return b;
 }
 
+// The line kernels (lines.cuh), by their op's name.
+static bool is_line_kernel(const char *k) {
+  static const char *const ops[] = {"th_tri_", "th_cross_"};
+  for (const char *op : ops)
+    if (std::strncmp(k, op, std::strlen(op)) == 0) return true;
+  return false;
+}
+
 // Every kernel, random bytes in every operand and value: contiguous and strided/broadcast.
 static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
@@ -87,7 +97,10 @@ static void every_kernel() {
     if (std::strncmp(k, "th_reduce_", 10) == 0 || std::strncmp(k, "th_combine_", 11) == 0) ++reductions;
     else if (std::strncmp(k, "th_", 3) == 0) names.push_back(k);  // not this file's own kernel
   }
-  CHECK(names.size() == 1116, "%zu pointwise kernels registered", names.size());
+  size_t lines = 0;
+  for (const char *k : names) lines += is_line_kernel(k);
+  CHECK(names.size() - lines == 1116, "%zu pointwise kernels registered", names.size() - lines);
+  CHECK(lines == 38, "%zu line kernels registered", lines);
   CHECK(reductions == 214, "%zu reduction kernels registered", reductions);
   const int cap = 80;
   std::vector<uint64_t> buf[4];
@@ -104,7 +117,15 @@ static void every_kernel() {
       }
       for (int a = 0; a < 4; ++a) p.arg[a].data = (unsigned long long)buf[a].data();
       p.i[0] = (long long)rnd(), p.i[1] = (long long)rnd(), p.op = (int)(rnd() & 15);
-      launch(k, p, layout ? 2 : 0, layout ? 16 : 512);
+      // Every kernel gets a THCLines (a THCPointwise first, so the pointwise kernels read what
+      // they expect); line kernels walk lines of 3 elements, inside the buffers. Their scalar
+      // operands stay small (the host clamps them: tri's diagonal, index bounds).
+      THCLines l;
+      std::memset(&l, 0, sizeof l);
+      for (int a = 0; a < 4; ++a) l.len[a] = 3, l.step[a] = layout ? 2 : 1;
+      l.it = p;
+      if (is_line_kernel(k)) l.it.i[0] = (long long)(rnd() % 7) - 3, l.it.i[1] = (long long)(rnd() & 1);
+      launch(k, p, layout ? 2 : 0, layout ? 16 : 512, nullptr, &l);
     }
   }
 }

@@ -41369,6 +41369,91 @@ void THBoolStorage_copyCudaBool(struct THCState *state,
                                 struct THCudaBoolStorage *src);
 
 /**
+ * Reserves `numStreams` streams on every device (indices 1..=numStreams; fewer than already
+ * reserved is a no-op). `nonBlocking`: the new streams do not wait for the default stream.
+ */
+void THCState_reserveStreams(struct THCState *state, int num_streams, int non_blocking);
+
+/**
+ * Number of reserved streams per device (not counting the default stream).
+ */
+int THCState_getNumStreams(struct THCState *state);
+
+/**
+ * Reserved stream `stream` of `device` (0: the default stream, NULL).
+ */
+cudaStream_t THCState_getDeviceStream(struct THCState *state, int device, int stream);
+
+/**
+ * The pool index of this thread's current stream on the current device: 0 for the default
+ * stream, -1 when the current stream is not a reserved one.
+ */
+int THCState_getCurrentStreamIndex(struct THCState *state);
+
+/**
+ * Makes reserved stream `stream` (0: the default stream) current on the current device for
+ * this thread.
+ */
+void THCState_setCurrentStreamIndex(struct THCState *state, int stream);
+
+/**
+ * 1 when kernels on `dev` may access memory of `devToAccess`: only a device itself (see
+ * the module docs).
+ */
+int THCState_getPeerToPeerAccess(struct THCState *state, int dev, int dev_to_access);
+
+/**
+ * Turning peer access off, or on for a device itself, is accepted; on between two devices
+ * is an error (th's kernels never access another device's memory).
+ */
+void THCState_setPeerToPeerAccess(struct THCState *state, int dev, int dev_to_access, int enable);
+
+/**
+ * 0: kernels never take operands on another device (see the module docs).
+ */
+int THCState_getKernelPeerToPeerAccessEnabled(struct THCState *state);
+
+/**
+ * Only 0 is accepted (kernels taking operands on another device are not supported).
+ */
+void THCState_setKernelPeerToPeerAccessEnabled(struct THCState *state, int val);
+
+/**
+ * Without MAGMA (th has none) THC's `THCMagma_init` does nothing; neither does this.
+ */
+void THCMagma_init(struct THCState *state);
+
+/**
+ * Reports a change of `size` bytes in host heap usage (the running total of `THHeapUpdate`).
+ */
+void THCHeapUpdate(struct THCState *state, ptrdiff_t size);
+
+/**
+ * Records an error (`TH_ERR_CUDA`, naming the status, file and line) unless `err` is
+ * `cudaSuccess` (0): THC's `THCudaCheck`.
+ */
+void __THCudaCheck(int err, const char *file, int line);
+
+/**
+ * As `__THCudaCheck` for cuBLAS statuses (`CUBLAS_STATUS_SUCCESS` is 0).
+ */
+void __THCublasCheck(int status, const char *file, int line);
+
+/**
+ * As `__THCudaCheck` for cuSPARSE statuses (`CUSPARSE_STATUS_SUCCESS` is 0).
+ */
+void __THCusparseCheck(int status, const char *file, int line);
+
+/**
+ * THC's `THCudaCheckWarn`: prints a warning to stderr unless `err` is `cudaSuccess` (0); never
+ * an error.
+ *
+ * # Safety
+ * `file` must be NULL or a NUL-terminated string.
+ */
+void __THCudaCheckWarn(int err, const char *file, int line);
+
+/**
  * float -> half (round to nearest even), on the host.
  */
 struct THHalf THC_float2half(float a);

@@ -24,6 +24,7 @@ pub mod reduce;
 pub mod storage;
 pub mod tensor;
 pub mod thc;
+pub mod thc_general;
 pub mod thc_half;
 pub mod thc_math;
 pub mod thc_reduce;

@@ -180,3 +180,45 @@ def test_ranges(real):
                                                                    C.c_int64(n)]))
             if ok:
                 assert_same(real, d, h, f"{op}({a}, {b}, {n})")
+
+
+def test_general_stream_pool_peer_access_checks():
+    call = THC.call
+    call("THCState_reserveStreams", None, C.c_int(2), C.c_int(1))
+    call("THCState_reserveStreams", None, C.c_int(1), C.c_int(0))  # fewer: a no-op
+    assert call("THCState_getNumStreams", C.c_int) == 2
+    s1 = call("THCState_getDeviceStream", C.c_void_p, C.c_int(0), C.c_int(1))
+    s2 = call("THCState_getDeviceStream", C.c_void_p, C.c_int(0), C.c_int(2))
+    assert s1 and s2 and s1 != s2
+    assert call("THCState_getDeviceStream", C.c_void_p, C.c_int(0), C.c_int(0)) is None
+    with pytest.raises(THError, match="stream index 3 out of range"):
+        call("THCState_getDeviceStream", C.c_void_p, C.c_int(0), C.c_int(3))
+    try:
+        call("THCState_setCurrentStreamIndex", None, C.c_int(2))
+        assert call("THCState_getCurrentStreamIndex", C.c_int) == 2
+        assert call("THCState_getCurrentStream", C.c_void_p) == s2
+        # work on a reserved stream gives the same results
+        x = DEV.new("Float")
+        DEV.call("Float", "range", None, x, C.c_float(0), C.c_float(4), C.c_float(1))
+        assert view_values(DEV, x).tolist() == [0, 1, 2, 3, 4]
+    finally:
+        call("THCState_setCurrentStreamIndex", None, C.c_int(0))
+    assert call("THCState_getCurrentStreamIndex", C.c_int) == 0
+    assert call("THCState_getPeerToPeerAccess", C.c_int, C.c_int(0), C.c_int(0)) == 1
+    call("THCState_setPeerToPeerAccess", None, C.c_int(0), C.c_int(0), C.c_int(1))
+    with pytest.raises(THError, match="always accesses its own memory"):
+        call("THCState_setPeerToPeerAccess", None, C.c_int(0), C.c_int(0), C.c_int(0))
+    with pytest.raises(THError, match="invalid device ordinal 5"):
+        call("THCState_getPeerToPeerAccess", C.c_int, C.c_int(0), C.c_int(5))
+    assert call("THCState_getKernelPeerToPeerAccessEnabled", C.c_int) == 0
+    call("THCState_setKernelPeerToPeerAccessEnabled", None, C.c_int(0))
+    with pytest.raises(THError, match="not supported"):
+        call("THCState_setKernelPeerToPeerAccessEnabled", None, C.c_int(1))
+    call("THCMagma_init", None)
+    call("THCHeapUpdate", None, C.c_ssize_t(0))
+    LIB.call("__THCudaCheck", None, C.c_int(0), C.c_char_p(b"x.c"), C.c_int(1))
+    with pytest.raises(THError, match=r"CUDA error 2 at x\.c:7"):
+        LIB.call("__THCudaCheck", None, C.c_int(2), C.c_char_p(b"x.c"), C.c_int(7))
+    with pytest.raises(THError, match=r"cuBLAS error 13 at \?:3"):
+        LIB.call("__THCublasCheck", None, C.c_int(13), None, C.c_int(3))
+    LIB.call("__THCudaCheckWarn", None, C.c_int(1), C.c_char_p(b"w.c"), C.c_int(2))  # a warning only
