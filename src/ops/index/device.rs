@@ -75,7 +75,8 @@ pub(super) fn gather_on<T: Scalar>(
 ) -> Result<()> {
     let mut ss = src.strides.clone();
     ss[d] = 0;
-    let ops = [line(dst, &dst.strides, 0, 0)?, line(src, &ss, src.sizes[d], src.strides[d])?, line(idx, &idx.strides, 0, 0)?];
+    let ops =
+        [line(dst, &dst.strides, 0, 0)?, line(src, &ss, src.sizes[d], src.strides[d])?, line(idx, &idx.strides, 0, 0)?];
     run(dev, &Call::new(op), T::DTYPE, &dst.sizes, &ops, overlapping(dst))
 }
 
