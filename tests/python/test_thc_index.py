@@ -157,6 +157,25 @@ def test_index_update(rng, real, op, host_index):
         run_both(real, (op, op + sfx), lambda s: {"t": t.build(s), "idx": idx.build(s), "src": src.build(s)}, go)
 
 
+@pytest.mark.parametrize("real", ["Float", "Long", "Bool"])
+def test_empty_index(rng, real):
+    """An index with no elements selects nothing and writes nothing."""
+    shape = shape_of(rng)
+    d = int(rng.integers(len(shape)))
+    src = Operand(rng, real, shape)
+    value = scalar_of(real, vals(rng, real, (1,))[0])
+
+    def empty(side):
+        t = side.new("Long")
+        call(side, "Long", "resize1d", t, C.c_int64(0))
+        return t
+
+    run_both(real, ("indexSelect", "indexSelect"), lambda s: {"out": s.new(real), "src": src.build(s), "idx": empty(s)},
+             lambda s, n, t: call(s, real, n, t["out"], t["src"], C.c_int(d), t["idx"]))
+    run_both(real, ("indexFill", "indexFill"), lambda s: {"t": src.build(s), "idx": empty(s)},
+             lambda s, n, t: call(s, real, n, t["t"], C.c_int(d), t["idx"], value))
+
+
 # ---------------------------------------------------------------------------------------------
 # gather / scatter / scatterAdd / scatterFill
 

@@ -122,11 +122,11 @@ pub(super) fn masked_fill_on<T: Scalar, M: MaskElem>(dev: i32, t: &View<T>, m: &
 pub(super) fn positions<T: Scalar>(dev: i32, v: &View<T>) -> Result<(View<i64>, usize)> {
     let pos: View<i64> = temp_like(v, &v.sizes)?;
     let n = v.numel() as i64;
-    let ops = [line(&pos, &pos.strides, 0, 0)?, line(v, &v.strides, 0, 0)?];
-    run(dev, &Call::new("flagNonzero"), T::DTYPE, &v.sizes, &ops, false)?;
     if n == 0 {
         return Ok((pos, 0));
     }
+    let ops = [line(&pos, &pos.strides, 0, 0)?, line(v, &v.strides, 0, 0)?];
+    run(dev, &Call::new("flagNonzero"), T::DTYPE, &v.sizes, &ops, false)?;
     let chunk = ((n as f64).sqrt().ceil() as i64).max(1024);
     let m = (n + chunk - 1) / chunk;
     let starts: View<i64> = temp_like(v, &[m])?;
@@ -186,4 +186,78 @@ pub(super) fn nonzero_on<T: Scalar>(dev: i32, r: &Tensor<i64>, t: &View<T>) -> R
     let zeros = vec![0i64; t.ndim()];
     let ops = [line(&out, &zeros, nd, out.strides[1])?, line(&pos, &pos.strides, 0, 0)?, line(&sizes, &zeros, nd, 1)?];
     run(dev, &Call::new("nonzero").value(out.strides[0]), DType::Long, &t.sizes, &ops, overlapping(&out))
+}
+
+#[cfg(all(test, feature = "cuda-emulator"))]
+mod tests {
+    use super::*;
+    use crate::cuda;
+
+    fn emulated() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            if std::env::var("TH_CUDA_EMULATOR").as_deref() != Ok("1") {
+                // SAFETY: set once, before this process's first device discovery (the
+                // runtime's discovery, which runs after this, is its only reader).
+                unsafe { std::env::set_var("TH_CUDA_EMULATOR", "1") };
+            }
+        });
+        cuda::runtime::devices().expect("the emulated device");
+    }
+
+    fn on_device<T: Scalar>(data: &[T], sizes: &[i64], strides: &[i64]) -> View<T> {
+        let n = data.len() as i64;
+        let st = cuda::storage::new::<T>(0, data.len()).unwrap();
+        let flat = View::on_storage(Some(st.clone()), 0, &[n], None).unwrap();
+        copy(&flat, &View::from_slice(data, &[n]).unwrap()).unwrap();
+        View::on_storage(Some(st), 0, sizes, Some(strides)).unwrap()
+    }
+
+    /// Ranks of a transposed 0/1 pattern spanning many scan chunks, against a row-major count.
+    #[test]
+    fn positions_count_in_row_major_order_across_chunks() {
+        emulated();
+        let (rows, cols) = (150i64, 131i64); // 19650 elements: 20 chunks of 1024
+        let data: Vec<i32> = (0..rows * cols).map(|i| ((i * 7919) % 5 == 0 || i % 13 == 0) as i32 * 3).collect();
+        // the view is the transpose of a cols x rows storage
+        let v = on_device(&data, &[rows, cols], &[1, rows]);
+        let (pos, count) = positions(0, &v).unwrap();
+        let got = crate::ops::copy::values(&pos).unwrap();
+        let mut want = Vec::new();
+        let mut next = 0i64;
+        for r in 0..rows {
+            for c in 0..cols {
+                if data[(c * rows + r) as usize] != 0 {
+                    want.push(next);
+                    next += 1;
+                } else {
+                    want.push(-1);
+                }
+            }
+        }
+        assert_eq!(count as i64, next);
+        assert_eq!(got, want);
+    }
+
+    /// nonzero of an expanded device view and a serial scatter into an expanded output.
+    #[test]
+    fn nonzero_and_overlapping_outputs_match_the_host() {
+        emulated();
+        let data = [0.0f32, -0.0, 2.5, f32::NAN, 0.0, 1.0];
+        let d = on_device(&data, &[4, 6], &[0, 1]);
+        let h = View::from_slice(&data, &[6]).unwrap().expand(&[4, 6]).unwrap();
+        let rd = Tensor::new(View::<i64>::on_storage(Some(cuda::storage::new::<i64>(0, 0).unwrap()), 0, &[0], None).unwrap());
+        let rh = Tensor::new(View::<i64>::empty());
+        nonzero(&rd, &d).unwrap();
+        nonzero(&rh, &h).unwrap();
+        assert_eq!(crate::ops::copy::values(&rd.view()).unwrap(), rh.view().to_vec().unwrap());
+        assert_eq!(rh.view().sizes, vec![12, 2]);
+        // index_fill into a stride-0 dim: every write lands on one element, the last wins
+        let t = on_device(&[1.0f32, 2.0], &[3, 2], &[0, 1]);
+        let idx = on_device(&[2i64, 0, 1], &[3], &[1]);
+        index_fill(&t, 0, &idx, 9.0).unwrap();
+        assert_eq!(crate::ops::copy::values(&View::on_storage(t.storage.clone(), 0, &[2], None).unwrap()).unwrap(), [
+            9.0, 9.0
+        ]);
+    }
 }
