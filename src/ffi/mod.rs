@@ -26,6 +26,7 @@ pub mod tensor;
 pub mod thc;
 pub mod thc_general;
 pub mod thc_half;
+pub mod thc_index;
 pub mod thc_math;
 pub mod thc_reduce;
 pub mod thc_storage;

@@ -6,6 +6,7 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "index.cuh"
 #endif
 
 TH_BASIC_KERNELS(char, signed char)
@@ -14,3 +15,5 @@ TH_INT_KERNELS(char, signed char)
 TH_REDUCE_NUM_KERNELS(char, signed char)
 TH_LINE_KERNELS(char, signed char)
 TH_LINE_NUM_KERNELS(char, signed char)
+TH_INDEX_KERNELS(char, signed char)
+TH_INDEX_NUM_KERNELS(char, signed char)

@@ -19,6 +19,14 @@ static_assert(__builtin_offsetof(THCLines, len) == 720, "THCLines layout");
 static_assert(__builtin_offsetof(THCLines, step) == 752, "THCLines layout");
 #endif
 
+// The loops along a line stay rolled: unrolled copies keep more offsets live than they save,
+// and made ptxas spill at low register counts.
+#ifdef TH_EMULATOR
+#define TH_LINE_LOOP _Pragma("GCC unroll 1")
+#else
+#define TH_LINE_LOOP _Pragma("unroll 1")
+#endif
+
 // The two index widths of a line kernel: `name_i32`, `name_i64` (see TH_POINTWISE).
 #define TH_LINES(name, body, ...)                                                                     \
   TH_KERNEL(name##_i32, TH_EMU_INDEPENDENT, THCLines, body<unsigned int, __VA_ARGS__>)              \
@@ -41,6 +49,7 @@ template <class I, class T> void th_lines_tri(const THCLines &p) {
     long long lo = upper ? 0 : edge + 1, hi = upper ? edge : cols;
     lo = lo < 0 ? 0 : (lo > cols ? cols : lo);
     hi = hi < 0 ? 0 : (hi > cols ? cols : hi);
+TH_LINE_LOOP
     for (long long c = lo; c < hi; ++c) o[off[0] + (O)c * step] = zero;
   });
 }

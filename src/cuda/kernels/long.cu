@@ -6,6 +6,7 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "index.cuh"
 #endif
 
 TH_BASIC_KERNELS(long, long long)
@@ -14,3 +15,6 @@ TH_INT_KERNELS(long, long long)
 TH_REDUCE_NUM_KERNELS(long, long long)
 TH_LINE_KERNELS(long, long long)
 TH_LINE_NUM_KERNELS(long, long long)
+TH_INDEX_KERNELS(long, long long)
+TH_INDEX_NUM_KERNELS(long, long long)
+TH_INDEX_LONG_KERNELS(long, long long)

@@ -75,6 +75,7 @@ macro_rules! modules {
                 include_str!("arith.cuh"),
                 include_str!("reduce.cuh"),
                 include_str!("lines.cuh"),
+                include_str!("index.cuh"),
                 include_str!(concat!($name, ".cu"))
             ),
             register_budget: 64,
@@ -132,6 +133,8 @@ pub enum Has {
     Int,
     /// Float, Double, Half, BFloat16.
     Float,
+    /// Long only (index helpers: `index.cuh`'s position scan).
+    Long,
 }
 
 impl Has {
@@ -142,6 +145,7 @@ impl Has {
             Has::Num => d != DType::Bool,
             Has::Int => matches!(d.format(), Format::UInt | Format::Int),
             Has::Float => matches!(d.format(), Format::Float | Format::BFloat),
+            Has::Long => d == DType::Long,
         }
     }
 }
@@ -200,6 +204,14 @@ pub static OPS: &[Op] = ops! {
     Float Same 2 1 [lerp];
     All Lines 0 2 [tri];
     Num Lines 2 0 [cross];
+    All Lines 2 0 [indexSelect gather indexCopy scatter];
+    Num Lines 2 0 [indexAdd scatterAdd];
+    All Lines 1 1 [indexFill scatterFill maskedFill maskedFillBool];
+    All Lines 1 0 [flagNonzero];
+    All Lines 2 0 [maskedCopy maskedSelect];
+    Long Lines 1 1 [rankCount rankWrite];
+    Long Lines 0 0 [rankScan];
+    Long Lines 2 1 [nonzero];
 };
 
 /// The op named `name`.

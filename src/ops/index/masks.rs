@@ -1,11 +1,13 @@
 //! Masks and nonzero (§4.2).
 
+use super::device::{check_mask_on, masked_copy_on, masked_fill_on, masked_select_on, nonzero_on, positions};
 use super::*;
 use crate::core::limits::try_push;
 use crate::cuda::launch::Call;
+use crate::ops::reduce::Elem;
 
 /// A mask element type: Byte (values must be 0 or 1, as in TH) or Bool (any nonzero byte is true).
-pub trait MaskElem: Scalar {
+pub trait MaskElem: Elem {
     fn valid(self) -> bool;
     fn on(self) -> bool;
 }
@@ -60,7 +62,7 @@ fn mask_at<M: Scalar>(mask: &View<M>, shape: &[i64], arg: u32) -> Result<View<M>
 }
 
 /// Checks every mask value and returns how many are set.
-fn check_mask<M: MaskElem>(m: &View<M>, arg: u32) -> Result<usize> {
+pub(super) fn check_mask<M: MaskElem>(m: &View<M>, arg: u32) -> Result<usize> {
     let mut count = 0;
     scan(m, |i, v| {
         if !v.valid() {
@@ -77,27 +79,35 @@ fn check_mask<M: MaskElem>(m: &View<M>, arg: u32) -> Result<usize> {
 
 /// `t[i] = value` where `mask[i]` is set (in place).
 pub fn masked_fill<T: Scalar, M: MaskElem>(t: &View<T>, mask: &View<M>, value: T) -> Result<()> {
+    let be = Backend::of(&[t.device(), mask.device()])?;
     let m = mask_at(mask, &t.sizes, 2)?;
-    check_mask(&m, 2)?;
+    match be {
+        Backend::Host => check_mask(&m, 2).map(|_| ())?,
+        Backend::Cuda(_) => check_mask_on(&m, 2)?,
+    }
     if t.numel() == 0 {
         return Ok(());
     }
     let m = if may_overlap(t, &m) { dense(&m)? } else { m };
+    if let Backend::Cuda(i) = be {
+        return masked_fill_on(i, t, &m, value);
+    }
     map2(t, t, &m, Call::host_only("maskedFill"), move |x: T, b: M| if b.on() { value } else { x })
 }
 
 /// Where `mask[i]` is set, `t[i]` takes the next element of `src` (row-major); `src` must have
 /// at least as many elements as the mask has set values.
 pub fn masked_copy<T: Scalar, M: MaskElem>(t: &View<T>, mask: &View<M>, src: &View<T>) -> Result<()> {
+    let be = Backend::of(&[t.device(), mask.device(), src.device()])?;
     let m = mask_at(mask, &t.sizes, 2)?;
-    let count = check_mask(&m, 2)?;
-    if src.numel() < count {
-        return Err(Error::size(format!(
-            "mask has {count} set elements but the source has only {} elements",
-            src.numel()
-        ))
-        .at_arg(3));
+    if let Backend::Cuda(i) = be {
+        check_mask_on(&m, 2)?;
+        let (pos, count) = positions(i, &m)?;
+        enough_source(count, src)?;
+        return if count == 0 { Ok(()) } else { masked_copy_on(i, t, &pos, src) };
     }
+    let count = check_mask(&m, 2)?;
+    enough_source(count, src)?;
     if count == 0 {
         return Ok(());
     }
@@ -112,6 +122,18 @@ pub fn masked_copy<T: Scalar, M: MaskElem>(t: &View<T>, mask: &View<M>, src: &Vi
             // SAFETY: every offset of t lies inside its storage (host_ptr checked).
             unsafe { ptr::write(p.add(o), x) };
         }
+    }
+    Ok(())
+}
+
+/// maskedCopy's `src` must have at least `count` (the mask's set values) elements.
+fn enough_source<T: Scalar>(count: usize, src: &View<T>) -> Result<()> {
+    if src.numel() < count {
+        return Err(Error::size(format!(
+            "mask has {count} set elements but the source has only {} elements",
+            src.numel()
+        ))
+        .at_arg(3));
     }
     Ok(())
 }
@@ -132,7 +154,13 @@ fn broadcast_pair<T: Scalar, M: Scalar>(src: &View<T>, mask: &View<M>) -> Result
 
 /// `r` = the elements of `src` where `mask` is set, as a 1-D tensor (row-major order).
 pub fn masked_select<T: Scalar, M: MaskElem>(r: &Tensor<T>, src: &View<T>, mask: &View<M>) -> Result<()> {
+    let be = Backend::of(&[r.with_view(|v| v.device()), src.device(), mask.device()])?;
     let (s, m) = broadcast_pair(src, mask)?;
+    if let Backend::Cuda(i) = be {
+        check_mask_on(&m, 3)?;
+        let (pos, count) = positions(i, &m)?;
+        return masked_select_on(i, r, &s, &pos, count);
+    }
     let count = check_mask(&m, 3)?;
     let mut out: Vec<T> = crate::core::limits::try_vec(count)?;
     match (s.host_ptr()?, m.host_ptr()?) {
@@ -153,6 +181,9 @@ pub fn masked_select<T: Scalar, M: MaskElem>(r: &Tensor<T>, src: &View<T>, mask:
 
 /// `r` (nnz x ndim) = the subscripts of the nonzero elements of `t`, in row-major order.
 pub fn nonzero<T: Scalar>(r: &Tensor<i64>, t: &View<T>) -> Result<()> {
+    if let Backend::Cuda(i) = Backend::of(&[r.with_view(|v| v.device()), t.device()])? {
+        return nonzero_on(i, r, t);
+    }
     let nd = t.ndim();
     let zero = T::default();
     let mut subs: Vec<i64> = Vec::new();

@@ -23,6 +23,7 @@
 //!   elements in sorted order.
 
 mod construct;
+mod device;
 mod masks;
 mod ranges;
 mod select;
@@ -60,9 +61,10 @@ fn one<T: Scalar>() -> T {
     T::from_prim(Prim::I(1))
 }
 
-/// A contiguous copy of `v` (used to detach an input that shares memory with an output).
+/// A contiguous copy of `v` in its memory (host or device; used to detach an input that shares
+/// memory with an output).
 fn dense<T: Scalar>(v: &View<T>) -> Result<View<T>> {
-    let c = View::contiguous(&v.sizes)?;
+    let c = super::temp_like(v, &v.sizes)?;
     assign(&c, v)?;
     Ok(c)
 }
