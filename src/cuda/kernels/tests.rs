@@ -20,7 +20,9 @@ fn names_and_modules() {
         d if Has::Float.contains(d) => 2 * 10 + 7,
         _ => 2 * 7 + 5,
     };
-    let want: usize = DType::ALL.iter().map(|&d| 2 * per(d) + reductions(d)).sum();
+    // line kernels: every `Form::Lines` op the dtype has, twice
+    let lines = |d: DType| OPS.iter().filter(|o| o.form == Form::Lines && o.has.contains(d)).count();
+    let want: usize = DType::ALL.iter().map(|&d| 2 * per(d) + 2 * lines(d) + reductions(d)).sum();
     assert_eq!(all.len(), want);
     let unique: std::collections::HashSet<&String> = all.iter().collect();
     assert_eq!(unique.len(), all.len());
@@ -33,6 +35,9 @@ fn names_and_modules() {
         ("th_fill_bool_i64", Some("bool")),
         ("th_cmpValue_byte_byte_i32", Some("byte")),
         ("th_reduce_max_bool_i64", Some("bool")),
+        ("th_tri_bool_i32", Some("bool")),
+        ("th_cross_half_i64", Some("half")),
+        ("th_cross_bool_i32", None),
         ("th_reduce_dist_half_i32", Some("half")),
         ("th_combine_norm_double", Some("double")),
         ("th_combine_sum_long", Some("long")),
