@@ -26,6 +26,7 @@ pub mod tensor;
 pub mod thc;
 pub mod thc_half;
 pub mod thc_reduce;
+pub mod thc_sort;
 pub mod thc_storage;
 
 use crate::core::dtype::{Bool, Scalar, THBFloat16, THHalf};

@@ -6,6 +6,7 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(bfloat16, th_bfloat16)
@@ -14,3 +15,5 @@ TH_FLOAT_KERNELS(bfloat16, th_bfloat16)
 TH_REDUCE_FLOAT_KERNELS(bfloat16, th_bfloat16)
 TH_LINE_KERNELS(bfloat16, th_bfloat16)
 TH_LINE_NUM_KERNELS(bfloat16, th_bfloat16)
+TH_SORT_KERNELS(bfloat16, th_bfloat16)
+TH_SORT_NUM_KERNELS(bfloat16, th_bfloat16)

@@ -6,8 +6,10 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(bool, th_bool)
 TH_REDUCE_ALL_KERNELS(bool, th_bool)
 TH_LINE_KERNELS(bool, th_bool)
+TH_SORT_KERNELS(bool, th_bool)

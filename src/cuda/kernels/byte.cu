@@ -6,6 +6,7 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(byte, unsigned char)
@@ -13,3 +14,5 @@ TH_INT_KERNELS(byte, unsigned char)
 TH_REDUCE_NUM_KERNELS(byte, unsigned char)
 TH_LINE_KERNELS(byte, unsigned char)
 TH_LINE_NUM_KERNELS(byte, unsigned char)
+TH_SORT_KERNELS(byte, unsigned char)
+TH_SORT_NUM_KERNELS(byte, unsigned char)

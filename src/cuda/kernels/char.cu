@@ -6,6 +6,7 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(char, signed char)
@@ -14,3 +15,5 @@ TH_INT_KERNELS(char, signed char)
 TH_REDUCE_NUM_KERNELS(char, signed char)
 TH_LINE_KERNELS(char, signed char)
 TH_LINE_NUM_KERNELS(char, signed char)
+TH_SORT_KERNELS(char, signed char)
+TH_SORT_NUM_KERNELS(char, signed char)

@@ -6,6 +6,7 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
@@ -14,3 +15,5 @@ TH_FLOAT_KERNELS(double, double)
 TH_REDUCE_FLOAT_KERNELS(double, double)
 TH_LINE_KERNELS(double, double)
 TH_LINE_NUM_KERNELS(double, double)
+TH_SORT_KERNELS(double, double)
+TH_SORT_NUM_KERNELS(double, double)

@@ -6,6 +6,7 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
@@ -14,3 +15,5 @@ TH_FLOAT_KERNELS(float, float)
 TH_REDUCE_FLOAT_KERNELS(float, float)
 TH_LINE_KERNELS(float, float)
 TH_LINE_NUM_KERNELS(float, float)
+TH_SORT_KERNELS(float, float)
+TH_SORT_NUM_KERNELS(float, float)

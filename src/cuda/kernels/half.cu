@@ -6,6 +6,7 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
@@ -14,3 +15,5 @@ TH_FLOAT_KERNELS(half, th_half)
 TH_REDUCE_FLOAT_KERNELS(half, th_half)
 TH_LINE_KERNELS(half, th_half)
 TH_LINE_NUM_KERNELS(half, th_half)
+TH_SORT_KERNELS(half, th_half)
+TH_SORT_NUM_KERNELS(half, th_half)

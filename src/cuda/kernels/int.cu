@@ -6,6 +6,7 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(int, int)
@@ -14,3 +15,5 @@ TH_INT_KERNELS(int, int)
 TH_REDUCE_NUM_KERNELS(int, int)
 TH_LINE_KERNELS(int, int)
 TH_LINE_NUM_KERNELS(int, int)
+TH_SORT_KERNELS(int, int)
+TH_SORT_NUM_KERNELS(int, int)

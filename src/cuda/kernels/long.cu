@@ -6,6 +6,7 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(long, long long)
@@ -14,3 +15,5 @@ TH_INT_KERNELS(long, long long)
 TH_REDUCE_NUM_KERNELS(long, long long)
 TH_LINE_KERNELS(long, long long)
 TH_LINE_NUM_KERNELS(long, long long)
+TH_SORT_KERNELS(long, long long)
+TH_SORT_NUM_KERNELS(long, long long)

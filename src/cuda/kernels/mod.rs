@@ -75,6 +75,7 @@ macro_rules! modules {
                 include_str!("arith.cuh"),
                 include_str!("reduce.cuh"),
                 include_str!("lines.cuh"),
+                include_str!("sort.cuh"),
                 include_str!(concat!($name, ".cu"))
             ),
             register_budget: 64,
@@ -179,7 +180,7 @@ macro_rules! ops {
     };
 }
 
-/// Every op, mirroring the lists in `pointwise.cuh`, `arith.cuh` and `lines.cuh` (the NVRTC test checks the
+/// Every op, mirroring the lists in `pointwise.cuh`, `arith.cuh`, `lines.cuh` and `sort.cuh` (the NVRTC test checks the
 /// compiled kernel names against `kernels_of`).
 pub static OPS: &[Op] = ops! {
     All Same 0 1 [fill];
@@ -200,6 +201,11 @@ pub static OPS: &[Op] = ops! {
     Float Same 2 1 [lerp];
     All Lines 0 2 [tri];
     Num Lines 2 0 [cross];
+    All Lines 2 0 [sortInit sortPermute];
+    All Lines 1 2 [sortStep];
+    All Lines 3 0 [sortCopy];
+    Num Lines 3 0 [sortMode];
+    Num Lines 1 0 [cumsum cumprod];
 };
 
 /// The op named `name`.

@@ -6,6 +6,7 @@
 #include "arith.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(short, short)
@@ -14,3 +15,5 @@ TH_INT_KERNELS(short, short)
 TH_REDUCE_NUM_KERNELS(short, short)
 TH_LINE_KERNELS(short, short)
 TH_LINE_NUM_KERNELS(short, short)
+TH_SORT_KERNELS(short, short)
+TH_SORT_NUM_KERNELS(short, short)
