@@ -16,6 +16,14 @@
 #ifndef TH_CUDA_SORT_CUH
 #define TH_CUDA_SORT_CUH
 
+// The loops along a line stay rolled: unrolled copies keep more offsets live than they save,
+// and made ptxas spill at low register counts.
+#ifdef TH_EMULATOR
+#define TH_LINE_LOOP _Pragma("GCC unroll 1")
+#else
+#define TH_LINE_LOOP _Pragma("unroll 1")
+#endif
+
 // -1, 0, 1 as a is before, equal to, after b in ascending order (th_rt's rules: NaN last and
 // equal to NaN; floats compare as numbers, so -0.0 == 0.0).
 template <class T> __forceinline__ int th_key_cmp(T a, T b) {
@@ -43,6 +51,7 @@ template <class I, class T> void th_lines_sortInit(const THCLines &p) {
   const long long P = p.len[0], n = p.len[2];
   const O step = (O)p.step[2];
   th_for_each<I, 3>(p.it, [&](I, const O *off) {
+    TH_LINE_LOOP
     for (long long q = 0; q < P; ++q) {
       const bool real = q < n;
       keys[off[0] + (O)q] = x[off[2] + (real ? (O)q * step : (O)0)];
@@ -87,6 +96,7 @@ template <class I, class T> void th_lines_sortCopy(const THCLines &p) {
   const long long k = p.len[0];
   const O sv = (O)p.step[0], si = (O)p.step[1];
   th_for_each<I, 4>(p.it, [&](I, const O *off) {
+    TH_LINE_LOOP
     for (long long q = 0; q < k; ++q) {
       vo[off[0] + (O)q * sv] = keys[off[2] + (O)q];
       io[off[1] + (O)q * si] = pos[off[3] + (O)q];
@@ -104,6 +114,7 @@ template <class I, class T> void th_lines_sortPermute(const THCLines &p) {
   const long long n = p.len[0];
   const O so = (O)p.step[0], ss = (O)p.step[1];
   th_for_each<I, 3>(p.it, [&](I, const O *off) {
+    TH_LINE_LOOP
     for (long long q = 0; q < n; ++q) o[off[0] + (O)q * so] = src[off[1] + (O)pos[off[2] + (O)q] * ss];
   });
 }
@@ -120,6 +131,7 @@ template <class I, class T> void th_lines_sortMode(const THCLines &p) {
   const long long n = p.len[2];
   th_for_each<I, 4>(p.it, [&](I, const O *off) {
     long long best = 0, best_n = 0, run = 0;
+    TH_LINE_LOOP
     for (long long q = 0; q < n; ++q) {
       ++run;
       if (q + 1 == n || th_key_cmp<T>(keys[off[2] + (O)q], keys[off[2] + (O)q + 1]) != 0) {
@@ -159,6 +171,7 @@ template <class I, class T, bool Prod> void th_lines_scan(const THCLines &p) {
   const O so = (O)p.step[0], sx = (O)p.step[1];
   th_for_each<I, 2>(p.it, [&](I, const O *off) {
     A acc = (A)(Prod ? 1 : 0);
+    TH_LINE_LOOP
     for (long long q = 0; q < n; ++q) {
       const A v = th_rt<T>::acc(x[off[1] + (O)q * sx]);
       acc = Prod ? th_amul(acc, v) : th_aadd(acc, v);
