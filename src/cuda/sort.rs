@@ -78,9 +78,9 @@ impl<T: Scalar> Sorted<T> {
         let items = without(&t.sizes, d);
         let p = (n as u64).next_power_of_two() as i64;
         let m = items.iter().try_fold(1i64, |a, &s| a.checked_mul(s));
-        let m = m.filter(|m| m.checked_mul(p).is_some()).ok_or_else(|| {
-            Error::size(format!("sort: the workspace for size {} overflows", size_desc(&t.sizes)))
-        })?;
+        let m = m
+            .filter(|m| m.checked_mul(p).is_some())
+            .ok_or_else(|| Error::size(format!("sort: the workspace for size {} overflows", size_desc(&t.sizes))))?;
         let (keys, pos) = (empty_like::<T>(dev, &[m, p])?, empty_like::<i64>(dev, &[m, p])?);
         let s = Sorted { ordinal, items, n: t.sizes[d], p, keys, pos };
         let rows = s.rows();
@@ -90,7 +90,9 @@ impl<T: Scalar> Sorted<T> {
         let (k, q) = (s.row(&rows, &s.keys, p)?, s.row(&rows, &s.pos, p)?);
         // SAFETY: the workspace rows are m x p elements of fresh device memory; the input line
         // operand is `t`'s own geometry, checked by device_base.
-        unsafe { lines::run(ordinal, &Call::new("sortInit"), T::DTYPE, &s.items, &[k.op(), q.op(), Line::along(t, d)?.op()])? };
+        unsafe {
+            lines::run(ordinal, &Call::new("sortInit"), T::DTYPE, &s.items, &[k.op(), q.op(), Line::along(t, d)?.op()])?
+        };
         let mut shape = s.items.clone();
         shape.push(p / 2);
         let (mut k, mut q) = (k, q);
@@ -144,7 +146,15 @@ impl<T: Scalar> Sorted<T> {
         let rows = self.rows();
         let (k, q) = (self.row(&rows, &self.keys, self.n)?, self.row(&rows, &self.pos, self.n)?);
         // SAFETY: as `copy`, reading n elements of each row.
-        unsafe { lines::run(self.ordinal, &Call::new("sortMode"), T::DTYPE, &self.items, &[values.op(), indices.op(), k.op(), q.op()]) }
+        unsafe {
+            lines::run(
+                self.ordinal,
+                &Call::new("sortMode"),
+                T::DTYPE,
+                &self.items,
+                &[values.op(), indices.op(), k.op(), q.op()],
+            )
+        }
     }
 
     /// `out[q] = src[pos[q]]` along every line (`src` a copy of `out`'s previous contents, or
@@ -152,7 +162,9 @@ impl<T: Scalar> Sorted<T> {
     pub fn permute<X: Scalar>(&self, out: &Line, src: &Line) -> Result<()> {
         let q = self.row(&self.rows(), &self.pos, self.n)?;
         // SAFETY: the positions are < n, the length of `src`'s lines.
-        unsafe { lines::run(self.ordinal, &Call::new("sortPermute"), X::DTYPE, &self.items, &[out.op(), src.op(), q.op()]) }
+        unsafe {
+            lines::run(self.ordinal, &Call::new("sortPermute"), X::DTYPE, &self.items, &[out.op(), src.op(), q.op()])
+        }
     }
 }
 
