@@ -85,7 +85,8 @@ static bool line_kernel(const char *k) {
   static const char *const ops[] = {"tri", "cross", "indexSelect", "gather", "indexCopy", "scatter", "indexAdd",
                                     "scatterAdd", "indexFill", "scatterFill", "maskedFill", "maskedFillBool",
                                     "flagNonzero", "maskedCopy", "maskedSelect", "rankCount", "rankScan",
-                                    "rankWrite", "nonzero"};
+                                    "rankWrite", "nonzero", "sortInit", "sortPermute", "sortStep", "sortCopy",
+                                    "sortMode", "cumsum", "cumprod"};
   for (const char *op : ops) {
     const size_t n = std::strlen(op);
     // th_<op>_<dtype>...: the op must be followed by '_' (scatter vs scatterAdd).

@@ -24,6 +24,7 @@ pub mod lines;
 pub mod ops;
 pub mod reduce;
 pub mod runtime;
+pub mod sort;
 pub mod storage;
 
 #[cfg(feature = "cuda")]

@@ -11,8 +11,10 @@
 //!   numeric ones `sum`, `prod`, `sumall`, `prodall`; Bool's `sumall` counts true elements; the
 //!   floating ones `mean`, `var`, `std`, `norm` and the `*all` forms, `dist`; Byte and Bool
 //!   `logicalall` / `logicalany`.
-//! - Not here yet: `median`, `medianall`, `renorm` (THC part 2, with the sorts), and THC's
-//!   integer `mean` / `meanall` / `dist` (the CPU side defines them for floating types only).
+//! - Every dtype also has `median` / `medianall`: every line sorted on the device
+//!   (`cuda::sort`), the lower median picked there (the host's element, bits included).
+//!   `renorm` is with the sorts (`thc_sort`).
+//! - Not here: THC's integer `dist` (the CPU side defines it for floating types only).
 
 use super::thc::*;
 use super::*;
@@ -58,13 +60,12 @@ macro_rules! thc_reduce {
             fn [<$($P)* Tensor_maxall>] @[state: *mut THCState](self_: *mut [<$($P)* Tensor>] as view) -> $C = <$T as CRepr>::to_c(<$T>::default()); {
                 Ok(reduce::maxall(&self_)?.to_c())
             }
-            /// `values` = the lower median of `src` along `dim`, `indices` = its position. The
-            /// selection runs on the host (the device data is staged there) until a device
-            /// selection kernel lands with THC's sorts.
+            /// `values` = the lower median of `src` along `dim` (element (n-1)/2 of the stable
+            /// sort, NaN last), `indices` = its position; selected on the device.
             fn [<$($P)* Tensor_median>] @[state: *mut THCState](values: *mut [<$($P)* Tensor>] as obj, indices: *mut THCudaLongTensor as obj, src: *mut [<$($P)* Tensor>] as view, dim: c_long, keepdim: c_int) {
                 reduce::median(values, indices, &src, dim32(dim), keepdim != 0)
             }
-            /// The lower median of all elements (selected on the host, as `median`); an empty
+            /// The lower median of all elements (sorted on the device, as `median`); an empty
             /// tensor is an error.
             fn [<$($P)* Tensor_medianall>] @[state: *mut THCState](self_: *mut [<$($P)* Tensor>] as view) -> $C = <$T as CRepr>::to_c(<$T>::default()); {
                 Ok(reduce::medianall(&self_)?.to_c())

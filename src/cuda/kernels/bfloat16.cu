@@ -7,6 +7,7 @@
 #include "reduce.cuh"
 #include "lines.cuh"
 #include "index.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(bfloat16, th_bfloat16)
@@ -17,3 +18,5 @@ TH_LINE_KERNELS(bfloat16, th_bfloat16)
 TH_LINE_NUM_KERNELS(bfloat16, th_bfloat16)
 TH_INDEX_KERNELS(bfloat16, th_bfloat16)
 TH_INDEX_NUM_KERNELS(bfloat16, th_bfloat16)
+TH_SORT_KERNELS(bfloat16, th_bfloat16)
+TH_SORT_NUM_KERNELS(bfloat16, th_bfloat16)

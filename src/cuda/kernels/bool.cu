@@ -7,9 +7,11 @@
 #include "reduce.cuh"
 #include "lines.cuh"
 #include "index.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(bool, th_bool)
 TH_REDUCE_ALL_KERNELS(bool, th_bool)
 TH_LINE_KERNELS(bool, th_bool)
 TH_INDEX_KERNELS(bool, th_bool)
+TH_SORT_KERNELS(bool, th_bool)

@@ -7,6 +7,7 @@
 #include "reduce.cuh"
 #include "lines.cuh"
 #include "index.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(byte, unsigned char)
@@ -16,3 +17,5 @@ TH_LINE_KERNELS(byte, unsigned char)
 TH_LINE_NUM_KERNELS(byte, unsigned char)
 TH_INDEX_KERNELS(byte, unsigned char)
 TH_INDEX_NUM_KERNELS(byte, unsigned char)
+TH_SORT_KERNELS(byte, unsigned char)
+TH_SORT_NUM_KERNELS(byte, unsigned char)

@@ -7,6 +7,7 @@
 #include "reduce.cuh"
 #include "lines.cuh"
 #include "index.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(char, signed char)
@@ -17,3 +18,5 @@ TH_LINE_KERNELS(char, signed char)
 TH_LINE_NUM_KERNELS(char, signed char)
 TH_INDEX_KERNELS(char, signed char)
 TH_INDEX_NUM_KERNELS(char, signed char)
+TH_SORT_KERNELS(char, signed char)
+TH_SORT_NUM_KERNELS(char, signed char)

@@ -7,6 +7,7 @@
 #include "reduce.cuh"
 #include "lines.cuh"
 #include "index.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
@@ -17,3 +18,5 @@ TH_LINE_KERNELS(double, double)
 TH_LINE_NUM_KERNELS(double, double)
 TH_INDEX_KERNELS(double, double)
 TH_INDEX_NUM_KERNELS(double, double)
+TH_SORT_KERNELS(double, double)
+TH_SORT_NUM_KERNELS(double, double)

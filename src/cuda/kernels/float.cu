@@ -7,6 +7,7 @@
 #include "reduce.cuh"
 #include "lines.cuh"
 #include "index.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
@@ -17,3 +18,5 @@ TH_LINE_KERNELS(float, float)
 TH_LINE_NUM_KERNELS(float, float)
 TH_INDEX_KERNELS(float, float)
 TH_INDEX_NUM_KERNELS(float, float)
+TH_SORT_KERNELS(float, float)
+TH_SORT_NUM_KERNELS(float, float)

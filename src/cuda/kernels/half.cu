@@ -7,6 +7,7 @@
 #include "reduce.cuh"
 #include "lines.cuh"
 #include "index.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
@@ -17,3 +18,5 @@ TH_LINE_KERNELS(half, th_half)
 TH_LINE_NUM_KERNELS(half, th_half)
 TH_INDEX_KERNELS(half, th_half)
 TH_INDEX_NUM_KERNELS(half, th_half)
+TH_SORT_KERNELS(half, th_half)
+TH_SORT_NUM_KERNELS(half, th_half)

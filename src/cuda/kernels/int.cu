@@ -7,6 +7,7 @@
 #include "reduce.cuh"
 #include "lines.cuh"
 #include "index.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(int, int)
@@ -17,3 +18,5 @@ TH_LINE_KERNELS(int, int)
 TH_LINE_NUM_KERNELS(int, int)
 TH_INDEX_KERNELS(int, int)
 TH_INDEX_NUM_KERNELS(int, int)
+TH_SORT_KERNELS(int, int)
+TH_SORT_NUM_KERNELS(int, int)

@@ -7,6 +7,7 @@
 #include "reduce.cuh"
 #include "lines.cuh"
 #include "index.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(long, long long)
@@ -18,3 +19,5 @@ TH_LINE_NUM_KERNELS(long, long long)
 TH_INDEX_KERNELS(long, long long)
 TH_INDEX_NUM_KERNELS(long, long long)
 TH_INDEX_LONG_KERNELS(long, long long)
+TH_SORT_KERNELS(long, long long)
+TH_SORT_NUM_KERNELS(long, long long)

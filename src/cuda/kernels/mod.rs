@@ -76,6 +76,7 @@ macro_rules! modules {
                 include_str!("reduce.cuh"),
                 include_str!("lines.cuh"),
                 include_str!("index.cuh"),
+                include_str!("sort.cuh"),
                 include_str!(concat!($name, ".cu"))
             ),
             register_budget: 64,
@@ -183,7 +184,7 @@ macro_rules! ops {
     };
 }
 
-/// Every op, mirroring the lists in `pointwise.cuh`, `arith.cuh` and `lines.cuh` (the NVRTC test checks the
+/// Every op, mirroring the lists in `pointwise.cuh`, `arith.cuh`, `lines.cuh` and `sort.cuh` (the NVRTC test checks the
 /// compiled kernel names against `kernels_of`).
 pub static OPS: &[Op] = ops! {
     All Same 0 1 [fill];
@@ -212,6 +213,11 @@ pub static OPS: &[Op] = ops! {
     Long Lines 1 1 [rankCount rankWrite];
     Long Lines 0 0 [rankScan];
     Long Lines 2 1 [nonzero];
+    All Lines 2 0 [sortInit sortPermute];
+    All Lines 1 2 [sortStep];
+    All Lines 3 0 [sortCopy];
+    Num Lines 3 0 [sortMode];
+    Num Lines 1 0 [cumsum cumprod];
 };
 
 /// The op named `name`.

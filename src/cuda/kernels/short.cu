@@ -7,6 +7,7 @@
 #include "reduce.cuh"
 #include "lines.cuh"
 #include "index.cuh"
+#include "sort.cuh"
 #endif
 
 TH_BASIC_KERNELS(short, short)
@@ -17,3 +18,5 @@ TH_LINE_KERNELS(short, short)
 TH_LINE_NUM_KERNELS(short, short)
 TH_INDEX_KERNELS(short, short)
 TH_INDEX_NUM_KERNELS(short, short)
+TH_SORT_KERNELS(short, short)
+TH_SORT_NUM_KERNELS(short, short)

@@ -67,6 +67,7 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
     };
     let mut shape = t.sizes.clone();
     shape[d] = k as i64;
+    let backend = Backend::of(&[rt.with_view(|v| v.device()), ri.with_view(|v| v.device()), t.device()])?;
     // Outputs on one storage (possible for Long, whose indices tensor has the values' type) are
     // refused before either is resized, so that the error leaves both as they were.
     if let (Some(a), Some(b)) = (&rt.view().storage, &ri.view().storage)
@@ -83,6 +84,9 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
     let io = resize_out(ri, &shape)?;
     if may_overlap(&vo, &io) {
         return Err(Error::invalid("the values and indices outputs share memory").at_arg(2));
+    }
+    if let Backend::Cuda(dev) = backend {
+        return on_device(dev, &vo, &io, t, d, pick);
     }
     // Each slice is read whole before it is written, so `rt` may be `t` itself.
     let t = if partial_overlap(&vo, t) || may_overlap(&io, t) { dense(t)? } else { t.clone() };
@@ -135,6 +139,19 @@ fn along_sorted<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, d: us
     Ok(())
 }
 
+/// `along_sorted` on device `dev`: every line sorted in a device workspace (a copy of `t`, so
+/// the outputs may be `t`), then its first `k` elements copied out.
+fn on_device<T: SortKey>(dev: i32, vo: &View<T>, io: &View<i64>, t: &View<T>, d: usize, pick: Pick) -> Result<()> {
+    use crate::cuda::sort::{Line, Sorted, check_output};
+    let (what, descending) = match pick {
+        Pick::Sort { descending } => ("sort", descending),
+        Pick::Top { largest, .. } => ("topk", largest),
+    };
+    check_output(what, vo)?;
+    check_output(what, io)?;
+    Sorted::new(dev, t, d, descending)?.copy(0, &Line::along(vo, d)?, &Line::along(io, d)?)
+}
+
 /// Storage offsets of the slice starts of `v` along `d` (row-major over the other dims).
 fn slice_starts<T: Scalar>(v: &View<T>, d: usize) -> Result<Vec<usize>> {
     let (sz, st) = (without(&v.sizes, d), without(&v.strides, d));
@@ -161,4 +178,41 @@ pub fn topk<T: SortKey>(rt: &Tensor<T>, ri: &Tensor<i64>, t: &View<T>, k: i64, d
         .at_arg(4));
     }
     along_sorted(rt, ri, t, d, Pick::Top { k: k as usize, largest })
+}
+
+/// THC's `sortKeyValueInplace`: `keys` sorted in place along `dim` (as `sort`: stable, NaN
+/// last, first when descending) and `values` (of the same size) permuted alongside, so that
+/// `values[q]` is the old value at the position the key now at `q` came from.
+pub fn sort_key_value<T: SortKey>(keys: &Tensor<T>, values: &Tensor<i64>, dim: i32, descending: bool) -> Result<()> {
+    let (kv, vv) = (keys.view(), values.view());
+    let d = dim_index(dim, kv.ndim(), 3)?;
+    if kv.sizes != vv.sizes {
+        return Err(Error::size(format!(
+            "sortKeyValueInplace: the values of size {} do not match the keys of size {}",
+            size_desc(&vv.sizes),
+            size_desc(&kv.sizes)
+        ))
+        .at_arg(2));
+    }
+    let backend = Backend::of(&[kv.device(), vv.device()])?;
+    if may_overlap(&kv, &vv) {
+        return Err(Error::invalid("sortKeyValueInplace: the keys and values share memory").at_arg(2));
+    }
+    if kv.numel() == 0 {
+        return Ok(());
+    }
+    let old = crate::ops::temp_like(&vv, &vv.sizes)?;
+    copy(&old, &vv)?;
+    if let Backend::Cuda(dev) = backend {
+        use crate::cuda::sort::{Line, Sorted, check_output};
+        check_output("sortKeyValueInplace", &kv)?;
+        check_output("sortKeyValueInplace", &vv)?;
+        let pos = crate::ops::temp_like::<i64, T>(&kv, &kv.sizes)?;
+        let sorted = Sorted::new(dev, &kv, d, descending)?;
+        sorted.copy(0, &Line::along(&kv, d)?, &Line::along(&pos, d)?)?;
+        return sorted.permute::<i64>(&Line::along(&vv, d)?, &Line::along(&old, d)?);
+    }
+    let pos = Tensor::new(View::contiguous(&kv.sizes)?);
+    along_sorted(keys, &pos, &kv, d, Pick::Sort { descending })?;
+    gather(values, &old, dim, &pos.view())
 }

@@ -69,6 +69,52 @@ fn one_device(devices: &[crate::core::allocator::Device]) -> Result<()> {
     crate::exec::backend::Backend::of(devices).map(|_| ())
 }
 
+/// The device of a call whose operands are all on one device, None on the host.
+fn device_of(devices: &[crate::core::allocator::Device]) -> Result<Option<i32>> {
+    Ok(match crate::exec::backend::Backend::of(devices)? {
+        crate::exec::backend::Backend::Cuda(i) => Some(i),
+        _ => None,
+    })
+}
+
+/// A selection along an empty dimension of a tensor with slices has nothing to pick.
+fn nonempty_dim<T: Scalar>(t: &View<T>, d: usize, what: &str) -> Result<()> {
+    if t.sizes[d] == 0 && t.sizes.iter().enumerate().all(|(i, &s)| i == d || s != 0) {
+        return Err(Error::size(format!("{what}: dimension {d} of size {} is empty", size_desc(&t.sizes))).at_arg(3));
+    }
+    Ok(())
+}
+
+/// kthvalue (`pick` = the 0-based rank), median, mode (`pick` None) of a device tensor: every
+/// line sorted ascending on the device, then the picked element (or the mode's run) copied to
+/// the outputs.
+fn select_on_device<T: Elem>(
+    dev: i32,
+    values: &Tensor<T>,
+    indices: &Tensor<i64>,
+    t: &View<T>,
+    d: usize,
+    keepdim: bool,
+    pick: Option<i64>,
+) -> Result<()> {
+    use crate::cuda::sort::{Line, Sorted, check_output};
+    let shape = reduced_shape(&t.sizes, d, keepdim);
+    let (vo, io) = (resize_out(values, &shape)?, resize_out(indices, &shape)?);
+    let what = if pick.is_some() { "kthvalue" } else { "mode" };
+    check_output(what, &vo)?;
+    check_output(what, &io)?;
+    if vo.numel() == 0 {
+        return Ok(());
+    }
+    let sorted = Sorted::new(dev, t, d, false)?;
+    let items = t.ndim() - 1;
+    let (lv, li) = (Line::reduced(&vo, d, items)?, Line::reduced(&io, d, items)?);
+    match pick {
+        Some(k) => sorted.copy(k, &lv, &li),
+        None => sorted.mode(&lv, &li),
+    }
+}
+
 /// `values_`, `indices_` (each of `shape`) = the (value, index) pairs `pairs`.
 fn store_pairs<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, shape: &[i64], pairs: &[(T, i64)]) -> Result<()> {
     store(values, shape, &pairs.iter().map(|x| x.0).collect::<Vec<_>>())?;
@@ -135,7 +181,7 @@ fn per_slice<T: Elem, X: Copy + Default + Send>(
 
 /// Orders (value, position) pairs by value (NaN last), then position: a total order, so a
 /// selection gives the same element as a stable sort.
-fn by_value_then_pos<T: Elem>(a: &(T, i64), b: &(T, i64)) -> Ordering {
+pub(super) fn by_value_then_pos<T: Elem>(a: &(T, i64), b: &(T, i64)) -> Ordering {
     total(a.0, b.0).then(a.1.cmp(&b.1))
 }
 
@@ -154,6 +200,9 @@ pub fn kthvalue<T: Elem>(
     if k < 1 || k > n {
         return Err(Error::index(format!("kthvalue: k = {k} is out of range for a dimension of size {n}")).at_arg(4));
     }
+    if let Some(dev) = device_of(&[values.with_view(|v| v.device()), indices.with_view(|v| v.device()), t.device()])? {
+        return select_on_device(dev, values, indices, t, d, keepdim, Some(k - 1));
+    }
     let k = (k - 1) as usize;
     let picked = per_slice(t, d, |s| *s.select_nth_unstable_by(k, by_value_then_pos).1)?;
     store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &picked)
@@ -163,7 +212,10 @@ pub fn kthvalue<T: Elem>(
 pub fn median<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
     one_device(&[values.with_view(|v| v.device()), indices.with_view(|v| v.device()), t.device()])?;
-    let t = &on_host(t)?;
+    nonempty_dim(t, d, "median")?;
+    if let Some(dev) = device_of(&[t.device()])? {
+        return select_on_device(dev, values, indices, t, d, keepdim, Some((t.sizes[d] - 1) / 2));
+    }
     let k = (t.sizes[d] as usize - 1) / 2;
     let picked = per_slice(t, d, |s| *s.select_nth_unstable_by(k, by_value_then_pos).1)?;
     store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &picked)
@@ -174,6 +226,10 @@ pub fn median<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, d
 pub fn mode<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
     one_device(&[values.with_view(|v| v.device()), indices.with_view(|v| v.device()), t.device()])?;
+    nonempty_dim(t, d, "mode")?;
+    if let Some(dev) = device_of(&[t.device()])? {
+        return select_on_device(dev, values, indices, t, d, keepdim, None);
+    }
     let picked = per_slice(t, d, |s| {
         s.sort_unstable_by(by_value_then_pos);
         let (mut best, mut best_n, mut run) = (s[0], 0usize, 0usize);

@@ -69,15 +69,6 @@ pub fn reduced_shape(sizes: &[i64], d: usize, keepdim: bool) -> Vec<i64> {
 
 /// Writes `data` (row-major) into `r` resized to `shape` (`resize_out` rules: an output that
 /// already has the shape keeps its strides).
-/// `t`, or a host copy of it when it lives on a device: for the selections (median) that
-/// have no device kernel yet, whose results `store` then writes back to the device output.
-fn on_host<T: Scalar>(t: &View<T>) -> Result<View<T>> {
-    if t.device() == crate::core::allocator::Device::Cpu {
-        return Ok(t.clone());
-    }
-    View::from_slice(&crate::ops::copy::values(t)?, &t.sizes)
-}
-
 fn store<O: Scalar>(r: &Tensor<O>, shape: &[i64], data: &[O]) -> Result<()> {
     let out = resize_out(r, shape)?;
     if out.numel() != data.len() {

@@ -4,6 +4,11 @@ use super::*;
 
 fn scan<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, prod: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 3)?;
+    if let crate::exec::backend::Backend::Cuda(dev) =
+        crate::exec::backend::Backend::of(&[r.with_view(|v| v.device()), t.device()])?
+    {
+        return scan_on_device(dev, r, t, d, prod);
+    }
     let shape = t.sizes.clone();
     let n = t.numel();
     let k = shape[d] as usize;
@@ -75,6 +80,23 @@ fn scan<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, prod: bool) -> Result<(
     store(r, &shape, &out)
 }
 
+/// `scan` on device `dev`: one thread per line, in order, as the host (a partially
+/// overlapping output is computed through a temporary).
+fn scan_on_device<T: NumAcc>(dev: i32, r: &Tensor<T>, t: &View<T>, d: usize, prod: bool) -> Result<()> {
+    use crate::exec::overlap::{Alias, alias};
+    let out = resize_out(r, &t.sizes)?;
+    crate::cuda::sort::check_output(if prod { "cumprod" } else { "cumsum" }, &out)?;
+    if t.numel() == 0 {
+        return Ok(());
+    }
+    if matches!(alias(&out, t), Alias::Same | Alias::Disjoint) {
+        return crate::cuda::sort::scan(dev, &out, t, d, prod);
+    }
+    let tmp = crate::ops::temp_like(t, &t.sizes)?;
+    crate::cuda::sort::scan(dev, &tmp, t, d, prod)?;
+    copy(&out, &tmp)
+}
+
 /// `r_ = cumulative sum of t along dim` (in `accreal`), `r_` resized like `t`.
 pub fn cumsum<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32) -> Result<()> {
     scan(r, t, dim, false)
@@ -116,6 +138,7 @@ pub fn renorm<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, p: T, dim: i32, maxnorm: 
         return Err(Error::invalid(format!("renorm: the norm order must be positive, got {pv}")).at_arg(3));
     }
     let d = check_dim(dim, t.ndim(), 4)?;
+    crate::exec::backend::Backend::of(&[r.with_view(|v| v.device()), t.device()])?;
     if t.ndim() < 2 {
         return Err(
             Error::size(format!("renorm: need at least 2 dimensions, got size {}", size_desc(&t.sizes))).at_arg(2)
@@ -129,7 +152,13 @@ pub fn renorm<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, p: T, dim: i32, maxnorm: 
         .collect();
     let mut fshape = vec![1i64; t.ndim()];
     fshape[d] = t.sizes[d];
-    let f = View::from_slice(&factors, &fshape)?.expand(&t.sizes)?;
+    let mut f = View::from_slice(&factors, &fshape)?;
+    if let crate::core::allocator::Device::Cuda(_) = t.device() {
+        let on_device = crate::ops::temp_like(t, &fshape)?;
+        copy(&on_device, &f)?;
+        f = on_device;
+    }
+    let f = f.expand(&t.sizes)?;
     pointwise2(r, t, &f, Call::new("cmul"), |x: T, s: T| x.mul(s))
 }
 

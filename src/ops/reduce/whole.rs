@@ -44,12 +44,19 @@ pub fn minall<T: Elem>(t: &View<T>) -> Result<T> {
     Ok(reduce([t], &vec![true; t.ndim()], &r)?[0].canon())
 }
 
-/// The lower median: element `(n-1)/2` of the sorted elements (NaN sorts last).
+/// The lower median: element `(n-1)/2` of the elements in row-major order sorted stably (NaN
+/// sorts last; of equal values such as -0.0 and 0.0, the earlier comes first).
 pub fn medianall<T: Elem>(t: &View<T>) -> Result<T> {
     nonempty(t, "medianall")?;
-    let mut v = crate::ops::copy::values(t)?;
-    let k = (v.len() - 1) / 2;
-    Ok(*v.select_nth_unstable_by(k, |a, b| total(*a, *b)).1)
+    let k = (t.numel() - 1) / 2;
+    if let crate::core::allocator::Device::Cuda(dev) = t.device() {
+        let f = flat(t)?;
+        let s = crate::cuda::sort::Sorted::new(dev, &f, 0, false)?;
+        let at = View { sizes: vec![1], strides: vec![1], offset: s.keys.offset + k, ..s.keys.clone() };
+        return Ok(crate::ops::copy::values(&at)?[0]);
+    }
+    let mut v: Vec<(T, i64)> = crate::ops::copy::values(t)?.into_iter().zip(0..).collect();
+    Ok(v.select_nth_unstable_by(k, by_value_then_pos).1.0)
 }
 
 /// 1 when `ta` and `tb` have the same sizes and equal elements (NaN is not equal to itself).

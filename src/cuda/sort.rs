@@ -1,0 +1,179 @@
+//! The device engine of the sorts, selections and scans along a dimension
+//! (`kernels/sort.cuh`): every line of the input is sorted by a bitonic network in a device
+//! workspace (`Sorted`), from which the callers copy what they need (sort, topk: the first k;
+//! kthvalue, median: one element; mode: the longest run). `ops::index::sort` and
+//! `ops::reduce` choose this engine for device tensors, after their own checks.
+
+use super::copy::empty_like;
+use super::launch::{Call, device_base};
+use super::lines::{self, LineOperand};
+use super::runtime;
+use crate::core::dtype::Scalar;
+use crate::core::error::{Error, Result};
+use crate::core::tensor::{View, size_desc};
+use crate::exec::overlap::self_overlapping;
+
+fn without(v: &[i64], d: usize) -> Vec<i64> {
+    v.iter().enumerate().filter(|&(e, _)| e != d).map(|(_, &x)| x).collect()
+}
+
+/// One operand of a line launch: a view's address, its strides over the items, and its line.
+#[derive(Clone, Debug)]
+pub struct Line {
+    base: u64,
+    strides: Vec<i64>,
+    len: i64,
+    step: i64,
+}
+
+impl Line {
+    /// The lines of `v` along `d` (its other dims are the items).
+    pub fn along<X: Scalar>(v: &View<X>, d: usize) -> Result<Line> {
+        Ok(Line { base: device_base(v)?, strides: without(&v.strides, d), len: v.sizes[d], step: v.strides[d] })
+    }
+
+    /// A reduced output (`ops::reduce::reduced_shape` of an input with `items` dims besides
+    /// `d`): one element per item.
+    pub fn reduced<X: Scalar>(v: &View<X>, d: usize, items: usize) -> Result<Line> {
+        let strides = if v.ndim() == items { v.strides.clone() } else { without(&v.strides, d) };
+        Ok(Line { base: device_base(v)?, strides, len: 1, step: 0 })
+    }
+
+    fn op(&self) -> LineOperand<'_> {
+        LineOperand { base: self.base, strides: &self.strides, len: self.len, step: self.step }
+    }
+}
+
+/// Refuses an output whose elements overlap (an expanded view): device threads would race
+/// to write it.
+pub fn check_output<X: Scalar>(what: &str, v: &View<X>) -> Result<()> {
+    if self_overlapping(&v.sizes, &v.strides) {
+        return Err(Error::invalid(format!(
+            "{what}: the output has overlapping elements (an expanded or stride-0 view), which device threads \
+             cannot write deterministically; write into a contiguous tensor"
+        )));
+    }
+    Ok(())
+}
+
+/// Every line of a device tensor along a dim, sorted: row j of `keys` / `pos` (`p` elements,
+/// the line's `n` then padding) holds line j's elements (items in row-major order) and their
+/// source positions.
+pub struct Sorted<T: Scalar> {
+    ordinal: i32,
+    items: Vec<i64>,
+    n: i64,
+    p: i64,
+    pub keys: View<T>,
+    pub pos: View<i64>,
+}
+
+impl<T: Scalar> Sorted<T> {
+    /// Sorts every line of `t` (on device `ordinal`) along `d`: stable, ascending or
+    /// descending, NaN after every number (first when descending). `t` may be anything the
+    /// caller writes afterwards: it is read whole here.
+    pub fn new(ordinal: i32, t: &View<T>, d: usize, descending: bool) -> Result<Sorted<T>> {
+        let dev = runtime::device(ordinal)?;
+        let n = t.sizes[d].max(1);
+        let items = without(&t.sizes, d);
+        let p = (n as u64).next_power_of_two() as i64;
+        let m = items.iter().try_fold(1i64, |a, &s| a.checked_mul(s));
+        let m = m
+            .filter(|m| m.checked_mul(p).is_some())
+            .ok_or_else(|| Error::size(format!("sort: the workspace for size {} overflows", size_desc(&t.sizes))))?;
+        let (keys, pos) = (empty_like::<T>(dev, &[m, p])?, empty_like::<i64>(dev, &[m, p])?);
+        let s = Sorted { ordinal, items, n: t.sizes[d], p, keys, pos };
+        let rows = s.rows();
+        if t.numel() == 0 {
+            return Ok(s);
+        }
+        let (k, q) = (s.row(&rows, &s.keys, p)?, s.row(&rows, &s.pos, p)?);
+        // SAFETY: the workspace rows are m x p elements of fresh device memory; the input line
+        // operand is `t`'s own geometry, checked by device_base.
+        unsafe {
+            lines::run(ordinal, &Call::new("sortInit"), T::DTYPE, &s.items, &[k.op(), q.op(), Line::along(t, d)?.op()])?
+        };
+        let mut shape = s.items.clone();
+        shape.push(p / 2);
+        let (mut k, mut q) = (k, q);
+        k.strides.push(0);
+        q.strides.push(0);
+        let mut size = 2;
+        while size <= p {
+            let mut dist = size / 2;
+            while dist > 0 {
+                let call = Call::new("sortStep").value(if descending { -size } else { size }).value(dist);
+                // SAFETY: each (row, pair) item swaps two elements of its own row.
+                unsafe { lines::run(ordinal, &call, T::DTYPE, &shape, &[k.op(), q.op()])? };
+                dist /= 2;
+            }
+            size *= 2;
+        }
+        Ok(s)
+    }
+
+    /// The workspace rows of `w`, `len` elements of each.
+    fn row<X: Scalar>(&self, rows: &[i64], w: &View<X>, len: i64) -> Result<Line> {
+        Ok(Line { base: device_base(w)?, strides: rows.to_vec(), len, step: 1 })
+    }
+
+    /// The strides of the workspace rows over the items (row-major, `p` apart).
+    fn rows(&self) -> Vec<i64> {
+        let mut st = vec![self.p; self.items.len()];
+        for i in (0..self.items.len().saturating_sub(1)).rev() {
+            st[i] = st[i + 1] * self.items[i + 1];
+        }
+        st
+    }
+
+    /// Writes sorted elements `first..first + values.len` of every line to `values` and their
+    /// positions to `indices` (lines of the same length).
+    pub fn copy(&self, first: i64, values: &Line, indices: &Line) -> Result<()> {
+        let rows = self.rows();
+        let mut k = self.row(&rows, &self.keys, values.len)?;
+        let mut q = self.row(&rows, &self.pos, values.len)?;
+        k.base += (first as u64) * size_of::<T>() as u64;
+        q.base += (first as u64) * 8;
+        let ops = [values.op(), indices.op(), k.op(), q.op()];
+        // SAFETY: first + len <= n elements of each row; the outputs' geometry was checked by
+        // device_base, and they do not overlap themselves (check_output).
+        unsafe { lines::run(self.ordinal, &Call::new("sortCopy"), T::DTYPE, &self.items, &ops) }
+    }
+
+    /// The most frequent value of every (ascending) sorted line, ties to the smallest, and
+    /// the position of its last occurrence (the host's `mode`).
+    pub fn mode(&self, values: &Line, indices: &Line) -> Result<()> {
+        let rows = self.rows();
+        let (k, q) = (self.row(&rows, &self.keys, self.n)?, self.row(&rows, &self.pos, self.n)?);
+        // SAFETY: as `copy`, reading n elements of each row.
+        unsafe {
+            lines::run(
+                self.ordinal,
+                &Call::new("sortMode"),
+                T::DTYPE,
+                &self.items,
+                &[values.op(), indices.op(), k.op(), q.op()],
+            )
+        }
+    }
+
+    /// `out[q] = src[pos[q]]` along every line (`src` a copy of `out`'s previous contents, or
+    /// another tensor with the same lines).
+    pub fn permute<X: Scalar>(&self, out: &Line, src: &Line) -> Result<()> {
+        let q = self.row(&self.rows(), &self.pos, self.n)?;
+        // SAFETY: the positions are < n, the length of `src`'s lines.
+        unsafe {
+            lines::run(self.ordinal, &Call::new("sortPermute"), X::DTYPE, &self.items, &[out.op(), src.op(), q.op()])
+        }
+    }
+}
+
+/// `out` = the cumulative sum (or product, `prod`) of `t` along `d` in accreal, on device
+/// `ordinal` (`out` shaped like `t`; it may be `t` itself, not partially overlap it).
+pub fn scan<T: Scalar>(ordinal: i32, out: &View<T>, t: &View<T>, d: usize, prod: bool) -> Result<()> {
+    let call = Call::new(if prod { "cumprod" } else { "cumsum" });
+    let items = without(&t.sizes, d);
+    // SAFETY: one thread per line reads element q of its line before writing element q, so
+    // an output that is the input itself is read before it is written.
+    unsafe { lines::run(ordinal, &call, T::DTYPE, &items, &[Line::along(out, d)?.op(), Line::along(t, d)?.op()]) }
+}
