@@ -41487,6 +41487,2036 @@ int THC_nativeHalfInstructions(struct THCState *state);
 int THC_fastHalfInstructions(struct THCState *state);
 
 /**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaByteTensor_indexCopy(struct THCState *state,
+                                struct THCudaByteTensor *res_,
+                                int dim,
+                                struct THCudaLongTensor *indices,
+                                struct THCudaByteTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaByteTensor_indexFill(struct THCState *state,
+                                struct THCudaByteTensor *tensor,
+                                int dim,
+                                struct THCudaLongTensor *index,
+                                uint8_t val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaByteTensor_indexSelect(struct THCState *state,
+                                  struct THCudaByteTensor *tensor,
+                                  struct THCudaByteTensor *src,
+                                  int dim,
+                                  struct THCudaLongTensor *index);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaByteTensor_indexCopy_long(struct THCState *state,
+                                     struct THCudaByteTensor *res_,
+                                     int dim,
+                                     struct THLongTensor *indices,
+                                     struct THCudaByteTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaByteTensor_indexFill_long(struct THCState *state,
+                                     struct THCudaByteTensor *tensor,
+                                     int dim,
+                                     struct THLongTensor *index,
+                                     uint8_t val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaByteTensor_indexSelect_long(struct THCState *state,
+                                       struct THCudaByteTensor *tensor,
+                                       struct THCudaByteTensor *src,
+                                       int dim,
+                                       struct THLongTensor *index);
+
+/**
+ * `tensor` = `src` with `index[p]` replacing coordinate `dim` of each position `p`
+ * (`index` has `src`'s rank and sizes except along `dim`; `tensor` resized like it).
+ */
+void THCudaByteTensor_gather(struct THCState *state,
+                             struct THCudaByteTensor *tensor,
+                             struct THCudaByteTensor *src,
+                             int dim,
+                             struct THCudaLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; repeated
+ * indices: the last in index order wins).
+ */
+void THCudaByteTensor_scatter(struct THCState *state,
+                              struct THCudaByteTensor *tensor,
+                              int dim,
+                              struct THCudaLongTensor *index,
+                              struct THCudaByteTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = value` (in place).
+ */
+void THCudaByteTensor_scatterFill(struct THCState *state,
+                                  struct THCudaByteTensor *tensor,
+                                  int dim,
+                                  struct THCudaLongTensor *index,
+                                  uint8_t value);
+
+/**
+ * `tensor` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `self` in row-major order.
+ */
+void THCudaByteTensor_nonzero(struct THCState *state,
+                              struct THCudaLongTensor *tensor,
+                              struct THCudaByteTensor *self_);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaByteTensor_maskedFill(struct THCState *state,
+                                 struct THCudaByteTensor *tensor,
+                                 struct THCudaByteTensor *mask,
+                                 uint8_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaByteTensor_maskedCopy(struct THCState *state,
+                                 struct THCudaByteTensor *tensor,
+                                 struct THCudaByteTensor *mask,
+                                 struct THCudaByteTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaByteTensor_maskedSelect(struct THCState *state,
+                                   struct THCudaByteTensor *tensor,
+                                   struct THCudaByteTensor *src,
+                                   struct THCudaByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaByteTensor_maskedFillByte(struct THCState *state,
+                                     struct THCudaByteTensor *tensor,
+                                     struct THByteTensor *mask,
+                                     uint8_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaByteTensor_maskedCopyByte(struct THCState *state,
+                                     struct THCudaByteTensor *tensor,
+                                     struct THByteTensor *mask,
+                                     struct THCudaByteTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaByteTensor_maskedSelectByte(struct THCState *state,
+                                       struct THCudaByteTensor *tensor,
+                                       struct THCudaByteTensor *src,
+                                       struct THByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaByteTensor_maskedFillBool(struct THCState *state,
+                                     struct THCudaByteTensor *tensor,
+                                     struct THCudaBoolTensor *mask,
+                                     uint8_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaByteTensor_maskedCopyBool(struct THCState *state,
+                                     struct THCudaByteTensor *tensor,
+                                     struct THCudaBoolTensor *mask,
+                                     struct THCudaByteTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaByteTensor_maskedSelectBool(struct THCState *state,
+                                       struct THCudaByteTensor *tensor,
+                                       struct THCudaByteTensor *src,
+                                       struct THCudaBoolTensor *mask);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaByteTensor_indexAdd(struct THCState *state,
+                               struct THCudaByteTensor *res_,
+                               int dim,
+                               struct THCudaLongTensor *indices,
+                               struct THCudaByteTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaByteTensor_indexAdd_long(struct THCState *state,
+                                    struct THCudaByteTensor *res_,
+                                    int dim,
+                                    struct THLongTensor *indices,
+                                    struct THCudaByteTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate in index order).
+ */
+void THCudaByteTensor_scatterAdd(struct THCState *state,
+                                 struct THCudaByteTensor *tensor,
+                                 int dim,
+                                 struct THCudaLongTensor *index,
+                                 struct THCudaByteTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaCharTensor_indexCopy(struct THCState *state,
+                                struct THCudaCharTensor *res_,
+                                int dim,
+                                struct THCudaLongTensor *indices,
+                                struct THCudaCharTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaCharTensor_indexFill(struct THCState *state,
+                                struct THCudaCharTensor *tensor,
+                                int dim,
+                                struct THCudaLongTensor *index,
+                                int8_t val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaCharTensor_indexSelect(struct THCState *state,
+                                  struct THCudaCharTensor *tensor,
+                                  struct THCudaCharTensor *src,
+                                  int dim,
+                                  struct THCudaLongTensor *index);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaCharTensor_indexCopy_long(struct THCState *state,
+                                     struct THCudaCharTensor *res_,
+                                     int dim,
+                                     struct THLongTensor *indices,
+                                     struct THCudaCharTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaCharTensor_indexFill_long(struct THCState *state,
+                                     struct THCudaCharTensor *tensor,
+                                     int dim,
+                                     struct THLongTensor *index,
+                                     int8_t val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaCharTensor_indexSelect_long(struct THCState *state,
+                                       struct THCudaCharTensor *tensor,
+                                       struct THCudaCharTensor *src,
+                                       int dim,
+                                       struct THLongTensor *index);
+
+/**
+ * `tensor` = `src` with `index[p]` replacing coordinate `dim` of each position `p`
+ * (`index` has `src`'s rank and sizes except along `dim`; `tensor` resized like it).
+ */
+void THCudaCharTensor_gather(struct THCState *state,
+                             struct THCudaCharTensor *tensor,
+                             struct THCudaCharTensor *src,
+                             int dim,
+                             struct THCudaLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; repeated
+ * indices: the last in index order wins).
+ */
+void THCudaCharTensor_scatter(struct THCState *state,
+                              struct THCudaCharTensor *tensor,
+                              int dim,
+                              struct THCudaLongTensor *index,
+                              struct THCudaCharTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = value` (in place).
+ */
+void THCudaCharTensor_scatterFill(struct THCState *state,
+                                  struct THCudaCharTensor *tensor,
+                                  int dim,
+                                  struct THCudaLongTensor *index,
+                                  int8_t value);
+
+/**
+ * `tensor` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `self` in row-major order.
+ */
+void THCudaCharTensor_nonzero(struct THCState *state,
+                              struct THCudaLongTensor *tensor,
+                              struct THCudaCharTensor *self_);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaCharTensor_maskedFill(struct THCState *state,
+                                 struct THCudaCharTensor *tensor,
+                                 struct THCudaByteTensor *mask,
+                                 int8_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaCharTensor_maskedCopy(struct THCState *state,
+                                 struct THCudaCharTensor *tensor,
+                                 struct THCudaByteTensor *mask,
+                                 struct THCudaCharTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaCharTensor_maskedSelect(struct THCState *state,
+                                   struct THCudaCharTensor *tensor,
+                                   struct THCudaCharTensor *src,
+                                   struct THCudaByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaCharTensor_maskedFillByte(struct THCState *state,
+                                     struct THCudaCharTensor *tensor,
+                                     struct THByteTensor *mask,
+                                     int8_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaCharTensor_maskedCopyByte(struct THCState *state,
+                                     struct THCudaCharTensor *tensor,
+                                     struct THByteTensor *mask,
+                                     struct THCudaCharTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaCharTensor_maskedSelectByte(struct THCState *state,
+                                       struct THCudaCharTensor *tensor,
+                                       struct THCudaCharTensor *src,
+                                       struct THByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaCharTensor_maskedFillBool(struct THCState *state,
+                                     struct THCudaCharTensor *tensor,
+                                     struct THCudaBoolTensor *mask,
+                                     int8_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaCharTensor_maskedCopyBool(struct THCState *state,
+                                     struct THCudaCharTensor *tensor,
+                                     struct THCudaBoolTensor *mask,
+                                     struct THCudaCharTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaCharTensor_maskedSelectBool(struct THCState *state,
+                                       struct THCudaCharTensor *tensor,
+                                       struct THCudaCharTensor *src,
+                                       struct THCudaBoolTensor *mask);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaCharTensor_indexAdd(struct THCState *state,
+                               struct THCudaCharTensor *res_,
+                               int dim,
+                               struct THCudaLongTensor *indices,
+                               struct THCudaCharTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaCharTensor_indexAdd_long(struct THCState *state,
+                                    struct THCudaCharTensor *res_,
+                                    int dim,
+                                    struct THLongTensor *indices,
+                                    struct THCudaCharTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate in index order).
+ */
+void THCudaCharTensor_scatterAdd(struct THCState *state,
+                                 struct THCudaCharTensor *tensor,
+                                 int dim,
+                                 struct THCudaLongTensor *index,
+                                 struct THCudaCharTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaShortTensor_indexCopy(struct THCState *state,
+                                 struct THCudaShortTensor *res_,
+                                 int dim,
+                                 struct THCudaLongTensor *indices,
+                                 struct THCudaShortTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaShortTensor_indexFill(struct THCState *state,
+                                 struct THCudaShortTensor *tensor,
+                                 int dim,
+                                 struct THCudaLongTensor *index,
+                                 int16_t val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaShortTensor_indexSelect(struct THCState *state,
+                                   struct THCudaShortTensor *tensor,
+                                   struct THCudaShortTensor *src,
+                                   int dim,
+                                   struct THCudaLongTensor *index);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaShortTensor_indexCopy_long(struct THCState *state,
+                                      struct THCudaShortTensor *res_,
+                                      int dim,
+                                      struct THLongTensor *indices,
+                                      struct THCudaShortTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaShortTensor_indexFill_long(struct THCState *state,
+                                      struct THCudaShortTensor *tensor,
+                                      int dim,
+                                      struct THLongTensor *index,
+                                      int16_t val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaShortTensor_indexSelect_long(struct THCState *state,
+                                        struct THCudaShortTensor *tensor,
+                                        struct THCudaShortTensor *src,
+                                        int dim,
+                                        struct THLongTensor *index);
+
+/**
+ * `tensor` = `src` with `index[p]` replacing coordinate `dim` of each position `p`
+ * (`index` has `src`'s rank and sizes except along `dim`; `tensor` resized like it).
+ */
+void THCudaShortTensor_gather(struct THCState *state,
+                              struct THCudaShortTensor *tensor,
+                              struct THCudaShortTensor *src,
+                              int dim,
+                              struct THCudaLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; repeated
+ * indices: the last in index order wins).
+ */
+void THCudaShortTensor_scatter(struct THCState *state,
+                               struct THCudaShortTensor *tensor,
+                               int dim,
+                               struct THCudaLongTensor *index,
+                               struct THCudaShortTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = value` (in place).
+ */
+void THCudaShortTensor_scatterFill(struct THCState *state,
+                                   struct THCudaShortTensor *tensor,
+                                   int dim,
+                                   struct THCudaLongTensor *index,
+                                   int16_t value);
+
+/**
+ * `tensor` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `self` in row-major order.
+ */
+void THCudaShortTensor_nonzero(struct THCState *state,
+                               struct THCudaLongTensor *tensor,
+                               struct THCudaShortTensor *self_);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaShortTensor_maskedFill(struct THCState *state,
+                                  struct THCudaShortTensor *tensor,
+                                  struct THCudaByteTensor *mask,
+                                  int16_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaShortTensor_maskedCopy(struct THCState *state,
+                                  struct THCudaShortTensor *tensor,
+                                  struct THCudaByteTensor *mask,
+                                  struct THCudaShortTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaShortTensor_maskedSelect(struct THCState *state,
+                                    struct THCudaShortTensor *tensor,
+                                    struct THCudaShortTensor *src,
+                                    struct THCudaByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaShortTensor_maskedFillByte(struct THCState *state,
+                                      struct THCudaShortTensor *tensor,
+                                      struct THByteTensor *mask,
+                                      int16_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaShortTensor_maskedCopyByte(struct THCState *state,
+                                      struct THCudaShortTensor *tensor,
+                                      struct THByteTensor *mask,
+                                      struct THCudaShortTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaShortTensor_maskedSelectByte(struct THCState *state,
+                                        struct THCudaShortTensor *tensor,
+                                        struct THCudaShortTensor *src,
+                                        struct THByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaShortTensor_maskedFillBool(struct THCState *state,
+                                      struct THCudaShortTensor *tensor,
+                                      struct THCudaBoolTensor *mask,
+                                      int16_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaShortTensor_maskedCopyBool(struct THCState *state,
+                                      struct THCudaShortTensor *tensor,
+                                      struct THCudaBoolTensor *mask,
+                                      struct THCudaShortTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaShortTensor_maskedSelectBool(struct THCState *state,
+                                        struct THCudaShortTensor *tensor,
+                                        struct THCudaShortTensor *src,
+                                        struct THCudaBoolTensor *mask);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaShortTensor_indexAdd(struct THCState *state,
+                                struct THCudaShortTensor *res_,
+                                int dim,
+                                struct THCudaLongTensor *indices,
+                                struct THCudaShortTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaShortTensor_indexAdd_long(struct THCState *state,
+                                     struct THCudaShortTensor *res_,
+                                     int dim,
+                                     struct THLongTensor *indices,
+                                     struct THCudaShortTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate in index order).
+ */
+void THCudaShortTensor_scatterAdd(struct THCState *state,
+                                  struct THCudaShortTensor *tensor,
+                                  int dim,
+                                  struct THCudaLongTensor *index,
+                                  struct THCudaShortTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaIntTensor_indexCopy(struct THCState *state,
+                               struct THCudaIntTensor *res_,
+                               int dim,
+                               struct THCudaLongTensor *indices,
+                               struct THCudaIntTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaIntTensor_indexFill(struct THCState *state,
+                               struct THCudaIntTensor *tensor,
+                               int dim,
+                               struct THCudaLongTensor *index,
+                               int32_t val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaIntTensor_indexSelect(struct THCState *state,
+                                 struct THCudaIntTensor *tensor,
+                                 struct THCudaIntTensor *src,
+                                 int dim,
+                                 struct THCudaLongTensor *index);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaIntTensor_indexCopy_long(struct THCState *state,
+                                    struct THCudaIntTensor *res_,
+                                    int dim,
+                                    struct THLongTensor *indices,
+                                    struct THCudaIntTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaIntTensor_indexFill_long(struct THCState *state,
+                                    struct THCudaIntTensor *tensor,
+                                    int dim,
+                                    struct THLongTensor *index,
+                                    int32_t val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaIntTensor_indexSelect_long(struct THCState *state,
+                                      struct THCudaIntTensor *tensor,
+                                      struct THCudaIntTensor *src,
+                                      int dim,
+                                      struct THLongTensor *index);
+
+/**
+ * `tensor` = `src` with `index[p]` replacing coordinate `dim` of each position `p`
+ * (`index` has `src`'s rank and sizes except along `dim`; `tensor` resized like it).
+ */
+void THCudaIntTensor_gather(struct THCState *state,
+                            struct THCudaIntTensor *tensor,
+                            struct THCudaIntTensor *src,
+                            int dim,
+                            struct THCudaLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; repeated
+ * indices: the last in index order wins).
+ */
+void THCudaIntTensor_scatter(struct THCState *state,
+                             struct THCudaIntTensor *tensor,
+                             int dim,
+                             struct THCudaLongTensor *index,
+                             struct THCudaIntTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = value` (in place).
+ */
+void THCudaIntTensor_scatterFill(struct THCState *state,
+                                 struct THCudaIntTensor *tensor,
+                                 int dim,
+                                 struct THCudaLongTensor *index,
+                                 int32_t value);
+
+/**
+ * `tensor` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `self` in row-major order.
+ */
+void THCudaIntTensor_nonzero(struct THCState *state,
+                             struct THCudaLongTensor *tensor,
+                             struct THCudaIntTensor *self_);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaIntTensor_maskedFill(struct THCState *state,
+                                struct THCudaIntTensor *tensor,
+                                struct THCudaByteTensor *mask,
+                                int32_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaIntTensor_maskedCopy(struct THCState *state,
+                                struct THCudaIntTensor *tensor,
+                                struct THCudaByteTensor *mask,
+                                struct THCudaIntTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaIntTensor_maskedSelect(struct THCState *state,
+                                  struct THCudaIntTensor *tensor,
+                                  struct THCudaIntTensor *src,
+                                  struct THCudaByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaIntTensor_maskedFillByte(struct THCState *state,
+                                    struct THCudaIntTensor *tensor,
+                                    struct THByteTensor *mask,
+                                    int32_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaIntTensor_maskedCopyByte(struct THCState *state,
+                                    struct THCudaIntTensor *tensor,
+                                    struct THByteTensor *mask,
+                                    struct THCudaIntTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaIntTensor_maskedSelectByte(struct THCState *state,
+                                      struct THCudaIntTensor *tensor,
+                                      struct THCudaIntTensor *src,
+                                      struct THByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaIntTensor_maskedFillBool(struct THCState *state,
+                                    struct THCudaIntTensor *tensor,
+                                    struct THCudaBoolTensor *mask,
+                                    int32_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaIntTensor_maskedCopyBool(struct THCState *state,
+                                    struct THCudaIntTensor *tensor,
+                                    struct THCudaBoolTensor *mask,
+                                    struct THCudaIntTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaIntTensor_maskedSelectBool(struct THCState *state,
+                                      struct THCudaIntTensor *tensor,
+                                      struct THCudaIntTensor *src,
+                                      struct THCudaBoolTensor *mask);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaIntTensor_indexAdd(struct THCState *state,
+                              struct THCudaIntTensor *res_,
+                              int dim,
+                              struct THCudaLongTensor *indices,
+                              struct THCudaIntTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaIntTensor_indexAdd_long(struct THCState *state,
+                                   struct THCudaIntTensor *res_,
+                                   int dim,
+                                   struct THLongTensor *indices,
+                                   struct THCudaIntTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate in index order).
+ */
+void THCudaIntTensor_scatterAdd(struct THCState *state,
+                                struct THCudaIntTensor *tensor,
+                                int dim,
+                                struct THCudaLongTensor *index,
+                                struct THCudaIntTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaLongTensor_indexCopy(struct THCState *state,
+                                struct THCudaLongTensor *res_,
+                                int dim,
+                                struct THCudaLongTensor *indices,
+                                struct THCudaLongTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaLongTensor_indexFill(struct THCState *state,
+                                struct THCudaLongTensor *tensor,
+                                int dim,
+                                struct THCudaLongTensor *index,
+                                int64_t val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaLongTensor_indexSelect(struct THCState *state,
+                                  struct THCudaLongTensor *tensor,
+                                  struct THCudaLongTensor *src,
+                                  int dim,
+                                  struct THCudaLongTensor *index);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaLongTensor_indexCopy_long(struct THCState *state,
+                                     struct THCudaLongTensor *res_,
+                                     int dim,
+                                     struct THLongTensor *indices,
+                                     struct THCudaLongTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaLongTensor_indexFill_long(struct THCState *state,
+                                     struct THCudaLongTensor *tensor,
+                                     int dim,
+                                     struct THLongTensor *index,
+                                     int64_t val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaLongTensor_indexSelect_long(struct THCState *state,
+                                       struct THCudaLongTensor *tensor,
+                                       struct THCudaLongTensor *src,
+                                       int dim,
+                                       struct THLongTensor *index);
+
+/**
+ * `tensor` = `src` with `index[p]` replacing coordinate `dim` of each position `p`
+ * (`index` has `src`'s rank and sizes except along `dim`; `tensor` resized like it).
+ */
+void THCudaLongTensor_gather(struct THCState *state,
+                             struct THCudaLongTensor *tensor,
+                             struct THCudaLongTensor *src,
+                             int dim,
+                             struct THCudaLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; repeated
+ * indices: the last in index order wins).
+ */
+void THCudaLongTensor_scatter(struct THCState *state,
+                              struct THCudaLongTensor *tensor,
+                              int dim,
+                              struct THCudaLongTensor *index,
+                              struct THCudaLongTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = value` (in place).
+ */
+void THCudaLongTensor_scatterFill(struct THCState *state,
+                                  struct THCudaLongTensor *tensor,
+                                  int dim,
+                                  struct THCudaLongTensor *index,
+                                  int64_t value);
+
+/**
+ * `tensor` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `self` in row-major order.
+ */
+void THCudaLongTensor_nonzero(struct THCState *state,
+                              struct THCudaLongTensor *tensor,
+                              struct THCudaLongTensor *self_);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaLongTensor_maskedFill(struct THCState *state,
+                                 struct THCudaLongTensor *tensor,
+                                 struct THCudaByteTensor *mask,
+                                 int64_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaLongTensor_maskedCopy(struct THCState *state,
+                                 struct THCudaLongTensor *tensor,
+                                 struct THCudaByteTensor *mask,
+                                 struct THCudaLongTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaLongTensor_maskedSelect(struct THCState *state,
+                                   struct THCudaLongTensor *tensor,
+                                   struct THCudaLongTensor *src,
+                                   struct THCudaByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaLongTensor_maskedFillByte(struct THCState *state,
+                                     struct THCudaLongTensor *tensor,
+                                     struct THByteTensor *mask,
+                                     int64_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaLongTensor_maskedCopyByte(struct THCState *state,
+                                     struct THCudaLongTensor *tensor,
+                                     struct THByteTensor *mask,
+                                     struct THCudaLongTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaLongTensor_maskedSelectByte(struct THCState *state,
+                                       struct THCudaLongTensor *tensor,
+                                       struct THCudaLongTensor *src,
+                                       struct THByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaLongTensor_maskedFillBool(struct THCState *state,
+                                     struct THCudaLongTensor *tensor,
+                                     struct THCudaBoolTensor *mask,
+                                     int64_t value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaLongTensor_maskedCopyBool(struct THCState *state,
+                                     struct THCudaLongTensor *tensor,
+                                     struct THCudaBoolTensor *mask,
+                                     struct THCudaLongTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaLongTensor_maskedSelectBool(struct THCState *state,
+                                       struct THCudaLongTensor *tensor,
+                                       struct THCudaLongTensor *src,
+                                       struct THCudaBoolTensor *mask);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaLongTensor_indexAdd(struct THCState *state,
+                               struct THCudaLongTensor *res_,
+                               int dim,
+                               struct THCudaLongTensor *indices,
+                               struct THCudaLongTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaLongTensor_indexAdd_long(struct THCState *state,
+                                    struct THCudaLongTensor *res_,
+                                    int dim,
+                                    struct THLongTensor *indices,
+                                    struct THCudaLongTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate in index order).
+ */
+void THCudaLongTensor_scatterAdd(struct THCState *state,
+                                 struct THCudaLongTensor *tensor,
+                                 int dim,
+                                 struct THCudaLongTensor *index,
+                                 struct THCudaLongTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaTensor_indexCopy(struct THCState *state,
+                            struct THCudaTensor *res_,
+                            int dim,
+                            struct THCudaLongTensor *indices,
+                            struct THCudaTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaTensor_indexFill(struct THCState *state,
+                            struct THCudaTensor *tensor,
+                            int dim,
+                            struct THCudaLongTensor *index,
+                            float val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaTensor_indexSelect(struct THCState *state,
+                              struct THCudaTensor *tensor,
+                              struct THCudaTensor *src,
+                              int dim,
+                              struct THCudaLongTensor *index);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaTensor_indexCopy_long(struct THCState *state,
+                                 struct THCudaTensor *res_,
+                                 int dim,
+                                 struct THLongTensor *indices,
+                                 struct THCudaTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaTensor_indexFill_long(struct THCState *state,
+                                 struct THCudaTensor *tensor,
+                                 int dim,
+                                 struct THLongTensor *index,
+                                 float val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaTensor_indexSelect_long(struct THCState *state,
+                                   struct THCudaTensor *tensor,
+                                   struct THCudaTensor *src,
+                                   int dim,
+                                   struct THLongTensor *index);
+
+/**
+ * `tensor` = `src` with `index[p]` replacing coordinate `dim` of each position `p`
+ * (`index` has `src`'s rank and sizes except along `dim`; `tensor` resized like it).
+ */
+void THCudaTensor_gather(struct THCState *state,
+                         struct THCudaTensor *tensor,
+                         struct THCudaTensor *src,
+                         int dim,
+                         struct THCudaLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; repeated
+ * indices: the last in index order wins).
+ */
+void THCudaTensor_scatter(struct THCState *state,
+                          struct THCudaTensor *tensor,
+                          int dim,
+                          struct THCudaLongTensor *index,
+                          struct THCudaTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = value` (in place).
+ */
+void THCudaTensor_scatterFill(struct THCState *state,
+                              struct THCudaTensor *tensor,
+                              int dim,
+                              struct THCudaLongTensor *index,
+                              float value);
+
+/**
+ * `tensor` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `self` in row-major order.
+ */
+void THCudaTensor_nonzero(struct THCState *state,
+                          struct THCudaLongTensor *tensor,
+                          struct THCudaTensor *self_);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaTensor_maskedFill(struct THCState *state,
+                             struct THCudaTensor *tensor,
+                             struct THCudaByteTensor *mask,
+                             float value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaTensor_maskedCopy(struct THCState *state,
+                             struct THCudaTensor *tensor,
+                             struct THCudaByteTensor *mask,
+                             struct THCudaTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaTensor_maskedSelect(struct THCState *state,
+                               struct THCudaTensor *tensor,
+                               struct THCudaTensor *src,
+                               struct THCudaByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaTensor_maskedFillByte(struct THCState *state,
+                                 struct THCudaTensor *tensor,
+                                 struct THByteTensor *mask,
+                                 float value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaTensor_maskedCopyByte(struct THCState *state,
+                                 struct THCudaTensor *tensor,
+                                 struct THByteTensor *mask,
+                                 struct THCudaTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaTensor_maskedSelectByte(struct THCState *state,
+                                   struct THCudaTensor *tensor,
+                                   struct THCudaTensor *src,
+                                   struct THByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaTensor_maskedFillBool(struct THCState *state,
+                                 struct THCudaTensor *tensor,
+                                 struct THCudaBoolTensor *mask,
+                                 float value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaTensor_maskedCopyBool(struct THCState *state,
+                                 struct THCudaTensor *tensor,
+                                 struct THCudaBoolTensor *mask,
+                                 struct THCudaTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaTensor_maskedSelectBool(struct THCState *state,
+                                   struct THCudaTensor *tensor,
+                                   struct THCudaTensor *src,
+                                   struct THCudaBoolTensor *mask);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaTensor_indexAdd(struct THCState *state,
+                           struct THCudaTensor *res_,
+                           int dim,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaTensor_indexAdd_long(struct THCState *state,
+                                struct THCudaTensor *res_,
+                                int dim,
+                                struct THLongTensor *indices,
+                                struct THCudaTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate in index order).
+ */
+void THCudaTensor_scatterAdd(struct THCState *state,
+                             struct THCudaTensor *tensor,
+                             int dim,
+                             struct THCudaLongTensor *index,
+                             struct THCudaTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaDoubleTensor_indexCopy(struct THCState *state,
+                                  struct THCudaDoubleTensor *res_,
+                                  int dim,
+                                  struct THCudaLongTensor *indices,
+                                  struct THCudaDoubleTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaDoubleTensor_indexFill(struct THCState *state,
+                                  struct THCudaDoubleTensor *tensor,
+                                  int dim,
+                                  struct THCudaLongTensor *index,
+                                  double val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaDoubleTensor_indexSelect(struct THCState *state,
+                                    struct THCudaDoubleTensor *tensor,
+                                    struct THCudaDoubleTensor *src,
+                                    int dim,
+                                    struct THCudaLongTensor *index);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaDoubleTensor_indexCopy_long(struct THCState *state,
+                                       struct THCudaDoubleTensor *res_,
+                                       int dim,
+                                       struct THLongTensor *indices,
+                                       struct THCudaDoubleTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaDoubleTensor_indexFill_long(struct THCState *state,
+                                       struct THCudaDoubleTensor *tensor,
+                                       int dim,
+                                       struct THLongTensor *index,
+                                       double val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaDoubleTensor_indexSelect_long(struct THCState *state,
+                                         struct THCudaDoubleTensor *tensor,
+                                         struct THCudaDoubleTensor *src,
+                                         int dim,
+                                         struct THLongTensor *index);
+
+/**
+ * `tensor` = `src` with `index[p]` replacing coordinate `dim` of each position `p`
+ * (`index` has `src`'s rank and sizes except along `dim`; `tensor` resized like it).
+ */
+void THCudaDoubleTensor_gather(struct THCState *state,
+                               struct THCudaDoubleTensor *tensor,
+                               struct THCudaDoubleTensor *src,
+                               int dim,
+                               struct THCudaLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; repeated
+ * indices: the last in index order wins).
+ */
+void THCudaDoubleTensor_scatter(struct THCState *state,
+                                struct THCudaDoubleTensor *tensor,
+                                int dim,
+                                struct THCudaLongTensor *index,
+                                struct THCudaDoubleTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = value` (in place).
+ */
+void THCudaDoubleTensor_scatterFill(struct THCState *state,
+                                    struct THCudaDoubleTensor *tensor,
+                                    int dim,
+                                    struct THCudaLongTensor *index,
+                                    double value);
+
+/**
+ * `tensor` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `self` in row-major order.
+ */
+void THCudaDoubleTensor_nonzero(struct THCState *state,
+                                struct THCudaLongTensor *tensor,
+                                struct THCudaDoubleTensor *self_);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaDoubleTensor_maskedFill(struct THCState *state,
+                                   struct THCudaDoubleTensor *tensor,
+                                   struct THCudaByteTensor *mask,
+                                   double value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaDoubleTensor_maskedCopy(struct THCState *state,
+                                   struct THCudaDoubleTensor *tensor,
+                                   struct THCudaByteTensor *mask,
+                                   struct THCudaDoubleTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaDoubleTensor_maskedSelect(struct THCState *state,
+                                     struct THCudaDoubleTensor *tensor,
+                                     struct THCudaDoubleTensor *src,
+                                     struct THCudaByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaDoubleTensor_maskedFillByte(struct THCState *state,
+                                       struct THCudaDoubleTensor *tensor,
+                                       struct THByteTensor *mask,
+                                       double value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaDoubleTensor_maskedCopyByte(struct THCState *state,
+                                       struct THCudaDoubleTensor *tensor,
+                                       struct THByteTensor *mask,
+                                       struct THCudaDoubleTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaDoubleTensor_maskedSelectByte(struct THCState *state,
+                                         struct THCudaDoubleTensor *tensor,
+                                         struct THCudaDoubleTensor *src,
+                                         struct THByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaDoubleTensor_maskedFillBool(struct THCState *state,
+                                       struct THCudaDoubleTensor *tensor,
+                                       struct THCudaBoolTensor *mask,
+                                       double value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaDoubleTensor_maskedCopyBool(struct THCState *state,
+                                       struct THCudaDoubleTensor *tensor,
+                                       struct THCudaBoolTensor *mask,
+                                       struct THCudaDoubleTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaDoubleTensor_maskedSelectBool(struct THCState *state,
+                                         struct THCudaDoubleTensor *tensor,
+                                         struct THCudaDoubleTensor *src,
+                                         struct THCudaBoolTensor *mask);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaDoubleTensor_indexAdd(struct THCState *state,
+                                 struct THCudaDoubleTensor *res_,
+                                 int dim,
+                                 struct THCudaLongTensor *indices,
+                                 struct THCudaDoubleTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaDoubleTensor_indexAdd_long(struct THCState *state,
+                                      struct THCudaDoubleTensor *res_,
+                                      int dim,
+                                      struct THLongTensor *indices,
+                                      struct THCudaDoubleTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate in index order).
+ */
+void THCudaDoubleTensor_scatterAdd(struct THCState *state,
+                                   struct THCudaDoubleTensor *tensor,
+                                   int dim,
+                                   struct THCudaLongTensor *index,
+                                   struct THCudaDoubleTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaHalfTensor_indexCopy(struct THCState *state,
+                                struct THCudaHalfTensor *res_,
+                                int dim,
+                                struct THCudaLongTensor *indices,
+                                struct THCudaHalfTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaHalfTensor_indexFill(struct THCState *state,
+                                struct THCudaHalfTensor *tensor,
+                                int dim,
+                                struct THCudaLongTensor *index,
+                                struct THHalf val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaHalfTensor_indexSelect(struct THCState *state,
+                                  struct THCudaHalfTensor *tensor,
+                                  struct THCudaHalfTensor *src,
+                                  int dim,
+                                  struct THCudaLongTensor *index);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaHalfTensor_indexCopy_long(struct THCState *state,
+                                     struct THCudaHalfTensor *res_,
+                                     int dim,
+                                     struct THLongTensor *indices,
+                                     struct THCudaHalfTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaHalfTensor_indexFill_long(struct THCState *state,
+                                     struct THCudaHalfTensor *tensor,
+                                     int dim,
+                                     struct THLongTensor *index,
+                                     struct THHalf val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaHalfTensor_indexSelect_long(struct THCState *state,
+                                       struct THCudaHalfTensor *tensor,
+                                       struct THCudaHalfTensor *src,
+                                       int dim,
+                                       struct THLongTensor *index);
+
+/**
+ * `tensor` = `src` with `index[p]` replacing coordinate `dim` of each position `p`
+ * (`index` has `src`'s rank and sizes except along `dim`; `tensor` resized like it).
+ */
+void THCudaHalfTensor_gather(struct THCState *state,
+                             struct THCudaHalfTensor *tensor,
+                             struct THCudaHalfTensor *src,
+                             int dim,
+                             struct THCudaLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; repeated
+ * indices: the last in index order wins).
+ */
+void THCudaHalfTensor_scatter(struct THCState *state,
+                              struct THCudaHalfTensor *tensor,
+                              int dim,
+                              struct THCudaLongTensor *index,
+                              struct THCudaHalfTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = value` (in place).
+ */
+void THCudaHalfTensor_scatterFill(struct THCState *state,
+                                  struct THCudaHalfTensor *tensor,
+                                  int dim,
+                                  struct THCudaLongTensor *index,
+                                  struct THHalf value);
+
+/**
+ * `tensor` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `self` in row-major order.
+ */
+void THCudaHalfTensor_nonzero(struct THCState *state,
+                              struct THCudaLongTensor *tensor,
+                              struct THCudaHalfTensor *self_);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaHalfTensor_maskedFill(struct THCState *state,
+                                 struct THCudaHalfTensor *tensor,
+                                 struct THCudaByteTensor *mask,
+                                 struct THHalf value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaHalfTensor_maskedCopy(struct THCState *state,
+                                 struct THCudaHalfTensor *tensor,
+                                 struct THCudaByteTensor *mask,
+                                 struct THCudaHalfTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaHalfTensor_maskedSelect(struct THCState *state,
+                                   struct THCudaHalfTensor *tensor,
+                                   struct THCudaHalfTensor *src,
+                                   struct THCudaByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaHalfTensor_maskedFillByte(struct THCState *state,
+                                     struct THCudaHalfTensor *tensor,
+                                     struct THByteTensor *mask,
+                                     struct THHalf value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaHalfTensor_maskedCopyByte(struct THCState *state,
+                                     struct THCudaHalfTensor *tensor,
+                                     struct THByteTensor *mask,
+                                     struct THCudaHalfTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaHalfTensor_maskedSelectByte(struct THCState *state,
+                                       struct THCudaHalfTensor *tensor,
+                                       struct THCudaHalfTensor *src,
+                                       struct THByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaHalfTensor_maskedFillBool(struct THCState *state,
+                                     struct THCudaHalfTensor *tensor,
+                                     struct THCudaBoolTensor *mask,
+                                     struct THHalf value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaHalfTensor_maskedCopyBool(struct THCState *state,
+                                     struct THCudaHalfTensor *tensor,
+                                     struct THCudaBoolTensor *mask,
+                                     struct THCudaHalfTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaHalfTensor_maskedSelectBool(struct THCState *state,
+                                       struct THCudaHalfTensor *tensor,
+                                       struct THCudaHalfTensor *src,
+                                       struct THCudaBoolTensor *mask);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaHalfTensor_indexAdd(struct THCState *state,
+                               struct THCudaHalfTensor *res_,
+                               int dim,
+                               struct THCudaLongTensor *indices,
+                               struct THCudaHalfTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaHalfTensor_indexAdd_long(struct THCState *state,
+                                    struct THCudaHalfTensor *res_,
+                                    int dim,
+                                    struct THLongTensor *indices,
+                                    struct THCudaHalfTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate in index order).
+ */
+void THCudaHalfTensor_scatterAdd(struct THCState *state,
+                                 struct THCudaHalfTensor *tensor,
+                                 int dim,
+                                 struct THCudaLongTensor *index,
+                                 struct THCudaHalfTensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaBFloat16Tensor_indexCopy(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *res_,
+                                    int dim,
+                                    struct THCudaLongTensor *indices,
+                                    struct THCudaBFloat16Tensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaBFloat16Tensor_indexFill(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *tensor,
+                                    int dim,
+                                    struct THCudaLongTensor *index,
+                                    struct THBFloat16 val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaBFloat16Tensor_indexSelect(struct THCState *state,
+                                      struct THCudaBFloat16Tensor *tensor,
+                                      struct THCudaBFloat16Tensor *src,
+                                      int dim,
+                                      struct THCudaLongTensor *index);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaBFloat16Tensor_indexCopy_long(struct THCState *state,
+                                         struct THCudaBFloat16Tensor *res_,
+                                         int dim,
+                                         struct THLongTensor *indices,
+                                         struct THCudaBFloat16Tensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaBFloat16Tensor_indexFill_long(struct THCState *state,
+                                         struct THCudaBFloat16Tensor *tensor,
+                                         int dim,
+                                         struct THLongTensor *index,
+                                         struct THBFloat16 val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaBFloat16Tensor_indexSelect_long(struct THCState *state,
+                                           struct THCudaBFloat16Tensor *tensor,
+                                           struct THCudaBFloat16Tensor *src,
+                                           int dim,
+                                           struct THLongTensor *index);
+
+/**
+ * `tensor` = `src` with `index[p]` replacing coordinate `dim` of each position `p`
+ * (`index` has `src`'s rank and sizes except along `dim`; `tensor` resized like it).
+ */
+void THCudaBFloat16Tensor_gather(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *tensor,
+                                 struct THCudaBFloat16Tensor *src,
+                                 int dim,
+                                 struct THCudaLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; repeated
+ * indices: the last in index order wins).
+ */
+void THCudaBFloat16Tensor_scatter(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *tensor,
+                                  int dim,
+                                  struct THCudaLongTensor *index,
+                                  struct THCudaBFloat16Tensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = value` (in place).
+ */
+void THCudaBFloat16Tensor_scatterFill(struct THCState *state,
+                                      struct THCudaBFloat16Tensor *tensor,
+                                      int dim,
+                                      struct THCudaLongTensor *index,
+                                      struct THBFloat16 value);
+
+/**
+ * `tensor` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `self` in row-major order.
+ */
+void THCudaBFloat16Tensor_nonzero(struct THCState *state,
+                                  struct THCudaLongTensor *tensor,
+                                  struct THCudaBFloat16Tensor *self_);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaBFloat16Tensor_maskedFill(struct THCState *state,
+                                     struct THCudaBFloat16Tensor *tensor,
+                                     struct THCudaByteTensor *mask,
+                                     struct THBFloat16 value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaBFloat16Tensor_maskedCopy(struct THCState *state,
+                                     struct THCudaBFloat16Tensor *tensor,
+                                     struct THCudaByteTensor *mask,
+                                     struct THCudaBFloat16Tensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaBFloat16Tensor_maskedSelect(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *tensor,
+                                       struct THCudaBFloat16Tensor *src,
+                                       struct THCudaByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaBFloat16Tensor_maskedFillByte(struct THCState *state,
+                                         struct THCudaBFloat16Tensor *tensor,
+                                         struct THByteTensor *mask,
+                                         struct THBFloat16 value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaBFloat16Tensor_maskedCopyByte(struct THCState *state,
+                                         struct THCudaBFloat16Tensor *tensor,
+                                         struct THByteTensor *mask,
+                                         struct THCudaBFloat16Tensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaBFloat16Tensor_maskedSelectByte(struct THCState *state,
+                                           struct THCudaBFloat16Tensor *tensor,
+                                           struct THCudaBFloat16Tensor *src,
+                                           struct THByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaBFloat16Tensor_maskedFillBool(struct THCState *state,
+                                         struct THCudaBFloat16Tensor *tensor,
+                                         struct THCudaBoolTensor *mask,
+                                         struct THBFloat16 value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaBFloat16Tensor_maskedCopyBool(struct THCState *state,
+                                         struct THCudaBFloat16Tensor *tensor,
+                                         struct THCudaBoolTensor *mask,
+                                         struct THCudaBFloat16Tensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaBFloat16Tensor_maskedSelectBool(struct THCState *state,
+                                           struct THCudaBFloat16Tensor *tensor,
+                                           struct THCudaBFloat16Tensor *src,
+                                           struct THCudaBoolTensor *mask);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaBFloat16Tensor_indexAdd(struct THCState *state,
+                                   struct THCudaBFloat16Tensor *res_,
+                                   int dim,
+                                   struct THCudaLongTensor *indices,
+                                   struct THCudaBFloat16Tensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) += src.select(dim, i)` (in place; repeated indices
+ * accumulate in index order).
+ */
+void THCudaBFloat16Tensor_indexAdd_long(struct THCState *state,
+                                        struct THCudaBFloat16Tensor *res_,
+                                        int dim,
+                                        struct THLongTensor *indices,
+                                        struct THCudaBFloat16Tensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] += src[p]` (in place; repeated
+ * indices accumulate in index order).
+ */
+void THCudaBFloat16Tensor_scatterAdd(struct THCState *state,
+                                     struct THCudaBFloat16Tensor *tensor,
+                                     int dim,
+                                     struct THCudaLongTensor *index,
+                                     struct THCudaBFloat16Tensor *src);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaBoolTensor_indexCopy(struct THCState *state,
+                                struct THCudaBoolTensor *res_,
+                                int dim,
+                                struct THCudaLongTensor *indices,
+                                struct THCudaBoolTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaBoolTensor_indexFill(struct THCState *state,
+                                struct THCudaBoolTensor *tensor,
+                                int dim,
+                                struct THCudaLongTensor *index,
+                                THBool val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaBoolTensor_indexSelect(struct THCState *state,
+                                  struct THCudaBoolTensor *tensor,
+                                  struct THCudaBoolTensor *src,
+                                  int dim,
+                                  struct THCudaLongTensor *index);
+
+/**
+ * `res_.select(dim, indices[i]) = src.select(dim, i)` (in place; `src` has `res_`'s
+ * sizes except `size[dim] = nElement(indices)`; repeated indices: the last wins).
+ */
+void THCudaBoolTensor_indexCopy_long(struct THCState *state,
+                                     struct THCudaBoolTensor *res_,
+                                     int dim,
+                                     struct THLongTensor *indices,
+                                     struct THCudaBoolTensor *src);
+
+/**
+ * `tensor.select(dim, index[i]) = val` for every index (in place).
+ */
+void THCudaBoolTensor_indexFill_long(struct THCState *state,
+                                     struct THCudaBoolTensor *tensor,
+                                     int dim,
+                                     struct THLongTensor *index,
+                                     THBool val);
+
+/**
+ * `tensor` = `src` with `index` (1-D) selecting entries along `dim`; resized to
+ * `src`'s sizes with `size[dim] = nElement(index)`.
+ */
+void THCudaBoolTensor_indexSelect_long(struct THCState *state,
+                                       struct THCudaBoolTensor *tensor,
+                                       struct THCudaBoolTensor *src,
+                                       int dim,
+                                       struct THLongTensor *index);
+
+/**
+ * `tensor` = `src` with `index[p]` replacing coordinate `dim` of each position `p`
+ * (`index` has `src`'s rank and sizes except along `dim`; `tensor` resized like it).
+ */
+void THCudaBoolTensor_gather(struct THCState *state,
+                             struct THCudaBoolTensor *tensor,
+                             struct THCudaBoolTensor *src,
+                             int dim,
+                             struct THCudaLongTensor *index);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = src[p]` (in place; repeated
+ * indices: the last in index order wins).
+ */
+void THCudaBoolTensor_scatter(struct THCState *state,
+                              struct THCudaBoolTensor *tensor,
+                              int dim,
+                              struct THCudaLongTensor *index,
+                              struct THCudaBoolTensor *src);
+
+/**
+ * `tensor[p with coordinate dim replaced by index[p]] = value` (in place).
+ */
+void THCudaBoolTensor_scatterFill(struct THCState *state,
+                                  struct THCudaBoolTensor *tensor,
+                                  int dim,
+                                  struct THCudaLongTensor *index,
+                                  THBool value);
+
+/**
+ * `tensor` (nnz x nDimension) = the 0-based subscripts of the nonzero elements of
+ * `self` in row-major order.
+ */
+void THCudaBoolTensor_nonzero(struct THCState *state,
+                              struct THCudaLongTensor *tensor,
+                              struct THCudaBoolTensor *self_);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaBoolTensor_maskedFill(struct THCState *state,
+                                 struct THCudaBoolTensor *tensor,
+                                 struct THCudaByteTensor *mask,
+                                 THBool value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaBoolTensor_maskedCopy(struct THCState *state,
+                                 struct THCudaBoolTensor *tensor,
+                                 struct THCudaByteTensor *mask,
+                                 struct THCudaBoolTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaBoolTensor_maskedSelect(struct THCState *state,
+                                   struct THCudaBoolTensor *tensor,
+                                   struct THCudaBoolTensor *src,
+                                   struct THCudaByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaBoolTensor_maskedFillByte(struct THCState *state,
+                                     struct THCudaBoolTensor *tensor,
+                                     struct THByteTensor *mask,
+                                     THBool value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaBoolTensor_maskedCopyByte(struct THCState *state,
+                                     struct THCudaBoolTensor *tensor,
+                                     struct THByteTensor *mask,
+                                     struct THCudaBoolTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaBoolTensor_maskedSelectByte(struct THCState *state,
+                                       struct THCudaBoolTensor *tensor,
+                                       struct THCudaBoolTensor *src,
+                                       struct THByteTensor *mask);
+
+/**
+ * `tensor[i] = value` where `mask[i]` is set (in place; the mask broadcast to
+ * `tensor`, or with as many elements).
+ */
+void THCudaBoolTensor_maskedFillBool(struct THCState *state,
+                                     struct THCudaBoolTensor *tensor,
+                                     struct THCudaBoolTensor *mask,
+                                     THBool value);
+
+/**
+ * Where `mask[i]` is set, `tensor[i]` takes the next element of `src` in row-major
+ * order (in place; `src` needs as many elements as the mask has set values).
+ */
+void THCudaBoolTensor_maskedCopyBool(struct THCState *state,
+                                     struct THCudaBoolTensor *tensor,
+                                     struct THCudaBoolTensor *mask,
+                                     struct THCudaBoolTensor *src);
+
+/**
+ * `tensor` = the elements of `src` where `mask` is set, 1-D in row-major order
+ * (`src` and `mask` broadcast together).
+ */
+void THCudaBoolTensor_maskedSelectBool(struct THCState *state,
+                                       struct THCudaBoolTensor *tensor,
+                                       struct THCudaBoolTensor *src,
+                                       struct THCudaBoolTensor *mask);
+
+/**
  * `r_` resized to `size` and filled with zeros.
  */
 void THCudaByteTensor_zeros(struct THCState *state,
@@ -42804,9 +44834,8 @@ void THCudaByteTensor_min(struct THCState *state,
 uint8_t THCudaByteTensor_maxall(struct THCState *state, struct THCudaByteTensor *self_);
 
 /**
- * `values` = the lower median of `src` along `dim`, `indices` = its position. The
- * selection runs on the host (the device data is staged there) until a device
- * selection kernel lands with THC's sorts.
+ * `values` = the lower median of `src` along `dim` (element (n-1)/2 of the stable
+ * sort, NaN last), `indices` = its position; selected on the device.
  */
 void THCudaByteTensor_median(struct THCState *state,
                              struct THCudaByteTensor *values,
@@ -42816,7 +44845,7 @@ void THCudaByteTensor_median(struct THCState *state,
                              int keepdim);
 
 /**
- * The lower median of all elements (selected on the host, as `median`); an empty
+ * The lower median of all elements (sorted on the device, as `median`); an empty
  * tensor is an error.
  */
 uint8_t THCudaByteTensor_medianall(struct THCState *state, struct THCudaByteTensor *self_);
@@ -42916,9 +44945,8 @@ void THCudaCharTensor_min(struct THCState *state,
 int8_t THCudaCharTensor_maxall(struct THCState *state, struct THCudaCharTensor *self_);
 
 /**
- * `values` = the lower median of `src` along `dim`, `indices` = its position. The
- * selection runs on the host (the device data is staged there) until a device
- * selection kernel lands with THC's sorts.
+ * `values` = the lower median of `src` along `dim` (element (n-1)/2 of the stable
+ * sort, NaN last), `indices` = its position; selected on the device.
  */
 void THCudaCharTensor_median(struct THCState *state,
                              struct THCudaCharTensor *values,
@@ -42928,7 +44956,7 @@ void THCudaCharTensor_median(struct THCState *state,
                              int keepdim);
 
 /**
- * The lower median of all elements (selected on the host, as `median`); an empty
+ * The lower median of all elements (sorted on the device, as `median`); an empty
  * tensor is an error.
  */
 int8_t THCudaCharTensor_medianall(struct THCState *state, struct THCudaCharTensor *self_);
@@ -43018,9 +45046,8 @@ void THCudaShortTensor_min(struct THCState *state,
 int16_t THCudaShortTensor_maxall(struct THCState *state, struct THCudaShortTensor *self_);
 
 /**
- * `values` = the lower median of `src` along `dim`, `indices` = its position. The
- * selection runs on the host (the device data is staged there) until a device
- * selection kernel lands with THC's sorts.
+ * `values` = the lower median of `src` along `dim` (element (n-1)/2 of the stable
+ * sort, NaN last), `indices` = its position; selected on the device.
  */
 void THCudaShortTensor_median(struct THCState *state,
                               struct THCudaShortTensor *values,
@@ -43030,7 +45057,7 @@ void THCudaShortTensor_median(struct THCState *state,
                               int keepdim);
 
 /**
- * The lower median of all elements (selected on the host, as `median`); an empty
+ * The lower median of all elements (sorted on the device, as `median`); an empty
  * tensor is an error.
  */
 int16_t THCudaShortTensor_medianall(struct THCState *state, struct THCudaShortTensor *self_);
@@ -43120,9 +45147,8 @@ void THCudaIntTensor_min(struct THCState *state,
 int32_t THCudaIntTensor_maxall(struct THCState *state, struct THCudaIntTensor *self_);
 
 /**
- * `values` = the lower median of `src` along `dim`, `indices` = its position. The
- * selection runs on the host (the device data is staged there) until a device
- * selection kernel lands with THC's sorts.
+ * `values` = the lower median of `src` along `dim` (element (n-1)/2 of the stable
+ * sort, NaN last), `indices` = its position; selected on the device.
  */
 void THCudaIntTensor_median(struct THCState *state,
                             struct THCudaIntTensor *values,
@@ -43132,7 +45158,7 @@ void THCudaIntTensor_median(struct THCState *state,
                             int keepdim);
 
 /**
- * The lower median of all elements (selected on the host, as `median`); an empty
+ * The lower median of all elements (sorted on the device, as `median`); an empty
  * tensor is an error.
  */
 int32_t THCudaIntTensor_medianall(struct THCState *state, struct THCudaIntTensor *self_);
@@ -43222,9 +45248,8 @@ void THCudaLongTensor_min(struct THCState *state,
 int64_t THCudaLongTensor_maxall(struct THCState *state, struct THCudaLongTensor *self_);
 
 /**
- * `values` = the lower median of `src` along `dim`, `indices` = its position. The
- * selection runs on the host (the device data is staged there) until a device
- * selection kernel lands with THC's sorts.
+ * `values` = the lower median of `src` along `dim` (element (n-1)/2 of the stable
+ * sort, NaN last), `indices` = its position; selected on the device.
  */
 void THCudaLongTensor_median(struct THCState *state,
                              struct THCudaLongTensor *values,
@@ -43234,7 +45259,7 @@ void THCudaLongTensor_median(struct THCState *state,
                              int keepdim);
 
 /**
- * The lower median of all elements (selected on the host, as `median`); an empty
+ * The lower median of all elements (sorted on the device, as `median`); an empty
  * tensor is an error.
  */
 int64_t THCudaLongTensor_medianall(struct THCState *state, struct THCudaLongTensor *self_);
@@ -43324,9 +45349,8 @@ void THCudaTensor_min(struct THCState *state,
 float THCudaTensor_maxall(struct THCState *state, struct THCudaTensor *self_);
 
 /**
- * `values` = the lower median of `src` along `dim`, `indices` = its position. The
- * selection runs on the host (the device data is staged there) until a device
- * selection kernel lands with THC's sorts.
+ * `values` = the lower median of `src` along `dim` (element (n-1)/2 of the stable
+ * sort, NaN last), `indices` = its position; selected on the device.
  */
 void THCudaTensor_median(struct THCState *state,
                          struct THCudaTensor *values,
@@ -43336,7 +45360,7 @@ void THCudaTensor_median(struct THCState *state,
                          int keepdim);
 
 /**
- * The lower median of all elements (selected on the host, as `median`); an empty
+ * The lower median of all elements (sorted on the device, as `median`); an empty
  * tensor is an error.
  */
 float THCudaTensor_medianall(struct THCState *state, struct THCudaTensor *self_);
@@ -43476,9 +45500,8 @@ void THCudaDoubleTensor_min(struct THCState *state,
 double THCudaDoubleTensor_maxall(struct THCState *state, struct THCudaDoubleTensor *self_);
 
 /**
- * `values` = the lower median of `src` along `dim`, `indices` = its position. The
- * selection runs on the host (the device data is staged there) until a device
- * selection kernel lands with THC's sorts.
+ * `values` = the lower median of `src` along `dim` (element (n-1)/2 of the stable
+ * sort, NaN last), `indices` = its position; selected on the device.
  */
 void THCudaDoubleTensor_median(struct THCState *state,
                                struct THCudaDoubleTensor *values,
@@ -43488,7 +45511,7 @@ void THCudaDoubleTensor_median(struct THCState *state,
                                int keepdim);
 
 /**
- * The lower median of all elements (selected on the host, as `median`); an empty
+ * The lower median of all elements (sorted on the device, as `median`); an empty
  * tensor is an error.
  */
 double THCudaDoubleTensor_medianall(struct THCState *state, struct THCudaDoubleTensor *self_);
@@ -43634,9 +45657,8 @@ void THCudaHalfTensor_min(struct THCState *state,
 struct THHalf THCudaHalfTensor_maxall(struct THCState *state, struct THCudaHalfTensor *self_);
 
 /**
- * `values` = the lower median of `src` along `dim`, `indices` = its position. The
- * selection runs on the host (the device data is staged there) until a device
- * selection kernel lands with THC's sorts.
+ * `values` = the lower median of `src` along `dim` (element (n-1)/2 of the stable
+ * sort, NaN last), `indices` = its position; selected on the device.
  */
 void THCudaHalfTensor_median(struct THCState *state,
                              struct THCudaHalfTensor *values,
@@ -43646,7 +45668,7 @@ void THCudaHalfTensor_median(struct THCState *state,
                              int keepdim);
 
 /**
- * The lower median of all elements (selected on the host, as `median`); an empty
+ * The lower median of all elements (sorted on the device, as `median`); an empty
  * tensor is an error.
  */
 struct THHalf THCudaHalfTensor_medianall(struct THCState *state, struct THCudaHalfTensor *self_);
@@ -43789,9 +45811,8 @@ struct THBFloat16 THCudaBFloat16Tensor_maxall(struct THCState *state,
                                               struct THCudaBFloat16Tensor *self_);
 
 /**
- * `values` = the lower median of `src` along `dim`, `indices` = its position. The
- * selection runs on the host (the device data is staged there) until a device
- * selection kernel lands with THC's sorts.
+ * `values` = the lower median of `src` along `dim` (element (n-1)/2 of the stable
+ * sort, NaN last), `indices` = its position; selected on the device.
  */
 void THCudaBFloat16Tensor_median(struct THCState *state,
                                  struct THCudaBFloat16Tensor *values,
@@ -43801,7 +45822,7 @@ void THCudaBFloat16Tensor_median(struct THCState *state,
                                  int keepdim);
 
 /**
- * The lower median of all elements (selected on the host, as `median`); an empty
+ * The lower median of all elements (sorted on the device, as `median`); an empty
  * tensor is an error.
  */
 struct THBFloat16 THCudaBFloat16Tensor_medianall(struct THCState *state,
@@ -43949,9 +45970,8 @@ void THCudaBoolTensor_min(struct THCState *state,
 THBool THCudaBoolTensor_maxall(struct THCState *state, struct THCudaBoolTensor *self_);
 
 /**
- * `values` = the lower median of `src` along `dim`, `indices` = its position. The
- * selection runs on the host (the device data is staged there) until a device
- * selection kernel lands with THC's sorts.
+ * `values` = the lower median of `src` along `dim` (element (n-1)/2 of the stable
+ * sort, NaN last), `indices` = its position; selected on the device.
  */
 void THCudaBoolTensor_median(struct THCState *state,
                              struct THCudaBoolTensor *values,
@@ -43961,7 +45981,7 @@ void THCudaBoolTensor_median(struct THCState *state,
                              int keepdim);
 
 /**
- * The lower median of all elements (selected on the host, as `median`); an empty
+ * The lower median of all elements (sorted on the device, as `median`); an empty
  * tensor is an error.
  */
 THBool THCudaBoolTensor_medianall(struct THCState *state, struct THCudaBoolTensor *self_);
@@ -43993,6 +46013,661 @@ int THCudaBoolTensor_logicalall(struct THCState *state, struct THCudaBoolTensor 
  * 1 when some element is non-zero (0 when empty).
  */
 int THCudaBoolTensor_logicalany(struct THCState *state, struct THCudaBoolTensor *self_);
+
+/**
+ * `sorted` = `input` sorted along `dim` (stable; ascending, or descending when
+ * `order` is nonzero), `indices` = the 0-based source positions.
+ */
+void THCudaByteTensor_sort(struct THCState *state,
+                           struct THCudaByteTensor *sorted,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaByteTensor *input,
+                           int dim,
+                           int order);
+
+/**
+ * Sorts `keys` in place along `dim` (as `sort`) and permutes `values` (same size)
+ * alongside: `values[q]` becomes the old value at the source position of key `q`.
+ */
+void THCudaByteTensor_sortKeyValueInplace(struct THCState *state,
+                                          struct THCudaByteTensor *keys,
+                                          struct THCudaLongTensor *values,
+                                          int dim,
+                                          int order);
+
+/**
+ * The `k` largest (`dir` nonzero) or smallest elements of `input` along `dim` into
+ * `topK`, their 0-based positions into `indices`; sorted (descending for the
+ * largest) whatever `sorted` says, ties by position.
+ */
+void THCudaByteTensor_topk(struct THCState *state,
+                           struct THCudaByteTensor *top_k,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaByteTensor *input,
+                           long k,
+                           int dim,
+                           int dir,
+                           int sorted);
+
+/**
+ * `values` = the most frequent value of `input` along `dimension` (ties: the
+ * smallest; NaNs count as one value), `indices` = the position of its last
+ * occurrence; reduced dim removed unless `keepdim`.
+ */
+void THCudaByteTensor_mode(struct THCState *state,
+                           struct THCudaByteTensor *values,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaByteTensor *input,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `self` = cumulative sum of `src` along `dim` (in accreal, in order), resized like
+ * `src`.
+ */
+void THCudaByteTensor_cumsum(struct THCState *state,
+                             struct THCudaByteTensor *self_,
+                             struct THCudaByteTensor *src,
+                             long dim);
+
+/**
+ * `self` = cumulative product of `src` along `dim` (in accreal, in order).
+ */
+void THCudaByteTensor_cumprod(struct THCState *state,
+                              struct THCudaByteTensor *self_,
+                              struct THCudaByteTensor *src,
+                              long dim);
+
+/**
+ * `sorted` = `input` sorted along `dim` (stable; ascending, or descending when
+ * `order` is nonzero), `indices` = the 0-based source positions.
+ */
+void THCudaCharTensor_sort(struct THCState *state,
+                           struct THCudaCharTensor *sorted,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaCharTensor *input,
+                           int dim,
+                           int order);
+
+/**
+ * Sorts `keys` in place along `dim` (as `sort`) and permutes `values` (same size)
+ * alongside: `values[q]` becomes the old value at the source position of key `q`.
+ */
+void THCudaCharTensor_sortKeyValueInplace(struct THCState *state,
+                                          struct THCudaCharTensor *keys,
+                                          struct THCudaLongTensor *values,
+                                          int dim,
+                                          int order);
+
+/**
+ * The `k` largest (`dir` nonzero) or smallest elements of `input` along `dim` into
+ * `topK`, their 0-based positions into `indices`; sorted (descending for the
+ * largest) whatever `sorted` says, ties by position.
+ */
+void THCudaCharTensor_topk(struct THCState *state,
+                           struct THCudaCharTensor *top_k,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaCharTensor *input,
+                           long k,
+                           int dim,
+                           int dir,
+                           int sorted);
+
+/**
+ * `values` = the most frequent value of `input` along `dimension` (ties: the
+ * smallest; NaNs count as one value), `indices` = the position of its last
+ * occurrence; reduced dim removed unless `keepdim`.
+ */
+void THCudaCharTensor_mode(struct THCState *state,
+                           struct THCudaCharTensor *values,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaCharTensor *input,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `self` = cumulative sum of `src` along `dim` (in accreal, in order), resized like
+ * `src`.
+ */
+void THCudaCharTensor_cumsum(struct THCState *state,
+                             struct THCudaCharTensor *self_,
+                             struct THCudaCharTensor *src,
+                             long dim);
+
+/**
+ * `self` = cumulative product of `src` along `dim` (in accreal, in order).
+ */
+void THCudaCharTensor_cumprod(struct THCState *state,
+                              struct THCudaCharTensor *self_,
+                              struct THCudaCharTensor *src,
+                              long dim);
+
+/**
+ * `sorted` = `input` sorted along `dim` (stable; ascending, or descending when
+ * `order` is nonzero), `indices` = the 0-based source positions.
+ */
+void THCudaShortTensor_sort(struct THCState *state,
+                            struct THCudaShortTensor *sorted,
+                            struct THCudaLongTensor *indices,
+                            struct THCudaShortTensor *input,
+                            int dim,
+                            int order);
+
+/**
+ * Sorts `keys` in place along `dim` (as `sort`) and permutes `values` (same size)
+ * alongside: `values[q]` becomes the old value at the source position of key `q`.
+ */
+void THCudaShortTensor_sortKeyValueInplace(struct THCState *state,
+                                           struct THCudaShortTensor *keys,
+                                           struct THCudaLongTensor *values,
+                                           int dim,
+                                           int order);
+
+/**
+ * The `k` largest (`dir` nonzero) or smallest elements of `input` along `dim` into
+ * `topK`, their 0-based positions into `indices`; sorted (descending for the
+ * largest) whatever `sorted` says, ties by position.
+ */
+void THCudaShortTensor_topk(struct THCState *state,
+                            struct THCudaShortTensor *top_k,
+                            struct THCudaLongTensor *indices,
+                            struct THCudaShortTensor *input,
+                            long k,
+                            int dim,
+                            int dir,
+                            int sorted);
+
+/**
+ * `values` = the most frequent value of `input` along `dimension` (ties: the
+ * smallest; NaNs count as one value), `indices` = the position of its last
+ * occurrence; reduced dim removed unless `keepdim`.
+ */
+void THCudaShortTensor_mode(struct THCState *state,
+                            struct THCudaShortTensor *values,
+                            struct THCudaLongTensor *indices,
+                            struct THCudaShortTensor *input,
+                            int dimension,
+                            int keepdim);
+
+/**
+ * `self` = cumulative sum of `src` along `dim` (in accreal, in order), resized like
+ * `src`.
+ */
+void THCudaShortTensor_cumsum(struct THCState *state,
+                              struct THCudaShortTensor *self_,
+                              struct THCudaShortTensor *src,
+                              long dim);
+
+/**
+ * `self` = cumulative product of `src` along `dim` (in accreal, in order).
+ */
+void THCudaShortTensor_cumprod(struct THCState *state,
+                               struct THCudaShortTensor *self_,
+                               struct THCudaShortTensor *src,
+                               long dim);
+
+/**
+ * `sorted` = `input` sorted along `dim` (stable; ascending, or descending when
+ * `order` is nonzero), `indices` = the 0-based source positions.
+ */
+void THCudaIntTensor_sort(struct THCState *state,
+                          struct THCudaIntTensor *sorted,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaIntTensor *input,
+                          int dim,
+                          int order);
+
+/**
+ * Sorts `keys` in place along `dim` (as `sort`) and permutes `values` (same size)
+ * alongside: `values[q]` becomes the old value at the source position of key `q`.
+ */
+void THCudaIntTensor_sortKeyValueInplace(struct THCState *state,
+                                         struct THCudaIntTensor *keys,
+                                         struct THCudaLongTensor *values,
+                                         int dim,
+                                         int order);
+
+/**
+ * The `k` largest (`dir` nonzero) or smallest elements of `input` along `dim` into
+ * `topK`, their 0-based positions into `indices`; sorted (descending for the
+ * largest) whatever `sorted` says, ties by position.
+ */
+void THCudaIntTensor_topk(struct THCState *state,
+                          struct THCudaIntTensor *top_k,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaIntTensor *input,
+                          long k,
+                          int dim,
+                          int dir,
+                          int sorted);
+
+/**
+ * `values` = the most frequent value of `input` along `dimension` (ties: the
+ * smallest; NaNs count as one value), `indices` = the position of its last
+ * occurrence; reduced dim removed unless `keepdim`.
+ */
+void THCudaIntTensor_mode(struct THCState *state,
+                          struct THCudaIntTensor *values,
+                          struct THCudaLongTensor *indices,
+                          struct THCudaIntTensor *input,
+                          int dimension,
+                          int keepdim);
+
+/**
+ * `self` = cumulative sum of `src` along `dim` (in accreal, in order), resized like
+ * `src`.
+ */
+void THCudaIntTensor_cumsum(struct THCState *state,
+                            struct THCudaIntTensor *self_,
+                            struct THCudaIntTensor *src,
+                            long dim);
+
+/**
+ * `self` = cumulative product of `src` along `dim` (in accreal, in order).
+ */
+void THCudaIntTensor_cumprod(struct THCState *state,
+                             struct THCudaIntTensor *self_,
+                             struct THCudaIntTensor *src,
+                             long dim);
+
+/**
+ * `sorted` = `input` sorted along `dim` (stable; ascending, or descending when
+ * `order` is nonzero), `indices` = the 0-based source positions.
+ */
+void THCudaLongTensor_sort(struct THCState *state,
+                           struct THCudaLongTensor *sorted,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaLongTensor *input,
+                           int dim,
+                           int order);
+
+/**
+ * Sorts `keys` in place along `dim` (as `sort`) and permutes `values` (same size)
+ * alongside: `values[q]` becomes the old value at the source position of key `q`.
+ */
+void THCudaLongTensor_sortKeyValueInplace(struct THCState *state,
+                                          struct THCudaLongTensor *keys,
+                                          struct THCudaLongTensor *values,
+                                          int dim,
+                                          int order);
+
+/**
+ * The `k` largest (`dir` nonzero) or smallest elements of `input` along `dim` into
+ * `topK`, their 0-based positions into `indices`; sorted (descending for the
+ * largest) whatever `sorted` says, ties by position.
+ */
+void THCudaLongTensor_topk(struct THCState *state,
+                           struct THCudaLongTensor *top_k,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaLongTensor *input,
+                           long k,
+                           int dim,
+                           int dir,
+                           int sorted);
+
+/**
+ * `values` = the most frequent value of `input` along `dimension` (ties: the
+ * smallest; NaNs count as one value), `indices` = the position of its last
+ * occurrence; reduced dim removed unless `keepdim`.
+ */
+void THCudaLongTensor_mode(struct THCState *state,
+                           struct THCudaLongTensor *values,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaLongTensor *input,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `self` = cumulative sum of `src` along `dim` (in accreal, in order), resized like
+ * `src`.
+ */
+void THCudaLongTensor_cumsum(struct THCState *state,
+                             struct THCudaLongTensor *self_,
+                             struct THCudaLongTensor *src,
+                             long dim);
+
+/**
+ * `self` = cumulative product of `src` along `dim` (in accreal, in order).
+ */
+void THCudaLongTensor_cumprod(struct THCState *state,
+                              struct THCudaLongTensor *self_,
+                              struct THCudaLongTensor *src,
+                              long dim);
+
+/**
+ * `sorted` = `input` sorted along `dim` (stable; ascending, or descending when
+ * `order` is nonzero), `indices` = the 0-based source positions.
+ */
+void THCudaTensor_sort(struct THCState *state,
+                       struct THCudaTensor *sorted,
+                       struct THCudaLongTensor *indices,
+                       struct THCudaTensor *input,
+                       int dim,
+                       int order);
+
+/**
+ * Sorts `keys` in place along `dim` (as `sort`) and permutes `values` (same size)
+ * alongside: `values[q]` becomes the old value at the source position of key `q`.
+ */
+void THCudaTensor_sortKeyValueInplace(struct THCState *state,
+                                      struct THCudaTensor *keys,
+                                      struct THCudaLongTensor *values,
+                                      int dim,
+                                      int order);
+
+/**
+ * The `k` largest (`dir` nonzero) or smallest elements of `input` along `dim` into
+ * `topK`, their 0-based positions into `indices`; sorted (descending for the
+ * largest) whatever `sorted` says, ties by position.
+ */
+void THCudaTensor_topk(struct THCState *state,
+                       struct THCudaTensor *top_k,
+                       struct THCudaLongTensor *indices,
+                       struct THCudaTensor *input,
+                       long k,
+                       int dim,
+                       int dir,
+                       int sorted);
+
+/**
+ * `values` = the most frequent value of `input` along `dimension` (ties: the
+ * smallest; NaNs count as one value), `indices` = the position of its last
+ * occurrence; reduced dim removed unless `keepdim`.
+ */
+void THCudaTensor_mode(struct THCState *state,
+                       struct THCudaTensor *values,
+                       struct THCudaLongTensor *indices,
+                       struct THCudaTensor *input,
+                       int dimension,
+                       int keepdim);
+
+/**
+ * `self` = cumulative sum of `src` along `dim` (in accreal, in order), resized like
+ * `src`.
+ */
+void THCudaTensor_cumsum(struct THCState *state,
+                         struct THCudaTensor *self_,
+                         struct THCudaTensor *src,
+                         long dim);
+
+/**
+ * `self` = cumulative product of `src` along `dim` (in accreal, in order).
+ */
+void THCudaTensor_cumprod(struct THCState *state,
+                          struct THCudaTensor *self_,
+                          struct THCudaTensor *src,
+                          long dim);
+
+/**
+ * `self` = `src` with every slice along `dimension` whose `value`-norm exceeds
+ * `max_norm` scaled by `max_norm / (norm + 1e-7)`; `src` needs 2+ dims, `value` > 0.
+ */
+void THCudaTensor_renorm(struct THCState *state,
+                         struct THCudaTensor *self_,
+                         struct THCudaTensor *src,
+                         float value,
+                         long dimension,
+                         float max_norm);
+
+/**
+ * `sorted` = `input` sorted along `dim` (stable; ascending, or descending when
+ * `order` is nonzero), `indices` = the 0-based source positions.
+ */
+void THCudaDoubleTensor_sort(struct THCState *state,
+                             struct THCudaDoubleTensor *sorted,
+                             struct THCudaLongTensor *indices,
+                             struct THCudaDoubleTensor *input,
+                             int dim,
+                             int order);
+
+/**
+ * Sorts `keys` in place along `dim` (as `sort`) and permutes `values` (same size)
+ * alongside: `values[q]` becomes the old value at the source position of key `q`.
+ */
+void THCudaDoubleTensor_sortKeyValueInplace(struct THCState *state,
+                                            struct THCudaDoubleTensor *keys,
+                                            struct THCudaLongTensor *values,
+                                            int dim,
+                                            int order);
+
+/**
+ * The `k` largest (`dir` nonzero) or smallest elements of `input` along `dim` into
+ * `topK`, their 0-based positions into `indices`; sorted (descending for the
+ * largest) whatever `sorted` says, ties by position.
+ */
+void THCudaDoubleTensor_topk(struct THCState *state,
+                             struct THCudaDoubleTensor *top_k,
+                             struct THCudaLongTensor *indices,
+                             struct THCudaDoubleTensor *input,
+                             long k,
+                             int dim,
+                             int dir,
+                             int sorted);
+
+/**
+ * `values` = the most frequent value of `input` along `dimension` (ties: the
+ * smallest; NaNs count as one value), `indices` = the position of its last
+ * occurrence; reduced dim removed unless `keepdim`.
+ */
+void THCudaDoubleTensor_mode(struct THCState *state,
+                             struct THCudaDoubleTensor *values,
+                             struct THCudaLongTensor *indices,
+                             struct THCudaDoubleTensor *input,
+                             int dimension,
+                             int keepdim);
+
+/**
+ * `self` = cumulative sum of `src` along `dim` (in accreal, in order), resized like
+ * `src`.
+ */
+void THCudaDoubleTensor_cumsum(struct THCState *state,
+                               struct THCudaDoubleTensor *self_,
+                               struct THCudaDoubleTensor *src,
+                               long dim);
+
+/**
+ * `self` = cumulative product of `src` along `dim` (in accreal, in order).
+ */
+void THCudaDoubleTensor_cumprod(struct THCState *state,
+                                struct THCudaDoubleTensor *self_,
+                                struct THCudaDoubleTensor *src,
+                                long dim);
+
+/**
+ * `self` = `src` with every slice along `dimension` whose `value`-norm exceeds
+ * `max_norm` scaled by `max_norm / (norm + 1e-7)`; `src` needs 2+ dims, `value` > 0.
+ */
+void THCudaDoubleTensor_renorm(struct THCState *state,
+                               struct THCudaDoubleTensor *self_,
+                               struct THCudaDoubleTensor *src,
+                               double value,
+                               long dimension,
+                               double max_norm);
+
+/**
+ * `sorted` = `input` sorted along `dim` (stable; ascending, or descending when
+ * `order` is nonzero), `indices` = the 0-based source positions.
+ */
+void THCudaHalfTensor_sort(struct THCState *state,
+                           struct THCudaHalfTensor *sorted,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaHalfTensor *input,
+                           int dim,
+                           int order);
+
+/**
+ * Sorts `keys` in place along `dim` (as `sort`) and permutes `values` (same size)
+ * alongside: `values[q]` becomes the old value at the source position of key `q`.
+ */
+void THCudaHalfTensor_sortKeyValueInplace(struct THCState *state,
+                                          struct THCudaHalfTensor *keys,
+                                          struct THCudaLongTensor *values,
+                                          int dim,
+                                          int order);
+
+/**
+ * The `k` largest (`dir` nonzero) or smallest elements of `input` along `dim` into
+ * `topK`, their 0-based positions into `indices`; sorted (descending for the
+ * largest) whatever `sorted` says, ties by position.
+ */
+void THCudaHalfTensor_topk(struct THCState *state,
+                           struct THCudaHalfTensor *top_k,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaHalfTensor *input,
+                           long k,
+                           int dim,
+                           int dir,
+                           int sorted);
+
+/**
+ * `values` = the most frequent value of `input` along `dimension` (ties: the
+ * smallest; NaNs count as one value), `indices` = the position of its last
+ * occurrence; reduced dim removed unless `keepdim`.
+ */
+void THCudaHalfTensor_mode(struct THCState *state,
+                           struct THCudaHalfTensor *values,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaHalfTensor *input,
+                           int dimension,
+                           int keepdim);
+
+/**
+ * `self` = cumulative sum of `src` along `dim` (in accreal, in order), resized like
+ * `src`.
+ */
+void THCudaHalfTensor_cumsum(struct THCState *state,
+                             struct THCudaHalfTensor *self_,
+                             struct THCudaHalfTensor *src,
+                             long dim);
+
+/**
+ * `self` = cumulative product of `src` along `dim` (in accreal, in order).
+ */
+void THCudaHalfTensor_cumprod(struct THCState *state,
+                              struct THCudaHalfTensor *self_,
+                              struct THCudaHalfTensor *src,
+                              long dim);
+
+/**
+ * `self` = `src` with every slice along `dimension` whose `value`-norm exceeds
+ * `max_norm` scaled by `max_norm / (norm + 1e-7)`; `src` needs 2+ dims, `value` > 0.
+ */
+void THCudaHalfTensor_renorm(struct THCState *state,
+                             struct THCudaHalfTensor *self_,
+                             struct THCudaHalfTensor *src,
+                             struct THHalf value,
+                             long dimension,
+                             struct THHalf max_norm);
+
+/**
+ * `sorted` = `input` sorted along `dim` (stable; ascending, or descending when
+ * `order` is nonzero), `indices` = the 0-based source positions.
+ */
+void THCudaBFloat16Tensor_sort(struct THCState *state,
+                               struct THCudaBFloat16Tensor *sorted,
+                               struct THCudaLongTensor *indices,
+                               struct THCudaBFloat16Tensor *input,
+                               int dim,
+                               int order);
+
+/**
+ * Sorts `keys` in place along `dim` (as `sort`) and permutes `values` (same size)
+ * alongside: `values[q]` becomes the old value at the source position of key `q`.
+ */
+void THCudaBFloat16Tensor_sortKeyValueInplace(struct THCState *state,
+                                              struct THCudaBFloat16Tensor *keys,
+                                              struct THCudaLongTensor *values,
+                                              int dim,
+                                              int order);
+
+/**
+ * The `k` largest (`dir` nonzero) or smallest elements of `input` along `dim` into
+ * `topK`, their 0-based positions into `indices`; sorted (descending for the
+ * largest) whatever `sorted` says, ties by position.
+ */
+void THCudaBFloat16Tensor_topk(struct THCState *state,
+                               struct THCudaBFloat16Tensor *top_k,
+                               struct THCudaLongTensor *indices,
+                               struct THCudaBFloat16Tensor *input,
+                               long k,
+                               int dim,
+                               int dir,
+                               int sorted);
+
+/**
+ * `values` = the most frequent value of `input` along `dimension` (ties: the
+ * smallest; NaNs count as one value), `indices` = the position of its last
+ * occurrence; reduced dim removed unless `keepdim`.
+ */
+void THCudaBFloat16Tensor_mode(struct THCState *state,
+                               struct THCudaBFloat16Tensor *values,
+                               struct THCudaLongTensor *indices,
+                               struct THCudaBFloat16Tensor *input,
+                               int dimension,
+                               int keepdim);
+
+/**
+ * `self` = cumulative sum of `src` along `dim` (in accreal, in order), resized like
+ * `src`.
+ */
+void THCudaBFloat16Tensor_cumsum(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *self_,
+                                 struct THCudaBFloat16Tensor *src,
+                                 long dim);
+
+/**
+ * `self` = cumulative product of `src` along `dim` (in accreal, in order).
+ */
+void THCudaBFloat16Tensor_cumprod(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *self_,
+                                  struct THCudaBFloat16Tensor *src,
+                                  long dim);
+
+/**
+ * `self` = `src` with every slice along `dimension` whose `value`-norm exceeds
+ * `max_norm` scaled by `max_norm / (norm + 1e-7)`; `src` needs 2+ dims, `value` > 0.
+ */
+void THCudaBFloat16Tensor_renorm(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *self_,
+                                 struct THCudaBFloat16Tensor *src,
+                                 struct THBFloat16 value,
+                                 long dimension,
+                                 struct THBFloat16 max_norm);
+
+/**
+ * `sorted` = `input` sorted along `dim` (stable; ascending, or descending when
+ * `order` is nonzero), `indices` = the 0-based source positions.
+ */
+void THCudaBoolTensor_sort(struct THCState *state,
+                           struct THCudaBoolTensor *sorted,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaBoolTensor *input,
+                           int dim,
+                           int order);
+
+/**
+ * Sorts `keys` in place along `dim` (as `sort`) and permutes `values` (same size)
+ * alongside: `values[q]` becomes the old value at the source position of key `q`.
+ */
+void THCudaBoolTensor_sortKeyValueInplace(struct THCState *state,
+                                          struct THCudaBoolTensor *keys,
+                                          struct THCudaLongTensor *values,
+                                          int dim,
+                                          int order);
+
+/**
+ * The `k` largest (`dir` nonzero) or smallest elements of `input` along `dim` into
+ * `topK`, their 0-based positions into `indices`; sorted (descending for the
+ * largest) whatever `sorted` says, ties by position.
+ */
+void THCudaBoolTensor_topk(struct THCState *state,
+                           struct THCudaBoolTensor *top_k,
+                           struct THCudaLongTensor *indices,
+                           struct THCudaBoolTensor *input,
+                           long k,
+                           int dim,
+                           int dir,
+                           int sorted);
 
 /**
  * Always an error, as in THC: device memory cannot map a file (map a host storage
