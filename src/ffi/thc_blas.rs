@@ -84,7 +84,7 @@ macro_rules! raw_blas {
             fn [<THCudaBlas_ $S gemm>] @[state: *mut THCState](transa: c_char, transb: c_char, m: c_long, n: c_long, k: c_long, alpha: $C, a: *mut $C, lda: c_long, b: *mut $C, ldb: c_long, beta: $C, c: *mut $C, ldc: c_long) {
                 let args = (transa as u8, transb as u8, m, n, k, lda, ldb, ldc);
                 // SAFETY: caller contract (device matrices of the current device).
-                unsafe { raw::gemm_strided_batched(concat!(stringify!($S), "gemm"), args, <$T>::from_c(alpha), (addr(a), 0), (addr(b), 0), <$T>::from_c(beta), (addr(c), 0), 1) }
+                unsafe { raw::gemm_strided_batched(concat!(stringify!($S), "gemm"), [7, 9, 12], args, <$T>::from_c(alpha), (addr(a), 0), (addr(b), 0), <$T>::from_c(beta), (addr(c), 0), 1) }
             }
         }
     } )* };
@@ -112,13 +112,13 @@ macro_rules! raw_blas_sd {
             fn [<THCudaBlas_ $S gemmBatched>] @[state: *mut THCState](transa: c_char, transb: c_char, m: c_long, n: c_long, k: c_long, alpha: $T, a: *mut *const $T, lda: c_long, b: *mut *const $T, ldb: c_long, beta: $T, c: *mut *mut $T, ldc: c_long, batch_count: c_long) {
                 let args = (transa as u8, transb as u8, m, n, k, lda, ldb, ldc);
                 // SAFETY: caller contract.
-                unsafe { raw::gemm_batched(concat!(stringify!($S), "gemmBatched"), args, alpha, addr(a), addr(b), beta, addr(c), batch_count) }
+                unsafe { raw::gemm_batched(concat!(stringify!($S), "gemmBatched"), [7, 9, 12], args, alpha, addr(a), addr(b), beta, addr(c), batch_count) }
             }
             /// `gemm` over `batch_count` matrices `stride_a`/`stride_b`/`stride_c` elements apart.
             fn [<THCudaBlas_ $S gemmStridedBatched>] @[state: *mut THCState](transa: c_char, transb: c_char, m: c_long, n: c_long, k: c_long, alpha: $T, a: *const $T, lda: c_long, stride_a: c_long, b: *const $T, ldb: c_long, stride_b: c_long, beta: $T, c: *mut $T, ldc: c_long, stride_c: c_long, batch_count: c_long) {
                 let args = (transa as u8, transb as u8, m, n, k, lda, ldb, ldc);
                 // SAFETY: caller contract.
-                unsafe { raw::gemm_strided_batched(concat!(stringify!($S), "gemmStridedBatched"), args, alpha, (addr(a), stride_a), (addr(b), stride_b), beta, (addr(c), stride_c), batch_count) }
+                unsafe { raw::gemm_strided_batched(concat!(stringify!($S), "gemmStridedBatched"), [7, 10, 14], args, alpha, (addr(a), stride_a), (addr(b), stride_b), beta, (addr(c), stride_c), batch_count) }
             }
         }
     } )* };

@@ -22,7 +22,7 @@ mod emu_tests;
 
 use super::copy::{contiguous_on, empty_like};
 use super::gpu::{GemmCall, LaunchCfg};
-use super::launch::{BLOCK, MAX_GRID, device_base};
+use super::launch::{BLOCK, Call, MAX_GRID, device_base};
 use super::ops::copy_kernel;
 use super::runtime::{self, Device as Dev};
 use crate::core::allocator::Device;
@@ -68,8 +68,8 @@ fn int(x: i64, what: &str) -> Result<i64> {
 /// `c[p] = beta*c[p] + alpha*(a[p] @ b[p])` for each batch `p`: `a` is `[B, m, k]`, `b`
 /// `[B, k, n]`, `c` `[B, m, n]`, all on one device (a batch stride of 0 in `a` or `b` reuses
 /// one matrix). `c`'s elements must be distinct and not overlap `a` or `b` (the caller's
-/// `into_output` guarantees it). `beta == 0` does not read `c`; `alpha == 0` does not read `a`,
-/// `b`.
+/// `into_output` guarantees it). `beta == 0` does not read `c`; `alpha == 0` or `k == 0` does
+/// not read `a`, `b`.
 pub fn bmm<T: Gemm>(alpha: T, a: &View<T>, b: &View<T>, beta: T, c: &View<T>) -> Result<()> {
     let Device::Cuda(ordinal) = c.device() else { return Err(Error::internal("cuda::blas::bmm on host memory")) };
     let dev = runtime::device(ordinal)?;
@@ -77,14 +77,16 @@ pub fn bmm<T: Gemm>(alpha: T, a: &View<T>, b: &View<T>, beta: T, c: &View<T>) ->
     if nb == 0 || m == 0 || n == 0 {
         return Ok(());
     }
+    if k == 0 || alpha.is_zero() {
+        // C = beta*C, A and B unread: a pointwise kernel (no layout needed for operands that
+        // may be empty or broadcast, and nothing for cuBLAS to read).
+        return scale(dev, beta, c);
+    }
     if matches!(T::DTYPE.format(), Format::UInt | Format::Int) {
         return int_gemm(dev, alpha, a, b, beta, c);
     }
     let mat = |v: &View<T>| Mat::new(v.sizes[1], v.sizes[2], v.strides[1], v.strides[2]);
-    // Unread operands get any valid layout (an empty or broadcast one need not be copied).
-    let reads = k > 0 && !alpha.is_zero();
-    let (ma, mb) = if reads { (mat(a), mat(b)) } else { (mat(a).contiguous(), mat(b).contiguous()) };
-    let mp = match layout::map(ma, mb, mat(c)) {
+    let mp = match layout::map(mat(a), mat(b), mat(c)) {
         Ok(mp) => mp,
         Err(copies) if copies.out => {
             let tmp = empty_like::<T>(dev, &c.sizes)?;
@@ -110,10 +112,10 @@ pub fn bmm<T: Gemm>(alpha: T, a: &View<T>, b: &View<T>, beta: T, c: &View<T>) ->
         n: int(mp.n, "n")?,
         k: int(mp.k, "k")?,
         alpha: value(alpha).0,
-        a: if reads { device_base(x)? } else { 0 },
+        a: device_base(x)?,
         lda: int(mp.a.ld, "lda")?,
         stride_a: batch_stride(x),
-        b: if reads { device_base(y)? } else { 0 },
+        b: device_base(y)?,
         ldb: int(mp.b.ld, "ldb")?,
         stride_b: batch_stride(y),
         beta: value(beta).0,
@@ -126,6 +128,18 @@ pub fn bmm<T: Gemm>(alpha: T, a: &View<T>, b: &View<T>, beta: T, c: &View<T>) ->
     // (device_base), and the mapping reaches exactly the views' elements; c is distinct from
     // a and b (caller contract).
     unsafe { dev.gpu.gemm(&call, runtime::stream(ordinal)) }
+}
+
+/// `c = beta*c` (`beta == 0` writes zeros without reading; 1 leaves `c` alone), as the host's
+/// `gemm::scale`.
+fn scale<T: Gemm>(dev: &Dev, beta: T, c: &View<T>) -> Result<()> {
+    if beta.is_zero() {
+        return super::ops::fill(dev, c, T::zero());
+    }
+    if beta == T::one() {
+        return Ok(());
+    }
+    super::ops::run(dev.ordinal, &Call::new("mul").value(beta), c, &[super::ops::operand(c)?])
 }
 
 /// `blas.cuh`'s `THCGemm`: the integer kernel's one parameter (element strides).
@@ -153,14 +167,13 @@ fn strides3<T: Scalar>(v: &View<T>) -> [i64; 3] {
 }
 
 fn int_gemm<T: Gemm>(dev: &Dev, alpha: T, a: &View<T>, b: &View<T>, beta: T, c: &View<T>) -> Result<()> {
-    let reads = a.sizes[2] > 0 && !alpha.is_zero();
     let mut p = THCGemm {
-        a: if reads { device_base(a)? } else { 0 },
-        b: if reads { device_base(b)? } else { 0 },
+        a: device_base(a)?,
+        b: device_base(b)?,
         c: device_base(c)?,
         m: c.sizes[1],
         n: c.sizes[2],
-        k: if reads { a.sizes[2] } else { 0 },
+        k: a.sizes[2],
         batch: c.sizes[0],
         sa: strides3(a),
         sb: strides3(b),

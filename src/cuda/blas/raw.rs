@@ -57,7 +57,7 @@ pub type Level3 = (u8, u8, i64, i64, i64, i64, i64, i64);
 /// (a size-1 dim) becomes the smallest valid one. Returns the flags and the fixed dims.
 fn level3(args: Level3) -> Result<(bool, bool, [i64; 6])> {
     let (ta, tb, m, n, k, mut lda, mut ldb, mut ldc) = args;
-    let (ta, tb) = (trans(ta, 2)?, trans(tb, 3)?);
+    let (ta, tb) = (trans(ta, 1)?, trans(tb, 2)?);
     if n <= 1 {
         ldc = m.max(1);
     }
@@ -87,12 +87,14 @@ unsafe fn run(dev: &Dev, call: &GemmCall) -> Result<()> {
     unsafe { dev.gpu.gemm(call, runtime::stream(dev.ordinal)) }
 }
 
-/// One strided batched gemm (`batch == 1`, strides 0: a plain gemm).
+/// One strided batched gemm (`batch == 1`, strides 0: a plain gemm). `pos`: the argument
+/// positions of `a`, `b`, `c` in the C call (NULL errors name them; 0 for an internal buffer).
 ///
 /// # Safety
 /// The matrices are device memory of the current device, as cuBLAS requires.
 pub unsafe fn gemm_strided_batched<T: Scalar>(
     fname: &str,
+    pos: [u32; 3],
     args: Level3,
     alpha: T,
     (a, stride_a): (u64, i64),
@@ -103,6 +105,14 @@ pub unsafe fn gemm_strided_batched<T: Scalar>(
 ) -> Result<()> {
     let (transa, transb, [m, n, k, lda, ldb, ldc]) = level3(args)?;
     fit_int(fname, &[m, n, k, lda, ldb, ldc, batch])?;
+    // cuBLAS would fault on the device; here a NULL matrix with elements to touch is an error.
+    let writes = m > 0 && n > 0 && batch > 0;
+    let reads = writes && k > 0 && f64_of(alpha) != 0.0;
+    for (p, used, arg) in [(a, reads, pos[0]), (b, reads, pos[1]), (c, writes, pos[2])] {
+        if used && p == 0 {
+            return Err(Error::null(arg, "device matrix"));
+        }
+    }
     let dev = current()?;
     let call = GemmCall {
         dtype: T::DTYPE,
@@ -134,6 +144,7 @@ pub unsafe fn gemm_strided_batched<T: Scalar>(
 /// As `gemm_strided_batched`; the three arrays hold `batch` device addresses each.
 pub unsafe fn gemm_batched<T: Scalar>(
     fname: &str,
+    pos: [u32; 3],
     args: Level3,
     alpha: T,
     a: u64,
@@ -150,7 +161,7 @@ pub unsafe fn gemm_batched<T: Scalar>(
     let mut ptrs = vec![0u64; 3 * batch];
     for (i, arr) in [a, b, c].into_iter().enumerate() {
         if batch > 0 && arr == 0 {
-            return Err(Error::null([8, 10, 13][i], "matrix array"));
+            return Err(Error::null(pos[i], "matrix array"));
         }
         let dst = ptrs[i * batch..].as_mut_ptr() as *mut u8;
         // SAFETY: caller contract: `arr` holds `batch` addresses; dst has room for them.
@@ -160,7 +171,7 @@ pub unsafe fn gemm_batched<T: Scalar>(
     for p in 0..batch {
         let (ap, bp, cp) = (ptrs[p], ptrs[batch + p], ptrs[2 * batch + p]);
         // SAFETY: caller contract on each matrix.
-        unsafe { gemm_strided_batched(fname, args, alpha, (ap, 0), (bp, 0), beta, (cp, 0), 1)? };
+        unsafe { gemm_strided_batched(fname, pos, args, alpha, (ap, 0), (bp, 0), beta, (cp, 0), 1)? };
     }
     Ok(())
 }
@@ -178,7 +189,7 @@ pub unsafe fn gemv<T: Scalar>(
     beta: T,
     (y, incy): (u64, i64),
 ) -> Result<()> {
-    let t = trans(tr, 2)?;
+    let t = trans(tr, 1)?;
     let lda = if n <= 1 { m.max(1) } else { lda };
     fit_int(fname, &[m, n, lda, incx, incy])?;
     if m == 0 || n == 0 {
@@ -187,7 +198,7 @@ pub unsafe fn gemv<T: Scalar>(
     let (lx, ly) = if t { (m, n) } else { (n, m) };
     let args = (b'n', if t { b'n' } else { b't' }, 1, ly, lx, incx, lda, incy);
     // SAFETY: caller contract; the product reaches x, A and y exactly (module docs).
-    unsafe { gemm_strided_batched(fname, args, alpha, (x, 0), (a, 0), beta, (y, 0), 1) }
+    unsafe { gemm_strided_batched(fname, [7, 5, 10], args, alpha, (x, 0), (a, 0), beta, (y, 0), 1) }
 }
 
 /// `A = A + alpha*x*y^T`, `A` `m x n` column-major (`lda`).
@@ -207,7 +218,7 @@ pub unsafe fn ger<T: Scalar>(
     let one = T::from_prim(Prim::F(1.0));
     let args = (b't', b'n', m, n, 1, incx, incy, lda);
     // SAFETY: as in gemv.
-    unsafe { gemm_strided_batched(fname, args, alpha, (x, 0), (y, 0), one, (a, 0), 1) }
+    unsafe { gemm_strided_batched(fname, [4, 6, 8], args, alpha, (x, 0), (y, 0), one, (a, 0), 1) }
 }
 
 /// `sum x[i]*y[i]` in the dtype's compute type, rounded to `T`.
@@ -223,6 +234,6 @@ pub unsafe fn dot<T: Scalar>(fname: &str, n: i64, (x, incx): (u64, i64), (y, inc
     let (one, zero) = (T::from_prim(Prim::F(1.0)), T::from_prim(Prim::F(0.0)));
     let args = (b'n', b't', 1, 1, n, incx, incy, 1);
     // SAFETY: caller contract; c is a fresh one-element device buffer.
-    unsafe { gemm_strided_batched(fname, args, one, (x, 0), (y, 0), zero, (c, 0), 1)? };
+    unsafe { gemm_strided_batched(fname, [2, 4, 0], args, one, (x, 0), (y, 0), zero, (c, 0), 1)? };
     super::super::copy::get(dev, &out, &[0])
 }
