@@ -13,6 +13,8 @@
 //! dot also accept negative increments: not supported here, an error). `gemmBatched` reads its
 //! device arrays of matrix addresses back to the host and makes one call per matrix.
 
+#![allow(clippy::too_many_arguments)] // BLAS's own argument lists
+
 use super::super::gpu::GemmCall;
 use super::super::runtime::{self, Device as Dev};
 use crate::core::dtype::{Prim, Scalar};
