@@ -9,17 +9,51 @@
 //!   `{S,D}gemmStridedBatched`: column-major BLAS on device pointers of the current device,
 //!   on its current stream (`cuda::blas::raw`: THC's transpose chars and leading-dimension
 //!   fix-ups; increments must be positive).
-//! - Not here: `btrifact` / `btrisolve` and `THCudaBlas_{S,D}{getrf,getrs,getri}` (batched
-//!   LU): no device LU engine yet.
+//! - `THCuda{,Double}Tensor_{btrifact,btrisolve}`: batched LU and solve, staged through the host
+//!   LAPACK (`cuda::blas::lu`; Float and Double, the dtypes the CPU side factors).
+//! - Not here: the other dtypes' `btrifact` / `btrisolve` (THC itself only implemented the
+//!   floating ones) and `THCudaBlas_{S,D}{getrf,getrs,getri}` (batched LU on raw device pointer
+//!   arrays): no device LU engine yet.
 
 #![allow(clippy::too_many_arguments)] // THC's signatures
 
 use super::thc::*;
 use super::*;
-use crate::cuda::blas::raw;
+use crate::cuda::blas::{lu, raw};
 use crate::linalg::products;
 use crate::ops::reduce;
-use std::ffi::{c_char, c_long};
+use std::ffi::{c_char, c_int, c_long};
+
+/// An optional handle (NULL: none).
+///
+/// # Safety
+/// `p` is NULL or a live handle of its type.
+unsafe fn opt_obj<'a, H: Handle>(p: *mut H, arg: u32) -> Result<Option<&'a Shared<H::Obj>>> {
+    // SAFETY: forwarded contract.
+    if p.is_null() { Ok(None) } else { unsafe { obj(p, arg) }.map(Some) }
+}
+
+macro_rules! thc_lu {
+    ($($P:ident $T:ty;)*) => { $( pastey::paste! {
+        th_fn! {
+            /// Batched LU of the 3-D `a` (B x n x n): `ra_` the factors, `rpivots_` LAPACK's
+            /// 1-based pivots (B x n), `rinfo_` (may be NULL) each matrix's info; `pivot` must
+            /// be nonzero. Computed by the host LAPACK (the data is staged there).
+            fn [<$P Tensor_btrifact>] @[state: *mut THCState](ra_: *mut [<$P Tensor>] as obj, rpivots_: *mut THCudaIntTensor as obj, rinfo_: *mut THCudaIntTensor as opt_obj, pivot: c_int, a: *mut [<$P Tensor>] as view) {
+                lu::btrifact::<$T>(ra_, rpivots_, rinfo_.map(|r| &**r), pivot != 0, &a)
+            }
+            /// Solves each `A_i x = b_i` with `btrifact`'s `atf` and `pivots`; `rb_` resized as
+            /// `b`. Computed by the host LAPACK.
+            fn [<$P Tensor_btrisolve>] @[state: *mut THCState](rb_: *mut [<$P Tensor>] as obj, b: *mut [<$P Tensor>] as view, atf: *mut [<$P Tensor>] as view, pivots: *mut THCudaIntTensor as view) {
+                lu::btrisolve::<$T>(rb_, &b, &atf, &pivots)
+            }
+        }
+    } )* };
+}
+thc_lu! {
+    THCuda f32;
+    THCudaDouble f64;
+}
 
 macro_rules! thc_blas {
     ($(($R:ident, $T:ty, $C:ty, $A:ty, $D:ident, $K:ident)),* $(,)?) => {

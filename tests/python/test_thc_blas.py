@@ -326,3 +326,37 @@ def test_raw_errors_leave_memory_untouched(rng):
         blas("Sgemv", None, C.c_char(b"n"), C.c_long(3), C.c_long(3), C.c_float(1), A.ptr, C.c_long(3), A.ptr,
              C.c_long(0), C.c_float(0), Cb.ptr, C.c_long(1))
     np.testing.assert_array_equal(Cb.values(), before)
+
+
+@pytest.mark.parametrize("real", ["Float", "Double"])
+def test_btrifact_btrisolve_staged_through_the_host(rng, real):
+    nb, n = 3, 4
+    a = vals(rng, real, (nb, n, n))
+    b = vals(rng, real, (nb, n))
+    out = {}
+    for side in (HOST, DEV):
+        A, B = contiguous(side, real, a), contiguous(side, real, b)
+        ra, rb = side.new(real), side.new(real)
+        piv, info = side.new("Int"), side.new("Int")
+        side.call(real, "btrifact", None, ra, piv, info, C.c_int(1), A)
+        side.call(real, "btrisolve", None, rb, B, ra, piv)
+        out[side.kind] = [view_values(side, t) for t in (ra, piv, info, rb)]
+        with pytest.raises(THError) as e:  # a 2-D matrix: the host's check, outputs untouched
+            side.call(real, "btrifact", None, ra, piv, info, C.c_int(1), B)
+        assert "expected 3D tensor" in th_error_text(e.value)
+        np.testing.assert_array_equal(view_values(side, ra), out[side.kind][0])
+    for got, want in zip(out["device"], out["host"]):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_raw_null_matrices_are_errors():
+    a = np.ones((3, 3), np.float32)
+    Cb = DevBuf("Float", a)
+    for name, pos in (("a", 7), ("c", 12)):
+        ptrs = {"a": Cb.ptr, "c": Cb.ptr, name: None}
+        with pytest.raises(THError) as e:
+            blas("Sgemm", None, C.c_char(b"n"), C.c_char(b"n"), C.c_long(3), C.c_long(3), C.c_long(3), C.c_float(1),
+                 C.c_void_p(ptrs["a"] and ptrs["a"].value), C.c_long(3), Cb.ptr, C.c_long(3), C.c_float(0),
+                 C.c_void_p(ptrs["c"] and ptrs["c"].value), C.c_long(3))
+        assert f"argument {pos}" in th_error_text(e.value)
+        np.testing.assert_array_equal(Cb.values(), np.ones(9))

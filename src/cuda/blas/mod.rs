@@ -11,9 +11,11 @@
 //!
 //! addmv (`gemv`), addr (`ger`), addmm and baddbmm are one call each (a vector is an `n x 1` or
 //! `1 x n` matrix); addbmm is one call per batch into the same output. `dot` is the device
-//! reduction (`ops::reduce::dot`). `raw` holds THC's `THCudaBlas_*` on device pointers.
+//! reduction (`ops::reduce::dot`). `raw` holds THC's `THCudaBlas_*` on device pointers; `lu`
+//! THC's `btrifact` / `btrisolve`, staged through the host LAPACK.
 
 pub mod layout;
+pub mod lu;
 pub mod raw;
 pub mod reference;
 
