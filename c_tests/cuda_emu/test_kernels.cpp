@@ -25,6 +25,7 @@
 #include "pointwise.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "blas.cuh"
 
 extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
                              void **params, char *err, size_t err_len);
@@ -99,9 +100,10 @@ static bool line_kernel(const char *k) {
 static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
   th_emu_kernel_names(all.data(), all.size());
-  size_t reductions = 0;
+  size_t reductions = 0, gemms = 0;
   for (const char *k : all) {
     if (std::strncmp(k, "th_reduce_", 10) == 0 || std::strncmp(k, "th_combine_", 11) == 0) ++reductions;
+    else if (std::strncmp(k, "th_gemm_", 8) == 0) ++gemms;  // THCGemm kernels: gemm_kernels()
     // Not this file's own kernel; of the line kernels, those whose addresses do not depend on
     // the data (tri, cross): the index, mask and sort ones follow values read from their
     // operands, so random bytes would send them out of bounds (the emulator suites run them).
@@ -114,6 +116,7 @@ static void every_kernel() {
   CHECK(names.size() - lines == 1116, "%zu pointwise kernels registered", names.size() - lines);
   CHECK(lines == 38, "%zu line kernels registered", lines);
   CHECK(reductions == 214, "%zu reduction kernels registered", reductions);
+  CHECK(gemms == 5, "%zu gemm kernels registered", gemms);
   const int cap = 80;
   std::vector<uint64_t> buf[4];
   for (auto &b : buf) b.resize(cap);
@@ -486,8 +489,40 @@ static void reductions_checked() {
   }
 }
 
+// The integer GEMM (blas.cuh) on strided batches (A transposed, B with a padded row stride,
+// C column-major) against a naive loop in the type's wrapping arithmetic.
+template <class T> static void gemm_kernel(const char *name) {
+  const long long m = 3, n = 4, k = 5, nb = 2;
+  std::vector<T> a(nb * m * k), b(nb * k * (n + 2)), c(nb * m * n), want(c.size());
+  for (auto *v : {&a, &b, &c})
+    for (auto &x : *v) x = (T)rnd();
+  THCGemm p{};
+  p.a = (unsigned long long)a.data(), p.b = (unsigned long long)b.data(), p.c = (unsigned long long)c.data();
+  p.m = m, p.n = n, p.k = k, p.batch = nb, p.alpha = 7, p.beta = -3;
+  const long long sa[3] = {1, m, m * k}, sb[3] = {n + 2, 1, k * (n + 2)}, sc[3] = {1, m, m * n};
+  for (int d = 0; d < 3; ++d) p.sa[d] = sa[d], p.sb[d] = sb[d], p.sc[d] = sc[d];
+  for (long long z = 0; z < nb; ++z)
+    for (long long i = 0; i < m; ++i)
+      for (long long j = 0; j < n; ++j) {
+        unsigned long long s = 0;
+        for (long long l = 0; l < k; ++l)
+          s += (unsigned long long)(long long)a[z * sa[2] + i * sa[0] + l * sa[1]] *
+               (unsigned long long)(long long)b[z * sb[2] + l * sb[0] + j * sb[1]];
+        const long long ci = z * sc[2] + i * sc[0] + j * sc[1];
+        want[ci] = (T)(7ull * s + (unsigned long long)-3ll * (unsigned long long)(long long)c[ci]);
+      }
+  const unsigned grid[3] = {1, 1, 1}, block[3] = {16, 1, 1};  // grid-stride: 24 outputs, 16 threads
+  void *args[] = {&p};
+  char err[256];
+  CHECK(th_emu_launch(name, grid, block, 0, args, err, sizeof err) == 0, "%s: %s", name, err);
+  CHECK(std::memcmp(c.data(), want.data(), c.size() * sizeof(T)) == 0, "%s: wrong products", name);
+}
+
 int main() {
   every_kernel();
+  gemm_kernel<signed char>("th_gemm_char");
+  gemm_kernel<unsigned char>("th_gemm_byte");
+  gemm_kernel<long long>("th_gemm_long");
   every_reduction();
   reductions_checked();
   {  // two threads reducing at once (the cooperative launches share the static block buffer)

@@ -5,9 +5,14 @@
 //! primary context (what the CUDA runtime, and so PyTorch and CuPy, use too), made current on the
 //! calling thread before every call. Kernel modules are compiled by NVRTC for the device's own
 //! architecture at first use and cached per device.
+//!
+//! BLAS: cuBLAS (`libcublas`, also loaded at first use; its absence is a `TH_ERR_NO_CUDA` error
+//! asked of `is_culib_present()` once, never cudarc's panic). One handle per (thread, device),
+//! created lazily and bound to the call's stream before each call, as THC did.
 
-use super::gpu::{DeviceInfo, Gpu, LaunchCfg};
+use super::gpu::{DeviceInfo, GemmCall, Gpu, LaunchCfg};
 use super::kernels;
+use crate::core::dtype::DType;
 use crate::core::error::{Code, Error, Result};
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUresult};
@@ -258,5 +263,173 @@ impl Gpu for Driver {
     fn sync(&self) -> Result<()> {
         self.bind()?;
         result::ctx::synchronize().check("cuCtxSynchronize")
+    }
+
+    unsafe fn gemm(&self, g: &GemmCall, stream: u64) -> Result<()> {
+        self.bind()?;
+        let handle = blas::handle(self.ctx)?;
+        // SAFETY: a live handle of this context and a live stream (or the NULL stream); the
+        // matrices are the caller's contract.
+        unsafe { blas::gemm(handle, g, stream) }
+    }
+}
+
+/// cuBLAS through cudarc's raw bindings.
+mod blas {
+    use super::*;
+    use cudarc::cublas::result::{self as cb, CublasError};
+    use cudarc::cublas::sys::{self as cs, cublasComputeType_t, cublasOperation_t, cudaDataType_t};
+    use std::cell::RefCell;
+    use std::sync::OnceLock;
+
+    /// A cuBLAS status as TH reports it (the status's name).
+    fn status(what: &str, e: CublasError) -> Error {
+        Error::new(Code::TH_ERR_CUDA, format!("{what}: cuBLAS error {:?} ({})", e.0, e.0 as i32))
+    }
+
+    /// A handle, destroyed with its thread.
+    struct Handle(cs::cublasHandle_t);
+
+    impl Drop for Handle {
+        fn drop(&mut self) {
+            // SAFETY: created by create_handle and dropped once; a failure at thread exit
+            // (driver already shut down) leaves nothing to release.
+            let _ = unsafe { cb::destroy_handle(self.0) };
+        }
+    }
+
+    thread_local! {
+        /// This thread's handles by context.
+        static HANDLES: RefCell<HashMap<usize, Handle>> = RefCell::new(HashMap::new());
+    }
+
+    /// This thread's handle for the context `ctx` (current on the thread), created on first use.
+    pub fn handle(ctx: usize) -> Result<cs::cublasHandle_t> {
+        static PRESENT: OnceLock<bool> = OnceLock::new();
+        // SAFETY: only tries to load the library.
+        if !*PRESENT.get_or_init(|| unsafe { cs::is_culib_present() }) {
+            return Err(Error::no_cuda(
+                "no cuBLAS: libcublas.so could not be loaded (is the CUDA toolkit's cuBLAS installed?)",
+            ));
+        }
+        HANDLES.with(|h| {
+            let mut h = h.borrow_mut();
+            if let Some(x) = h.get(&ctx) {
+                return Ok(x.0);
+            }
+            let x = cb::create_handle().map_err(|e| status("cublasCreate", e))?;
+            h.insert(ctx, Handle(x));
+            Ok(x)
+        })
+    }
+
+    fn op(t: bool) -> cublasOperation_t {
+        if t { cublasOperation_t::CUBLAS_OP_T } else { cublasOperation_t::CUBLAS_OP_N }
+    }
+
+    fn int(x: i64, what: &str) -> Result<i32> {
+        i32::try_from(x).map_err(|_| Error::size(format!("cuBLAS: {what} = {x} does not fit an int")))
+    }
+
+    /// One `gemmStridedBatched` on `stream`: S/D for Float/Double, `GemmStridedBatchedEx` with
+    /// f32 compute for Half and BFloat16.
+    ///
+    /// # Safety
+    /// As `Gpu::gemm`; `h` is a live handle of the current context.
+    pub unsafe fn gemm(h: cs::cublasHandle_t, g: &GemmCall, stream: u64) -> Result<()> {
+        // SAFETY: a live handle and stream.
+        unsafe { cb::set_stream(h, stream as cs::cudaStream_t) }.map_err(|e| status("cublasSetStream", e))?;
+        let (m, n, k) = (int(g.m, "m")?, int(g.n, "n")?, int(g.k, "k")?);
+        let (lda, ldb, ldc, batch) =
+            (int(g.lda, "lda")?, int(g.ldb, "ldb")?, int(g.ldc, "ldc")?, int(g.batch, "batch")?);
+        let (ta, tb) = (op(g.transa), op(g.transb));
+        let r = match g.dtype {
+            DType::Double => {
+                let (alpha, beta) = (g.alpha, g.beta);
+                // SAFETY: caller contract; alpha/beta are host scalars alive during the call.
+                unsafe {
+                    cb::dgemm_strided_batched(
+                        h,
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        &alpha,
+                        g.a as *const f64,
+                        lda,
+                        g.stride_a,
+                        g.b as *const f64,
+                        ldb,
+                        g.stride_b,
+                        &beta,
+                        g.c as *mut f64,
+                        ldc,
+                        g.stride_c,
+                        batch,
+                    )
+                }
+            }
+            DType::Float => {
+                let (alpha, beta) = (g.alpha as f32, g.beta as f32);
+                // SAFETY: as above.
+                unsafe {
+                    cb::sgemm_strided_batched(
+                        h,
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        &alpha,
+                        g.a as *const f32,
+                        lda,
+                        g.stride_a,
+                        g.b as *const f32,
+                        ldb,
+                        g.stride_b,
+                        &beta,
+                        g.c as *mut f32,
+                        ldc,
+                        g.stride_c,
+                        batch,
+                    )
+                }
+            }
+            DType::Half | DType::BFloat16 => {
+                let ty = if g.dtype == DType::Half { cudaDataType_t::CUDA_R_16F } else { cudaDataType_t::CUDA_R_16BF };
+                let (alpha, beta) = (g.alpha as f32, g.beta as f32);
+                // SAFETY: as above; f32 scalars for CUBLAS_COMPUTE_32F.
+                unsafe {
+                    cb::gemm_strided_batched_ex(
+                        h,
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        &alpha as *const f32 as *const c_void,
+                        g.a as *const c_void,
+                        ty,
+                        lda,
+                        g.stride_a,
+                        g.b as *const c_void,
+                        ty,
+                        ldb,
+                        g.stride_b,
+                        &beta as *const f32 as *const c_void,
+                        g.c as *mut c_void,
+                        ty,
+                        ldc,
+                        g.stride_c,
+                        batch,
+                        cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                        cs::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                    )
+                }
+            }
+            d => return Err(Error::dtype(format!("cuBLAS has no GEMM for {d:?}"))),
+        };
+        r.map_err(|e| status("cublasGemmStridedBatched", e))
     }
 }

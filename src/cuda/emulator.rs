@@ -4,11 +4,14 @@
 //! run on host threads. Work runs synchronously at launch, so streams are already in order and
 //! every event is complete when recorded.
 //!
+//! Its BLAS (`Gpu::gemm`) is `cuda::blas::reference`, cuBLAS's column-major contract taken
+//! literally, so the mapping of row-major views onto it is tested for real.
+//!
 //! It proves kernel logic, launch parameters, the allocators and the C API end to end; it says
 //! nothing about GPU speed. `TH_CUDA_EMULATOR_MEM` (bytes, default 4 GiB) caps its memory so
 //! out-of-memory paths can be exercised.
 
-use super::gpu::{DeviceInfo, Gpu, LaunchCfg};
+use super::gpu::{DeviceInfo, GemmCall, Gpu, LaunchCfg};
 use crate::core::error::{Error, Result};
 use std::alloc::Layout;
 use std::collections::HashMap;
@@ -172,5 +175,11 @@ impl Gpu for Emulator {
 
     fn sync(&self) -> Result<()> {
         Ok(())
+    }
+
+    unsafe fn gemm(&self, call: &GemmCall, _stream: u64) -> Result<()> {
+        // SAFETY: caller contract; emulated device memory is host memory. The reference takes
+        // cuBLAS's column-major arguments literally (and rejects what cuBLAS rejects).
+        unsafe { super::blas::reference::gemm(call) }
     }
 }

@@ -6,8 +6,40 @@
 //! Streams and events are small ids owned by the backend; stream 0 is the device's default
 //! (legacy NULL) stream. Every call may be made from any thread.
 
+use crate::core::dtype::DType;
 use crate::core::error::Result;
 use std::ffi::c_void;
+
+/// One cuBLAS `gemmStridedBatched` call, with cuBLAS's column-major contract: for each batch
+/// `p < batch`, `C_p = alpha*op(A_p)*op(B_p) + beta*C_p` where `C_p` is `m x n` at
+/// `c + p*stride_c` (element `(i, j)` at `i + j*ldc`), `op(A_p)` is `m x k` (`A_p[i + l*lda]`,
+/// or `A_p[l + i*lda]` when `transa`), `op(B_p)` is `k x n` likewise. Strides and leading
+/// dimensions count elements; addresses are device addresses of `dtype` elements (Float,
+/// Double, Half, BFloat16; the 16-bit ones computed in f32). `beta == 0` does not read `C`;
+/// `alpha == 0` or `k == 0` does not read `A`, `B`. An `ld` below `max(1, rows)` or a negative
+/// size is cuBLAS's `CUBLAS_STATUS_INVALID_VALUE`, a `TH_ERR_CUDA` error.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GemmCall {
+    pub dtype: DType,
+    pub transa: bool,
+    pub transb: bool,
+    pub m: i64,
+    pub n: i64,
+    pub k: i64,
+    /// Converted to the dtype's compute type (f32 for Float, Half, BFloat16; f64 for Double).
+    pub alpha: f64,
+    pub a: u64,
+    pub lda: i64,
+    pub stride_a: i64,
+    pub b: u64,
+    pub ldb: i64,
+    pub stride_b: i64,
+    pub beta: f64,
+    pub c: u64,
+    pub ldc: i64,
+    pub stride_c: i64,
+    pub batch: i64,
+}
 
 /// A kernel launch shape: THC's `dim3 grid, block` and dynamic shared memory bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,4 +115,12 @@ pub trait Gpu: Send + Sync {
     fn event_free(&self, event: u64);
     /// Waits until all work on the device has completed.
     fn sync(&self) -> Result<()>;
+    /// Queues one strided batched GEMM (see `GemmCall`) on `stream`: cuBLAS on a GPU, the
+    /// emulator's literal column-major reference on the emulator. The matrix-vector products,
+    /// outer products and dots of THC are expressed as such GEMMs (`cuda::blas`).
+    ///
+    /// # Safety
+    /// Every matrix the call touches (by its sizes, leading dimensions and batch strides) is
+    /// device memory of this device; `C`'s batches do not overlap each other, `A` or `B`.
+    unsafe fn gemm(&self, call: &GemmCall, stream: u64) -> Result<()>;
 }

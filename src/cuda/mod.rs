@@ -16,6 +16,7 @@
 //! - `storage`: the `THAllocator` that backs device storages.
 
 pub mod alloc;
+pub mod blas;
 pub mod copy;
 pub mod gpu;
 pub mod kernels;

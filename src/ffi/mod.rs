@@ -24,6 +24,7 @@ pub mod reduce;
 pub mod storage;
 pub mod tensor;
 pub mod thc;
+pub mod thc_blas;
 pub mod thc_general;
 pub mod thc_half;
 pub mod thc_index;
@@ -87,7 +88,7 @@ macro_rules! th_fn {
         pub unsafe extern "C" fn $name($($l: $lt,)* $($a: $t),*) $($arrow)* {
             $(let _ = $l;)*
             $crate::ffi::boundary(stringify!($name), $sentinel, move || -> $crate::core::error::Result<$ret> {
-                $crate::ffi::th_fn! { @convert [] [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16] $($a $(as $conv $(($($x),*))?)?),* }
+                $crate::ffi::th_fn! { @convert [] [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20] $($a $(as $conv $(($($x),*))?)?),* }
                 $body
             })
         }

@@ -7,15 +7,21 @@
 //! does not propagate); `alpha == 0` does not read the other operands; `r` may be `t`. An
 //! output that shares memory with an operand of the product, or that has a zero stride, is
 //! computed into a temporary and copied. Shapes are checked before anything is written.
+//!
+//! Device operands (all on one device, `Backend::of`, checked with the shapes before anything
+//! is written) run on `cuda::blas` (cuBLAS for the floating types, a kernel for the integer
+//! ones) under the same rules; the temporaries are then device memory.
 
 use super::gemm::{self, Gemm, MatMut, MatRef};
 use crate::core::error::{Error, Result};
 use crate::core::limits::try_filled;
 use crate::core::tensor::{Tensor, View, size_desc};
+use crate::cuda::blas::{as_batch, bmm};
+use crate::exec::backend::Backend;
 use crate::exec::overlap::{may_overlap, self_overlapping};
 use crate::exec::parallel;
 use crate::ops::copy::copy;
-use crate::ops::resize_out;
+use crate::ops::{resize_out, temp_like};
 use std::sync::Mutex;
 
 /// The first element's address.
@@ -60,7 +66,7 @@ fn into_output<T: Gemm>(
 ) -> Result<()> {
     let out = resize_out(r, shape)?;
     let direct = !self_overlapping(&out.sizes, &out.strides) && !operands.iter().any(|v| may_overlap(&out, v));
-    let target = if direct { out.clone() } else { View::contiguous(shape)? };
+    let target = if direct { out.clone() } else { temp_like(&out, shape)? };
     if !beta.is_zero() && !target.is_set_to(t) {
         copy(&target, t)?;
     }
@@ -69,6 +75,28 @@ fn into_output<T: Gemm>(
         copy(&out, &target)?;
     }
     Ok(())
+}
+
+/// The engine of a product: every operand (and the output) on one device.
+fn backend<T: Gemm>(r: &Tensor<T>, operands: &[&View<T>]) -> Result<Backend> {
+    let mut devices = vec![r.with_view(|v| v.device())];
+    devices.extend(operands.iter().map(|v| v.device()));
+    Backend::of(&devices)
+}
+
+/// A matrix `[rows, cols]` view as a batch of one (`cuda::blas::bmm`'s operands).
+fn one<T: Gemm>(v: &View<T>) -> View<T> {
+    as_batch(v, [1, v.sizes[0], v.sizes[1]], [0, v.strides[0], v.strides[1]])
+}
+
+/// A vector as a batch of one `len x 1` column.
+fn column<T: Gemm>(v: &View<T>) -> View<T> {
+    as_batch(v, [1, v.sizes[0], 1], [0, v.strides[0], 1])
+}
+
+/// A vector as a batch of one `1 x len` row.
+fn row1<T: Gemm>(v: &View<T>) -> View<T> {
+    as_batch(v, [1, 1, v.sizes[0]], [0, 1, v.strides[0]])
 }
 
 /// An operand, and its name in errors.
@@ -123,10 +151,12 @@ pub fn addmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, m1: &View<T
     expect_operands(operands, [2, 2])?;
     let shape = [m1.sizes[0], m2.sizes[1]];
     expect_t(t, &shape, operands)?;
+    let engine = backend(r, &[t, m1, m2])?;
     let (m, n, k) = (shape[0] as usize, shape[1] as usize, m1.sizes[1] as usize);
-    into_output(r, &shape, beta, t, &[m1, m2], |o| {
+    into_output(r, &shape, beta, t, &[m1, m2], |o| match engine {
+        Backend::Cuda(_) => bmm(alpha, &one(m1), &one(m2), beta, &one(o)),
         // SAFETY: the views were checked against their storages; o does not overlap m1/m2.
-        unsafe { gemm::gemm(m, n, k, alpha, mat(m1)?, mat(m2)?, beta, mutable(mat(o)?)) }
+        Backend::Host => unsafe { gemm::gemm(m, n, k, alpha, mat(m1)?, mat(m2)?, beta, mutable(mat(o)?)) },
     })
 }
 
@@ -136,10 +166,12 @@ pub fn addmv<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, mat_: &View
     expect_operands(operands, [2, 1])?;
     let shape = [mat_.sizes[0]];
     expect_t(t, &shape, operands)?;
+    let engine = backend(r, &[t, mat_, vec])?;
     let (m, k) = (shape[0] as usize, vec.sizes[0] as usize);
-    into_output(r, &shape, beta, t, &[mat_, vec], |o| {
+    into_output(r, &shape, beta, t, &[mat_, vec], |o| match engine {
+        Backend::Cuda(_) => bmm(alpha, &one(mat_), &column(vec), beta, &column(o)),
         // SAFETY: as in addmm.
-        unsafe { gemm::gemm(m, 1, k, alpha, mat(mat_)?, col(vec)?, beta, mutable(col(o)?)) }
+        Backend::Host => unsafe { gemm::gemm(m, 1, k, alpha, mat(mat_)?, col(vec)?, beta, mutable(col(o)?)) },
     })
 }
 
@@ -149,10 +181,12 @@ pub fn addr<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, vec1: &View<
     expect_dims(vec2, 1, "vec2", 6)?;
     let shape = [vec1.sizes[0], vec2.sizes[0]];
     expect_t(t, &shape, (("vec1", vec1), ("vec2", vec2)))?;
+    let engine = backend(r, &[t, vec1, vec2])?;
     let (m, n) = (shape[0] as usize, shape[1] as usize);
-    into_output(r, &shape, beta, t, &[vec1, vec2], |o| {
+    into_output(r, &shape, beta, t, &[vec1, vec2], |o| match engine {
+        Backend::Cuda(_) => bmm(alpha, &column(vec1), &row1(vec2), beta, &one(o)),
         // SAFETY: as in addmm.
-        unsafe { gemm::gemm(m, n, 1, alpha, col(vec1)?, row(vec2)?, beta, mutable(mat(o)?)) }
+        Backend::Host => unsafe { gemm::gemm(m, n, 1, alpha, col(vec1)?, row(vec2)?, beta, mutable(mat(o)?)) },
     })
 }
 
@@ -185,8 +219,12 @@ pub fn addbmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, b1: &View<
     check_batches(b1, b2)?;
     let shape = [b1.sizes[1], b2.sizes[2]];
     expect_t(t, &shape, (("batch1", b1), ("batch2", b2)))?;
+    let engine = backend(r, &[t, b1, b2])?;
     let (nb, m, n, k) = (b1.sizes[0] as usize, shape[0] as usize, shape[1] as usize, b1.sizes[2] as usize);
     into_output(r, &shape, beta, t, &[b1, b2], |o| {
+        if let Backend::Cuda(_) = engine {
+            return device_addbmm(beta, alpha, b1, b2, o);
+        }
         let (a, b, c) = (view3(b1)?, view3(b2)?, mutable(mat(o)?));
         for i in 0..nb {
             let be = if i == 0 { beta } else { T::one() };
@@ -195,6 +233,23 @@ pub fn addbmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, b1: &View<
         }
         Ok(())
     })
+}
+
+/// `addbmm` on a device: one product per batch into `o`, `beta` for the first and 1 after
+/// (the host's order of accumulation; with no batch, as there, nothing is computed).
+fn device_addbmm<T: Gemm>(beta: T, alpha: T, b1: &View<T>, b2: &View<T>, o: &View<T>) -> Result<()> {
+    let (nb, k) = (b1.sizes[0], b1.sizes[2]);
+    let c = one(o);
+    for i in 0..nb {
+        let at = |v: &View<T>, rows, cols| {
+            let mut x = as_batch(v, [1, rows, cols], [0, v.strides[1], v.strides[2]]);
+            x.offset = (v.offset as i64 + i * v.strides[0]) as usize;
+            x
+        };
+        let be = if i == 0 { beta } else { T::one() };
+        bmm(alpha, &at(b1, o.sizes[0], k), &at(b2, k, o.sizes[1]), be, &c)?;
+    }
+    Ok(())
 }
 
 /// The matrix at batch 0 of a 3-D view (dims 1, 2).
@@ -207,8 +262,12 @@ pub fn baddbmm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, alpha: T, b1: &View
     check_batches(b1, b2)?;
     let shape = [b1.sizes[0], b1.sizes[1], b2.sizes[2]];
     expect_t(t, &shape, (("batch1", b1), ("batch2", b2)))?;
+    let engine = backend(r, &[t, b1, b2])?;
     let (nb, m, n, k) = (shape[0] as usize, shape[1] as usize, shape[2] as usize, b1.sizes[2] as usize);
     into_output(r, &shape, beta, t, &[b1, b2], |o| {
+        if let Backend::Cuda(_) = engine {
+            return bmm(alpha, b1, b2, beta, o);
+        }
         let (a, b, c) = (view3(b1)?, view3(b2)?, mutable(view3(o)?));
         let (sa, sb, sc) = (b1.strides[0], b2.strides[0], o.strides[0]);
         let per = m.saturating_mul(n).saturating_mul(k);

@@ -8,6 +8,7 @@
 #include "lines.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "blas.cuh"
 #endif
 
 TH_BASIC_KERNELS(byte, unsigned char)
@@ -19,3 +20,4 @@ TH_INDEX_KERNELS(byte, unsigned char)
 TH_INDEX_NUM_KERNELS(byte, unsigned char)
 TH_SORT_KERNELS(byte, unsigned char)
 TH_SORT_NUM_KERNELS(byte, unsigned char)
+TH_GEMM_KERNELS(byte, unsigned char)

@@ -8,6 +8,7 @@
 #include "lines.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "blas.cuh"
 #endif
 
 TH_BASIC_KERNELS(char, signed char)
@@ -20,3 +21,4 @@ TH_INDEX_KERNELS(char, signed char)
 TH_INDEX_NUM_KERNELS(char, signed char)
 TH_SORT_KERNELS(char, signed char)
 TH_SORT_NUM_KERNELS(char, signed char)
+TH_GEMM_KERNELS(char, signed char)

@@ -8,6 +8,7 @@
 #include "lines.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "blas.cuh"
 #endif
 
 TH_BASIC_KERNELS(int, int)
@@ -20,3 +21,4 @@ TH_INDEX_KERNELS(int, int)
 TH_INDEX_NUM_KERNELS(int, int)
 TH_SORT_KERNELS(int, int)
 TH_SORT_NUM_KERNELS(int, int)
+TH_GEMM_KERNELS(int, int)

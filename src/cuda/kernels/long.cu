@@ -8,6 +8,7 @@
 #include "lines.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "blas.cuh"
 #endif
 
 TH_BASIC_KERNELS(long, long long)
@@ -21,3 +22,4 @@ TH_INDEX_NUM_KERNELS(long, long long)
 TH_INDEX_LONG_KERNELS(long, long long)
 TH_SORT_KERNELS(long, long long)
 TH_SORT_NUM_KERNELS(long, long long)
+TH_GEMM_KERNELS(long, long long)

@@ -8,6 +8,7 @@
 #include "lines.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "blas.cuh"
 #endif
 
 TH_BASIC_KERNELS(short, short)
@@ -20,3 +21,4 @@ TH_INDEX_KERNELS(short, short)
 TH_INDEX_NUM_KERNELS(short, short)
 TH_SORT_KERNELS(short, short)
 TH_SORT_NUM_KERNELS(short, short)
+TH_GEMM_KERNELS(short, short)

@@ -20,9 +20,11 @@ fn names_and_modules() {
         d if Has::Float.contains(d) => 2 * 10 + 7,
         _ => 2 * 7 + 5,
     };
-    // line kernels: every `Form::Lines` op the dtype has, twice
+    // line kernels: every `Form::Lines` op the dtype has, twice; the integer GEMM (cuda::blas),
+    // one per integer dtype.
     let lines = |d: DType| OPS.iter().filter(|o| o.form == Form::Lines && o.has.contains(d)).count();
-    let want: usize = DType::ALL.iter().map(|&d| 2 * per(d) + 2 * lines(d) + reductions(d)).sum();
+    let gemm = |d: DType| usize::from(Has::Int.contains(d));
+    let want: usize = DType::ALL.iter().map(|&d| 2 * per(d) + 2 * lines(d) + reductions(d) + gemm(d)).sum();
     assert_eq!(all.len(), want);
     let unique: std::collections::HashSet<&String> = all.iter().collect();
     assert_eq!(unique.len(), all.len());
