@@ -213,6 +213,7 @@ def test_from_dlpack_of_a_device_capsule_is_zero_copy():
     assert w.strides == (1, 3) and w.data_ptr() == d.data_ptr()
     np.testing.assert_array_equal(w.cpu().numpy(), (a + 1).T)
     # The memory outlives the producer object: the import holds the storage.
+    gc.collect()
     before = th.cuda.memory_allocated()
     d.close()
     u.close()
