@@ -159,6 +159,13 @@ def test_clear_errors_on_the_device():
         d + th.tensor([1.0, 2.0])
     with pytest.raises(TypeError, match=r"\.cpu\(\)"):
         d.share_memory_()
+    # A TH function without a THC form is named as such (whichever of these still lacks one).
+    lib = th._lib
+    missing = [n for n in ("saveNpy", "loadNpy", "conv2Dmv", "gesv") if not lib.has(f"THCudaTensor_{n}")]
+    if missing:
+        assert lib.has(f"THFloatTensor_{missing[0]}")
+        with pytest.raises(TypeError, match=f"{missing[0]} has no CUDA form.*THCudaTensor_{missing[0]}.*cpu"):
+            d._need(missing[0])
 
 
 # ---- DLPack ----
