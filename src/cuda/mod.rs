@@ -13,11 +13,13 @@
 //! - `kernels`, `launch`: the CUDA C sources, NVRTC compilation, and launch parameters built
 //!   from the shared geometry; `lines`: launches of the kernels that walk a line per item
 //!   (index ops, scans, sorts); `reduce`: the device engine of the reductions;
-//! - `storage`: the `THAllocator` that backs device storages.
+//! - `storage`: the `THAllocator` that backs device storages;
+//! - `dlpack`: the stream ordering of a device tensor handed out through DLPack.
 
 pub mod alloc;
 pub mod blas;
 pub mod copy;
+pub mod dlpack;
 pub mod gpu;
 pub mod kernels;
 pub mod launch;

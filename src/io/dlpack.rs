@@ -8,8 +8,12 @@
 //! plus its own shape and strides arrays, all in one heap block that the deleter frees.
 //! Import: the producer's memory becomes a non-resizable storage whose allocator's `free` calls
 //! the producer's deleter, so it runs exactly once, when the last tensor on the storage goes.
+//!
+//! One mechanism serves TH (host memory) and THC (CUDA device memory): a `Side` says which, and
+//! only the device checks and the device the imported storage reports differ. A device import
+//! never goes through the caching allocator: the memory is the producer's until its deleter runs.
 
-use crate::core::allocator::{Allocator, THAllocator, fail};
+use crate::core::allocator::{Allocator, Device, THAllocator, fail};
 use crate::core::dtype::{DType, Format, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::refcount::Rc;
@@ -77,6 +81,7 @@ pub struct DLManagedTensorVersioned {
 pub const DLPACK_VERSION: DLPackVersion = DLPackVersion { major: 1, minor: 1 };
 
 pub(crate) const KDL_CPU: i32 = 1;
+pub(crate) const KDL_CUDA: i32 = 2;
 pub(crate) const KDL_CUDA_HOST: i32 = 3;
 pub(crate) const KDL_ROCM_HOST: i32 = 11;
 pub(crate) const KDL_CUDA_MANAGED: i32 = 13;
@@ -88,6 +93,13 @@ pub(crate) const KDL_BFLOAT: u8 = 4;
 pub(crate) const KDL_BOOL: u8 = 6;
 
 pub(crate) const FLAG_READ_ONLY: u64 = 1;
+
+/// Which family a DLPack call serves: TH (host memory) or THC (CUDA device memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Host,
+    Cuda,
+}
 
 /// Most dimensions an imported tensor may have (numpy's limit).
 const MAX_DIMS: i32 = 64;
@@ -120,7 +132,7 @@ pub fn dl_dtype_name(t: DLDataType) -> String {
     if t.lanes == 1 { format!("{base}{}", t.bits) } else { format!("{base}{}x{}", t.bits, t.lanes) }
 }
 
-fn device_name(t: i32) -> String {
+pub(crate) fn device_name(t: i32) -> String {
     let n = match t {
         1 => "kDLCPU",
         2 => "kDLCUDA",
@@ -153,8 +165,49 @@ struct Export<M, T: Scalar> {
     strides: Vec<i64>,
 }
 
+/// The DLPack device and first-element address of `v`, exported for `side`.
+fn placement<T: Scalar>(v: &View<T>, side: Side) -> Result<(DLDevice, *mut c_void)> {
+    let device = match (side, v.device()) {
+        (Side::Host, Device::Cpu) => DLDevice { device_type: KDL_CPU, device_id: 0 },
+        (Side::Cuda, Device::Cuda(i)) => DLDevice { device_type: KDL_CUDA, device_id: i },
+        // A THC tensor without storage (or elements) is on the current device.
+        (Side::Cuda, Device::Cpu) if v.storage.is_none() => {
+            DLDevice { device_type: KDL_CUDA, device_id: crate::cuda::runtime::current() }
+        }
+        (Side::Host, Device::Cuda(i)) => {
+            return Err(Error::invalid(format!(
+                "the tensor is on CUDA device {i}: export it with THCuda{}Tensor_toDLPack",
+                thc_real(T::DTYPE)
+            )));
+        }
+        (Side::Cuda, Device::Cpu) => {
+            return Err(Error::invalid(format!(
+                "the tensor is in host memory, not on a CUDA device: export it with TH{}Tensor_toDLPack",
+                T::DTYPE
+            )));
+        }
+    };
+    if v.numel() == 0 {
+        return Ok((device, ptr::null_mut()));
+    }
+    let data = match side {
+        Side::Host => {
+            v.host_ptr()?;
+            v.data_ptr()? as *mut c_void
+        }
+        // A device address: computed, never dereferenced.
+        Side::Cuda => v.storage_ptr()?.map_or(ptr::null_mut(), |p| p.wrapping_add(v.offset) as *mut c_void),
+    };
+    Ok((device, data))
+}
+
+/// THC's spelling of a dtype in names (`THCudaTensor` is Float's).
+fn thc_real(d: DType) -> String {
+    if d == DType::Float { String::new() } else { d.to_string() }
+}
+
 /// The DLTensor describing `v` (pointers into `shape`/`strides`, which the caller keeps alive).
-fn describe<T: Scalar>(v: &View<T>) -> Result<(DLTensor, Vec<i64>, Vec<i64>)> {
+fn describe<T: Scalar>(v: &View<T>, side: Side) -> Result<(DLTensor, Vec<i64>, Vec<i64>)> {
     let (shape, strides) = if v.sizes.is_empty() {
         // TH's empty tensor (no dims, 0 elements) is a 1-d tensor of length 0 in DLPack
         // (0 dims would mean a scalar with one element).
@@ -162,15 +215,10 @@ fn describe<T: Scalar>(v: &View<T>) -> Result<(DLTensor, Vec<i64>, Vec<i64>)> {
     } else {
         (v.sizes.clone(), v.strides.clone())
     };
-    let data = if v.numel() == 0 {
-        ptr::null_mut()
-    } else {
-        v.host_ptr()?;
-        v.data_ptr()? as *mut c_void
-    };
+    let (device, data) = placement(v, side)?;
     let dl = DLTensor {
         data,
-        device: DLDevice { device_type: KDL_CPU, device_id: 0 },
+        device,
         ndim: shape.len() as i32,
         dtype: dl_dtype(T::DTYPE),
         shape: ptr::null_mut(),
@@ -218,9 +266,9 @@ unsafe extern "C" fn delete<M: Managed, T: Scalar>(m: *mut M) {
 
 /// A managed tensor (made by `managed` from the DLTensor) viewing `t`'s current geometry; it
 /// holds a reference on the storage until its deleter runs. The caller owns the result.
-fn export<M: Managed, T: Scalar>(t: &Tensor<T>, managed: impl FnOnce(DLTensor) -> M) -> Result<*mut M> {
+fn export<M: Managed, T: Scalar>(t: &Tensor<T>, side: Side, managed: impl FnOnce(DLTensor) -> M) -> Result<*mut M> {
     let v = t.view();
-    let (dl, shape, strides) = describe(&v)?;
+    let (dl, shape, strides) = describe(&v, side)?;
     let b = Box::into_raw(Box::new(Export { managed: managed(dl), _storage: v.storage, shape, strides }));
     // SAFETY: `b` is a fresh, uniquely owned block; the Vec buffers do not move with it.
     unsafe {
@@ -232,9 +280,10 @@ fn export<M: Managed, T: Scalar>(t: &Tensor<T>, managed: impl FnOnce(DLTensor) -
     Ok(b as *mut M)
 }
 
-/// A versioned managed tensor viewing `t`'s current geometry (see `export`).
-pub fn to_dlpack<T: Scalar>(t: &Tensor<T>) -> Result<*mut DLManagedTensorVersioned> {
-    export(t, |dl_tensor| DLManagedTensorVersioned {
+/// A versioned managed tensor viewing `t`'s current geometry (see `export`); `t` must be in the
+/// memory of `side`.
+pub fn to_dlpack<T: Scalar>(t: &Tensor<T>, side: Side) -> Result<*mut DLManagedTensorVersioned> {
+    export(t, side, |dl_tensor| DLManagedTensorVersioned {
         version: DLPACK_VERSION,
         manager_ctx: ptr::null_mut(),
         deleter: Some(delete::<_, T>),
@@ -244,8 +293,12 @@ pub fn to_dlpack<T: Scalar>(t: &Tensor<T>) -> Result<*mut DLManagedTensorVersion
 }
 
 /// The legacy (unversioned) form of `to_dlpack`.
-pub fn to_dlpack_unversioned<T: Scalar>(t: &Tensor<T>) -> Result<*mut DLManagedTensor> {
-    export(t, |dl_tensor| DLManagedTensor { dl_tensor, manager_ctx: ptr::null_mut(), deleter: Some(delete::<_, T>) })
+pub fn to_dlpack_unversioned<T: Scalar>(t: &Tensor<T>, side: Side) -> Result<*mut DLManagedTensor> {
+    export(t, side, |dl_tensor| DLManagedTensor {
+        dl_tensor,
+        manager_ctx: ptr::null_mut(),
+        deleter: Some(delete::<_, T>),
+    })
 }
 
 // ---- import ----
@@ -280,20 +333,46 @@ static IMPORT_UNVERSIONED: THAllocator = THAllocator {
     free: Some(import_free::<DLManagedTensor>),
 };
 
-/// Checks a DLTensor against `T` and returns the tensor's geometry: (first element, storage
-/// length in elements, sizes, strides). Reads the DLTensor only.
+/// Where an imported DLTensor's storage lives for `side`, or why `side` cannot take it. The
+/// host takes host-addressable memory (pageable, pinned, managed); THC takes memory of an
+/// existing CUDA device, and managed memory (`cudaMallocManaged` addresses are valid device
+/// addresses; DLPack gives them device id 0, so they go to the current device).
+fn storage_device(d: DLDevice, side: Side) -> Result<Device> {
+    let (t, id) = (d.device_type, d.device_id);
+    match side {
+        Side::Host if matches!(t, KDL_CPU | KDL_CUDA_HOST | KDL_ROCM_HOST | KDL_CUDA_MANAGED) => Ok(Device::Cpu),
+        Side::Host if t == KDL_CUDA => Err(Error::invalid(format!(
+            "DLPack tensor is in CUDA device memory (kDLCUDA, device {id}); TH tensors read host memory only: \
+             import it with THCuda*Tensor_fromDLPack (or copy it to the host first)"
+        ))),
+        Side::Host => Err(Error::invalid(format!(
+            "DLPack tensor is on device {} (id {id}); th only reads host memory (kDLCPU, or pinned/managed memory)",
+            device_name(t)
+        ))),
+        Side::Cuda if t == KDL_CUDA => {
+            let dev = crate::cuda::runtime::device(id).map_err(|e| {
+                Error::new(e.code, format!("DLPack tensor is on CUDA device {id}, which th cannot use: {}", e.msg))
+            })?;
+            Ok(Device::Cuda(dev.ordinal))
+        }
+        Side::Cuda if t == KDL_CUDA_MANAGED => {
+            Ok(Device::Cuda(crate::cuda::runtime::device(crate::cuda::runtime::current())?.ordinal))
+        }
+        Side::Cuda => Err(Error::invalid(format!(
+            "DLPack tensor is on device {} (id {id}); THC tensors take CUDA device memory (kDLCUDA, or \
+             kDLCUDAManaged): import host memory with TH*Tensor_fromDLPack and copy it to the device",
+            device_name(t)
+        ))),
+    }
+}
+
+/// Checks a DLTensor against `T` and `side` and returns the tensor's placement: (storage device,
+/// first element, storage length in elements, sizes, strides). Reads the DLTensor only.
 ///
 /// # Safety
 /// `dl.shape`/`dl.strides` must be NULL or point to `dl.ndim` values.
-unsafe fn check_dltensor<T: Scalar>(dl: &DLTensor) -> Result<(*mut T, usize, Vec<i64>, Vec<i64>)> {
-    let dev = dl.device.device_type;
-    if !matches!(dev, KDL_CPU | KDL_CUDA_HOST | KDL_ROCM_HOST | KDL_CUDA_MANAGED) {
-        return Err(Error::invalid(format!(
-            "DLPack tensor is on device {} (id {}); th only reads host memory (kDLCPU, or pinned/managed memory)",
-            device_name(dev),
-            dl.device.device_id
-        )));
-    }
+unsafe fn check_dltensor<T: Scalar>(dl: &DLTensor, side: Side) -> Result<Placed<T>> {
+    let device = storage_device(dl.device, side)?;
     let want = dl_dtype(T::DTYPE);
     if dl.dtype != want {
         return Err(Error::dtype(format!(
@@ -337,7 +416,7 @@ unsafe fn check_dltensor<T: Scalar>(dl: &DLTensor) -> Result<(*mut T, usize, Vec
     }
     let n = crate::core::tensor::numel(&shape)?;
     if nd > 0 && n == 0 {
-        return Ok((ptr::null_mut(), 0, Vec::new(), Vec::new()));
+        return Ok((device, ptr::null_mut(), 0, Vec::new(), Vec::new()));
     }
     // TH has no 0-d tensors: a DLPack scalar becomes a 1-d tensor of one element.
     let (sizes, strides) = if nd == 0 { (vec![1i64], vec![1i64]) } else { (shape, strides) };
@@ -366,19 +445,26 @@ unsafe fn check_dltensor<T: Scalar>(dl: &DLTensor) -> Result<(*mut T, usize, Vec
     if !(first as usize).is_multiple_of(std::mem::align_of::<T>()) {
         return Err(Error::invalid(format!("DLPack data {first:p} is not aligned for {}", T::DTYPE)));
     }
-    Ok((first, len, sizes, strides))
+    Ok((device, first, len, sizes, strides))
 }
+
+/// What `check_dltensor` finds: storage device, first element, length, sizes, strides.
+type Placed<T> = (Device, *mut T, usize, Vec<i64>, Vec<i64>);
 
 /// A tensor over the memory of the managed tensor `m`, zero-copy: its storage's allocator
 /// (`M::IMPORT`) runs the deleter when the last tensor on it goes.
 ///
 /// # Safety
 /// `m` must be a live managed tensor whose memory stays valid until its deleter runs.
-unsafe fn import<M: Managed, T: Scalar>(m: *mut M) -> Result<Rc<Tensor<T>>> {
+unsafe fn import<M: Managed, T: Scalar>(m: *mut M, side: Side) -> Result<Rc<Tensor<T>>> {
     // SAFETY: caller contract: a valid DLTensor.
-    let (first, len, sizes, strides) = unsafe { check_dltensor::<T>((*m).dl_tensor())? };
-    // SAFETY: a static vtable, context is the managed tensor.
-    let alloc = unsafe { Allocator::from_c(M::IMPORT, m as *mut c_void)? };
+    let (device, first, len, sizes, strides) = unsafe { check_dltensor::<T>((*m).dl_tensor(), side)? };
+    let alloc = match device {
+        // SAFETY: a static vtable, context is the managed tensor.
+        Device::Cpu => unsafe { Allocator::from_c(M::IMPORT, m as *mut c_void)? },
+        // The same vtable (its free runs the deleter), reporting the device so THC accepts it.
+        Device::Cuda(_) => Allocator::for_device(M::IMPORT, m as *mut c_void, device),
+    };
     // SAFETY: caller contract; from_raw only records the pointer.
     let st = unsafe { Storage::from_raw(first, len, alloc)? };
     st.set_flags(0, TH_STORAGE_RESIZABLE);
@@ -390,7 +476,7 @@ unsafe fn import<M: Managed, T: Scalar>(m: *mut M) -> Result<Rc<Tensor<T>>> {
 ///
 /// # Safety
 /// `m` must be a live managed tensor that is not used elsewhere after success.
-pub unsafe fn from_dlpack<T: Scalar>(m: *mut DLManagedTensorVersioned) -> Result<Rc<Tensor<T>>> {
+pub unsafe fn from_dlpack<T: Scalar>(m: *mut DLManagedTensorVersioned, side: Side) -> Result<Rc<Tensor<T>>> {
     if m.is_null() {
         return Err(Error::null(1, "DLManagedTensorVersioned"));
     }
@@ -409,19 +495,19 @@ pub unsafe fn from_dlpack<T: Scalar>(m: *mut DLManagedTensorVersioned) -> Result
         ));
     }
     // SAFETY: caller contract.
-    unsafe { import(m) }
+    unsafe { import(m, side) }
 }
 
 /// `from_dlpack` for a legacy managed tensor (which cannot say it is read-only).
 ///
 /// # Safety
 /// As for `from_dlpack`.
-pub unsafe fn from_dlpack_unversioned<T: Scalar>(m: *mut DLManagedTensor) -> Result<Rc<Tensor<T>>> {
+pub unsafe fn from_dlpack_unversioned<T: Scalar>(m: *mut DLManagedTensor, side: Side) -> Result<Rc<Tensor<T>>> {
     if m.is_null() {
         return Err(Error::null(1, "DLManagedTensor"));
     }
     // SAFETY: caller contract.
-    unsafe { import(m) }
+    unsafe { import(m, side) }
 }
 
 // ---- Python capsule destructors ----
@@ -540,17 +626,17 @@ mod tests {
     fn round_trip_shares_memory() {
         let t = Tensor::new(View::<f32>::from_slice(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap());
         let tt = Tensor::new(t.view().transpose(0, 1).unwrap());
-        let m = to_dlpack(&tt).unwrap();
+        let m = to_dlpack(&tt, Side::Host).unwrap();
         // SAFETY: m is fresh from to_dlpack.
-        let back = unsafe { from_dlpack::<f32>(m) }.unwrap();
+        let back = unsafe { from_dlpack::<f32>(m, Side::Host) }.unwrap();
         assert_eq!(back.view().sizes, vec![3, 2]);
         assert_eq!(back.view().strides, vec![1, 3]);
         assert_eq!(back.view().to_vec().unwrap(), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
         back.view().set(&[0, 1], 40.0).unwrap();
         assert_eq!(t.view().get(&[1, 0]).unwrap(), 40.0);
-        let m2 = to_dlpack(&t).unwrap();
+        let m2 = to_dlpack(&t, Side::Host).unwrap();
         // SAFETY: a fresh export that nobody took.
-        assert!(unsafe { from_dlpack::<f64>(m2) }.is_err());
+        assert!(unsafe { from_dlpack::<f64>(m2, Side::Host) }.is_err());
         // SAFETY: still ours after the failed import.
         unsafe { call_versioned_deleter(m2 as *mut c_void) };
     }

@@ -5,12 +5,15 @@
     a = np.asarray(t)                 # zero-copy
     u = th.from_numpy(np.arange(6.0)) # zero-copy, keeps the array alive
     v = np.from_dlpack(t)             # DLPack, zero-copy
+    d = th.tensor([1.0, 2.0], device="cuda")   # on a CUDA device (th.cuda.is_available())
+    (d * 2).cpu().numpy()
 """
 
 from ._lib import (
     DTYPES,
     DType,
     THBufferError,
+    THCudaError,
     THError,
     THIndexError,
     THMemoryError,
@@ -28,12 +31,14 @@ from ._lib import (
     int64,
     uint8,
 )
+from . import cuda
+from .cuda import device
 from .tensor import Tensor, arange, empty, from_dlpack, from_numpy, full, full_like, ones, tensor, zeros
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DTYPES", "DType", "THBufferError", "THError", "THIndexError", "THMemoryError", "THTypeError", "THValueError",
-    "Tensor", "arange", "as_dtype", "bfloat16", "bool_", "empty", "float16", "float32", "float64", "from_dlpack",
+    "DTYPES", "DType", "THBufferError", "THCudaError", "THError", "THIndexError", "THMemoryError", "THTypeError", "THValueError",
+    "Tensor", "arange", "as_dtype", "bfloat16", "bool_", "cuda", "device", "empty", "float16", "float32", "float64", "from_dlpack",
     "from_numpy", "full", "full_like", "int8", "int16", "int32", "int64", "ones", "tensor", "uint8", "zeros",
 ]

@@ -291,3 +291,40 @@ DESTRUCTOR_L = C.cast(dll.THDLPack_capsuleDestructorUnversioned, C.c_void_p).val
 
 DLManagedTensorVersioned = S.DLManagedTensorVersioned
 DLManagedTensor = S.DLManagedTensor
+
+
+# ---- families: TH (host tensors) and THC (CUDA device tensors) ----
+# A device tensor is the same kind of object in libth; only the function family differs:
+# `THCuda{Real}Tensor_op(THCState *, ...)` (`THCudaTensor` for Float), with the state a token
+# that may be NULL.
+
+TH_ERR_NO_CUDA, TH_ERR_CUDA = 7, 8
+
+
+class THCudaError(THError):
+    """CUDA is unavailable (no driver, no device, or a library built without CUDA) or failed."""
+
+
+_BY_CODE[TH_ERR_NO_CUDA] = THCudaError
+_BY_CODE[TH_ERR_CUDA] = THCudaError
+
+# THC's accreal (`sumall` and friends): float for Float/Half/BFloat16, double for Double, long
+# for the integer dtypes and Bool.
+for _d in DTYPES:
+    _d.cuda_acc = {"Float": C.c_float, "Half": C.c_float, "BFloat16": C.c_float, "Double": C.c_double}.get(
+        _d.th, C.c_int64)
+
+
+def family(d, dev, kind="Tensor"):
+    """`TH{Real}Tensor` on the host (dev None), THC's `THCuda{Real}Tensor` on a device."""
+    if dev is None:
+        return f"TH{d.th}{kind}"
+    return f"THCuda{kind}" if d.th == "Float" else f"THCuda{d.th}{kind}"
+
+
+def fam_call(d, dev, name, restype, argtypes, *args, kind=None):
+    """Calls `{family}_{name}`, passing a NULL THCState first for the device family."""
+    f = f"{family(d, dev)}_{name}"
+    if dev is None:
+        return call(f, restype, argtypes, *args, kind=kind)
+    return call(f, restype, [C.c_void_p, *argtypes], None, *args, kind=kind)

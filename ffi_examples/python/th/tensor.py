@@ -7,6 +7,7 @@ import os
 import weakref
 
 from . import _lib as L
+from . import cuda as _cuda
 from ._lib import DType, THBufferError, THError, THIndexError, THTypeError, THValueError, as_dtype, call, fn
 
 P = C.c_void_p
@@ -16,43 +17,60 @@ def _free_handle(free, h):
     free(h)
 
 
+def _free_device_handle(free, h):
+    free(None, h)
+
+
+def _finalizer(t, d, dev, h):
+    if dev is None:
+        return weakref.finalize(t, _free_handle, fn(f"TH{d.th}Tensor_free", None, [P]), h)
+    return weakref.finalize(t, _free_device_handle, fn(f"{L.family(d, dev)}_free", None, [P, P]), h)
+
+
 class Tensor:
     """A th tensor of any dtype. Views share memory (TH semantics: strides >= 0, no 0-d
     tensors: a tensor without dimensions is empty). Release it with `close()` or a `with` block;
-    otherwise the garbage collector does."""
+    otherwise the garbage collector does.
 
-    __slots__ = ("_h", "_dtype", "_finalizer", "_keep", "_shm_name", "__weakref__")
+    A tensor lives in host memory (`device` "cpu", TH's functions) or on a CUDA device
+    (`device` "cuda:N", THC's `THCuda*` functions, which every operation here dispatches to by
+    the tensor's device). `.cuda()`, `.cpu()` and `.to(device)` copy between them."""
+
+    __slots__ = ("_h", "_dtype", "_dev", "_finalizer", "_keep", "_shm_name", "__weakref__")
 
     # ---- construction / lifetime ----
 
     @classmethod
-    def _adopt(cls, h, dtype, keep=None):
-        """Wraps a new (+1) handle."""
+    def _adopt(cls, h, dtype, keep=None, dev=None):
+        """Wraps a new (+1) handle (a device tensor's when `dev` is its ordinal)."""
         if not h:
             raise THError("libth returned NULL")
         t = object.__new__(cls)
         t._h = h
         t._dtype = dtype
+        t._dev = dev
         t._keep = keep
         t._shm_name = None
-        free = fn(f"TH{dtype.th}Tensor_free", None, [P])
-        t._finalizer = weakref.finalize(t, _free_handle, free, h)
+        t._finalizer = _finalizer(t, dtype, dev, h)
         return t
 
-    def __init__(self, *shape, dtype="float32"):
-        """`Tensor(2, 3, dtype="float32")`: uninitialised contents (use th.zeros/th.tensor)."""
+    def __init__(self, *shape, dtype="float32", device=None):
+        """`Tensor(2, 3, dtype="float32", device="cuda")`: uninitialised contents (use
+        th.zeros/th.tensor)."""
         d = as_dtype(dtype)
+        dev = None if device is None else _cuda.resolve(device)
         shape = _shape_arg(shape)
         with L.LongList(shape) as s:
-            h = call(f"TH{d.th}Tensor_newWithSize", P, [P, P], s, None)
-        Tensor._init_from(self, h, d)
+            h = _new_with_size(d, dev, s)
+        Tensor._init_from(self, h, d, dev)
 
-    def _init_from(self, h, d):
+    def _init_from(self, h, d, dev=None):
         self._h = h
         self._dtype = d
+        self._dev = dev
         self._keep = None
         self._shm_name = None
-        self._finalizer = weakref.finalize(self, _free_handle, fn(f"TH{d.th}Tensor_free", None, [P]), h)
+        self._finalizer = _finalizer(self, d, dev, h)
 
     @property
     def handle(self):
@@ -79,11 +97,36 @@ class Tensor:
         self.close()
 
     def _f(self, name):
-        return f"TH{self._dtype.th}Tensor_{name}"
+        return f"{L.family(self._dtype, self._dev)}_{name}"
+
+    def _c(self, name, restype, argtypes, *args, kind=None):
+        """Calls this tensor's family's `name` (THC's with a NULL state first)."""
+        return L.fam_call(self._dtype, self._dev, name, restype, argtypes, *args, kind=kind)
+
+    def _fn(self, name, restype, argtypes):
+        if self._dev is None:
+            return fn(self._f(name), restype, argtypes)
+        f = fn(self._f(name), restype, [P, *argtypes])
+        return lambda *a: f(None, *a)
+
+    def _has(self, name):
+        return L.has(self._f(name))
+
+    def _need(self, name):
+        """Raises a clear error when this tensor's family has no function `name`."""
+        if not self._has(name):
+            if self._dev is not None and L.has(f"TH{self._dtype.th}Tensor_{name}"):
+                raise THTypeError(f"{name} has no CUDA form for {self._dtype.name} tensors ({self._f(name)} does "
+                                  f"not exist): move the tensor to the host with .cpu() first")
+            raise THTypeError(f"{name} is not defined for {self._dtype.name} tensors")
 
     def _new_empty(self, dtype=None):
         d = dtype or self._dtype
-        return Tensor._adopt(call(f"TH{d.th}Tensor_new", P, []), d)
+        return Tensor._adopt(L.fam_call(d, self._dev, "new", P, []), d, dev=self._dev)
+
+    def _same_device(self, other):
+        if other._dev != self._dev:
+            raise THValueError(f"expected all tensors on the same device, got {self.device} and {other.device}")
 
     # ---- geometry ----
 
@@ -93,7 +136,7 @@ class Tensor:
 
     @property
     def ndim(self):
-        return call(self._f("nDimension"), C.c_int, [P], self.handle)
+        return self._c("nDimension", C.c_int, [P], self.handle)
 
     def dim(self):
         return self.ndim
@@ -101,8 +144,8 @@ class Tensor:
     @property
     def shape(self):
         h = self.handle
-        n = call(self._f("nDimension"), C.c_int, [P], h)
-        f = fn(self._f("size"), C.c_int64, [P, C.c_int])
+        n = self._c("nDimension", C.c_int, [P], h)
+        f = self._fn("size", C.c_int64, [P, C.c_int])
         return tuple(f(h, i) for i in range(n))
 
     def size(self, dim=None):
@@ -113,8 +156,8 @@ class Tensor:
     def strides(self):
         """Strides in elements."""
         h = self.handle
-        n = call(self._f("nDimension"), C.c_int, [P], h)
-        f = fn(self._f("stride"), C.c_int64, [P, C.c_int])
+        n = self._c("nDimension", C.c_int, [P], h)
+        f = self._fn("stride", C.c_int64, [P, C.c_int])
         return tuple(f(h, i) for i in range(n))
 
     def stride(self, dim=None):
@@ -122,10 +165,10 @@ class Tensor:
         return s if dim is None else s[_wrap_dim(dim, len(s))]
 
     def storage_offset(self):
-        return call(self._f("storageOffset"), C.c_ssize_t, [P], self.handle)
+        return self._c("storageOffset", C.c_ssize_t, [P], self.handle)
 
     def numel(self):
-        return call(self._f("nElement"), C.c_int64, [P], self.handle)
+        return self._c("nElement", C.c_int64, [P], self.handle)
 
     def __len__(self):
         s = self.shape
@@ -134,11 +177,11 @@ class Tensor:
         return s[0]
 
     def is_contiguous(self):
-        return bool(call(self._f("isContiguous"), C.c_int, [P], self.handle))
+        return bool(self._c("isContiguous", C.c_int, [P], self.handle))
 
     def data_ptr(self):
         """Address of the first element (0 when empty)."""
-        return call(self._f("data"), P, [P], self.handle) or 0
+        return self._c("data", P, [P], self.handle) or 0
 
     @property
     def itemsize(self):
@@ -147,28 +190,28 @@ class Tensor:
     # ---- views ----
 
     def _view(self, offset, sizes, strides):
-        st = call(self._f("storage"), P, [P], self.handle)
+        st = self._c("storage", P, [P], self.handle)
         with L.LongList(sizes) as sz, L.LongList(strides) as sd:
-            h = call(f"TH{self._dtype.th}Tensor_newWithStorage", P, [P, C.c_ssize_t, P, P], st, offset, sz, sd)
-        return Tensor._adopt(h, self._dtype, self._keep)
+            h = self._c("newWithStorage", P, [P, C.c_ssize_t, P, P], st, offset, sz, sd)
+        return Tensor._adopt(h, self._dtype, self._keep, self._dev)
 
     def narrow(self, dim, start, length):
         dim = _wrap_dim(dim, self.ndim)
-        h = call(self._f("newNarrow"), P, [P, C.c_int, C.c_int64, C.c_int64], self.handle, dim, start, length)
-        return Tensor._adopt(h, self._dtype, self._keep)
+        h = self._c("newNarrow", P, [P, C.c_int, C.c_int64, C.c_int64], self.handle, dim, start, length)
+        return Tensor._adopt(h, self._dtype, self._keep, self._dev)
 
     def select(self, dim, index):
         shape = self.shape
         dim = _wrap_dim(dim, len(shape))
         if index < 0:
             index += shape[dim]
-        h = call(self._f("newSelect"), P, [P, C.c_int, C.c_int64], self.handle, dim, index)
-        return Tensor._adopt(h, self._dtype, self._keep)
+        h = self._c("newSelect", P, [P, C.c_int, C.c_int64], self.handle, dim, index)
+        return Tensor._adopt(h, self._dtype, self._keep, self._dev)
 
     def transpose(self, d0, d1):
         n = self.ndim
-        h = call(self._f("newTranspose"), P, [P, C.c_int, C.c_int], self.handle, _wrap_dim(d0, n), _wrap_dim(d1, n))
-        return Tensor._adopt(h, self._dtype, self._keep)
+        h = self._c("newTranspose", P, [P, C.c_int, C.c_int], self.handle, _wrap_dim(d0, n), _wrap_dim(d1, n))
+        return Tensor._adopt(h, self._dtype, self._keep, self._dev)
 
     def t(self):
         if self.ndim != 2:
@@ -191,8 +234,8 @@ class Tensor:
     def view(self, *shape):
         shape = _shape_arg(shape)
         with L.LongList(shape) as s:
-            h = call(self._f("newView"), P, [P, P], self.handle, s)
-        return Tensor._adopt(h, self._dtype, self._keep)
+            h = self._c("newView", P, [P, P], self.handle, s)
+        return Tensor._adopt(h, self._dtype, self._keep, self._dev)
 
     def reshape(self, *shape):
         shape = _shape_arg(shape)
@@ -205,51 +248,79 @@ class Tensor:
                 shape[shape.index(-1)] = n // known
         r = self._new_empty()
         with L.LongList(shape) as s:
-            call(self._f("reshape"), None, [P, P, P], r.handle, self.handle, s)
+            self._c("reshape", None, [P, P, P], r.handle, self.handle, s)
         return r
 
     def expand(self, *shape):
         shape = _shape_arg(shape)
         with L.LongList(shape) as s:
-            h = call(self._f("newExpand"), P, [P, P], self.handle, s)
-        return Tensor._adopt(h, self._dtype, self._keep)
+            h = self._c("newExpand", P, [P, P], self.handle, s)
+        return Tensor._adopt(h, self._dtype, self._keep, self._dev)
 
     def unsqueeze(self, dim):
         n = self.ndim
         if dim < 0:
             dim += n + 1
         r = self._shallow()
-        call(self._f("unsqueeze1d"), None, [P, P, C.c_int], r.handle, self.handle, dim)
+        self._c("unsqueeze1d", None, [P, P, C.c_int], r.handle, self.handle, dim)
         return r
 
     def squeeze(self, dim=None):
         r = self._shallow()
         if dim is None:
-            call(self._f("squeeze"), None, [P, P], r.handle, self.handle)
+            self._c("squeeze", None, [P, P], r.handle, self.handle)
         else:
-            call(self._f("squeeze1d"), None, [P, P, C.c_int], r.handle, self.handle, _wrap_dim(dim, self.ndim))
+            self._c("squeeze1d", None, [P, P, C.c_int], r.handle, self.handle, _wrap_dim(dim, self.ndim))
         return r
 
     def _shallow(self):
-        h = call(self._f("newWithTensor"), P, [P], self.handle)
-        return Tensor._adopt(h, self._dtype, self._keep)
+        h = self._c("newWithTensor", P, [P], self.handle)
+        return Tensor._adopt(h, self._dtype, self._keep, self._dev)
 
     def contiguous(self):
-        h = call(self._f("newContiguous"), P, [P], self.handle)
-        return Tensor._adopt(h, self._dtype, self._keep)
+        h = self._c("newContiguous", P, [P], self.handle)
+        return Tensor._adopt(h, self._dtype, self._keep, self._dev)
 
     def clone(self):
-        return Tensor._adopt(call(self._f("newClone"), P, [P], self.handle), self._dtype)
+        return Tensor._adopt(self._c("newClone", P, [P], self.handle), self._dtype, dev=self._dev)
 
-    def to(self, dtype):
-        """A copy converted to `dtype` (C casts)."""
-        d = as_dtype(dtype)
-        r = Tensor(*self.shape, dtype=d) if self.numel() else Tensor._adopt(call(f"TH{d.th}Tensor_new", P, []), d)
+    def to(self, *args, dtype=None, device=None):
+        """A copy converted to `dtype` (C casts) and/or moved to `device`: `t.to("float64")`,
+        `t.to("cuda")`, `t.to("cuda:0", "float32")`, `t.to(device="cpu")`. A device argument is a
+        string naming a device ("cpu", "cuda", "cuda:N") or a `th.device`."""
+        for a in args:
+            if isinstance(a, _cuda.device) or (isinstance(a, str) and a.partition(":")[0] in ("cpu", "cuda")):
+                device = a
+            else:
+                dtype = a
+        d = self._dtype if dtype is None else as_dtype(dtype)
+        dev = self._dev if device is None else _cuda.resolve(device)
+        r = _new_sized(d, dev, self.shape)
         if self.numel():
-            call(f"TH{d.th}Tensor_copy{self._dtype.th}", None, [P, P], r.handle, self.handle)
+            _copy(r, self)
         return r
 
-    astype = to
+    def astype(self, dtype):
+        return self.to(dtype=dtype)
+
+    @property
+    def device(self):
+        """`th.device("cpu")` or `th.device("cuda", N)`."""
+        return _cuda.device("cpu") if self._dev is None else _cuda.device("cuda", self._dev)
+
+    @property
+    def is_cuda(self):
+        return self._dev is not None
+
+    def cuda(self, device=None):
+        """A copy on the CUDA device (default: the current one); `self` if it is already
+        there. Raises THCudaError (with the library's reason) when CUDA is unavailable."""
+        dev = _cuda.resolve("cuda" if device is None else _cuda.device(device))
+        return self if dev == self._dev else self.to(device=_cuda.device("cuda", dev))
+
+    def cpu(self):
+        """A copy in host memory; `self` if it is already there."""
+        return self if self._dev is None else self.to(device="cpu")
 
     def float(self):
         return self.to(L.float32)
@@ -318,8 +389,8 @@ class Tensor:
             return self._new_empty()
         offset, sizes, strides = r
         if not sizes:  # every dimension indexed: a Python scalar
-            st = call(self._f("storage"), P, [P], self.handle)
-            v = call(f"TH{self._dtype.th}Storage_get", self._dtype.ctype, [P, C.c_ssize_t], st, offset)
+            st = self._c("storage", P, [P], self.handle)
+            v = self._sc("get", self._dtype.ctype, [P, C.c_ssize_t], st, offset)
             return _py(self._dtype, v)
         return self._view(offset, sizes, strides)
 
@@ -329,9 +400,8 @@ class Tensor:
             return
         offset, sizes, strides = r
         if not sizes:
-            st = call(self._f("storage"), P, [P], self.handle)
-            call(f"TH{self._dtype.th}Storage_set", None, [P, C.c_ssize_t, self._dtype.ctype], st, offset,
-                 self._dtype.to_c(value))
+            st = self._c("storage", P, [P], self.handle)
+            self._sc("set", None, [P, C.c_ssize_t, self._dtype.ctype], st, offset, self._dtype.to_c(value))
             return
         v = self._view(offset, sizes, strides)
         try:
@@ -339,25 +409,35 @@ class Tensor:
         finally:
             v.close()
 
+    def _sc(self, name, restype, argtypes, *args):
+        """Calls this tensor's storage family's `name`."""
+        f = f"{L.family(self._dtype, self._dev, 'Storage')}_{name}"
+        if self._dev is None:
+            return call(f, restype, argtypes, *args)
+        return call(f, restype, [P, *argtypes], None, *args)
+
     def fill_(self, value):
-        call(self._f("fill"), None, [P, self._dtype.ctype], self.handle, self._dtype.to_c(value))
+        self._c("fill", None, [P, self._dtype.ctype], self.handle, self._dtype.to_c(value))
         return self
 
     def zero_(self):
-        call(self._f("zero"), None, [P], self.handle)
+        self._c("zero", None, [P], self.handle)
         return self
 
     def copy_(self, src):
         """Copies `src` (a Tensor of any dtype, or anything th.tensor accepts) into self."""
         if not isinstance(src, Tensor):
             src = tensor(src, dtype=self._dtype)
-        call(self._f(f"copy{src._dtype.th}"), None, [P, P], self.handle, src.handle)
+        _copy(self, src)
         return self
 
     def tolist(self):
         shape = self.shape
         if not shape:
             return []
+        if self._dev is not None:
+            with self.cpu() as h:
+                return h.tolist()
         c = self.contiguous()
         n = c.numel()
         ptr = C.cast(c.data_ptr(), C.POINTER(self._dtype.ctype))
@@ -378,6 +458,9 @@ class Tensor:
         return self.tolist_flat()[0]
 
     def tolist_flat(self):
+        if self._dev is not None:
+            with self.cpu() as h:
+                return h.tolist_flat()
         c = self.contiguous()
         ptr = C.cast(c.data_ptr(), C.POINTER(self._dtype.ctype))
         out = [_py(self._dtype, ptr[i]) for i in range(c.numel())]
@@ -392,17 +475,19 @@ class Tensor:
 
     def _binary(self, other, op, cop, reverse=False, inplace=False):
         if isinstance(other, Tensor):
+            self._same_device(other)
             if other._dtype is not self._dtype:
                 raise THTypeError(f"dtype mismatch: {self._dtype.name} and {other._dtype.name} (convert with .to())")
             if reverse:
                 a, b = other, self
             else:
                 a, b = self, other
+            a._need(cop)
             r = self if inplace else self._new_empty()
             if cop in ("cadd", "csub"):
-                call(a._f(cop), None, [P, P, self._dtype.ctype, P], r.handle, a.handle, self._dtype.to_c(1), b.handle)
+                a._c(cop, None, [P, P, self._dtype.ctype, P], r.handle, a.handle, self._dtype.to_c(1), b.handle)
             else:
-                call(a._f(cop), None, [P, P, P], r.handle, a.handle, b.handle)
+                a._c(cop, None, [P, P, P], r.handle, a.handle, b.handle)
             return r
         if isinstance(other, (int, float, bool)):
             if reverse:
@@ -410,8 +495,9 @@ class Tensor:
                     return self._binary(other, op, cop)
                 full = full_like(self, other)
                 return full._binary(self, op, cop)
+            self._need(op)
             r = self if inplace else self._new_empty()
-            call(self._f(op), None, [P, P, self._dtype.ctype], r.handle, self.handle, self._dtype.to_c(other))
+            self._c(op, None, [P, P, self._dtype.ctype], r.handle, self.handle, self._dtype.to_c(other))
             return r
         return NotImplemented
 
@@ -453,7 +539,7 @@ class Tensor:
 
     def __neg__(self):
         r = self._new_empty()
-        call(self._f("neg"), None, [P, P], r.handle, self.handle)
+        self._c("neg", None, [P, P], r.handle, self.handle)
         return r
 
     def __pos__(self):
@@ -463,28 +549,32 @@ class Tensor:
         return self.abs()
 
     def _unary(self, name):
-        if not L.has(self._f(name)):
-            raise THTypeError(f"{name} is not defined for {self._dtype.name} tensors")
+        self._need(name)
         r = self._new_empty()
-        call(self._f(name), None, [P, P], r.handle, self.handle)
+        self._c(name, None, [P, P], r.handle, self.handle)
         return r
 
     # ---- reductions ----
 
+    def _acc(self):
+        return self._dtype.acc if self._dev is None else self._dtype.cuda_acc
+
+    def _dimtype(self):
+        """A dimension argument: TH's `int`, THC's `long`."""
+        return C.c_int if self._dev is None else C.c_long
+
     def _reduce_all(self, name, acc=True):
-        restype = self._dtype.acc if acc else self._dtype.ctype
-        if not L.has(self._f(name)):
-            raise THTypeError(f"{name} is not defined for {self._dtype.name} tensors")
-        v = call(self._f(name), restype, [P], self.handle)
+        restype = self._acc() if acc else self._dtype.ctype
+        self._need(name)
+        v = self._c(name, restype, [P], self.handle)
         return _py(self._dtype, v) if not acc else (v if isinstance(v, (int, float)) else v.value)
 
     def _reduce_dim(self, name, dim, keepdim, extra=()):
-        if not L.has(self._f(name)):
-            raise THTypeError(f"{name} is not defined for {self._dtype.name} tensors")
+        self._need(name)
         dim = _wrap_dim(dim, self.ndim)
         r = self._new_empty()
-        argt = [P, P, C.c_int] + [C.c_int] * len(extra) + [C.c_int]
-        call(self._f(name), None, argt, r.handle, self.handle, dim, *extra, int(keepdim))
+        argt = [P, P, self._dimtype()] + [C.c_int] * len(extra) + [C.c_int]
+        self._c(name, None, argt, r.handle, self.handle, dim, *extra, int(keepdim))
         return r
 
     def sum(self, dim=None, keepdim=False):
@@ -498,23 +588,28 @@ class Tensor:
 
     def std(self, dim=None, unbiased=True, keepdim=False):
         if dim is None:
-            return call(self._f("stdall"), C.c_double if self._dtype.acc is not C.c_float else C.c_float,
-                        [P, C.c_int], self.handle, 0 if unbiased else 1)
+            self._need("stdall")
+            return self._c("stdall", self._fp_acc(), [P, C.c_int], self.handle, 0 if unbiased else 1)
         return self._reduce_dim("std", dim, keepdim, extra=(0 if unbiased else 1,))
 
     def var(self, dim=None, unbiased=True, keepdim=False):
         if dim is None:
-            return call(self._f("varall"), C.c_double if self._dtype.acc is not C.c_float else C.c_float,
-                        [P, C.c_int], self.handle, 0 if unbiased else 1)
+            self._need("varall")
+            return self._c("varall", self._fp_acc(), [P, C.c_int], self.handle, 0 if unbiased else 1)
         return self._reduce_dim("var", dim, keepdim, extra=(0 if unbiased else 1,))
+
+    def _fp_acc(self):
+        acc = self._acc()
+        return acc if acc in (C.c_float, C.c_double) else C.c_double
 
     def _minmax(self, name, dim, keepdim):
         if dim is None:
             return self._reduce_all(name + "all", acc=False)
+        self._need(name)
         values = self._new_empty()
-        idx = Tensor._adopt(call("THLongTensor_new", P, []), L.int64)
-        call(self._f(name), None, [P, P, P, C.c_int, C.c_int], values.handle, idx.handle, self.handle,
-             _wrap_dim(dim, self.ndim), int(keepdim))
+        idx = self._new_empty(L.int64)
+        self._c(name, None, [P, P, P, self._dimtype(), C.c_int], values.handle, idx.handle, self.handle,
+                _wrap_dim(dim, self.ndim), int(keepdim))
         return values, idx
 
     def max(self, dim=None, keepdim=False):
@@ -531,6 +626,7 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         import numpy as np
 
+        self._host_only("convert to numpy")
         a = np.asarray(_ArrayView(self))
         if dtype is not None and np.dtype(dtype) != a.dtype:
             if copy is False:
@@ -543,31 +639,48 @@ class Tensor:
         dtype; use .float() first)."""
         import numpy as np
 
+        self._host_only("convert to numpy")
         return np.asarray(_ArrayView(self))
 
     def __dlpack_device__(self):
-        return (1, 0)
+        """(1, 0) for host tensors, (2, ordinal) (kDLCUDA) for device tensors."""
+        return (1, 0) if self._dev is None else (2, self._dev)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        if stream is not None:
-            raise BufferError("th tensors live on the CPU: stream must be None")
-        if dl_device is not None and tuple(dl_device) != (1, 0):
-            raise BufferError(f"th cannot export to device {tuple(dl_device)} (CPU only)")
+        """A DLPack capsule (zero-copy unless `copy`). For a device tensor, `stream` is the
+        consumer's CUDA stream (None: the legacy default stream, 1; 2: the per-thread default
+        stream; -1: no synchronization; else a cudaStream_t): it is made to wait, through an
+        event, for the work queued so far on this thread's current stream of the device."""
+        here = self.__dlpack_device__()
+        if dl_device is not None and tuple(dl_device) != here:
+            raise BufferError(f"th cannot export a tensor on {here} to device {tuple(dl_device)} through DLPack: "
+                              "use .cpu() / .cuda() first")
+        if self._dev is None:
+            if stream is not None:
+                raise BufferError("a host tensor's __dlpack__ takes no stream (stream must be None)")
+        else:
+            L.call("THCState_dlpackSync", None, [P, C.c_int, C.c_int64], None, self._dev,
+                   1 if stream is None else int(stream), kind=THBufferError)
         src = self.clone() if copy else self
         if max_version is None or max_version[0] < 1:
-            m = call(src._f("toDLPackUnversioned"), P, [P], src.handle)
+            m = src._c("toDLPackUnversioned", P, [P], src.handle)
             return L.PyCapsule_New(m, L.CAPSULE_L, L.DESTRUCTOR_L)
-        m = call(src._f("toDLPack"), P, [P], src.handle)
+        m = src._c("toDLPack", P, [P], src.handle)
         if copy:
             L.DLManagedTensorVersioned.from_address(m).flags |= L.S.FLAG_IS_COPIED
         return L.PyCapsule_New(m, L.CAPSULE_V, L.DESTRUCTOR_V)
 
     # ---- shared memory ----
 
+    def _host_only(self, what):
+        if self._dev is not None:
+            raise THTypeError(f"can't {what} a tensor on {self.device}: copy it to host memory with .cpu() first")
+
     def share_memory_(self, name=None):
         """Moves the data into a POSIX shared-memory segment (THRefcountedMapAllocator) another
         process can open with `Tensor.from_shared(t.shared_name, t.shape, t.dtype)`. The
         segment is removed when the last user (in any process) frees it. Returns self."""
+        self._host_only("share")
         if self._shm_name is not None:
             return self
         if name is None:
@@ -586,10 +699,10 @@ class Tensor:
         try:
             shape = self.shape
             with L.LongList(shape) as sz:
-                tmp = Tensor._adopt(call(self._f("newWithStorage"), P, [P, C.c_ssize_t, P, P], st, 0, sz, None),
+                tmp = Tensor._adopt(self._c("newWithStorage", P, [P, C.c_ssize_t, P, P], st, 0, sz, None),
                                     self._dtype)
             tmp.copy_(self)
-            call(self._f("set"), None, [P, P], self.handle, tmp.handle)
+            self._c("set", None, [P, P], self.handle, tmp.handle)
             tmp.close()
         finally:
             fn(f"TH{self._dtype.th}Storage_free", None, [P])(st)
@@ -632,7 +745,7 @@ class Tensor:
         if self.closed:
             return "tensor(<released>)"
         shape = self.shape
-        extra = f", dtype={self._dtype.name}"
+        extra = f", dtype={self._dtype.name}" + ("" if self._dev is None else f", device='{self.device}'")
         if not shape:
             return f"tensor([]{extra})"
         if self.numel() > 1000:
@@ -713,40 +826,87 @@ def _shape_arg(shape):
 # ---- module-level constructors ----
 
 
-def empty(*shape, dtype="float32"):
-    return Tensor(*shape, dtype=dtype)
+def _new_with_size(d, dev, size_storage):
+    return L.fam_call(d, dev, "newWithSize", P, [P, P], size_storage, None)
 
 
-def zeros(*shape, dtype="float32"):
-    return Tensor(*shape, dtype=dtype).zero_()
+def _new_sized(d, dev, shape):
+    """A new contiguous tensor of `shape` (contents uninitialised; TH's empty tensor for no
+    elements) of dtype `d` on `dev`."""
+    if not shape or 0 in shape:
+        return Tensor._adopt(L.fam_call(d, dev, "new", P, []), d, dev=dev)
+    with L.LongList(shape) as s:
+        return Tensor._adopt(_new_with_size(d, dev, s), d, dev=dev)
 
 
-def ones(*shape, dtype="float32"):
-    return Tensor(*shape, dtype=dtype).fill_(1)
+def _copy(dst, src):
+    """dst <- src (C casts), whichever memory each is in: THC's copies between the host and the
+    device (`THCuda{R}Tensor_copy{S}` from a host tensor, `TH{R}Tensor_copyCuda{S}` to one,
+    `THCuda{R}Tensor_copyCuda{S}` between device tensors)."""
+    s = src._dtype.th
+    if dst._dev is None and src._dev is None:
+        return dst._c(f"copy{s}", None, [P, P], dst.handle, src.handle)
+    if dst._dev is not None and src._dev is None:
+        return dst._c(f"copy{s}", None, [P, P], dst.handle, src.handle)
+    name = f"copyCuda{s}"
+    if dst._dev is not None:
+        return dst._c(name, None, [P, P], dst.handle, src.handle)
+    return call(f"TH{dst._dtype.th}Tensor_{name}", None, [P, P, P], None, dst.handle, src.handle)
 
 
-def full(shape, value, dtype="float32"):
-    return Tensor(*_shape_arg((shape,)) if not isinstance(shape, int) else [shape], dtype=dtype).fill_(value)
+def _placed(t, device):
+    """`t` (a new host tensor) moved to `device` (None: left on the host)."""
+    if device is None:
+        return t
+    dev = _cuda.resolve(device)
+    if dev is None:
+        return t
+    with t:
+        return t.to(device=_cuda.device("cuda", dev))
+
+
+def empty(*shape, dtype="float32", device=None):
+    return Tensor(*shape, dtype=dtype, device=device)
+
+
+def zeros(*shape, dtype="float32", device=None):
+    return Tensor(*shape, dtype=dtype, device=device).zero_()
+
+
+def ones(*shape, dtype="float32", device=None):
+    return Tensor(*shape, dtype=dtype, device=device).fill_(1)
+
+
+def full(shape, value, dtype="float32", device=None):
+    shape = _shape_arg((shape,)) if not isinstance(shape, int) else [shape]
+    return Tensor(*shape, dtype=dtype, device=device).fill_(value)
 
 
 def full_like(t, value):
-    return Tensor(*t.shape, dtype=t.dtype).fill_(value) if t.numel() else t._new_empty()
+    return _new_sized(t.dtype, t._dev, t.shape).fill_(value) if t.numel() else t._new_empty()
 
 
-def arange(n, dtype="int64"):
+def arange(n, dtype="int64", device=None):
     d = as_dtype(dtype)
     t = Tensor(n, dtype=d)
     ptr = C.cast(t.data_ptr(), C.POINTER(d.ctype))
     for i in range(n):
         ptr[i] = d.to_c(i)
-    return t
+    return _placed(t, device)
 
 
-def tensor(data, dtype=None):
+def tensor(data, dtype=None, device=None):
     """A new tensor holding a copy of `data` (nested lists/tuples of numbers, a numpy array, or
-    a Tensor). dtype defaults to int64 for ints, float32 for floats, bool for bools."""
+    a Tensor), in host memory or on `device` ("cuda", "cuda:N"). dtype defaults to int64 for
+    ints, float32 for floats, bool for bools."""
+    if device is not None:
+        dev = _cuda.resolve(device)
+        if dev is not None:
+            if isinstance(data, Tensor):
+                return data.to(dtype=dtype or data.dtype, device=_cuda.device("cuda", dev))
+            return _placed(tensor(data, dtype), _cuda.device("cuda", dev))
     if isinstance(data, Tensor):
-        return data.to(dtype or data.dtype)
+        return data.to(dtype=dtype or data.dtype, device="cpu")
     if hasattr(data, "__array_interface__") or hasattr(data, "__dlpack__"):
         import numpy as np
 
@@ -806,10 +966,15 @@ def from_dlpack(x):
     on the memory is freed. Raises BufferError with the library's message when the tensor
     cannot be taken (read-only, negative strides, unsupported dtype or device)."""
     if hasattr(x, "__dlpack__"):
+        kw = {}
+        dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
+        if dev[0] == 2:
+            # A device producer orders its work before our current stream of that device.
+            kw["stream"] = _cuda.current_stream_handle(_cuda.resolve(_cuda.device("cuda", dev[1])))
         try:
-            cap = x.__dlpack__(max_version=(1, 1))
+            cap = x.__dlpack__(max_version=(1, 1), **kw)
         except TypeError:
-            cap = x.__dlpack__()
+            cap = x.__dlpack__(**kw)
     else:
         cap = x
     name = L.PyCapsule_GetName(cap)
@@ -825,9 +990,14 @@ def from_dlpack(x):
         raise BufferError(f"not an unconsumed DLPack capsule (name {name!r})")
     dt = m.dl_tensor.dtype
     d = L.dtype_from_dl(dt.code, dt.bits, dt.lanes)
-    h = call(f"TH{d.th}Tensor_{func}", P, [P], ptr, kind=THBufferError)
+    # CUDA device memory (kDLCUDA) and managed memory with a device library go to THC's import,
+    # which checks the device; everything else to TH's (which refuses device memory).
+    dev = None
+    if m.dl_tensor.device.device_type == 2:
+        dev = _cuda.resolve(_cuda.device("cuda", m.dl_tensor.device.device_id))
+    h = L.fam_call(d, dev, func, P, [P], ptr, kind=THBufferError)
     L.PyCapsule_SetName(cap, used)  # consumed: the th tensor owns the managed tensor now
-    return Tensor._adopt(h, d)
+    return Tensor._adopt(h, d, dev=dev)
 
 
 def from_numpy(a):
