@@ -98,6 +98,9 @@ tests/install/run.sh
 .venv/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps \
   -C profile=dev ./ffi_examples/python
 (cd ffi_examples/python/tests && ../../../.venv/bin/python -m pytest -q -p no:cacheprovider .)
+# ... and its device tensors on the emulated device
+(cd ffi_examples/python/tests && TH_CUDA_EMULATOR=1 TH_LIB="$PWD/../../../target/emu/libth.so" \
+  ../../../.venv/bin/python -m pytest -q -p no:cacheprovider test_cuda.py)
 ./scripts/sanitize.sh
 # The fuzz step builds the whole library again with ASan instrumentation (several minutes on 2
 # cores): CI must finish in 30 minutes, so it is skipped when the steps above already took more

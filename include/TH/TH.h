@@ -4266,6 +4266,305 @@ struct DLManagedTensor *THBoolTensor_toDLPackUnversioned(struct THBoolTensor *t)
 struct THBoolTensor *THBoolTensor_fromDLPackUnversioned(struct DLManagedTensor *m);
 
 /**
+ * A versioned DLPack view of the device tensor `t` (kDLCUDA, its device ordinal;
+ * zero-copy; the caller calls its deleter once). It keeps the storage alive. Call
+ * `THCState_dlpackSync` for the consumer's stream first.
+ */
+struct DLManagedTensorVersioned *THCudaByteTensor_toDLPack(struct THCState *state,
+                                                           struct THCudaByteTensor *t);
+
+/**
+ * A new device tensor (+1) over a versioned kDLCUDA (or kDLCUDAManaged) DLPack
+ * tensor (zero-copy; the producer's deleter runs when the last tensor on it goes).
+ * Takes over `m` on success; on error (device, dtype, version, read-only, negative
+ * strides) `m` stays the caller's.
+ */
+struct THCudaByteTensor *THCudaByteTensor_fromDLPack(struct THCState *state,
+                                                     struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCudaByteTensor_toDLPackUnversioned(struct THCState *state,
+                                                             struct THCudaByteTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCudaByteTensor *THCudaByteTensor_fromDLPackUnversioned(struct THCState *state,
+                                                                struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of the device tensor `t` (kDLCUDA, its device ordinal;
+ * zero-copy; the caller calls its deleter once). It keeps the storage alive. Call
+ * `THCState_dlpackSync` for the consumer's stream first.
+ */
+struct DLManagedTensorVersioned *THCudaCharTensor_toDLPack(struct THCState *state,
+                                                           struct THCudaCharTensor *t);
+
+/**
+ * A new device tensor (+1) over a versioned kDLCUDA (or kDLCUDAManaged) DLPack
+ * tensor (zero-copy; the producer's deleter runs when the last tensor on it goes).
+ * Takes over `m` on success; on error (device, dtype, version, read-only, negative
+ * strides) `m` stays the caller's.
+ */
+struct THCudaCharTensor *THCudaCharTensor_fromDLPack(struct THCState *state,
+                                                     struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCudaCharTensor_toDLPackUnversioned(struct THCState *state,
+                                                             struct THCudaCharTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCudaCharTensor *THCudaCharTensor_fromDLPackUnversioned(struct THCState *state,
+                                                                struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of the device tensor `t` (kDLCUDA, its device ordinal;
+ * zero-copy; the caller calls its deleter once). It keeps the storage alive. Call
+ * `THCState_dlpackSync` for the consumer's stream first.
+ */
+struct DLManagedTensorVersioned *THCudaShortTensor_toDLPack(struct THCState *state,
+                                                            struct THCudaShortTensor *t);
+
+/**
+ * A new device tensor (+1) over a versioned kDLCUDA (or kDLCUDAManaged) DLPack
+ * tensor (zero-copy; the producer's deleter runs when the last tensor on it goes).
+ * Takes over `m` on success; on error (device, dtype, version, read-only, negative
+ * strides) `m` stays the caller's.
+ */
+struct THCudaShortTensor *THCudaShortTensor_fromDLPack(struct THCState *state,
+                                                       struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCudaShortTensor_toDLPackUnversioned(struct THCState *state,
+                                                              struct THCudaShortTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCudaShortTensor *THCudaShortTensor_fromDLPackUnversioned(struct THCState *state,
+                                                                  struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of the device tensor `t` (kDLCUDA, its device ordinal;
+ * zero-copy; the caller calls its deleter once). It keeps the storage alive. Call
+ * `THCState_dlpackSync` for the consumer's stream first.
+ */
+struct DLManagedTensorVersioned *THCudaIntTensor_toDLPack(struct THCState *state,
+                                                          struct THCudaIntTensor *t);
+
+/**
+ * A new device tensor (+1) over a versioned kDLCUDA (or kDLCUDAManaged) DLPack
+ * tensor (zero-copy; the producer's deleter runs when the last tensor on it goes).
+ * Takes over `m` on success; on error (device, dtype, version, read-only, negative
+ * strides) `m` stays the caller's.
+ */
+struct THCudaIntTensor *THCudaIntTensor_fromDLPack(struct THCState *state,
+                                                   struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCudaIntTensor_toDLPackUnversioned(struct THCState *state,
+                                                            struct THCudaIntTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCudaIntTensor *THCudaIntTensor_fromDLPackUnversioned(struct THCState *state,
+                                                              struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of the device tensor `t` (kDLCUDA, its device ordinal;
+ * zero-copy; the caller calls its deleter once). It keeps the storage alive. Call
+ * `THCState_dlpackSync` for the consumer's stream first.
+ */
+struct DLManagedTensorVersioned *THCudaLongTensor_toDLPack(struct THCState *state,
+                                                           struct THCudaLongTensor *t);
+
+/**
+ * A new device tensor (+1) over a versioned kDLCUDA (or kDLCUDAManaged) DLPack
+ * tensor (zero-copy; the producer's deleter runs when the last tensor on it goes).
+ * Takes over `m` on success; on error (device, dtype, version, read-only, negative
+ * strides) `m` stays the caller's.
+ */
+struct THCudaLongTensor *THCudaLongTensor_fromDLPack(struct THCState *state,
+                                                     struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCudaLongTensor_toDLPackUnversioned(struct THCState *state,
+                                                             struct THCudaLongTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCudaLongTensor *THCudaLongTensor_fromDLPackUnversioned(struct THCState *state,
+                                                                struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of the device tensor `t` (kDLCUDA, its device ordinal;
+ * zero-copy; the caller calls its deleter once). It keeps the storage alive. Call
+ * `THCState_dlpackSync` for the consumer's stream first.
+ */
+struct DLManagedTensorVersioned *THCudaTensor_toDLPack(struct THCState *state,
+                                                       struct THCudaTensor *t);
+
+/**
+ * A new device tensor (+1) over a versioned kDLCUDA (or kDLCUDAManaged) DLPack
+ * tensor (zero-copy; the producer's deleter runs when the last tensor on it goes).
+ * Takes over `m` on success; on error (device, dtype, version, read-only, negative
+ * strides) `m` stays the caller's.
+ */
+struct THCudaTensor *THCudaTensor_fromDLPack(struct THCState *state,
+                                             struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCudaTensor_toDLPackUnversioned(struct THCState *state,
+                                                         struct THCudaTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCudaTensor *THCudaTensor_fromDLPackUnversioned(struct THCState *state,
+                                                        struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of the device tensor `t` (kDLCUDA, its device ordinal;
+ * zero-copy; the caller calls its deleter once). It keeps the storage alive. Call
+ * `THCState_dlpackSync` for the consumer's stream first.
+ */
+struct DLManagedTensorVersioned *THCudaDoubleTensor_toDLPack(struct THCState *state,
+                                                             struct THCudaDoubleTensor *t);
+
+/**
+ * A new device tensor (+1) over a versioned kDLCUDA (or kDLCUDAManaged) DLPack
+ * tensor (zero-copy; the producer's deleter runs when the last tensor on it goes).
+ * Takes over `m` on success; on error (device, dtype, version, read-only, negative
+ * strides) `m` stays the caller's.
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_fromDLPack(struct THCState *state,
+                                                         struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCudaDoubleTensor_toDLPackUnversioned(struct THCState *state,
+                                                               struct THCudaDoubleTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCudaDoubleTensor *THCudaDoubleTensor_fromDLPackUnversioned(struct THCState *state,
+                                                                    struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of the device tensor `t` (kDLCUDA, its device ordinal;
+ * zero-copy; the caller calls its deleter once). It keeps the storage alive. Call
+ * `THCState_dlpackSync` for the consumer's stream first.
+ */
+struct DLManagedTensorVersioned *THCudaHalfTensor_toDLPack(struct THCState *state,
+                                                           struct THCudaHalfTensor *t);
+
+/**
+ * A new device tensor (+1) over a versioned kDLCUDA (or kDLCUDAManaged) DLPack
+ * tensor (zero-copy; the producer's deleter runs when the last tensor on it goes).
+ * Takes over `m` on success; on error (device, dtype, version, read-only, negative
+ * strides) `m` stays the caller's.
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_fromDLPack(struct THCState *state,
+                                                     struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCudaHalfTensor_toDLPackUnversioned(struct THCState *state,
+                                                             struct THCudaHalfTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCudaHalfTensor *THCudaHalfTensor_fromDLPackUnversioned(struct THCState *state,
+                                                                struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of the device tensor `t` (kDLCUDA, its device ordinal;
+ * zero-copy; the caller calls its deleter once). It keeps the storage alive. Call
+ * `THCState_dlpackSync` for the consumer's stream first.
+ */
+struct DLManagedTensorVersioned *THCudaBFloat16Tensor_toDLPack(struct THCState *state,
+                                                               struct THCudaBFloat16Tensor *t);
+
+/**
+ * A new device tensor (+1) over a versioned kDLCUDA (or kDLCUDAManaged) DLPack
+ * tensor (zero-copy; the producer's deleter runs when the last tensor on it goes).
+ * Takes over `m` on success; on error (device, dtype, version, read-only, negative
+ * strides) `m` stays the caller's.
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_fromDLPack(struct THCState *state,
+                                                             struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCudaBFloat16Tensor_toDLPackUnversioned(struct THCState *state,
+                                                                 struct THCudaBFloat16Tensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCudaBFloat16Tensor *THCudaBFloat16Tensor_fromDLPackUnversioned(struct THCState *state,
+                                                                        struct DLManagedTensor *m);
+
+/**
+ * A versioned DLPack view of the device tensor `t` (kDLCUDA, its device ordinal;
+ * zero-copy; the caller calls its deleter once). It keeps the storage alive. Call
+ * `THCState_dlpackSync` for the consumer's stream first.
+ */
+struct DLManagedTensorVersioned *THCudaBoolTensor_toDLPack(struct THCState *state,
+                                                           struct THCudaBoolTensor *t);
+
+/**
+ * A new device tensor (+1) over a versioned kDLCUDA (or kDLCUDAManaged) DLPack
+ * tensor (zero-copy; the producer's deleter runs when the last tensor on it goes).
+ * Takes over `m` on success; on error (device, dtype, version, read-only, negative
+ * strides) `m` stays the caller's.
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_fromDLPack(struct THCState *state,
+                                                     struct DLManagedTensorVersioned *m);
+
+/**
+ * As `toDLPack`, in the legacy unversioned form (`DLManagedTensor`).
+ */
+struct DLManagedTensor *THCudaBoolTensor_toDLPackUnversioned(struct THCState *state,
+                                                             struct THCudaBoolTensor *t);
+
+/**
+ * As `fromDLPack`, for a legacy unversioned `DLManagedTensor`.
+ */
+struct THCudaBoolTensor *THCudaBoolTensor_fromDLPackUnversioned(struct THCState *state,
+                                                                struct DLManagedTensor *m);
+
+/**
+ * The producer's side of `__dlpack__(stream=stream)` for memory on `device`: makes the
+ * consumer's `stream` wait (an event, not a host or device-wide sync) for the work queued
+ * so far on this thread's current stream of `device`. `stream`: -1 no synchronization,
+ * 1 the legacy default stream, 2 the per-thread default stream, other values a
+ * `cudaStream_t`; 0 is an error (ambiguous, as the DLPack specification says).
+ */
+void THCState_dlpackSync(struct THCState *state, int device, int64_t stream);
+
+/**
  * Hands in CPython's `PyCapsule_IsValid` and `PyCapsule_GetPointer` for the capsule
  * destructors (NULL: look them up in the process, the default). libth never links libpython.
  *
@@ -41367,6 +41666,842 @@ void THCudaBoolStorage_copyCudaBool(struct THCState *state,
 void THBoolStorage_copyCudaBool(struct THCState *state,
                                 struct THBoolStorage *storage,
                                 struct THCudaBoolStorage *src);
+
+/**
+ * Batched LU of the 3-D `a` (B x n x n): `ra_` the factors, `rpivots_` LAPACK's
+ * 1-based pivots (B x n), `rinfo_` (may be NULL) each matrix's info; `pivot` must
+ * be nonzero. Computed by the host LAPACK (the data is staged there).
+ */
+void THCudaTensor_btrifact(struct THCState *state,
+                           struct THCudaTensor *ra_,
+                           struct THCudaIntTensor *rpivots_,
+                           struct THCudaIntTensor *rinfo_,
+                           int pivot,
+                           struct THCudaTensor *a);
+
+/**
+ * Solves each `A_i x = b_i` with `btrifact`'s `atf` and `pivots`; `rb_` resized as
+ * `b`. Computed by the host LAPACK.
+ */
+void THCudaTensor_btrisolve(struct THCState *state,
+                            struct THCudaTensor *rb_,
+                            struct THCudaTensor *b,
+                            struct THCudaTensor *atf,
+                            struct THCudaIntTensor *pivots);
+
+/**
+ * Batched LU of the 3-D `a` (B x n x n): `ra_` the factors, `rpivots_` LAPACK's
+ * 1-based pivots (B x n), `rinfo_` (may be NULL) each matrix's info; `pivot` must
+ * be nonzero. Computed by the host LAPACK (the data is staged there).
+ */
+void THCudaDoubleTensor_btrifact(struct THCState *state,
+                                 struct THCudaDoubleTensor *ra_,
+                                 struct THCudaIntTensor *rpivots_,
+                                 struct THCudaIntTensor *rinfo_,
+                                 int pivot,
+                                 struct THCudaDoubleTensor *a);
+
+/**
+ * Solves each `A_i x = b_i` with `btrifact`'s `atf` and `pivots`; `rb_` resized as
+ * `b`. Computed by the host LAPACK.
+ */
+void THCudaDoubleTensor_btrisolve(struct THCState *state,
+                                  struct THCudaDoubleTensor *rb_,
+                                  struct THCudaDoubleTensor *b,
+                                  struct THCudaDoubleTensor *atf,
+                                  struct THCudaIntTensor *pivots);
+
+/**
+ * `sum self[i]*src[i]` over elements paired in row-major order (same element
+ * count), accumulated on the device, as THC's accreal.
+ */
+long THCudaByteTensor_dot(struct THCState *state,
+                          struct THCudaByteTensor *self_,
+                          struct THCudaByteTensor *src);
+
+/**
+ * `self = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THCudaByteTensor_addmv(struct THCState *state,
+                            struct THCudaByteTensor *self_,
+                            uint8_t beta,
+                            struct THCudaByteTensor *t,
+                            uint8_t alpha,
+                            struct THCudaByteTensor *mat,
+                            struct THCudaByteTensor *vec);
+
+/**
+ * `self = beta*t + alpha*(mat1 @ mat2)`: `mat1` n x k, `mat2` k x p, `t` n x p.
+ */
+void THCudaByteTensor_addmm(struct THCState *state,
+                            struct THCudaByteTensor *self_,
+                            uint8_t beta,
+                            struct THCudaByteTensor *t,
+                            uint8_t alpha,
+                            struct THCudaByteTensor *mat1,
+                            struct THCudaByteTensor *mat2);
+
+/**
+ * `self = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THCudaByteTensor_addr(struct THCState *state,
+                           struct THCudaByteTensor *self_,
+                           uint8_t beta,
+                           struct THCudaByteTensor *t,
+                           uint8_t alpha,
+                           struct THCudaByteTensor *vec1,
+                           struct THCudaByteTensor *vec2);
+
+/**
+ * `result = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2
+ * B x k x p, `t` n x p.
+ */
+void THCudaByteTensor_addbmm(struct THCState *state,
+                             struct THCudaByteTensor *result,
+                             uint8_t beta,
+                             struct THCudaByteTensor *t,
+                             uint8_t alpha,
+                             struct THCudaByteTensor *batch1,
+                             struct THCudaByteTensor *batch2);
+
+/**
+ * `result[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THCudaByteTensor_baddbmm(struct THCState *state,
+                              struct THCudaByteTensor *result,
+                              uint8_t beta,
+                              struct THCudaByteTensor *t,
+                              uint8_t alpha,
+                              struct THCudaByteTensor *batch1,
+                              struct THCudaByteTensor *batch2);
+
+/**
+ * `sum self[i]*src[i]` over elements paired in row-major order (same element
+ * count), accumulated on the device, as THC's accreal.
+ */
+long THCudaCharTensor_dot(struct THCState *state,
+                          struct THCudaCharTensor *self_,
+                          struct THCudaCharTensor *src);
+
+/**
+ * `self = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THCudaCharTensor_addmv(struct THCState *state,
+                            struct THCudaCharTensor *self_,
+                            int8_t beta,
+                            struct THCudaCharTensor *t,
+                            int8_t alpha,
+                            struct THCudaCharTensor *mat,
+                            struct THCudaCharTensor *vec);
+
+/**
+ * `self = beta*t + alpha*(mat1 @ mat2)`: `mat1` n x k, `mat2` k x p, `t` n x p.
+ */
+void THCudaCharTensor_addmm(struct THCState *state,
+                            struct THCudaCharTensor *self_,
+                            int8_t beta,
+                            struct THCudaCharTensor *t,
+                            int8_t alpha,
+                            struct THCudaCharTensor *mat1,
+                            struct THCudaCharTensor *mat2);
+
+/**
+ * `self = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THCudaCharTensor_addr(struct THCState *state,
+                           struct THCudaCharTensor *self_,
+                           int8_t beta,
+                           struct THCudaCharTensor *t,
+                           int8_t alpha,
+                           struct THCudaCharTensor *vec1,
+                           struct THCudaCharTensor *vec2);
+
+/**
+ * `result = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2
+ * B x k x p, `t` n x p.
+ */
+void THCudaCharTensor_addbmm(struct THCState *state,
+                             struct THCudaCharTensor *result,
+                             int8_t beta,
+                             struct THCudaCharTensor *t,
+                             int8_t alpha,
+                             struct THCudaCharTensor *batch1,
+                             struct THCudaCharTensor *batch2);
+
+/**
+ * `result[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THCudaCharTensor_baddbmm(struct THCState *state,
+                              struct THCudaCharTensor *result,
+                              int8_t beta,
+                              struct THCudaCharTensor *t,
+                              int8_t alpha,
+                              struct THCudaCharTensor *batch1,
+                              struct THCudaCharTensor *batch2);
+
+/**
+ * `sum self[i]*src[i]` over elements paired in row-major order (same element
+ * count), accumulated on the device, as THC's accreal.
+ */
+long THCudaShortTensor_dot(struct THCState *state,
+                           struct THCudaShortTensor *self_,
+                           struct THCudaShortTensor *src);
+
+/**
+ * `self = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THCudaShortTensor_addmv(struct THCState *state,
+                             struct THCudaShortTensor *self_,
+                             int16_t beta,
+                             struct THCudaShortTensor *t,
+                             int16_t alpha,
+                             struct THCudaShortTensor *mat,
+                             struct THCudaShortTensor *vec);
+
+/**
+ * `self = beta*t + alpha*(mat1 @ mat2)`: `mat1` n x k, `mat2` k x p, `t` n x p.
+ */
+void THCudaShortTensor_addmm(struct THCState *state,
+                             struct THCudaShortTensor *self_,
+                             int16_t beta,
+                             struct THCudaShortTensor *t,
+                             int16_t alpha,
+                             struct THCudaShortTensor *mat1,
+                             struct THCudaShortTensor *mat2);
+
+/**
+ * `self = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THCudaShortTensor_addr(struct THCState *state,
+                            struct THCudaShortTensor *self_,
+                            int16_t beta,
+                            struct THCudaShortTensor *t,
+                            int16_t alpha,
+                            struct THCudaShortTensor *vec1,
+                            struct THCudaShortTensor *vec2);
+
+/**
+ * `result = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2
+ * B x k x p, `t` n x p.
+ */
+void THCudaShortTensor_addbmm(struct THCState *state,
+                              struct THCudaShortTensor *result,
+                              int16_t beta,
+                              struct THCudaShortTensor *t,
+                              int16_t alpha,
+                              struct THCudaShortTensor *batch1,
+                              struct THCudaShortTensor *batch2);
+
+/**
+ * `result[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THCudaShortTensor_baddbmm(struct THCState *state,
+                               struct THCudaShortTensor *result,
+                               int16_t beta,
+                               struct THCudaShortTensor *t,
+                               int16_t alpha,
+                               struct THCudaShortTensor *batch1,
+                               struct THCudaShortTensor *batch2);
+
+/**
+ * `sum self[i]*src[i]` over elements paired in row-major order (same element
+ * count), accumulated on the device, as THC's accreal.
+ */
+long THCudaIntTensor_dot(struct THCState *state,
+                         struct THCudaIntTensor *self_,
+                         struct THCudaIntTensor *src);
+
+/**
+ * `self = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THCudaIntTensor_addmv(struct THCState *state,
+                           struct THCudaIntTensor *self_,
+                           int32_t beta,
+                           struct THCudaIntTensor *t,
+                           int32_t alpha,
+                           struct THCudaIntTensor *mat,
+                           struct THCudaIntTensor *vec);
+
+/**
+ * `self = beta*t + alpha*(mat1 @ mat2)`: `mat1` n x k, `mat2` k x p, `t` n x p.
+ */
+void THCudaIntTensor_addmm(struct THCState *state,
+                           struct THCudaIntTensor *self_,
+                           int32_t beta,
+                           struct THCudaIntTensor *t,
+                           int32_t alpha,
+                           struct THCudaIntTensor *mat1,
+                           struct THCudaIntTensor *mat2);
+
+/**
+ * `self = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THCudaIntTensor_addr(struct THCState *state,
+                          struct THCudaIntTensor *self_,
+                          int32_t beta,
+                          struct THCudaIntTensor *t,
+                          int32_t alpha,
+                          struct THCudaIntTensor *vec1,
+                          struct THCudaIntTensor *vec2);
+
+/**
+ * `result = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2
+ * B x k x p, `t` n x p.
+ */
+void THCudaIntTensor_addbmm(struct THCState *state,
+                            struct THCudaIntTensor *result,
+                            int32_t beta,
+                            struct THCudaIntTensor *t,
+                            int32_t alpha,
+                            struct THCudaIntTensor *batch1,
+                            struct THCudaIntTensor *batch2);
+
+/**
+ * `result[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THCudaIntTensor_baddbmm(struct THCState *state,
+                             struct THCudaIntTensor *result,
+                             int32_t beta,
+                             struct THCudaIntTensor *t,
+                             int32_t alpha,
+                             struct THCudaIntTensor *batch1,
+                             struct THCudaIntTensor *batch2);
+
+/**
+ * `sum self[i]*src[i]` over elements paired in row-major order (same element
+ * count), accumulated on the device, as THC's accreal.
+ */
+long THCudaLongTensor_dot(struct THCState *state,
+                          struct THCudaLongTensor *self_,
+                          struct THCudaLongTensor *src);
+
+/**
+ * `self = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THCudaLongTensor_addmv(struct THCState *state,
+                            struct THCudaLongTensor *self_,
+                            int64_t beta,
+                            struct THCudaLongTensor *t,
+                            int64_t alpha,
+                            struct THCudaLongTensor *mat,
+                            struct THCudaLongTensor *vec);
+
+/**
+ * `self = beta*t + alpha*(mat1 @ mat2)`: `mat1` n x k, `mat2` k x p, `t` n x p.
+ */
+void THCudaLongTensor_addmm(struct THCState *state,
+                            struct THCudaLongTensor *self_,
+                            int64_t beta,
+                            struct THCudaLongTensor *t,
+                            int64_t alpha,
+                            struct THCudaLongTensor *mat1,
+                            struct THCudaLongTensor *mat2);
+
+/**
+ * `self = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THCudaLongTensor_addr(struct THCState *state,
+                           struct THCudaLongTensor *self_,
+                           int64_t beta,
+                           struct THCudaLongTensor *t,
+                           int64_t alpha,
+                           struct THCudaLongTensor *vec1,
+                           struct THCudaLongTensor *vec2);
+
+/**
+ * `result = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2
+ * B x k x p, `t` n x p.
+ */
+void THCudaLongTensor_addbmm(struct THCState *state,
+                             struct THCudaLongTensor *result,
+                             int64_t beta,
+                             struct THCudaLongTensor *t,
+                             int64_t alpha,
+                             struct THCudaLongTensor *batch1,
+                             struct THCudaLongTensor *batch2);
+
+/**
+ * `result[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THCudaLongTensor_baddbmm(struct THCState *state,
+                              struct THCudaLongTensor *result,
+                              int64_t beta,
+                              struct THCudaLongTensor *t,
+                              int64_t alpha,
+                              struct THCudaLongTensor *batch1,
+                              struct THCudaLongTensor *batch2);
+
+/**
+ * `sum self[i]*src[i]` over elements paired in row-major order (same element
+ * count), accumulated on the device, as THC's accreal.
+ */
+float THCudaTensor_dot(struct THCState *state,
+                       struct THCudaTensor *self_,
+                       struct THCudaTensor *src);
+
+/**
+ * `self = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THCudaTensor_addmv(struct THCState *state,
+                        struct THCudaTensor *self_,
+                        float beta,
+                        struct THCudaTensor *t,
+                        float alpha,
+                        struct THCudaTensor *mat,
+                        struct THCudaTensor *vec);
+
+/**
+ * `self = beta*t + alpha*(mat1 @ mat2)`: `mat1` n x k, `mat2` k x p, `t` n x p.
+ */
+void THCudaTensor_addmm(struct THCState *state,
+                        struct THCudaTensor *self_,
+                        float beta,
+                        struct THCudaTensor *t,
+                        float alpha,
+                        struct THCudaTensor *mat1,
+                        struct THCudaTensor *mat2);
+
+/**
+ * `self = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THCudaTensor_addr(struct THCState *state,
+                       struct THCudaTensor *self_,
+                       float beta,
+                       struct THCudaTensor *t,
+                       float alpha,
+                       struct THCudaTensor *vec1,
+                       struct THCudaTensor *vec2);
+
+/**
+ * `result = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2
+ * B x k x p, `t` n x p.
+ */
+void THCudaTensor_addbmm(struct THCState *state,
+                         struct THCudaTensor *result,
+                         float beta,
+                         struct THCudaTensor *t,
+                         float alpha,
+                         struct THCudaTensor *batch1,
+                         struct THCudaTensor *batch2);
+
+/**
+ * `result[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THCudaTensor_baddbmm(struct THCState *state,
+                          struct THCudaTensor *result,
+                          float beta,
+                          struct THCudaTensor *t,
+                          float alpha,
+                          struct THCudaTensor *batch1,
+                          struct THCudaTensor *batch2);
+
+/**
+ * `sum self[i]*src[i]` over elements paired in row-major order (same element
+ * count), accumulated on the device, as THC's accreal.
+ */
+double THCudaDoubleTensor_dot(struct THCState *state,
+                              struct THCudaDoubleTensor *self_,
+                              struct THCudaDoubleTensor *src);
+
+/**
+ * `self = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THCudaDoubleTensor_addmv(struct THCState *state,
+                              struct THCudaDoubleTensor *self_,
+                              double beta,
+                              struct THCudaDoubleTensor *t,
+                              double alpha,
+                              struct THCudaDoubleTensor *mat,
+                              struct THCudaDoubleTensor *vec);
+
+/**
+ * `self = beta*t + alpha*(mat1 @ mat2)`: `mat1` n x k, `mat2` k x p, `t` n x p.
+ */
+void THCudaDoubleTensor_addmm(struct THCState *state,
+                              struct THCudaDoubleTensor *self_,
+                              double beta,
+                              struct THCudaDoubleTensor *t,
+                              double alpha,
+                              struct THCudaDoubleTensor *mat1,
+                              struct THCudaDoubleTensor *mat2);
+
+/**
+ * `self = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THCudaDoubleTensor_addr(struct THCState *state,
+                             struct THCudaDoubleTensor *self_,
+                             double beta,
+                             struct THCudaDoubleTensor *t,
+                             double alpha,
+                             struct THCudaDoubleTensor *vec1,
+                             struct THCudaDoubleTensor *vec2);
+
+/**
+ * `result = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2
+ * B x k x p, `t` n x p.
+ */
+void THCudaDoubleTensor_addbmm(struct THCState *state,
+                               struct THCudaDoubleTensor *result,
+                               double beta,
+                               struct THCudaDoubleTensor *t,
+                               double alpha,
+                               struct THCudaDoubleTensor *batch1,
+                               struct THCudaDoubleTensor *batch2);
+
+/**
+ * `result[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THCudaDoubleTensor_baddbmm(struct THCState *state,
+                                struct THCudaDoubleTensor *result,
+                                double beta,
+                                struct THCudaDoubleTensor *t,
+                                double alpha,
+                                struct THCudaDoubleTensor *batch1,
+                                struct THCudaDoubleTensor *batch2);
+
+/**
+ * `sum self[i]*src[i]` over elements paired in row-major order (same element
+ * count), accumulated on the device, as THC's accreal.
+ */
+float THCudaHalfTensor_dot(struct THCState *state,
+                           struct THCudaHalfTensor *self_,
+                           struct THCudaHalfTensor *src);
+
+/**
+ * `self = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THCudaHalfTensor_addmv(struct THCState *state,
+                            struct THCudaHalfTensor *self_,
+                            struct THHalf beta,
+                            struct THCudaHalfTensor *t,
+                            struct THHalf alpha,
+                            struct THCudaHalfTensor *mat,
+                            struct THCudaHalfTensor *vec);
+
+/**
+ * `self = beta*t + alpha*(mat1 @ mat2)`: `mat1` n x k, `mat2` k x p, `t` n x p.
+ */
+void THCudaHalfTensor_addmm(struct THCState *state,
+                            struct THCudaHalfTensor *self_,
+                            struct THHalf beta,
+                            struct THCudaHalfTensor *t,
+                            struct THHalf alpha,
+                            struct THCudaHalfTensor *mat1,
+                            struct THCudaHalfTensor *mat2);
+
+/**
+ * `self = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THCudaHalfTensor_addr(struct THCState *state,
+                           struct THCudaHalfTensor *self_,
+                           struct THHalf beta,
+                           struct THCudaHalfTensor *t,
+                           struct THHalf alpha,
+                           struct THCudaHalfTensor *vec1,
+                           struct THCudaHalfTensor *vec2);
+
+/**
+ * `result = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2
+ * B x k x p, `t` n x p.
+ */
+void THCudaHalfTensor_addbmm(struct THCState *state,
+                             struct THCudaHalfTensor *result,
+                             struct THHalf beta,
+                             struct THCudaHalfTensor *t,
+                             struct THHalf alpha,
+                             struct THCudaHalfTensor *batch1,
+                             struct THCudaHalfTensor *batch2);
+
+/**
+ * `result[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THCudaHalfTensor_baddbmm(struct THCState *state,
+                              struct THCudaHalfTensor *result,
+                              struct THHalf beta,
+                              struct THCudaHalfTensor *t,
+                              struct THHalf alpha,
+                              struct THCudaHalfTensor *batch1,
+                              struct THCudaHalfTensor *batch2);
+
+/**
+ * `sum self[i]*src[i]` over elements paired in row-major order (same element
+ * count), accumulated on the device, as THC's accreal.
+ */
+float THCudaBFloat16Tensor_dot(struct THCState *state,
+                               struct THCudaBFloat16Tensor *self_,
+                               struct THCudaBFloat16Tensor *src);
+
+/**
+ * `self = beta*t + alpha*(mat @ vec)`: `mat` n x k, `vec` k, `t` n.
+ */
+void THCudaBFloat16Tensor_addmv(struct THCState *state,
+                                struct THCudaBFloat16Tensor *self_,
+                                struct THBFloat16 beta,
+                                struct THCudaBFloat16Tensor *t,
+                                struct THBFloat16 alpha,
+                                struct THCudaBFloat16Tensor *mat,
+                                struct THCudaBFloat16Tensor *vec);
+
+/**
+ * `self = beta*t + alpha*(mat1 @ mat2)`: `mat1` n x k, `mat2` k x p, `t` n x p.
+ */
+void THCudaBFloat16Tensor_addmm(struct THCState *state,
+                                struct THCudaBFloat16Tensor *self_,
+                                struct THBFloat16 beta,
+                                struct THCudaBFloat16Tensor *t,
+                                struct THBFloat16 alpha,
+                                struct THCudaBFloat16Tensor *mat1,
+                                struct THCudaBFloat16Tensor *mat2);
+
+/**
+ * `self = beta*t + alpha*outer(vec1, vec2)`: `t` len(vec1) x len(vec2).
+ */
+void THCudaBFloat16Tensor_addr(struct THCState *state,
+                               struct THCudaBFloat16Tensor *self_,
+                               struct THBFloat16 beta,
+                               struct THCudaBFloat16Tensor *t,
+                               struct THBFloat16 alpha,
+                               struct THCudaBFloat16Tensor *vec1,
+                               struct THCudaBFloat16Tensor *vec2);
+
+/**
+ * `result = beta*t + alpha*sum_b batch1[b] @ batch2[b]`: batch1 B x n x k, batch2
+ * B x k x p, `t` n x p.
+ */
+void THCudaBFloat16Tensor_addbmm(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *result,
+                                 struct THBFloat16 beta,
+                                 struct THCudaBFloat16Tensor *t,
+                                 struct THBFloat16 alpha,
+                                 struct THCudaBFloat16Tensor *batch1,
+                                 struct THCudaBFloat16Tensor *batch2);
+
+/**
+ * `result[b] = beta*t[b] + alpha*batch1[b] @ batch2[b]`: `t` B x n x p.
+ */
+void THCudaBFloat16Tensor_baddbmm(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *result,
+                                  struct THBFloat16 beta,
+                                  struct THCudaBFloat16Tensor *t,
+                                  struct THBFloat16 alpha,
+                                  struct THCudaBFloat16Tensor *batch1,
+                                  struct THCudaBFloat16Tensor *batch2);
+
+/**
+ * `sum x[i]*y[i]` over `n` elements of two device vectors (increments >= 1).
+ */
+float THCudaBlas_Sdot(struct THCState *state, long n, float *x, long incx, float *y, long incy);
+
+/**
+ * `C = alpha*op(A)*op(B) + beta*C`, column-major device matrices (`'n'`/`'t'`/`'c'`).
+ */
+void THCudaBlas_Sgemm(struct THCState *state,
+                      char transa,
+                      char transb,
+                      long m,
+                      long n,
+                      long k,
+                      float alpha,
+                      float *a,
+                      long lda,
+                      float *b,
+                      long ldb,
+                      float beta,
+                      float *c,
+                      long ldc);
+
+/**
+ * `sum x[i]*y[i]` over `n` elements of two device vectors (increments >= 1).
+ */
+double THCudaBlas_Ddot(struct THCState *state, long n, double *x, long incx, double *y, long incy);
+
+/**
+ * `C = alpha*op(A)*op(B) + beta*C`, column-major device matrices (`'n'`/`'t'`/`'c'`).
+ */
+void THCudaBlas_Dgemm(struct THCState *state,
+                      char transa,
+                      char transb,
+                      long m,
+                      long n,
+                      long k,
+                      double alpha,
+                      double *a,
+                      long lda,
+                      double *b,
+                      long ldb,
+                      double beta,
+                      double *c,
+                      long ldc);
+
+/**
+ * `sum x[i]*y[i]` over `n` elements of two device vectors (increments >= 1).
+ */
+float THCudaBlas_Hdot(struct THCState *state,
+                      long n,
+                      struct THHalf *x,
+                      long incx,
+                      struct THHalf *y,
+                      long incy);
+
+/**
+ * `C = alpha*op(A)*op(B) + beta*C`, column-major device matrices (`'n'`/`'t'`/`'c'`).
+ */
+void THCudaBlas_Hgemm(struct THCState *state,
+                      char transa,
+                      char transb,
+                      long m,
+                      long n,
+                      long k,
+                      struct THHalf alpha,
+                      struct THHalf *a,
+                      long lda,
+                      struct THHalf *b,
+                      long ldb,
+                      struct THHalf beta,
+                      struct THHalf *c,
+                      long ldc);
+
+/**
+ * `y = alpha*op(A)*x + beta*y`, `A` m x n column-major on the device.
+ */
+void THCudaBlas_Sgemv(struct THCState *state,
+                      char trans,
+                      long m,
+                      long n,
+                      float alpha,
+                      float *a,
+                      long lda,
+                      float *x,
+                      long incx,
+                      float beta,
+                      float *y,
+                      long incy);
+
+/**
+ * `A = A + alpha*x*y^T`, `A` m x n column-major on the device.
+ */
+void THCudaBlas_Sger(struct THCState *state,
+                     long m,
+                     long n,
+                     float alpha,
+                     float *x,
+                     long incx,
+                     float *y,
+                     long incy,
+                     float *a,
+                     long lda);
+
+/**
+ * `gemm` over `batch_count` matrices given by device arrays of device addresses.
+ */
+void THCudaBlas_SgemmBatched(struct THCState *state,
+                             char transa,
+                             char transb,
+                             long m,
+                             long n,
+                             long k,
+                             float alpha,
+                             const float **a,
+                             long lda,
+                             const float **b,
+                             long ldb,
+                             float beta,
+                             float **c,
+                             long ldc,
+                             long batch_count);
+
+/**
+ * `gemm` over `batch_count` matrices `stride_a`/`stride_b`/`stride_c` elements apart.
+ */
+void THCudaBlas_SgemmStridedBatched(struct THCState *state,
+                                    char transa,
+                                    char transb,
+                                    long m,
+                                    long n,
+                                    long k,
+                                    float alpha,
+                                    const float *a,
+                                    long lda,
+                                    long stride_a,
+                                    const float *b,
+                                    long ldb,
+                                    long stride_b,
+                                    float beta,
+                                    float *c,
+                                    long ldc,
+                                    long stride_c,
+                                    long batch_count);
+
+/**
+ * `y = alpha*op(A)*x + beta*y`, `A` m x n column-major on the device.
+ */
+void THCudaBlas_Dgemv(struct THCState *state,
+                      char trans,
+                      long m,
+                      long n,
+                      double alpha,
+                      double *a,
+                      long lda,
+                      double *x,
+                      long incx,
+                      double beta,
+                      double *y,
+                      long incy);
+
+/**
+ * `A = A + alpha*x*y^T`, `A` m x n column-major on the device.
+ */
+void THCudaBlas_Dger(struct THCState *state,
+                     long m,
+                     long n,
+                     double alpha,
+                     double *x,
+                     long incx,
+                     double *y,
+                     long incy,
+                     double *a,
+                     long lda);
+
+/**
+ * `gemm` over `batch_count` matrices given by device arrays of device addresses.
+ */
+void THCudaBlas_DgemmBatched(struct THCState *state,
+                             char transa,
+                             char transb,
+                             long m,
+                             long n,
+                             long k,
+                             double alpha,
+                             const double **a,
+                             long lda,
+                             const double **b,
+                             long ldb,
+                             double beta,
+                             double **c,
+                             long ldc,
+                             long batch_count);
+
+/**
+ * `gemm` over `batch_count` matrices `stride_a`/`stride_b`/`stride_c` elements apart.
+ */
+void THCudaBlas_DgemmStridedBatched(struct THCState *state,
+                                    char transa,
+                                    char transb,
+                                    long m,
+                                    long n,
+                                    long k,
+                                    double alpha,
+                                    const double *a,
+                                    long lda,
+                                    long stride_a,
+                                    const double *b,
+                                    long ldb,
+                                    long stride_b,
+                                    double beta,
+                                    double *c,
+                                    long ldc,
+                                    long stride_c,
+                                    long batch_count);
 
 /**
  * Reserves `numStreams` streams on every device (indices 1..=numStreams; fewer than already
