@@ -249,9 +249,10 @@ template <class T> static void int_ops(const char *sfx) {
          if (y != -1 && x % y != 0 && ((x < 0) != (y < 0))) --q;
          return (long long)((unsigned long long)x - (unsigned long long)y * (unsigned long long)q);
        }, true},
-      {"clshift", [](long long x, long long y, int w) { return (long long)((unsigned long long)x << (y & (w - 1))); }, false},
+      // Shifts in C's promoted width (32 bits for the types narrower than int), the count modulo it.
+      {"clshift", [](long long x, long long y, int w) { return (long long)((unsigned long long)x << (y & ((w < 32 ? 32 : w) - 1))); }, false},
       {"crshift", [](long long x, long long y, int w) {
-         return (long long)(((unsigned long long)x & (~0ull >> (64 - w))) >> (y & (w - 1)));
+         return (long long)(((unsigned long long)x & (~0ull >> (64 - w))) >> (y & ((w < 32 ? 32 : w) - 1)));
        }, false},
       {"cmax", [](long long x, long long y, int) { return x > y ? x : y; }, false},
       {"cbitxor", [](long long x, long long y, int) { return x ^ y; }, false},

@@ -93,6 +93,11 @@ fn arith_op<T: Num, S: Operand<T>>(r: &Tensor<T>, t: &impl Operand<T>, op: Arith
         BitAnd | BitOr | BitXor => no_float_bits::<T>()?,
         _ => {}
     }
+    // TH's `pow(r, t, value)` special-cases some values (`Num::pow_value`); `cpow` is C's pow.
+    if let (Pow, Rhs::Value(v)) = (op, &rhs) {
+        let v = *v;
+        return pointwise1(r, t, Call::new("pow").value(v), move |x: T| x.pow_value(v));
+    }
     // Each operation is the `Num` method `$f` of (element, right operand); every arm writes its
     // own closure, so each operation keeps its own monomorphic kernel.
     // The device kernels: `<op>` with a value, `c<op>` with a tensor (`cadd`/`csub` take a
@@ -115,7 +120,7 @@ fn arith_op<T: Num, S: Operand<T>>(r: &Tensor<T>, t: &impl Operand<T>, op: Arith
         Pow => pow ["pow" "cpow"], Lshift => shl ["lshift" "clshift"], Rshift => shr ["rshift" "crshift"],
         Fmod => fmod ["fmod" "cfmod"], Remainder => remainder ["remainder" "cremainder"],
         BitAnd => bitand ["bitand" "cbitand"], BitOr => bitor ["bitor" "cbitor"], BitXor => bitxor ["bitxor" "cbitxor"],
-        CmaxValue | Max => max_nan ["cmaxValue" "cmax"], CminValue | Min => min_nan ["cminValue" "cmin"])
+        CmaxValue | Max => th_max ["cmaxValue" "cmax"], CminValue | Min => th_min ["cminValue" "cmin"])
 }
 
 /// `r = t + value * src` (TH's `cadd`).
@@ -143,17 +148,23 @@ pub fn addcmul<T: Num, X: Operand<T>>(r: &Tensor<T>, t: &X, value: T, s1: &X, s2
     pointwise3(r, t, s1, s2, Call::new("addcmul").value(value), move |a: T, b: T, c: T| a.add(value.mul(b).mul(c)))
 }
 
-/// `r = t + value * s1 / s2`.
+/// `r = t + value * s1 / s2` (C's promotions: `Num::addcdiv`).
 pub fn addcdiv<T: Num, X: Operand<T>>(r: &Tensor<T>, t: &X, value: T, s1: &X, s2: &X) -> Result<()> {
     int_divisors(s2)?;
-    pointwise3(r, t, s1, s2, Call::new("addcdiv").value(value), move |a: T, b: T, c: T| a.add(value.mul(b).div(c)))
+    pointwise3(r, t, s1, s2, Call::new("addcdiv").value(value), move |a: T, b: T, c: T| a.addcdiv(value, b, c))
 }
 
-/// `r = min(max(t, lo), hi)`.
+/// TH's `t < lo ? lo : (t > hi ? hi : t)`: NaN elements and NaN bounds leave `t`; with
+/// `lo > hi`, elements below `lo` give `lo`.
 pub fn clamp<T: Num>(r: &Tensor<T>, t: &impl Operand<T>, lo: T, hi: T) -> Result<()> {
     pointwise1(r, t, Call::new("clamp").value(lo).value(hi), move |x: T| {
-        let y = if x < lo { lo } else { x };
-        if y > hi { hi } else { y }
+        if x < lo {
+            lo
+        } else if x > hi {
+            hi
+        } else {
+            x
+        }
     })
 }
 

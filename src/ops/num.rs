@@ -1,5 +1,7 @@
 //! Arithmetic over element types, with C's semantics: integers wrap, shift through unsigned,
-//! divide truncating (callers reject a zero divisor first); Half and BFloat16 compute in f32.
+//! divide truncating (callers reject a zero divisor first), and the types narrower than `int`
+//! are promoted where that changes a result (shifts, `addcdiv`); Half and BFloat16 compute in
+//! f32. The pointwise rules are listed in docs/semantics.md ("Pointwise arithmetic").
 //!
 //! `Num` is implemented for every dtype except Bool; `Float` for Float, Double, Half, BFloat16.
 
@@ -30,8 +32,16 @@ pub trait Num: Scalar + PartialOrd {
     fn bitand(self, o: Self) -> Self;
     fn bitor(self, o: Self) -> Self;
     fn bitxor(self, o: Self) -> Self;
-    /// `pow(self, o)` computed in double (integers) or the float type, cast back.
+    /// C's `pow(self, o)` (TH's `cpow`/`tpow`): computed in double, cast back (integers:
+    /// saturating; Half/BFloat16: in f32).
     fn pow(self, o: Self) -> Self;
+    /// TH's `pow(r, t, value)`: floats special-case `value` 1, 2, 3, 0.5, -0.5, -1, -2 (`t*t`,
+    /// `sqrt(t)`, `1/t`, ...) and otherwise call the float type's own `pow` (`powf` for Float).
+    /// Integers (a th extension) use `pow`.
+    #[inline(always)]
+    fn pow_value(self, v: Self) -> Self {
+        self.pow(v)
+    }
     fn to_f64(self) -> f64;
     fn from_f64(v: f64) -> Self;
     fn is_nan(self) -> bool;
@@ -65,20 +75,45 @@ pub trait Num: Scalar + PartialOrd {
             self
         }
     }
-    /// -1, 0 or 1 (NaN stays NaN; unsigned: 0 or 1).
+    /// TH's `cmax`/`cmaxValue`: `self > o ? self : o`, so a NaN in `o` propagates and one in
+    /// `self` does not (reductions use `max_nan`).
+    #[inline(always)]
+    fn th_max(self, o: Self) -> Self {
+        if self > o { self } else { o }
+    }
+    /// TH's `cmin`/`cminValue`: `self < o ? self : o`.
+    #[inline(always)]
+    fn th_min(self, o: Self) -> Self {
+        if self < o { self } else { o }
+    }
+    /// TH's `sign`: `self > 0 ? 1 : (self < 0 ? -1 : 0)` (NaN and -0 give +0; unsigned: 0 or 1).
     fn sign(self) -> Self {
         if self > Self::zero() {
             Self::one()
         } else if self < Self::zero() {
             Self::one().neg()
         } else {
-            self
+            Self::zero()
         }
     }
+    /// TH's `addcdiv` element, C's `self + v * a / b` (integer types: `b != 0`, callers check).
+    /// Floats round each step in `Self`; integers narrower than C's `int` compute in `int`.
+    #[inline(always)]
+    fn addcdiv(self, v: Self, a: Self, b: Self) -> Self {
+        self.add(v.mul(a).div(b))
+    }
+}
+
+/// The width C computes an integer type in (`int` for the narrower ones).
+trait CWidth {
+    const C_BITS: u32;
 }
 
 macro_rules! int_num {
     ($($T:ty),*) => {$(
+        impl CWidth for $T {
+            const C_BITS: u32 = if <$T>::BITS < 32 { 32 } else { <$T>::BITS };
+        }
         impl Num for $T {
             const IS_FLOAT: bool = false;
             #[inline(always)] fn zero() -> Self { 0 }
@@ -97,14 +132,26 @@ macro_rules! int_num {
             }
             #[inline(always)] fn neg(self) -> Self { self.wrapping_neg() }
             #[inline(always)] fn abs(self) -> Self { if self < Self::zero() { self.wrapping_neg() } else { self } }
-            // TH shifts the unsigned counterpart (`(ureal)t >> v`): a logical shift for every
-            // integer type, the count taken modulo the width as `wrapping_sh*` does.
-            #[inline(always)] fn shl(self, o: Self) -> Self { self.wrapping_shl(o as u32) }
+            // TH shifts the unsigned counterpart (`(ureal)t << v`): a logical shift for every
+            // integer type. C promotes types narrower than `int` first, so their shift happens
+            // in 32 bits (a count of 8..31 on Byte gives 0); the count is taken modulo the
+            // promoted width (32 or 64), as x86 does.
+            #[inline(always)] fn shl(self, o: Self) -> Self { ((self as u64) << ((o as u32) & (Self::C_BITS - 1))) as $T }
             #[inline(always)]
             fn shr(self, o: Self) -> Self {
-                let bits = <$T>::BITS;
-                let u = (self as u64) & (u64::MAX >> (64 - bits));
-                (u >> ((o as u32) & (bits - 1))) as $T
+                let u = (self as u64) & (u64::MAX >> (64 - <$T>::BITS));
+                (u >> ((o as u32) & (Self::C_BITS - 1))) as $T
+            }
+            // C: `value * a` and the quotient in `int` for Byte/Char/Short (no 8/16-bit wrap);
+            // Int wraps in 32 bits, Long in 64.
+            #[inline(always)]
+            fn addcdiv(self, v: Self, a: Self, b: Self) -> Self {
+                if <$T>::BITS < 32 {
+                    let q = (v as i32 * a as i32).checked_div(b as i32).unwrap_or(0);
+                    (self as i32 + q) as $T
+                } else {
+                    self.add(v.mul(a).div(b))
+                }
             }
             #[inline(always)] fn bitand(self, o: Self) -> Self { self & o }
             #[inline(always)] fn bitor(self, o: Self) -> Self { self | o }
@@ -134,9 +181,11 @@ macro_rules! float_num {
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
             #[inline(always)] fn div(self, o: Self) -> Self { self / o }
             #[inline(always)] fn fmod(self, o: Self) -> Self { self % o }
+            // C's `t - v * floor(t / v)`: `floor` is the double one, so the product and the
+            // difference are computed in double (Float's `t / v` is rounded to float first).
             #[inline(always)]
             fn remainder(self, o: Self) -> Self {
-                if o == 0.0 { <$T>::NAN } else { self - o * (self / o).floor() }
+                if o == 0.0 { <$T>::NAN } else { (self as f64 - o as f64 * (self / o).floor() as f64) as $T }
             }
             #[inline(always)] fn neg(self) -> Self { -self }
             #[inline(always)] fn abs(self) -> Self { self.abs() }
@@ -145,7 +194,27 @@ macro_rules! float_num {
             #[inline(always)] fn bitand(self, _o: Self) -> Self { <$T>::NAN }
             #[inline(always)] fn bitor(self, _o: Self) -> Self { <$T>::NAN }
             #[inline(always)] fn bitxor(self, _o: Self) -> Self { <$T>::NAN }
-            #[inline(always)] fn pow(self, o: Self) -> Self { self.powf(o) }
+            #[inline(always)] fn pow(self, o: Self) -> Self { (self as f64).powf(o as f64) as $T }
+            #[inline(always)]
+            fn pow_value(self, v: Self) -> Self {
+                if v == 1.0 {
+                    self
+                } else if v == 2.0 {
+                    self * self
+                } else if v == 3.0 {
+                    self * self * self
+                } else if v == 0.5 {
+                    self.sqrt()
+                } else if v == -0.5 {
+                    1.0 / self.sqrt()
+                } else if v == -1.0 {
+                    1.0 / self
+                } else if v == -2.0 {
+                    1.0 / (self * self)
+                } else {
+                    self.powf(v)
+                }
+            }
             #[inline(always)] fn to_f64(self) -> f64 { self as f64 }
             #[inline(always)] fn from_f64(v: f64) -> Self { v as $T }
             #[inline(always)] fn is_nan(self) -> bool { self.is_nan() }
@@ -184,6 +253,7 @@ macro_rules! half_num {
             #[inline(always)] fn bitor(self, _o: Self) -> Self { <$T>::NAN }
             #[inline(always)] fn bitxor(self, _o: Self) -> Self { <$T>::NAN }
             #[inline(always)] fn pow(self, o: Self) -> Self { <$T>::from_f32(self.to_f32().powf(o.to_f32())) }
+            #[inline(always)] fn pow_value(self, v: Self) -> Self { <$T>::from_f32(self.to_f32().pow_value(v.to_f32())) }
             #[inline(always)] fn to_f64(self) -> f64 { self.to_f64() }
             #[inline(always)] fn from_f64(v: f64) -> Self { <$T>::from_f32(crate::core::dtype::f64_to_f32_round_odd(v)) }
             #[inline(always)] fn is_nan(self) -> bool { self.is_nan() }
@@ -343,6 +413,53 @@ mod tests {
         assert!(f32::NAN.max_nan(1.0).is_nan());
         assert!(1.0f64.min_nan(f64::NAN).is_nan());
         assert_eq!((-3i32).sign(), -1);
+        assert_eq!((-1i8).shl(1), -2);
+        assert_eq!(200u8.shr(3), 25);
+    }
+
+    /// TH's C expressions: `t > src ? t : src`, `t < src ? t : src`, the sign's `else 0`.
+    #[test]
+    fn th_nan_rules() {
+        assert_eq!(f32::NAN.th_max(1.0), 1.0);
+        assert!(1.0f32.th_max(f32::NAN).is_nan());
+        assert_eq!(f64::NAN.th_min(1.0), 1.0);
+        assert!(1.0f64.th_min(f64::NAN).is_nan());
+        assert_eq!(f16::NAN.th_max(f16::from_f32(2.0)), f16::from_f32(2.0));
+        assert!(f16::from_f32(2.0).th_min(f16::NAN).is_nan());
+        assert_eq!(half::bf16::NAN.th_min(half::bf16::ONE), half::bf16::ONE);
+        assert_eq!(3i8.th_max(-4), 3);
+        assert_eq!(3u8.th_min(4), 3);
+        for (x, want) in [(f32::NAN, 0.0f32), (-2.0, -1.0), (0.5, 1.0), (-0.0, 0.0)] {
+            assert_eq!(x.sign().to_bits(), want.to_bits(), "{x}");
+        }
+        assert_eq!(f16::NAN.sign().to_bits(), 0);
+        assert_eq!(half::bf16::NAN.sign().to_bits(), 0);
+        assert_eq!(200u8.sign(), 1);
+    }
+
+    /// C promotes Byte/Char/Short to `int` in `t + value * src1 / src2` and in shifts.
+    #[test]
+    fn c_integer_promotion() {
+        assert_eq!(0u8.addcdiv(3, 200, 10), 60);
+        assert_eq!(0i8.addcdiv(2, 100, 4), 50);
+        assert_eq!(0i16.addcdiv(3, 30000, 10), 9000);
+        assert_eq!(100u8.addcdiv(255, 255, 1), 100u8.wrapping_add(255u8.wrapping_mul(255)));
+        assert_eq!(i8::MIN.addcdiv(-128, -128, -1), (-128i32 + -16384) as i8);
+        assert_eq!(0i16.addcdiv(i16::MIN, i16::MIN, i16::MAX), (32768i32 * 32768 / 32767) as i16);
+        // Int and Long compute in their own width (wrapping).
+        assert_eq!(0i32.addcdiv(65536, 65536, 2), 0);
+        assert_eq!(1i64.addcdiv(i64::MAX, 2, 1), -1);
+        assert_eq!(1.0f32.addcdiv(2.0, 3.0, 4.0), 2.5);
+        // Shifts: counts 8..31 on the narrow types act in 32 bits.
+        assert_eq!(1u8.shl(8), 0);
+        assert_eq!(200u8.shr(8), 0);
+        assert_eq!((-1i8).shr(7), 1);
+        assert_eq!((-1i8).shr(8), 0);
+        assert_eq!(1i16.shl(16), 0);
+        assert_eq!(1i16.shl(-1), 0); // count 31
+        assert_eq!(1i8.shl(32), 1); // count modulo 32
+        assert_eq!(1i32.shl(33), 2);
+        assert_eq!(1i64.shl(40), 1 << 40);
         assert_eq!(f16::from_f32(1.5).add(f16::from_f32(2.0)), f16::from_f32(3.5));
         assert_eq!(f16::from_f32(-2.0).abs(), f16::from_f32(2.0));
         assert_eq!(2.0f64.lgamma(), 0.0);

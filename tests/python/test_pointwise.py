@@ -43,7 +43,9 @@ def test_binary_broadcast(lib, rng, real):
         "cmin": np.minimum,
     }
     if real in FLOATS:
-        ops.update(cdiv=lambda a, b: a / b, cfmod=np.fmod, cremainder=lambda a, b: a - b * np.floor(a / b))
+        # remainder: C's double floor makes `b * floor(a / b)` and the difference double (TH)
+        f64 = lambda x: np.asarray(x, dtype=np.float64)  # noqa: E731
+        ops.update(cdiv=lambda a, b: a / b, cfmod=np.fmod, cremainder=lambda a, b: f64(a) - f64(b) * f64(np.floor(a / b)))
     else:
         ops.update(
             cdiv=lambda a, b: np.trunc(a.astype(np.float64) / b).astype(a.dtype),

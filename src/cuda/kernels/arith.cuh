@@ -8,8 +8,8 @@
   X(add, N::add(x, v), __VA_ARGS__) X(sub, N::sub(x, v), __VA_ARGS__) X(mul, N::mul(x, v), __VA_ARGS__) \
   X(div, N::div(x, v), __VA_ARGS__) X(lshift, N::shl(x, v), __VA_ARGS__)                              \
   X(rshift, N::shr(x, v), __VA_ARGS__) X(fmod, N::fmod(x, v), __VA_ARGS__)                            \
-  X(remainder, N::remainder(x, v), __VA_ARGS__) X(cmaxValue, N::max_nan(x, v), __VA_ARGS__)           \
-  X(cminValue, N::min_nan(x, v), __VA_ARGS__) X(pow, N::pow(x, v), __VA_ARGS__)                       \
+  X(remainder, N::remainder(x, v), __VA_ARGS__) X(cmaxValue, N::th_max(x, v), __VA_ARGS__)           \
+  X(cminValue, N::th_min(x, v), __VA_ARGS__) X(pow, N::pow_value(x, v), __VA_ARGS__)                       \
   X(tpow, N::pow(v, x), __VA_ARGS__) X(clamp, N::clamp(x, v, w), __VA_ARGS__) X(neg, N::neg(x), __VA_ARGS__) \
   X(abs, N::abs(x), __VA_ARGS__) X(sign, N::sign(x), __VA_ARGS__) X(cinv, N::div(N::one(), x), __VA_ARGS__)
 #define TH_INT_VALUE_OPS(X, ...)                                                                      \
@@ -22,15 +22,16 @@
   X(cmul, N::mul(x, y), __VA_ARGS__) X(cdiv, N::div(x, y), __VA_ARGS__) X(cpow, N::pow(x, y), __VA_ARGS__) \
   X(clshift, N::shl(x, y), __VA_ARGS__) X(crshift, N::shr(x, y), __VA_ARGS__)                         \
   X(cfmod, N::fmod(x, y), __VA_ARGS__) X(cremainder, N::remainder(x, y), __VA_ARGS__)                 \
-  X(cmax, N::max_nan(x, y), __VA_ARGS__) X(cmin, N::min_nan(x, y), __VA_ARGS__)
+  X(cmax, N::th_max(x, y), __VA_ARGS__) X(cmin, N::th_min(x, y), __VA_ARGS__)
 #define TH_INT_TENSOR_OPS(X, ...)                                                                     \
   X(cbitand, N::bitand_(x, y), __VA_ARGS__) X(cbitor, N::bitor_(x, y), __VA_ARGS__)                   \
   X(cbitxor, N::bitxor_(x, y), __VA_ARGS__)
 
-// t + value * s1 * s2 and t + value * s1 / s2, each step rounded in T (as the host).
+// t + value * s1 * s2 (each step rounded in T) and t + value * s1 / s2 (C's promotions, as the
+// host's `Num::addcdiv`).
 #define TH_TERNARY_OPS(X, ...)                                                                        \
   X(addcmul, N::add(x, N::mul(N::mul(v, y), z)), __VA_ARGS__)                                         \
-  X(addcdiv, N::add(x, N::div(N::mul(v, y), z)), __VA_ARGS__)
+  X(addcdiv, N::addcdiv(x, v, y, z), __VA_ARGS__)
 
 // Float functions: name, expression of r, the element in the compute type R.
 #define TH_FLOAT_FNS(X, ...)                                                                          \

@@ -1,6 +1,7 @@
 // Element arithmetic with the CPU engine's semantics (src/ops/num.rs): integers wrap, divide
 // truncating (a zero divisor gives 0: the host rejects it first), shift through the unsigned
-// type with the count taken modulo the width; floats as IEEE (NVRTC runs with --fmad=false so
+// type in C's promoted width (32 bits for the types narrower than int) with the count taken
+// modulo that width; floats as IEEE (NVRTC runs with --fmad=false so
 // nothing is fused); Half and BFloat16 compute each operation in f32 and round back.
 #ifndef TH_CUDA_NUM_CUH
 #define TH_CUDA_NUM_CUH
@@ -163,7 +164,7 @@ template <class T, int K = th_traits<T>::kind> struct th_num;
 
 template <class T> struct th_num<T, TH_KIND_INT> {
   typedef unsigned long long U;
-  enum { BITS = th_traits<T>::bits, SIGNED = th_traits<T>::is_signed };
+  enum { BITS = th_traits<T>::bits, SIGNED = th_traits<T>::is_signed, C_BITS = BITS < 32 ? 32 : BITS };
   static __forceinline__ T one() { return (T)1; }
   static __forceinline__ bool isnan(T) { return false; }
   // Wrapping: computed in 64-bit unsigned, cut to T.
@@ -179,15 +180,24 @@ template <class T> struct th_num<T, TH_KIND_INT> {
     return r != 0 && ((r < 0) != (b < 0)) ? add(r, b) : r;
   }
   static __forceinline__ T abs(T a) { return a < 0 ? neg(a) : a; }
-  static __forceinline__ T shl(T a, T b) { return (T)((U)a << ((unsigned)b & (BITS - 1))); }
+  static __forceinline__ T shl(T a, T b) { return (T)((U)a << ((unsigned)b & (C_BITS - 1))); }
   static __forceinline__ T shr(T a, T b) {
-    return (T)(((U)a & (~0ull >> (64 - BITS))) >> ((unsigned)b & (BITS - 1)));
+    return (T)(((U)a & (~0ull >> (64 - BITS))) >> ((unsigned)b & (C_BITS - 1)));
+  }
+  // C's `x + v * a / b`: in int for the types narrower than int (no 8/16-bit wrap).
+  static __forceinline__ T addcdiv(T x, T v, T a, T b) {
+    if (BITS < 32) {
+      const int d = (int)b;
+      return (T)(unsigned)((int)x + (d == 0 ? 0 : (int)v * (int)a / d));
+    }
+    return add(x, div(mul(v, a), b));
   }
   static __forceinline__ T bitand_(T a, T b) { return (T)(a & b); }
   static __forceinline__ T bitor_(T a, T b) { return (T)(a | b); }
   static __forceinline__ T bitxor_(T a, T b) { return (T)(a ^ b); }
   // Computed in double, cast back saturating.
   static __forceinline__ T pow(T a, T b) { return th_saturate<T>(th_pow((double)a, (double)b)); }
+  static __forceinline__ T pow_value(T a, T b) { return pow(a, b); }
   static __forceinline__ bool lt(T a, T b) { return a < b; }
   static __forceinline__ bool eq(T a, T b) { return a == b; }
 };
@@ -201,12 +211,21 @@ template <class T> struct th_num<T, TH_KIND_FLOAT> {
   static __forceinline__ T neg(T a) { return -a; }
   static __forceinline__ T div(T a, T b) { return a / b; }
   static __forceinline__ T fmod(T a, T b) { return th_fmod(a, b); }
-  // Python's: the sign of the divisor; NaN for a zero divisor.
-  static __forceinline__ T remainder(T a, T b) { return b == (T)0 ? th_vm<T>::nan() : a - b * th_floor(a / b); }
+  // Python's: the sign of the divisor; NaN for a zero divisor. C's `a - b * floor(a / b)` with
+  // the double floor: the product and difference in double.
+  static __forceinline__ T remainder(T a, T b) {
+    return b == (T)0 ? th_vm<T>::nan() : (T)((double)a - (double)b * (double)th_floor(a / b));
+  }
   static __forceinline__ T abs(T a) { return th_fabs(a); }
   static __forceinline__ T shl(T a, T b) { return a * th_pow((T)2, b); }
   static __forceinline__ T shr(T a, T b) { return a / th_pow((T)2, b); }
-  static __forceinline__ T pow(T a, T b) { return th_pow(a, b); }
+  // cpow / tpow: C's double pow. pow(t, value): TH's special values, else the type's own pow.
+  static __forceinline__ T pow(T a, T b) { return (T)th_pow((double)a, (double)b); }
+  static __forceinline__ T pow_value(T a, T v) {
+    return v == (T)1 ? a : v == (T)2 ? a * a : v == (T)3 ? a * a * a : v == (T)0.5 ? th_sqrt(a)
+         : v == (T)-0.5 ? (T)1 / th_sqrt(a) : v == (T)-1 ? (T)1 / a : v == (T)-2 ? (T)1 / (a * a) : th_pow(a, v);
+  }
+  static __forceinline__ T addcdiv(T x, T v, T a, T b) { return add(x, div(mul(v, a), b)); }
   static __forceinline__ bool lt(T a, T b) { return a < b; }
   static __forceinline__ bool eq(T a, T b) { return a == b; }
 };
@@ -224,7 +243,9 @@ template <class T> struct th_num<T, TH_KIND_HALF> {
   static __forceinline__ T remainder(T a, T b) { return X::from_r(F::remainder(X::to_r(a), X::to_r(b))); }
   static __forceinline__ T shl(T a, T b) { return X::from_r(F::shl(X::to_r(a), X::to_r(b))); }
   static __forceinline__ T shr(T a, T b) { return X::from_r(F::shr(X::to_r(a), X::to_r(b))); }
-  static __forceinline__ T pow(T a, T b) { return X::from_r(F::pow(X::to_r(a), X::to_r(b))); }
+  static __forceinline__ T pow(T a, T b) { return X::from_r(th_pow(X::to_r(a), X::to_r(b))); }
+  static __forceinline__ T pow_value(T a, T v) { return X::from_r(F::pow_value(X::to_r(a), X::to_r(v))); }
+  static __forceinline__ T addcdiv(T x, T v, T a, T b) { return add(x, div(mul(v, a), b)); }
   // Sign and magnitude on the bits, as the host's `half` types do.
   static __forceinline__ T neg(T a) { a.x ^= 0x8000u; return a; }
   static __forceinline__ T abs(T a) { a.x &= 0x7fffu; return a; }
@@ -249,15 +270,16 @@ template <class T> struct th_ops : th_num<T> {
   static __forceinline__ T min_nan(T a, T b) {
     return N::isnan(a) || N::isnan(b) ? (N::isnan(a) ? a : b) : (N::lt(b, a) ? b : a);
   }
-  // -1, 0 or 1; NaN and signed zeros stay as they are.
+  // TH's cmax / cmin: `a > b ? a : b` / `a < b ? a : b` (a NaN in b propagates, one in a not).
+  static __forceinline__ T th_max(T a, T b) { return N::lt(b, a) ? a : b; }
+  static __forceinline__ T th_min(T a, T b) { return N::lt(a, b) ? a : b; }
+  // TH's `a > 0 ? 1 : (a < 0 ? -1 : 0)`: NaN and -0 give +0.
   static __forceinline__ T sign(T a) {
     const T zero = N::sub(N::one(), N::one());
-    return N::lt(zero, a) ? N::one() : N::lt(a, zero) ? N::neg(N::one()) : a;
+    return N::lt(zero, a) ? N::one() : N::lt(a, zero) ? N::neg(N::one()) : zero;
   }
-  static __forceinline__ T clamp(T x, T lo, T hi) {
-    const T y = N::lt(x, lo) ? lo : x;
-    return N::lt(hi, y) ? hi : y;
-  }
+  // TH's `x < lo ? lo : (x > hi ? hi : x)`.
+  static __forceinline__ T clamp(T x, T lo, T hi) { return N::lt(x, lo) ? lo : N::lt(hi, x) ? hi : x; }
 };
 
 #endif  // TH_CUDA_NUM_CUH
