@@ -116,8 +116,8 @@ macro_rules! math_api {
             bitand => BitAnd, "`r_ = t & value` (integer types; an error for floating types).";
             bitor => BitOr, "`r_ = t | value` (integer types).";
             bitxor => BitXor, "`r_ = t ^ value` (integer types).";
-            cmaxValue => CmaxValue, "`r_ = max(t, value)` (NaN wins).";
-            cminValue => CminValue, "`r_ = min(t, value)` (NaN wins).";
+            cmaxValue => CmaxValue, "`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).";
+            cminValue => CminValue, "`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).";
             pow => Pow, "`r_ = t ^ value` (integers computed in double).";
         );
         binary_fns!([$($P)*] [$($lead)*] $F, $T;
@@ -131,8 +131,8 @@ macro_rules! math_api {
             cbitand => BitAnd, "`r_ = t & src` (integer types).";
             cbitor => BitOr, "`r_ = t | src` (integer types).";
             cbitxor => BitXor, "`r_ = t ^ src` (integer types).";
-            cmax => Max, "`r_ = max(t, src)` (NaN wins).";
-            cmin => Min, "`r_ = min(t, src)` (NaN wins).";
+            cmax => Max, "`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).";
+            cmin => Min, "`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).";
         );
         th_fn! {
             /// `r_ = t + value * src` (broadcasting; `r_` may be `t`).
