@@ -20,6 +20,7 @@ pub mod gpu;
 pub mod kernels;
 pub mod launch;
 pub mod ops;
+pub mod random;
 pub mod reduce;
 pub mod runtime;
 pub mod storage;

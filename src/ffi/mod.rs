@@ -25,6 +25,7 @@ pub mod storage;
 pub mod tensor;
 pub mod thc;
 pub mod thc_half;
+pub mod thc_random;
 pub mod thc_reduce;
 pub mod thc_storage;
 

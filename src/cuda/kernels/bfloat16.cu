@@ -5,9 +5,11 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(bfloat16, th_bfloat16)
 TH_CMP_OWN_KERNELS(bfloat16, th_bfloat16)
 TH_FLOAT_KERNELS(bfloat16, th_bfloat16)
 TH_REDUCE_FLOAT_KERNELS(bfloat16, th_bfloat16)
+TH_RANDOM_FLOAT_KERNELS(bfloat16, th_bfloat16)

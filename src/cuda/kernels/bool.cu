@@ -5,6 +5,7 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(bool, th_bool)

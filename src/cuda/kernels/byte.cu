@@ -5,8 +5,10 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(byte, unsigned char)
 TH_INT_KERNELS(byte, unsigned char)
 TH_REDUCE_NUM_KERNELS(byte, unsigned char)
+TH_RANDOM_NUM_KERNELS(byte, unsigned char)

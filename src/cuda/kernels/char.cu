@@ -5,9 +5,11 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(char, signed char)
 TH_CMP_OWN_KERNELS(char, signed char)
 TH_INT_KERNELS(char, signed char)
 TH_REDUCE_NUM_KERNELS(char, signed char)
+TH_RANDOM_NUM_KERNELS(char, signed char)

@@ -5,9 +5,11 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
 TH_CMP_OWN_KERNELS(double, double)
 TH_FLOAT_KERNELS(double, double)
 TH_REDUCE_FLOAT_KERNELS(double, double)
+TH_RANDOM_FLOAT_KERNELS(double, double)

@@ -5,9 +5,11 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
 TH_CMP_OWN_KERNELS(float, float)
 TH_FLOAT_KERNELS(float, float)
 TH_REDUCE_FLOAT_KERNELS(float, float)
+TH_RANDOM_FLOAT_KERNELS(float, float)

@@ -5,9 +5,11 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
 TH_CMP_OWN_KERNELS(half, th_half)
 TH_FLOAT_KERNELS(half, th_half)
 TH_REDUCE_FLOAT_KERNELS(half, th_half)
+TH_RANDOM_FLOAT_KERNELS(half, th_half)

@@ -5,9 +5,11 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(int, int)
 TH_CMP_OWN_KERNELS(int, int)
 TH_INT_KERNELS(int, int)
 TH_REDUCE_NUM_KERNELS(int, int)
+TH_RANDOM_NUM_KERNELS(int, int)

@@ -5,9 +5,11 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(long, long long)
 TH_CMP_OWN_KERNELS(long, long long)
 TH_INT_KERNELS(long, long long)
 TH_REDUCE_NUM_KERNELS(long, long long)
+TH_RANDOM_NUM_KERNELS(long, long long)

@@ -73,6 +73,7 @@ macro_rules! modules {
                 include_str!("pointwise.cuh"),
                 include_str!("arith.cuh"),
                 include_str!("reduce.cuh"),
+                include_str!("random.cuh"),
                 include_str!(concat!($name, ".cu"))
             ),
             register_budget: 64,
@@ -294,6 +295,7 @@ pub fn kernels_of(module: &str) -> Vec<String> {
         }
     }
     v.extend(combines.into_iter().map(|c| combine_kernel_name(c, first)));
+    v.extend(crate::cuda::random::kernel_names(first));
     v
 }
 

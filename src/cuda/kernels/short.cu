@@ -5,9 +5,11 @@
 #include "pointwise.cuh"
 #include "arith.cuh"
 #include "reduce.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(short, short)
 TH_CMP_OWN_KERNELS(short, short)
 TH_INT_KERNELS(short, short)
 TH_REDUCE_NUM_KERNELS(short, short)
+TH_RANDOM_NUM_KERNELS(short, short)

@@ -11,6 +11,7 @@
 //! only on the seed, never on the thread count. Parameters are checked before anything is
 //! written or resized, so a failing call leaves its outputs untouched.
 
+pub mod device;
 mod fill;
 
 pub use fill::*;
