@@ -263,7 +263,7 @@ pub fn multinomial_alias_setup<T: Float>(prob: &View<T>, j: &Tensor<i64>, q: &Te
     same_device(dev, &[j.with_view(|v| v.device()), q.with_view(|v| v.device())])?;
     let host = View::from_slice(&crate::ops::copy::values(prob)?, &prob.sizes)?;
     let (jh, qh) = (Tensor::new(View::<i64>::empty()), Tensor::new(View::<T>::empty()));
-    multinomial_alias_setup(&host, &jh, &qh)?;
+    super::multinomial_alias_setup(&host, &jh, &qh)?;
     let k = [prob.numel() as i64];
     crate::cuda::copy::copy(&crate::ops::resize_out(j, &k)?, &jh.view())?;
     crate::cuda::copy::copy(&crate::ops::resize_out(q, &k)?, &qh.view())

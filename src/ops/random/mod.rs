@@ -12,6 +12,8 @@
 //! written or resized, so a failing call leaves its outputs untouched.
 
 pub mod device;
+#[cfg(all(test, feature = "cuda-emulator"))]
+mod device_tests;
 mod fill;
 
 pub use fill::*;
