@@ -172,8 +172,9 @@ template <class I, class T> void th_rand_alias_body(const THCRandom &p) {
   });
 }
 
-// The first category whose cumulative weight / total reaches u among those with weight, the last
-// one with weight taking the rest (torch7's forced last bucket). w: element k at w[k * st].
+// The first category with weight whose cumulative weight reaches u * total, the last one with
+// weight taking the rest (torch7's forced last bucket). A product, not the host's division by the
+// total: NVRTC's double division made ptxas spill here. w(k): category k's weight.
 template <class W> __forceinline__ long long th_rand_pick(const W &w, long long nc, double u) {
   double total = 0.0;
   long long last = 0;
@@ -186,7 +187,7 @@ template <class W> __forceinline__ long long th_rand_pick(const W &w, long long 
   for (long long k = 0; k < nc; ++k) {
     const double x = w(k);
     acc += x;
-    if (x > 0.0 && (acc / total >= u || k == last)) return k;
+    if (x > 0.0 && (acc >= u * total || k == last)) return k;
   }
   return last;
 }
