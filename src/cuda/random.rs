@@ -278,7 +278,11 @@ pub fn run<T: Scalar>(
     let kernel = format!("th_rand_{op}_{}", if wide { "i64" } else { "i32" });
     let words = if pairs { n.next_multiple_of(2) } else { n } * draw.words as u64;
     let st = reserve(dev, words)?;
-    let cfg = LaunchCfg { grid: [n.div_ceil(BLOCK as u64).min(MAX_GRID as u64) as u32, 1, 1], block: [BLOCK, 1, 1], shared: 0 };
+    let cfg = LaunchCfg {
+        grid: [n.div_ceil(BLOCK as u64).min(MAX_GRID as u64) as u32, 1, 1],
+        block: [BLOCK, 1, 1],
+        shared: 0,
+    };
     launch_on(dev, &kernel, &cfg, params(g, st, draw))
 }
 
@@ -322,8 +326,11 @@ pub fn run_multinomial<T: Scalar>(
     let items = if with_replacement { rows * ns } else { rows } as u64;
     let st = reserve(dev, (rows * ns) as u64)?;
     let draw = Draw { dist: with_replacement as i32, words: 1, ..Draw::default() };
-    let cfg =
-        LaunchCfg { grid: [items.div_ceil(BLOCK as u64).clamp(1, MAX_GRID as u64) as u32, 1, 1], block: [BLOCK, 1, 1], shared: 0 };
+    let cfg = LaunchCfg {
+        grid: [items.div_ceil(BLOCK as u64).clamp(1, MAX_GRID as u64) as u32, 1, 1],
+        block: [BLOCK, 1, 1],
+        shared: 0,
+    };
     launch_on(dev, &format!("th_rand_multinomial_{}", dtype_suffix(T::DTYPE)), &cfg, params(g, st, draw))
 }
 

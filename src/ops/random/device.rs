@@ -120,7 +120,11 @@ pub fn bernoulli_tensor<T: Num, P: Num>(t: &Tensor<T>, p: &View<P>) -> Result<()
         return Err(Error::invalid(format!("probabilities must be in [0, 1], found {bad}")).at_arg(2));
     }
     let pin = input_for(p, &v)?;
-    let op = format!("bernoulli_{}_{}", crate::cuda::kernels::dtype_suffix(T::DTYPE), crate::cuda::kernels::dtype_suffix(P::DTYPE));
+    let op = format!(
+        "bernoulli_{}_{}",
+        crate::cuda::kernels::dtype_suffix(T::DTYPE),
+        crate::cuda::kernels::dtype_suffix(P::DTYPE)
+    );
     crand::run(&op, &v, [Some(operand(&pin)?), None], Draw { words: 1, ..Draw::default() }, false, [0; 2])
 }
 
@@ -136,7 +140,15 @@ fn uniform_unchecked<T: RandFloat>(t: &Tensor<T>, a: f64, b: f64) -> Result<()> 
         below = below.next_below();
     }
     let clamp = a < b && below.to_f64() >= a;
-    let d = Draw { a, b, c: below.to_f64(), lo: clamp as i64, dist: Dist::Uniform as i32, words: float_words::<T>(), ..Draw::default() };
+    let d = Draw {
+        a,
+        b,
+        c: below.to_f64(),
+        lo: clamp as i64,
+        dist: Dist::Uniform as i32,
+        words: float_words::<T>(),
+        ..Draw::default()
+    };
     fill(t, "dist", d, false)
 }
 
@@ -166,7 +178,13 @@ pub fn cauchy<T: Float>(t: &Tensor<T>, median: f64, sigma: f64) -> Result<()> {
 }
 
 /// `normal_tensor`: mode bit 0 means (a tensor), bit 1 stddevs (a tensor); `out` already sized.
-fn normal_tensor<T: Float>(out: &View<T>, means: Option<&View<T>>, sds: Option<&View<T>>, a: f64, b: f64) -> Result<()> {
+fn normal_tensor<T: Float>(
+    out: &View<T>,
+    means: Option<&View<T>>,
+    sds: Option<&View<T>>,
+    a: f64,
+    b: f64,
+) -> Result<()> {
     let m = means.map(|m| input_for(m, out)).transpose()?;
     let s = sds.map(|s| input_for(s, out)).transpose()?;
     let mode = m.is_some() as i32 | (s.is_some() as i32) << 1;
@@ -181,7 +199,7 @@ pub fn normal_means<T: Float>(r: &Tensor<T>, means: &View<T>, stddev: f64) -> Re
     same_device(dev, &[means.device()])?;
     check_stdv(stddev, 3)?;
     let out = crate::ops::resize_out(r, &means.sizes)?;
-    normal_tensor(&out, Some(&means), None, 0.0, stddev)
+    normal_tensor(&out, Some(means), None, 0.0, stddev)
 }
 
 fn check_stddev_values<T: Float>(s: &View<T>, arg: u32) -> Result<()> {

@@ -89,7 +89,11 @@ fn philox_known_answers() {
 
 /// uniform(a, b) on `t` as the reference computes element i of a call at `st`.
 fn uniform_ref<T: RandFloat>(st: PhiloxState, i: u64, a: f64, b: f64) -> T {
-    let u = if T::DTYPE == DType::Double { u53_uniform(word(st, 2 * i), word(st, 2 * i + 1)) } else { u32_uniform(word(st, i)) };
+    let u = if T::DTYPE == DType::Double {
+        u53_uniform(word(st, 2 * i), word(st, 2 * i + 1))
+    } else {
+        u32_uniform(word(st, i))
+    };
     let v = T::from_f64(u * (b - a) + a);
     if v.to_f64() >= b { T::from_f64(b).next_below() } else { v }
 }
@@ -179,13 +183,18 @@ fn ks(x: &[f64], f: impl Fn(f64) -> f64) -> f64 {
     let mut s = x.to_vec();
     s.sort_by(f64::total_cmp);
     let n = s.len() as f64;
-    s.iter().enumerate().map(|(i, &v)| (f(v) - i as f64 / n).abs().max((f(v) - (i + 1) as f64 / n).abs())).fold(0.0, f64::max)
+    s.iter()
+        .enumerate()
+        .map(|(i, &v)| (f(v) - i as f64 / n).abs().max((f(v) - (i + 1) as f64 / n).abs()))
+        .fold(0.0, f64::max)
 }
 
 /// erf by Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7, ample for KS bounds of ~1e-2).
 fn erf(x: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
-    let y = 1.0 - t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429)))) * (-x * x).exp();
+    let y = 1.0
+        - t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))))
+            * (-x * x).exp();
     if x < 0.0 { -y } else { y }
 }
 
@@ -305,7 +314,7 @@ fn integer_ranges() {
     // The full i64 range: clampedRandom(MIN, MAX) draws 32 bits above MIN (as the host).
     let t = device::<i64>(&[100]);
     dev::clamped_random(&t, i64::MIN, i64::MAX).unwrap();
-    assert!(fetch(&t.view()).iter().all(|&v| v >= i64::MIN && v < i64::MIN + (1 << 32)));
+    assert!(fetch(&t.view()).iter().all(|&v| v < i64::MIN + (1 << 32)));
 }
 
 #[test]
@@ -338,10 +347,10 @@ fn normal_with_tensor_parameters() {
     let r = device::<f32>(&[0]);
     dev::normal_means(&r, &md, 2.0).unwrap();
     let x = f64s(&r.view());
-    for k in 0..3 {
+    for (k, &mk) in means.iter().enumerate().take(3) {
         let col: Vec<f64> = x.iter().skip(k).step_by(3).copied().collect();
         let (m, var) = mean_var(&col);
-        assert!((m - means[k] as f64).abs() < 0.2 && (var.sqrt() - 2.0).abs() < 0.15, "means {k}: {m} {var}");
+        assert!((m - mk as f64).abs() < 0.2 && (var.sqrt() - 2.0).abs() < 0.15, "means {k}: {m} {var}");
     }
     let sds: Vec<f32> = (0..n).map(|i| [0.0, 1.0, 10.0][i % 3]).collect();
     let sd = upload(&sds, &[n as i64]);
@@ -376,12 +385,12 @@ fn multinomial_with_and_without_replacement() {
     for (r, row) in x.chunks(4000).enumerate() {
         let wr = &w[r * 5..r * 5 + 5];
         let total: f64 = wr.iter().sum();
-        for c in 0..5 {
+        for (c, &wc) in wr.iter().enumerate() {
             let k = row.iter().filter(|&&v| v == c as i64).count() as f64;
-            if wr[c] == 0.0 {
+            if wc == 0.0 {
                 assert_eq!(k, 0.0, "row {r}: zero-weight category {c} drawn");
             } else {
-                assert!((k / 4000.0 - wr[c] / total).abs() < 0.03, "row {r} category {c}: {k}");
+                assert!((k / 4000.0 - wc / total).abs() < 0.03, "row {r} category {c}: {k}");
             }
         }
     }
