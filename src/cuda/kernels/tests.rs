@@ -20,7 +20,14 @@ fn names_and_modules() {
         d if Has::Float.contains(d) => 2 * 10 + 7,
         _ => 2 * 7 + 5,
     };
-    let want: usize = DType::ALL.iter().map(|&d| 2 * per(d) + reductions(d)).sum();
+    // random (random.cuh): int, geometric, bernoulli from Float and Double p twice (+ dist,
+    // normal_tensor, alias twice and multinomial once for floats); none for Bool.
+    let random = |d: DType| match d {
+        DType::Bool => 0,
+        d if Has::Float.contains(d) => 2 * 7 + 1,
+        _ => 2 * 4,
+    };
+    let want: usize = DType::ALL.iter().map(|&d| 2 * per(d) + reductions(d) + random(d)).sum();
     assert_eq!(all.len(), want);
     let unique: std::collections::HashSet<&String> = all.iter().collect();
     assert_eq!(unique.len(), all.len());
