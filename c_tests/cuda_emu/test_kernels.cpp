@@ -26,6 +26,7 @@
 #include "reduce.cuh"
 #include "lines.cuh"
 #include "blas.cuh"
+#include "random.cuh"
 
 extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
                              void **params, char *err, size_t err_len);
@@ -100,10 +101,11 @@ static bool line_kernel(const char *k) {
 static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
   th_emu_kernel_names(all.data(), all.size());
-  size_t reductions = 0, gemms = 0;
+  size_t reductions = 0, gemms = 0, randoms = 0;
   for (const char *k : all) {
     if (std::strncmp(k, "th_reduce_", 10) == 0 || std::strncmp(k, "th_combine_", 11) == 0) ++reductions;
     else if (std::strncmp(k, "th_gemm_", 8) == 0) ++gemms;  // THCGemm kernels: gemm_kernels()
+    else if (std::strncmp(k, "th_rand_", 8) == 0) ++randoms;  // THCRandom: every_random_kernel()
     // Not this file's own kernel; of the line kernels, those whose addresses do not depend on
     // the data (tri, cross): the index, mask and sort ones follow values read from their
     // operands, so random bytes would send them out of bounds (the emulator suites run them).
@@ -117,6 +119,7 @@ static void every_kernel() {
   CHECK(lines == 38, "%zu line kernels registered", lines);
   CHECK(reductions == 214, "%zu reduction kernels registered", reductions);
   CHECK(gemms == 5, "%zu gemm kernels registered", gemms);
+  CHECK(randoms == 100, "%zu random kernels registered", randoms);
   const int cap = 80;
   std::vector<uint64_t> buf[4];
   for (auto &b : buf) b.resize(cap);
@@ -517,6 +520,49 @@ template <class T> static void gemm_kernel(const char *name) {
   char err[256];
   CHECK(th_emu_launch(name, grid, block, 0, args, err, sizeof err) == 0, "%s: %s", name, err);
   CHECK(std::memcmp(c.data(), want.data(), c.size() * sizeof(T)) == 0, "%s: wrong products", name);
+// Every random kernel (THCRandom) under the sanitizers: random bytes in the outputs and the
+// probability/means inputs, valid alias tables (K = 1) and multinomial shapes, both layouts.
+static void every_random_kernel() {
+  std::vector<const char *> all(th_emu_kernel_names(nullptr, 0));
+  th_emu_kernel_names(all.data(), all.size());
+  std::vector<uint64_t> buf[4];
+  for (auto &b : buf) b.resize(80);
+  for (const char *k : all) {
+    if (std::strncmp(k, "th_rand_", 8) != 0) continue;
+    const bool multi = std::strstr(k, "multinomial") != nullptr, alias = std::strstr(k, "alias") != nullptr;
+    for (int layout = 0; layout < 2; ++layout) {
+      for (auto &b : buf)
+        for (auto &x : b) x = rnd();
+      THCRandom r;
+      std::memset(&r, 0, sizeof r);
+      r.g = params_1d(37);
+      r.g.arg[1].strides[0] = 1;  // the row-major index operand
+      if (layout) {
+        r.g.n = 35, r.g.ndim = 2, r.g.sizes[0] = 5, r.g.sizes[1] = 7;
+        const long long st[4][2] = {{1, 5}, {7, 1}, {0, 1}, {14, 2}};
+        for (int a = 0; a < 4; ++a) r.g.arg[a].strides[0] = st[a][0], r.g.arg[a].strides[1] = st[a][1];
+      }
+      for (int a = 0; a < 4; ++a) r.g.arg[a].data = a == 1 ? 0 : (unsigned long long)buf[a].data();
+      r.seed = rnd(), r.offset = rnd(), r.a = 0.5, r.b = 2.0, r.c = 1.5, r.lo = -3, r.range = 7;
+      r.dist = (int)(rnd() % 5), r.words = std::strstr(k, "double") ? 2 : 1;
+      if (alias) {
+        r.lo = 1;
+        std::memset(buf[2].data(), 0, 80 * 8);
+      }
+      if (multi) {  // 2 rows x 3 samples from 4 categories; scratch of 8 doubles
+        std::memset(&r.g, 0, sizeof r.g);
+        r.g.sizes[0] = 2, r.g.sizes[1] = 3, r.g.sizes[2] = 4;
+        r.g.arg[0].data = (unsigned long long)buf[0].data(), r.g.arg[0].strides[0] = 3, r.g.arg[0].strides[1] = 1;
+        r.g.arg[2].data = (unsigned long long)buf[2].data(), r.g.arg[2].strides[0] = 4, r.g.arg[2].strides[1] = 1;
+        r.g.arg[3].data = (unsigned long long)buf[3].data();
+        r.dist = layout;
+      }
+      unsigned g[3] = {layout ? 2u : 1u, 1, 1}, b[3] = {layout ? 16u : 512u, 1, 1};
+      void *args[1] = {&r};
+      char err[256] = "";
+      CHECK(th_emu_launch(k, g, b, 0, args, err, sizeof err) == 0, "%s: %s", k, err);
+    }
+  }
 }
 
 int main() {
@@ -524,6 +570,7 @@ int main() {
   gemm_kernel<signed char>("th_gemm_char");
   gemm_kernel<unsigned char>("th_gemm_byte");
   gemm_kernel<long long>("th_gemm_long");
+  every_random_kernel();
   every_reduction();
   reductions_checked();
   {  // two threads reducing at once (the cooperative launches share the static block buffer)

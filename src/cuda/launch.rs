@@ -269,7 +269,7 @@ fn kernel_dtypes(o: &Op, operands: &[Operand<'_>]) -> Result<Vec<DType>> {
 
 /// The launch's dims over operands padded to `MAX_OPERANDS` (unused ones stride 0): size-1 dims
 /// dropped, output memory order, merged; one unit dim (unit strides) for a single element.
-fn collapse(shape: &[i64], operands: &[Operand<'_>]) -> Result<Vec<Dim<MAX_OPERANDS>>> {
+pub(crate) fn collapse(shape: &[i64], operands: &[Operand<'_>]) -> Result<Vec<Dim<MAX_OPERANDS>>> {
     for x in operands {
         if x.strides.len() != shape.len() {
             return Err(Error::internal(format!("operand with {} strides for {} dims", x.strides.len(), shape.len())));
@@ -302,7 +302,7 @@ fn collapse(shape: &[i64], operands: &[Operand<'_>]) -> Result<Vec<Dim<MAX_OPERA
 }
 
 /// Whether 32-bit indexing reaches everything: the count and each operand's largest |offset|.
-fn fits_i32(n: i64, dims: &[Dim<MAX_OPERANDS>]) -> Result<bool> {
+pub(crate) fn fits_i32(n: i64, dims: &[Dim<MAX_OPERANDS>]) -> Result<bool> {
     let mut fits = n <= i32::MAX as i64;
     for k in 0..MAX_OPERANDS {
         let mut reach: i64 = 0;

@@ -25,6 +25,7 @@ pub mod kernels;
 pub mod launch;
 pub mod lines;
 pub mod ops;
+pub mod random;
 pub mod reduce;
 pub mod runtime;
 pub mod sort;

@@ -8,6 +8,7 @@
 #include "lines.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(bfloat16, th_bfloat16)
@@ -20,3 +21,4 @@ TH_INDEX_KERNELS(bfloat16, th_bfloat16)
 TH_INDEX_NUM_KERNELS(bfloat16, th_bfloat16)
 TH_SORT_KERNELS(bfloat16, th_bfloat16)
 TH_SORT_NUM_KERNELS(bfloat16, th_bfloat16)
+TH_RANDOM_FLOAT_KERNELS(bfloat16, th_bfloat16)

@@ -8,6 +8,7 @@
 #include "lines.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(bool, th_bool)

@@ -9,6 +9,7 @@
 #include "index.cuh"
 #include "sort.cuh"
 #include "blas.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(byte, unsigned char)
@@ -21,3 +22,4 @@ TH_INDEX_NUM_KERNELS(byte, unsigned char)
 TH_SORT_KERNELS(byte, unsigned char)
 TH_SORT_NUM_KERNELS(byte, unsigned char)
 TH_GEMM_KERNELS(byte, unsigned char)
+TH_RANDOM_NUM_KERNELS(byte, unsigned char)

@@ -8,6 +8,7 @@
 #include "lines.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
@@ -20,3 +21,4 @@ TH_INDEX_KERNELS(double, double)
 TH_INDEX_NUM_KERNELS(double, double)
 TH_SORT_KERNELS(double, double)
 TH_SORT_NUM_KERNELS(double, double)
+TH_RANDOM_FLOAT_KERNELS(double, double)

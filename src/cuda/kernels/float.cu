@@ -8,6 +8,7 @@
 #include "lines.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
@@ -20,3 +21,4 @@ TH_INDEX_KERNELS(float, float)
 TH_INDEX_NUM_KERNELS(float, float)
 TH_SORT_KERNELS(float, float)
 TH_SORT_NUM_KERNELS(float, float)
+TH_RANDOM_FLOAT_KERNELS(float, float)

@@ -8,6 +8,7 @@
 #include "lines.cuh"
 #include "index.cuh"
 #include "sort.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
@@ -20,3 +21,4 @@ TH_INDEX_KERNELS(half, th_half)
 TH_INDEX_NUM_KERNELS(half, th_half)
 TH_SORT_KERNELS(half, th_half)
 TH_SORT_NUM_KERNELS(half, th_half)
+TH_RANDOM_FLOAT_KERNELS(half, th_half)

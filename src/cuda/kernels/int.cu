@@ -9,6 +9,7 @@
 #include "index.cuh"
 #include "sort.cuh"
 #include "blas.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(int, int)
@@ -22,3 +23,4 @@ TH_INDEX_NUM_KERNELS(int, int)
 TH_SORT_KERNELS(int, int)
 TH_SORT_NUM_KERNELS(int, int)
 TH_GEMM_KERNELS(int, int)
+TH_RANDOM_NUM_KERNELS(int, int)

@@ -9,6 +9,7 @@
 #include "index.cuh"
 #include "sort.cuh"
 #include "blas.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(long, long long)
@@ -23,3 +24,4 @@ TH_INDEX_LONG_KERNELS(long, long long)
 TH_SORT_KERNELS(long, long long)
 TH_SORT_NUM_KERNELS(long, long long)
 TH_GEMM_KERNELS(long, long long)
+TH_RANDOM_NUM_KERNELS(long, long long)

@@ -9,6 +9,7 @@
 #include "index.cuh"
 #include "sort.cuh"
 #include "blas.cuh"
+#include "random.cuh"
 #endif
 
 TH_BASIC_KERNELS(short, short)
@@ -22,3 +23,4 @@ TH_INDEX_NUM_KERNELS(short, short)
 TH_SORT_KERNELS(short, short)
 TH_SORT_NUM_KERNELS(short, short)
 TH_GEMM_KERNELS(short, short)
+TH_RANDOM_NUM_KERNELS(short, short)

@@ -21,10 +21,18 @@ fn names_and_modules() {
         _ => 2 * 7 + 5,
     };
     // line kernels: every `Form::Lines` op the dtype has, twice; the integer GEMM (cuda::blas),
-    // one per integer dtype.
+    // one per integer dtype; random (random.cuh): int, geometric, bernoulli from Float and
+    // Double p twice (+ dist, normal_tensor, alias twice and multinomial once for floats); none
+    // for Bool.
     let lines = |d: DType| OPS.iter().filter(|o| o.form == Form::Lines && o.has.contains(d)).count();
     let gemm = |d: DType| usize::from(Has::Int.contains(d));
-    let want: usize = DType::ALL.iter().map(|&d| 2 * per(d) + 2 * lines(d) + reductions(d) + gemm(d)).sum();
+    let random = |d: DType| match d {
+        DType::Bool => 0,
+        d if Has::Float.contains(d) => 2 * 7 + 1,
+        _ => 2 * 4,
+    };
+    let want: usize =
+        DType::ALL.iter().map(|&d| 2 * per(d) + 2 * lines(d) + reductions(d) + gemm(d) + random(d)).sum();
     assert_eq!(all.len(), want);
     let unique: std::collections::HashSet<&String> = all.iter().collect();
     assert_eq!(unique.len(), all.len());

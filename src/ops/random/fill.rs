@@ -35,7 +35,7 @@ fn from_i64<T: Scalar>(v: i64) -> T {
 
 /// The modulus `random` reduces the 32-bit output by (torch7's per-type table; Half and BFloat16
 /// follow the Float/Double rule `2^mantissa_digits + 1`).
-fn random_modulus(d: DType) -> u64 {
+pub(super) fn random_modulus(d: DType) -> u64 {
     match d.format() {
         Format::UInt | Format::Int => 1 << d.digits(),
         Format::Float | Format::BFloat => (1 << d.digits()) + 1,
@@ -168,7 +168,7 @@ pub fn normal_means<T: Float>(r: &Tensor<T>, g: &Generator, means: &View<T>, std
     fill_seq(&out, || T::from_f64(mt.normal(0.0, stddev)).add(it.next().unwrap_or_else(T::zero)))
 }
 
-fn check_stddevs<T: Num>(s: &[T], arg: u32) -> Result<()> {
+pub(super) fn check_stddevs<T: Num>(s: &[T], arg: u32) -> Result<()> {
     match s.iter().find(|x| x.to_f64().is_nan() || x.to_f64() < 0.0) {
         Some(bad) => Err(Error::invalid(format!("standard deviations must be >= 0, found {bad:?}")).at_arg(arg)),
         None => Ok(()),
@@ -302,6 +302,55 @@ fn draw_category(mt: &mut Mt19937, w: &[f64], cum: &mut [f64], total: f64) -> us
     k
 }
 
+/// The checks of `multinomial` (shared with the device version): `prob` (sizes `sizes`, values
+/// `p` in row-major order) 1-D or 2-D with valid rows, `n_sample` positive and, without
+/// replacement, at most each row's count of nonzero weights. Returns (rows, categories, the
+/// rows' sums). `arg_p`, `arg_n`: the argument positions of `prob` and `n_sample`.
+pub(crate) fn check_multinomial(
+    sizes: &[i64],
+    p: &[f64],
+    n_sample: i32,
+    with_replacement: bool,
+    arg_p: u32,
+    arg_n: u32,
+) -> Result<(usize, usize, Vec<f64>)> {
+    let (n_dist, n_cat) = match sizes[..] {
+        [c] => (1usize, c as usize),
+        [d, c] => (d as usize, c as usize),
+        _ => {
+            return Err(
+                Error::size(format!("prob_dist must be 1-D or 2-D, got size {}", size_desc(sizes))).at_arg(arg_p)
+            );
+        }
+    };
+    if n_cat == 0 {
+        return Err(Error::size("prob_dist has no categories").at_arg(arg_p));
+    }
+    if n_sample <= 0 {
+        return Err(Error::invalid(format!("cannot sample n_sample = {n_sample} <= 0 samples")).at_arg(arg_n));
+    }
+    let ns = n_sample as usize;
+    if !with_replacement && ns > n_cat {
+        return Err(Error::invalid(format!(
+            "cannot sample n_sample = {n_sample} > {n_cat} categories without replacement"
+        ))
+        .at_arg(arg_n));
+    }
+    let mut sums = Vec::with_capacity(n_dist);
+    for (i, row) in p.chunks(n_cat).enumerate() {
+        sums.push(check_dist(row, &format!("multinomial distribution (row {i})"), arg_p)?);
+        let nonzero = row.iter().filter(|&&x| x > 0.0).count();
+        if !with_replacement && ns > nonzero {
+            return Err(Error::invalid(format!(
+                "cannot sample n_sample = {n_sample} without replacement from row {i}, which has only \
+                 {nonzero} categories with nonzero probability"
+            ))
+            .at_arg(arg_n));
+        }
+    }
+    Ok((n_dist, n_cat, sums))
+}
+
 /// `self` (Long) resized to `(n_dist, n_sample)` (or `(n_sample)` for a 1-D `prob`): 0-based
 /// category indices drawn from each row of `prob` (weights, normalised per row).
 pub fn multinomial<T: Float>(
@@ -311,38 +360,9 @@ pub fn multinomial<T: Float>(
     n_sample: i32,
     with_replacement: bool,
 ) -> Result<()> {
-    let (n_dist, n_cat) = match prob.sizes[..] {
-        [c] => (1usize, c as usize),
-        [d, c] => (d as usize, c as usize),
-        _ => {
-            return Err(
-                Error::size(format!("prob_dist must be 1-D or 2-D, got size {}", size_desc(&prob.sizes))).at_arg(3)
-            );
-        }
-    };
-    if n_sample <= 0 {
-        return Err(Error::invalid(format!("cannot sample n_sample = {n_sample} <= 0 samples")).at_arg(4));
-    }
-    let ns = n_sample as usize;
-    if !with_replacement && ns > n_cat {
-        return Err(Error::invalid(format!(
-            "cannot sample n_sample = {n_sample} > {n_cat} categories without replacement"
-        ))
-        .at_arg(4));
-    }
     let p: Vec<f64> = prob.to_vec()?.into_iter().map(|x| x.to_f64()).collect();
-    let mut sums = Vec::with_capacity(n_dist);
-    for (i, row) in p.chunks(n_cat).enumerate() {
-        sums.push(check_dist(row, &format!("multinomial distribution (row {i})"), 3)?);
-        let nonzero = row.iter().filter(|&&x| x > 0.0).count();
-        if !with_replacement && ns > nonzero {
-            return Err(Error::invalid(format!(
-                "cannot sample n_sample = {n_sample} without replacement from row {i}, which has only \
-                 {nonzero} categories with nonzero probability"
-            ))
-            .at_arg(4));
-        }
-    }
+    let (n_dist, n_cat, sums) = check_multinomial(&prob.sizes, &p, n_sample, with_replacement, 3, 4)?;
+    let ns = n_sample as usize;
     let shape: Vec<i64> = if prob.ndim() == 1 { vec![ns as i64] } else { vec![n_dist as i64, ns as i64] };
     let cells =
         n_dist.checked_mul(ns).ok_or_else(|| Error::size(format!("multinomial: {n_dist} x {ns} samples overflow")))?;

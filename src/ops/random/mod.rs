@@ -11,6 +11,9 @@
 //! only on the seed, never on the thread count. Parameters are checked before anything is
 //! written or resized, so a failing call leaves its outputs untouched.
 
+pub mod device;
+#[cfg(all(test, feature = "cuda-emulator"))]
+mod device_tests;
 mod fill;
 
 pub use fill::*;
