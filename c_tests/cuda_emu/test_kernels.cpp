@@ -520,6 +520,8 @@ template <class T> static void gemm_kernel(const char *name) {
   char err[256];
   CHECK(th_emu_launch(name, grid, block, 0, args, err, sizeof err) == 0, "%s: %s", name, err);
   CHECK(std::memcmp(c.data(), want.data(), c.size() * sizeof(T)) == 0, "%s: wrong products", name);
+}
+
 // Every random kernel (THCRandom) under the sanitizers: random bytes in the outputs and the
 // probability/means inputs, valid alias tables (K = 1) and multinomial shapes, both layouts.
 static void every_random_kernel() {

@@ -462,6 +462,12 @@ typedef struct THShortStorage THShortStorage;
 typedef struct THShortTensor THShortTensor;
 
 /**
+ * cuRAND's MTGP32 state (`curandStateMtgp32`): opaque, never created here (see
+ * `THCRandom_generatorStates`).
+ */
+typedef struct curandStateMtgp32 curandStateMtgp32;
+
+/**
  * IEEE half as C sees it (`typedef struct THHalf { uint16_t x; } THHalf;`, as in torch7).
  */
 typedef struct THHalf {
@@ -9789,12 +9795,12 @@ void THByteTensor_bitor(struct THByteTensor *r_, struct THByteTensor *t, uint8_t
 void THByteTensor_bitxor(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THByteTensor_cmaxValue(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THByteTensor_cminValue(struct THByteTensor *r_, struct THByteTensor *t, uint8_t value);
 
@@ -9864,12 +9870,12 @@ void THByteTensor_cbitxor(struct THByteTensor *r_,
                           struct THByteTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THByteTensor_cmax(struct THByteTensor *r_, struct THByteTensor *t, struct THByteTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THByteTensor_cmin(struct THByteTensor *r_, struct THByteTensor *t, struct THByteTensor *src);
 
@@ -10231,7 +10237,7 @@ void THCudaByteTensor_bitxor(struct THCState *state,
                              uint8_t value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaByteTensor_cmaxValue(struct THCState *state,
                                 struct THCudaByteTensor *r_,
@@ -10239,7 +10245,7 @@ void THCudaByteTensor_cmaxValue(struct THCState *state,
                                 uint8_t value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaByteTensor_cminValue(struct THCState *state,
                                 struct THCudaByteTensor *r_,
@@ -10335,7 +10341,7 @@ void THCudaByteTensor_cbitxor(struct THCState *state,
                               struct THCudaByteTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaByteTensor_cmax(struct THCState *state,
                            struct THCudaByteTensor *r_,
@@ -10343,7 +10349,7 @@ void THCudaByteTensor_cmax(struct THCState *state,
                            struct THCudaByteTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaByteTensor_cmin(struct THCState *state,
                            struct THCudaByteTensor *r_,
@@ -10643,12 +10649,12 @@ void THCharTensor_bitor(struct THCharTensor *r_, struct THCharTensor *t, int8_t 
 void THCharTensor_bitxor(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCharTensor_cmaxValue(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCharTensor_cminValue(struct THCharTensor *r_, struct THCharTensor *t, int8_t value);
 
@@ -10718,12 +10724,12 @@ void THCharTensor_cbitxor(struct THCharTensor *r_,
                           struct THCharTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCharTensor_cmax(struct THCharTensor *r_, struct THCharTensor *t, struct THCharTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCharTensor_cmin(struct THCharTensor *r_, struct THCharTensor *t, struct THCharTensor *src);
 
@@ -11085,7 +11091,7 @@ void THCudaCharTensor_bitxor(struct THCState *state,
                              int8_t value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaCharTensor_cmaxValue(struct THCState *state,
                                 struct THCudaCharTensor *r_,
@@ -11093,7 +11099,7 @@ void THCudaCharTensor_cmaxValue(struct THCState *state,
                                 int8_t value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaCharTensor_cminValue(struct THCState *state,
                                 struct THCudaCharTensor *r_,
@@ -11189,7 +11195,7 @@ void THCudaCharTensor_cbitxor(struct THCState *state,
                               struct THCudaCharTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaCharTensor_cmax(struct THCState *state,
                            struct THCudaCharTensor *r_,
@@ -11197,7 +11203,7 @@ void THCudaCharTensor_cmax(struct THCState *state,
                            struct THCudaCharTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaCharTensor_cmin(struct THCState *state,
                            struct THCudaCharTensor *r_,
@@ -11497,12 +11503,12 @@ void THShortTensor_bitor(struct THShortTensor *r_, struct THShortTensor *t, int1
 void THShortTensor_bitxor(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THShortTensor_cmaxValue(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THShortTensor_cminValue(struct THShortTensor *r_, struct THShortTensor *t, int16_t value);
 
@@ -11582,14 +11588,14 @@ void THShortTensor_cbitxor(struct THShortTensor *r_,
                            struct THShortTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THShortTensor_cmax(struct THShortTensor *r_,
                         struct THShortTensor *t,
                         struct THShortTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THShortTensor_cmin(struct THShortTensor *r_,
                         struct THShortTensor *t,
@@ -11953,7 +11959,7 @@ void THCudaShortTensor_bitxor(struct THCState *state,
                               int16_t value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaShortTensor_cmaxValue(struct THCState *state,
                                  struct THCudaShortTensor *r_,
@@ -11961,7 +11967,7 @@ void THCudaShortTensor_cmaxValue(struct THCState *state,
                                  int16_t value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaShortTensor_cminValue(struct THCState *state,
                                  struct THCudaShortTensor *r_,
@@ -12057,7 +12063,7 @@ void THCudaShortTensor_cbitxor(struct THCState *state,
                                struct THCudaShortTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaShortTensor_cmax(struct THCState *state,
                             struct THCudaShortTensor *r_,
@@ -12065,7 +12071,7 @@ void THCudaShortTensor_cmax(struct THCState *state,
                             struct THCudaShortTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaShortTensor_cmin(struct THCState *state,
                             struct THCudaShortTensor *r_,
@@ -12341,12 +12347,12 @@ void THIntTensor_bitor(struct THIntTensor *r_, struct THIntTensor *t, int32_t va
 void THIntTensor_bitxor(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THIntTensor_cmaxValue(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THIntTensor_cminValue(struct THIntTensor *r_, struct THIntTensor *t, int32_t value);
 
@@ -12406,12 +12412,12 @@ void THIntTensor_cbitor(struct THIntTensor *r_, struct THIntTensor *t, struct TH
 void THIntTensor_cbitxor(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THIntTensor_cmax(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THIntTensor_cmin(struct THIntTensor *r_, struct THIntTensor *t, struct THIntTensor *src);
 
@@ -12773,7 +12779,7 @@ void THCudaIntTensor_bitxor(struct THCState *state,
                             int32_t value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaIntTensor_cmaxValue(struct THCState *state,
                                struct THCudaIntTensor *r_,
@@ -12781,7 +12787,7 @@ void THCudaIntTensor_cmaxValue(struct THCState *state,
                                int32_t value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaIntTensor_cminValue(struct THCState *state,
                                struct THCudaIntTensor *r_,
@@ -12877,7 +12883,7 @@ void THCudaIntTensor_cbitxor(struct THCState *state,
                              struct THCudaIntTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaIntTensor_cmax(struct THCState *state,
                           struct THCudaIntTensor *r_,
@@ -12885,7 +12891,7 @@ void THCudaIntTensor_cmax(struct THCState *state,
                           struct THCudaIntTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaIntTensor_cmin(struct THCState *state,
                           struct THCudaIntTensor *r_,
@@ -13185,12 +13191,12 @@ void THLongTensor_bitor(struct THLongTensor *r_, struct THLongTensor *t, int64_t
 void THLongTensor_bitxor(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THLongTensor_cmaxValue(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THLongTensor_cminValue(struct THLongTensor *r_, struct THLongTensor *t, int64_t value);
 
@@ -13260,12 +13266,12 @@ void THLongTensor_cbitxor(struct THLongTensor *r_,
                           struct THLongTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THLongTensor_cmax(struct THLongTensor *r_, struct THLongTensor *t, struct THLongTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THLongTensor_cmin(struct THLongTensor *r_, struct THLongTensor *t, struct THLongTensor *src);
 
@@ -13627,7 +13633,7 @@ void THCudaLongTensor_bitxor(struct THCState *state,
                              int64_t value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaLongTensor_cmaxValue(struct THCState *state,
                                 struct THCudaLongTensor *r_,
@@ -13635,7 +13641,7 @@ void THCudaLongTensor_cmaxValue(struct THCState *state,
                                 int64_t value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaLongTensor_cminValue(struct THCState *state,
                                 struct THCudaLongTensor *r_,
@@ -13731,7 +13737,7 @@ void THCudaLongTensor_cbitxor(struct THCState *state,
                               struct THCudaLongTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaLongTensor_cmax(struct THCState *state,
                            struct THCudaLongTensor *r_,
@@ -13739,7 +13745,7 @@ void THCudaLongTensor_cmax(struct THCState *state,
                            struct THCudaLongTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaLongTensor_cmin(struct THCState *state,
                            struct THCudaLongTensor *r_,
@@ -14039,12 +14045,12 @@ void THFloatTensor_bitor(struct THFloatTensor *r_, struct THFloatTensor *t, floa
 void THFloatTensor_bitxor(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THFloatTensor_cmaxValue(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THFloatTensor_cminValue(struct THFloatTensor *r_, struct THFloatTensor *t, float value);
 
@@ -14124,14 +14130,14 @@ void THFloatTensor_cbitxor(struct THFloatTensor *r_,
                            struct THFloatTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THFloatTensor_cmax(struct THFloatTensor *r_,
                         struct THFloatTensor *t,
                         struct THFloatTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THFloatTensor_cmin(struct THFloatTensor *r_,
                         struct THFloatTensor *t,
@@ -14615,7 +14621,7 @@ void THCudaTensor_bitxor(struct THCState *state,
                          float value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaTensor_cmaxValue(struct THCState *state,
                             struct THCudaTensor *r_,
@@ -14623,7 +14629,7 @@ void THCudaTensor_cmaxValue(struct THCState *state,
                             float value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaTensor_cminValue(struct THCState *state,
                             struct THCudaTensor *r_,
@@ -14719,7 +14725,7 @@ void THCudaTensor_cbitxor(struct THCState *state,
                           struct THCudaTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaTensor_cmax(struct THCState *state,
                        struct THCudaTensor *r_,
@@ -14727,7 +14733,7 @@ void THCudaTensor_cmax(struct THCState *state,
                        struct THCudaTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaTensor_cmin(struct THCState *state,
                        struct THCudaTensor *r_,
@@ -15143,12 +15149,12 @@ void THDoubleTensor_bitor(struct THDoubleTensor *r_, struct THDoubleTensor *t, d
 void THDoubleTensor_bitxor(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THDoubleTensor_cmaxValue(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THDoubleTensor_cminValue(struct THDoubleTensor *r_, struct THDoubleTensor *t, double value);
 
@@ -15228,14 +15234,14 @@ void THDoubleTensor_cbitxor(struct THDoubleTensor *r_,
                             struct THDoubleTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THDoubleTensor_cmax(struct THDoubleTensor *r_,
                          struct THDoubleTensor *t,
                          struct THDoubleTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THDoubleTensor_cmin(struct THDoubleTensor *r_,
                          struct THDoubleTensor *t,
@@ -15719,7 +15725,7 @@ void THCudaDoubleTensor_bitxor(struct THCState *state,
                                double value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaDoubleTensor_cmaxValue(struct THCState *state,
                                   struct THCudaDoubleTensor *r_,
@@ -15727,7 +15733,7 @@ void THCudaDoubleTensor_cmaxValue(struct THCState *state,
                                   double value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaDoubleTensor_cminValue(struct THCState *state,
                                   struct THCudaDoubleTensor *r_,
@@ -15823,7 +15829,7 @@ void THCudaDoubleTensor_cbitxor(struct THCState *state,
                                 struct THCudaDoubleTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaDoubleTensor_cmax(struct THCState *state,
                              struct THCudaDoubleTensor *r_,
@@ -15831,7 +15837,7 @@ void THCudaDoubleTensor_cmax(struct THCState *state,
                              struct THCudaDoubleTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaDoubleTensor_cmin(struct THCState *state,
                              struct THCudaDoubleTensor *r_,
@@ -16295,12 +16301,12 @@ void THHalfTensor_bitor(struct THHalfTensor *r_, struct THHalfTensor *t, struct 
 void THHalfTensor_bitxor(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THHalfTensor_cmaxValue(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THHalfTensor_cminValue(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalf value);
 
@@ -16370,12 +16376,12 @@ void THHalfTensor_cbitxor(struct THHalfTensor *r_,
                           struct THHalfTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THHalfTensor_cmax(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalfTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THHalfTensor_cmin(struct THHalfTensor *r_, struct THHalfTensor *t, struct THHalfTensor *src);
 
@@ -16857,7 +16863,7 @@ void THCudaHalfTensor_bitxor(struct THCState *state,
                              struct THHalf value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaHalfTensor_cmaxValue(struct THCState *state,
                                 struct THCudaHalfTensor *r_,
@@ -16865,7 +16871,7 @@ void THCudaHalfTensor_cmaxValue(struct THCState *state,
                                 struct THHalf value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaHalfTensor_cminValue(struct THCState *state,
                                 struct THCudaHalfTensor *r_,
@@ -16961,7 +16967,7 @@ void THCudaHalfTensor_cbitxor(struct THCState *state,
                               struct THCudaHalfTensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaHalfTensor_cmax(struct THCState *state,
                            struct THCudaHalfTensor *r_,
@@ -16969,7 +16975,7 @@ void THCudaHalfTensor_cmax(struct THCState *state,
                            struct THCudaHalfTensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaHalfTensor_cmin(struct THCState *state,
                            struct THCudaHalfTensor *r_,
@@ -17479,14 +17485,14 @@ void THBFloat16Tensor_bitxor(struct THBFloat16Tensor *r_,
                              struct THBFloat16 value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THBFloat16Tensor_cmaxValue(struct THBFloat16Tensor *r_,
                                 struct THBFloat16Tensor *t,
                                 struct THBFloat16 value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THBFloat16Tensor_cminValue(struct THBFloat16Tensor *r_,
                                 struct THBFloat16Tensor *t,
@@ -17570,14 +17576,14 @@ void THBFloat16Tensor_cbitxor(struct THBFloat16Tensor *r_,
                               struct THBFloat16Tensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THBFloat16Tensor_cmax(struct THBFloat16Tensor *r_,
                            struct THBFloat16Tensor *t,
                            struct THBFloat16Tensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THBFloat16Tensor_cmin(struct THBFloat16Tensor *r_,
                            struct THBFloat16Tensor *t,
@@ -18065,7 +18071,7 @@ void THCudaBFloat16Tensor_bitxor(struct THCState *state,
                                  struct THBFloat16 value);
 
 /**
- *`r_ = max(t, value)` (NaN wins).
+ *`r_ = t > value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaBFloat16Tensor_cmaxValue(struct THCState *state,
                                     struct THCudaBFloat16Tensor *r_,
@@ -18073,7 +18079,7 @@ void THCudaBFloat16Tensor_cmaxValue(struct THCState *state,
                                     struct THBFloat16 value);
 
 /**
- *`r_ = min(t, value)` (NaN wins).
+ *`r_ = t < value ? t : value` (TH's rule: a NaN `t` gives `value`).
  */
 void THCudaBFloat16Tensor_cminValue(struct THCState *state,
                                     struct THCudaBFloat16Tensor *r_,
@@ -18169,7 +18175,7 @@ void THCudaBFloat16Tensor_cbitxor(struct THCState *state,
                                   struct THCudaBFloat16Tensor *src);
 
 /**
- *`r_ = max(t, src)` (NaN wins).
+ *`r_ = t > src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaBFloat16Tensor_cmax(struct THCState *state,
                                struct THCudaBFloat16Tensor *r_,
@@ -18177,7 +18183,7 @@ void THCudaBFloat16Tensor_cmax(struct THCState *state,
                                struct THCudaBFloat16Tensor *src);
 
 /**
- *`r_ = min(t, src)` (NaN wins).
+ *`r_ = t < src ? t : src` (TH's rule: a NaN in either gives `src`).
  */
 void THCudaBFloat16Tensor_cmin(struct THCState *state,
                                struct THCudaBFloat16Tensor *r_,
@@ -45941,6 +45947,914 @@ void THCudaBoolTensor_arange(struct THCState *state,
                              int64_t xmin,
                              int64_t xmax,
                              int64_t step);
+
+/**
+ * Discovers the devices (generators are created lazily at their first use, so there is
+ * nothing else to set up); `num_devices` and `current_device` are not used.
+ */
+void THCRandom_init(struct THCState *state, int num_devices, int current_device);
+
+/**
+ * Forgets every device generator: each is reseeded from the OS at its next use.
+ */
+void THCRandom_shutdown(struct THCState *state);
+
+/**
+ * Reseeds the current device's generator from `/dev/urandom` (offset 0); returns the seed.
+ */
+uint64_t THCRandom_seed(struct THCState *state);
+
+/**
+ * Reseeds every device's generator with one seed from `/dev/urandom`; returns it.
+ */
+uint64_t THCRandom_seedAll(struct THCState *state);
+
+/**
+ * Seeds the current device's generator with all 64 bits of `the_seed_` (offset 0).
+ */
+void THCRandom_manualSeed(struct THCState *state, uint64_t the_seed_);
+
+/**
+ * Seeds every device's generator with `the_seed_`.
+ */
+void THCRandom_manualSeedAll(struct THCState *state, uint64_t the_seed_);
+
+/**
+ * The current device generator's seed.
+ */
+uint64_t THCRandom_initialSeed(struct THCState *state);
+
+/**
+ * `rng_state` (a host Byte tensor) resized to 24 bytes: the current device generator's
+ * state (tag, seed, offset).
+ */
+void THCRandom_getRNGState(struct THCState *state, struct THByteTensor *rng_state);
+
+/**
+ * Restores a state made by `getRNGState` on the current device (24 bytes with its tag,
+ * any layout; rejected otherwise, the generator unchanged).
+ */
+void THCRandom_setRNGState(struct THCState *state, struct THByteTensor *rng_state);
+
+/**
+ * NULL: THC returned its cuRAND MTGP32 states; the generator here is counter-based (a seed
+ * and an offset, no per-thread state), so there are none to expose. Not an error.
+ */
+struct curandStateMtgp32 *THCRandom_generatorStates(struct THCState *state);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THCudaByteTensor_bernoulli(struct THCState *state, struct THCudaByteTensor *self_, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (a Float tensor on the same
+ * device, same element count, row-major pairing, values in [0, 1]).
+ */
+void THCudaByteTensor_bernoulli_FloatTensor(struct THCState *state,
+                                            struct THCudaByteTensor *self_,
+                                            struct THCudaTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with a Double tensor.
+ */
+void THCudaByteTensor_bernoulli_DoubleTensor(struct THCState *state,
+                                             struct THCudaByteTensor *self_,
+                                             struct THCudaDoubleTensor *p);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THCudaByteTensor_geometric(struct THCState *state, struct THCudaByteTensor *self_, double p);
+
+/**
+ * In place: a 32-bit draw modulo 2^8 (Byte), 2^7, 2^15, 2^31, 2^63 (Long), 2^24+1
+ * (Float), 2^53+1, 2^11+1 (Half), 2^8+1 (BFloat16), as the CPU side.
+ */
+void THCudaByteTensor_random(struct THCState *state, struct THCudaByteTensor *self_);
+
+/**
+ * In place: integers in `[min, max)` (a 32-bit draw modulo `max - min`); `max > min`.
+ */
+void THCudaByteTensor_clampedRandom(struct THCState *state,
+                                    struct THCudaByteTensor *self_,
+                                    int64_t min,
+                                    int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THCudaByteTensor_cappedRandom(struct THCState *state,
+                                   struct THCudaByteTensor *self_,
+                                   int64_t max);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THCudaCharTensor_bernoulli(struct THCState *state, struct THCudaCharTensor *self_, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (a Float tensor on the same
+ * device, same element count, row-major pairing, values in [0, 1]).
+ */
+void THCudaCharTensor_bernoulli_FloatTensor(struct THCState *state,
+                                            struct THCudaCharTensor *self_,
+                                            struct THCudaTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with a Double tensor.
+ */
+void THCudaCharTensor_bernoulli_DoubleTensor(struct THCState *state,
+                                             struct THCudaCharTensor *self_,
+                                             struct THCudaDoubleTensor *p);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THCudaCharTensor_geometric(struct THCState *state, struct THCudaCharTensor *self_, double p);
+
+/**
+ * In place: a 32-bit draw modulo 2^8 (Byte), 2^7, 2^15, 2^31, 2^63 (Long), 2^24+1
+ * (Float), 2^53+1, 2^11+1 (Half), 2^8+1 (BFloat16), as the CPU side.
+ */
+void THCudaCharTensor_random(struct THCState *state, struct THCudaCharTensor *self_);
+
+/**
+ * In place: integers in `[min, max)` (a 32-bit draw modulo `max - min`); `max > min`.
+ */
+void THCudaCharTensor_clampedRandom(struct THCState *state,
+                                    struct THCudaCharTensor *self_,
+                                    int64_t min,
+                                    int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THCudaCharTensor_cappedRandom(struct THCState *state,
+                                   struct THCudaCharTensor *self_,
+                                   int64_t max);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THCudaShortTensor_bernoulli(struct THCState *state, struct THCudaShortTensor *self_, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (a Float tensor on the same
+ * device, same element count, row-major pairing, values in [0, 1]).
+ */
+void THCudaShortTensor_bernoulli_FloatTensor(struct THCState *state,
+                                             struct THCudaShortTensor *self_,
+                                             struct THCudaTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with a Double tensor.
+ */
+void THCudaShortTensor_bernoulli_DoubleTensor(struct THCState *state,
+                                              struct THCudaShortTensor *self_,
+                                              struct THCudaDoubleTensor *p);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THCudaShortTensor_geometric(struct THCState *state, struct THCudaShortTensor *self_, double p);
+
+/**
+ * In place: a 32-bit draw modulo 2^8 (Byte), 2^7, 2^15, 2^31, 2^63 (Long), 2^24+1
+ * (Float), 2^53+1, 2^11+1 (Half), 2^8+1 (BFloat16), as the CPU side.
+ */
+void THCudaShortTensor_random(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * In place: integers in `[min, max)` (a 32-bit draw modulo `max - min`); `max > min`.
+ */
+void THCudaShortTensor_clampedRandom(struct THCState *state,
+                                     struct THCudaShortTensor *self_,
+                                     int64_t min,
+                                     int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THCudaShortTensor_cappedRandom(struct THCState *state,
+                                    struct THCudaShortTensor *self_,
+                                    int64_t max);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THCudaIntTensor_bernoulli(struct THCState *state, struct THCudaIntTensor *self_, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (a Float tensor on the same
+ * device, same element count, row-major pairing, values in [0, 1]).
+ */
+void THCudaIntTensor_bernoulli_FloatTensor(struct THCState *state,
+                                           struct THCudaIntTensor *self_,
+                                           struct THCudaTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with a Double tensor.
+ */
+void THCudaIntTensor_bernoulli_DoubleTensor(struct THCState *state,
+                                            struct THCudaIntTensor *self_,
+                                            struct THCudaDoubleTensor *p);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THCudaIntTensor_geometric(struct THCState *state, struct THCudaIntTensor *self_, double p);
+
+/**
+ * In place: a 32-bit draw modulo 2^8 (Byte), 2^7, 2^15, 2^31, 2^63 (Long), 2^24+1
+ * (Float), 2^53+1, 2^11+1 (Half), 2^8+1 (BFloat16), as the CPU side.
+ */
+void THCudaIntTensor_random(struct THCState *state, struct THCudaIntTensor *self_);
+
+/**
+ * In place: integers in `[min, max)` (a 32-bit draw modulo `max - min`); `max > min`.
+ */
+void THCudaIntTensor_clampedRandom(struct THCState *state,
+                                   struct THCudaIntTensor *self_,
+                                   int64_t min,
+                                   int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THCudaIntTensor_cappedRandom(struct THCState *state,
+                                  struct THCudaIntTensor *self_,
+                                  int64_t max);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THCudaLongTensor_bernoulli(struct THCState *state, struct THCudaLongTensor *self_, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (a Float tensor on the same
+ * device, same element count, row-major pairing, values in [0, 1]).
+ */
+void THCudaLongTensor_bernoulli_FloatTensor(struct THCState *state,
+                                            struct THCudaLongTensor *self_,
+                                            struct THCudaTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with a Double tensor.
+ */
+void THCudaLongTensor_bernoulli_DoubleTensor(struct THCState *state,
+                                             struct THCudaLongTensor *self_,
+                                             struct THCudaDoubleTensor *p);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THCudaLongTensor_geometric(struct THCState *state, struct THCudaLongTensor *self_, double p);
+
+/**
+ * In place: a 32-bit draw modulo 2^8 (Byte), 2^7, 2^15, 2^31, 2^63 (Long), 2^24+1
+ * (Float), 2^53+1, 2^11+1 (Half), 2^8+1 (BFloat16), as the CPU side.
+ */
+void THCudaLongTensor_random(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * In place: integers in `[min, max)` (a 32-bit draw modulo `max - min`); `max > min`.
+ */
+void THCudaLongTensor_clampedRandom(struct THCState *state,
+                                    struct THCudaLongTensor *self_,
+                                    int64_t min,
+                                    int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THCudaLongTensor_cappedRandom(struct THCState *state,
+                                   struct THCudaLongTensor *self_,
+                                   int64_t max);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THCudaTensor_bernoulli(struct THCState *state, struct THCudaTensor *self_, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (a Float tensor on the same
+ * device, same element count, row-major pairing, values in [0, 1]).
+ */
+void THCudaTensor_bernoulli_FloatTensor(struct THCState *state,
+                                        struct THCudaTensor *self_,
+                                        struct THCudaTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with a Double tensor.
+ */
+void THCudaTensor_bernoulli_DoubleTensor(struct THCState *state,
+                                         struct THCudaTensor *self_,
+                                         struct THCudaDoubleTensor *p);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THCudaTensor_geometric(struct THCState *state, struct THCudaTensor *self_, double p);
+
+/**
+ * In place: a 32-bit draw modulo 2^8 (Byte), 2^7, 2^15, 2^31, 2^63 (Long), 2^24+1
+ * (Float), 2^53+1, 2^11+1 (Half), 2^8+1 (BFloat16), as the CPU side.
+ */
+void THCudaTensor_random(struct THCState *state, struct THCudaTensor *self_);
+
+/**
+ * In place: integers in `[min, max)` (a 32-bit draw modulo `max - min`); `max > min`.
+ */
+void THCudaTensor_clampedRandom(struct THCState *state,
+                                struct THCudaTensor *self_,
+                                int64_t min,
+                                int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THCudaTensor_cappedRandom(struct THCState *state, struct THCudaTensor *self_, int64_t max);
+
+/**
+ * In place: uniform in `[a, b)` (finite `a <= b`; values that would round up to `b`
+ * become the largest value below `b`).
+ */
+void THCudaTensor_uniform(struct THCState *state, struct THCudaTensor *self_, double a, double b);
+
+/**
+ * `r_` resized to `size` (a host size list), uniform in [0, 1).
+ */
+void THCudaTensor_rand(struct THCState *state, struct THCudaTensor *r_, struct THLongStorage *size);
+
+/**
+ * `r_` resized to `size`, standard normal.
+ */
+void THCudaTensor_randn(struct THCState *state,
+                        struct THCudaTensor *r_,
+                        struct THLongStorage *size);
+
+/**
+ * In place: normal(mean, stdv), `stdv > 0`.
+ */
+void THCudaTensor_normal(struct THCState *state,
+                         struct THCudaTensor *self_,
+                         double mean,
+                         double stdv);
+
+/**
+ * `self` resized like `means`: `normal(0, stddev) + means` (`stddev > 0`).
+ */
+void THCudaTensor_normal_means(struct THCState *state,
+                               struct THCudaTensor *self_,
+                               struct THCudaTensor *means,
+                               double stddev);
+
+/**
+ * `self` resized like `stddevs`: `normal(0, 1) * stddevs + mean` (each stddev >= 0).
+ */
+void THCudaTensor_normal_stddevs(struct THCState *state,
+                                 struct THCudaTensor *self_,
+                                 double mean,
+                                 struct THCudaTensor *stddevs);
+
+/**
+ * `self` resized to the broadcast shape of `means` and `stddevs`:
+ * `normal(0, 1) * stddevs + means` (each stddev >= 0).
+ */
+void THCudaTensor_normal_means_stddevs(struct THCState *state,
+                                       struct THCudaTensor *self_,
+                                       struct THCudaTensor *means,
+                                       struct THCudaTensor *stddevs);
+
+/**
+ * In place: `exp(normal(mean, stdv))`, `stdv > 0`.
+ */
+void THCudaTensor_logNormal(struct THCState *state,
+                            struct THCudaTensor *self_,
+                            double mean,
+                            double stdv);
+
+/**
+ * In place: exponential with rate `lambda > 0`.
+ */
+void THCudaTensor_exponential(struct THCState *state, struct THCudaTensor *self_, double lambda);
+
+/**
+ * In place: Cauchy(median, sigma), `sigma > 0`.
+ */
+void THCudaTensor_cauchy(struct THCState *state,
+                         struct THCudaTensor *self_,
+                         double median,
+                         double sigma);
+
+/**
+ * `self` resized to `(rows, n_sample)` (`(n_sample)` for a 1-D `prob_dist`): 0-based
+ * categories drawn from each row's weights (>= 0, positive sum). Without
+ * replacement the categories of a row are distinct and `n_sample` may not exceed a
+ * row's count of nonzero weights.
+ */
+void THCudaTensor_multinomial(struct THCState *state,
+                              struct THCudaLongTensor *self_,
+                              struct THCudaTensor *prob_dist,
+                              int n_sample,
+                              int with_replacement);
+
+/**
+ * Alias tables for `probs`' weights: `J` (0-based alias indices) and `q` (keep
+ * probabilities), resized to 1-D of `probs`' element count.
+ */
+void THCudaTensor_multinomialAliasSetup(struct THCState *state,
+                                        struct THCudaTensor *probs,
+                                        struct THCudaLongTensor *J,
+                                        struct THCudaTensor *q);
+
+/**
+ * In place: every element of `self` a 0-based category drawn with the alias tables.
+ */
+void THCudaTensor_multinomialAliasDraw(struct THCState *state,
+                                       struct THCudaLongTensor *self_,
+                                       struct THCudaLongTensor *_J,
+                                       struct THCudaTensor *_q);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THCudaDoubleTensor_bernoulli(struct THCState *state,
+                                  struct THCudaDoubleTensor *self_,
+                                  double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (a Float tensor on the same
+ * device, same element count, row-major pairing, values in [0, 1]).
+ */
+void THCudaDoubleTensor_bernoulli_FloatTensor(struct THCState *state,
+                                              struct THCudaDoubleTensor *self_,
+                                              struct THCudaTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with a Double tensor.
+ */
+void THCudaDoubleTensor_bernoulli_DoubleTensor(struct THCState *state,
+                                               struct THCudaDoubleTensor *self_,
+                                               struct THCudaDoubleTensor *p);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THCudaDoubleTensor_geometric(struct THCState *state,
+                                  struct THCudaDoubleTensor *self_,
+                                  double p);
+
+/**
+ * In place: a 32-bit draw modulo 2^8 (Byte), 2^7, 2^15, 2^31, 2^63 (Long), 2^24+1
+ * (Float), 2^53+1, 2^11+1 (Half), 2^8+1 (BFloat16), as the CPU side.
+ */
+void THCudaDoubleTensor_random(struct THCState *state, struct THCudaDoubleTensor *self_);
+
+/**
+ * In place: integers in `[min, max)` (a 32-bit draw modulo `max - min`); `max > min`.
+ */
+void THCudaDoubleTensor_clampedRandom(struct THCState *state,
+                                      struct THCudaDoubleTensor *self_,
+                                      int64_t min,
+                                      int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THCudaDoubleTensor_cappedRandom(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     int64_t max);
+
+/**
+ * In place: uniform in `[a, b)` (finite `a <= b`; values that would round up to `b`
+ * become the largest value below `b`).
+ */
+void THCudaDoubleTensor_uniform(struct THCState *state,
+                                struct THCudaDoubleTensor *self_,
+                                double a,
+                                double b);
+
+/**
+ * `r_` resized to `size` (a host size list), uniform in [0, 1).
+ */
+void THCudaDoubleTensor_rand(struct THCState *state,
+                             struct THCudaDoubleTensor *r_,
+                             struct THLongStorage *size);
+
+/**
+ * `r_` resized to `size`, standard normal.
+ */
+void THCudaDoubleTensor_randn(struct THCState *state,
+                              struct THCudaDoubleTensor *r_,
+                              struct THLongStorage *size);
+
+/**
+ * In place: normal(mean, stdv), `stdv > 0`.
+ */
+void THCudaDoubleTensor_normal(struct THCState *state,
+                               struct THCudaDoubleTensor *self_,
+                               double mean,
+                               double stdv);
+
+/**
+ * `self` resized like `means`: `normal(0, stddev) + means` (`stddev > 0`).
+ */
+void THCudaDoubleTensor_normal_means(struct THCState *state,
+                                     struct THCudaDoubleTensor *self_,
+                                     struct THCudaDoubleTensor *means,
+                                     double stddev);
+
+/**
+ * `self` resized like `stddevs`: `normal(0, 1) * stddevs + mean` (each stddev >= 0).
+ */
+void THCudaDoubleTensor_normal_stddevs(struct THCState *state,
+                                       struct THCudaDoubleTensor *self_,
+                                       double mean,
+                                       struct THCudaDoubleTensor *stddevs);
+
+/**
+ * `self` resized to the broadcast shape of `means` and `stddevs`:
+ * `normal(0, 1) * stddevs + means` (each stddev >= 0).
+ */
+void THCudaDoubleTensor_normal_means_stddevs(struct THCState *state,
+                                             struct THCudaDoubleTensor *self_,
+                                             struct THCudaDoubleTensor *means,
+                                             struct THCudaDoubleTensor *stddevs);
+
+/**
+ * In place: `exp(normal(mean, stdv))`, `stdv > 0`.
+ */
+void THCudaDoubleTensor_logNormal(struct THCState *state,
+                                  struct THCudaDoubleTensor *self_,
+                                  double mean,
+                                  double stdv);
+
+/**
+ * In place: exponential with rate `lambda > 0`.
+ */
+void THCudaDoubleTensor_exponential(struct THCState *state,
+                                    struct THCudaDoubleTensor *self_,
+                                    double lambda);
+
+/**
+ * In place: Cauchy(median, sigma), `sigma > 0`.
+ */
+void THCudaDoubleTensor_cauchy(struct THCState *state,
+                               struct THCudaDoubleTensor *self_,
+                               double median,
+                               double sigma);
+
+/**
+ * `self` resized to `(rows, n_sample)` (`(n_sample)` for a 1-D `prob_dist`): 0-based
+ * categories drawn from each row's weights (>= 0, positive sum). Without
+ * replacement the categories of a row are distinct and `n_sample` may not exceed a
+ * row's count of nonzero weights.
+ */
+void THCudaDoubleTensor_multinomial(struct THCState *state,
+                                    struct THCudaLongTensor *self_,
+                                    struct THCudaDoubleTensor *prob_dist,
+                                    int n_sample,
+                                    int with_replacement);
+
+/**
+ * Alias tables for `probs`' weights: `J` (0-based alias indices) and `q` (keep
+ * probabilities), resized to 1-D of `probs`' element count.
+ */
+void THCudaDoubleTensor_multinomialAliasSetup(struct THCState *state,
+                                              struct THCudaDoubleTensor *probs,
+                                              struct THCudaLongTensor *J,
+                                              struct THCudaDoubleTensor *q);
+
+/**
+ * In place: every element of `self` a 0-based category drawn with the alias tables.
+ */
+void THCudaDoubleTensor_multinomialAliasDraw(struct THCState *state,
+                                             struct THCudaLongTensor *self_,
+                                             struct THCudaLongTensor *_J,
+                                             struct THCudaDoubleTensor *_q);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THCudaHalfTensor_bernoulli(struct THCState *state, struct THCudaHalfTensor *self_, double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (a Float tensor on the same
+ * device, same element count, row-major pairing, values in [0, 1]).
+ */
+void THCudaHalfTensor_bernoulli_FloatTensor(struct THCState *state,
+                                            struct THCudaHalfTensor *self_,
+                                            struct THCudaTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with a Double tensor.
+ */
+void THCudaHalfTensor_bernoulli_DoubleTensor(struct THCState *state,
+                                             struct THCudaHalfTensor *self_,
+                                             struct THCudaDoubleTensor *p);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THCudaHalfTensor_geometric(struct THCState *state, struct THCudaHalfTensor *self_, double p);
+
+/**
+ * In place: a 32-bit draw modulo 2^8 (Byte), 2^7, 2^15, 2^31, 2^63 (Long), 2^24+1
+ * (Float), 2^53+1, 2^11+1 (Half), 2^8+1 (BFloat16), as the CPU side.
+ */
+void THCudaHalfTensor_random(struct THCState *state, struct THCudaHalfTensor *self_);
+
+/**
+ * In place: integers in `[min, max)` (a 32-bit draw modulo `max - min`); `max > min`.
+ */
+void THCudaHalfTensor_clampedRandom(struct THCState *state,
+                                    struct THCudaHalfTensor *self_,
+                                    int64_t min,
+                                    int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THCudaHalfTensor_cappedRandom(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   int64_t max);
+
+/**
+ * In place: uniform in `[a, b)` (finite `a <= b`; values that would round up to `b`
+ * become the largest value below `b`).
+ */
+void THCudaHalfTensor_uniform(struct THCState *state,
+                              struct THCudaHalfTensor *self_,
+                              double a,
+                              double b);
+
+/**
+ * `r_` resized to `size` (a host size list), uniform in [0, 1).
+ */
+void THCudaHalfTensor_rand(struct THCState *state,
+                           struct THCudaHalfTensor *r_,
+                           struct THLongStorage *size);
+
+/**
+ * `r_` resized to `size`, standard normal.
+ */
+void THCudaHalfTensor_randn(struct THCState *state,
+                            struct THCudaHalfTensor *r_,
+                            struct THLongStorage *size);
+
+/**
+ * In place: normal(mean, stdv), `stdv > 0`.
+ */
+void THCudaHalfTensor_normal(struct THCState *state,
+                             struct THCudaHalfTensor *self_,
+                             double mean,
+                             double stdv);
+
+/**
+ * `self` resized like `means`: `normal(0, stddev) + means` (`stddev > 0`).
+ */
+void THCudaHalfTensor_normal_means(struct THCState *state,
+                                   struct THCudaHalfTensor *self_,
+                                   struct THCudaHalfTensor *means,
+                                   double stddev);
+
+/**
+ * `self` resized like `stddevs`: `normal(0, 1) * stddevs + mean` (each stddev >= 0).
+ */
+void THCudaHalfTensor_normal_stddevs(struct THCState *state,
+                                     struct THCudaHalfTensor *self_,
+                                     double mean,
+                                     struct THCudaHalfTensor *stddevs);
+
+/**
+ * `self` resized to the broadcast shape of `means` and `stddevs`:
+ * `normal(0, 1) * stddevs + means` (each stddev >= 0).
+ */
+void THCudaHalfTensor_normal_means_stddevs(struct THCState *state,
+                                           struct THCudaHalfTensor *self_,
+                                           struct THCudaHalfTensor *means,
+                                           struct THCudaHalfTensor *stddevs);
+
+/**
+ * In place: `exp(normal(mean, stdv))`, `stdv > 0`.
+ */
+void THCudaHalfTensor_logNormal(struct THCState *state,
+                                struct THCudaHalfTensor *self_,
+                                double mean,
+                                double stdv);
+
+/**
+ * In place: exponential with rate `lambda > 0`.
+ */
+void THCudaHalfTensor_exponential(struct THCState *state,
+                                  struct THCudaHalfTensor *self_,
+                                  double lambda);
+
+/**
+ * In place: Cauchy(median, sigma), `sigma > 0`.
+ */
+void THCudaHalfTensor_cauchy(struct THCState *state,
+                             struct THCudaHalfTensor *self_,
+                             double median,
+                             double sigma);
+
+/**
+ * `self` resized to `(rows, n_sample)` (`(n_sample)` for a 1-D `prob_dist`): 0-based
+ * categories drawn from each row's weights (>= 0, positive sum). Without
+ * replacement the categories of a row are distinct and `n_sample` may not exceed a
+ * row's count of nonzero weights.
+ */
+void THCudaHalfTensor_multinomial(struct THCState *state,
+                                  struct THCudaLongTensor *self_,
+                                  struct THCudaHalfTensor *prob_dist,
+                                  int n_sample,
+                                  int with_replacement);
+
+/**
+ * Alias tables for `probs`' weights: `J` (0-based alias indices) and `q` (keep
+ * probabilities), resized to 1-D of `probs`' element count.
+ */
+void THCudaHalfTensor_multinomialAliasSetup(struct THCState *state,
+                                            struct THCudaHalfTensor *probs,
+                                            struct THCudaLongTensor *J,
+                                            struct THCudaHalfTensor *q);
+
+/**
+ * In place: every element of `self` a 0-based category drawn with the alias tables.
+ */
+void THCudaHalfTensor_multinomialAliasDraw(struct THCState *state,
+                                           struct THCudaLongTensor *self_,
+                                           struct THCudaLongTensor *_J,
+                                           struct THCudaHalfTensor *_q);
+
+/**
+ * In place: 1 with probability `p`, else 0; `0 <= p <= 1`.
+ */
+void THCudaBFloat16Tensor_bernoulli(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *self_,
+                                    double p);
+
+/**
+ * In place: element i is 1 with probability `p[i]` (a Float tensor on the same
+ * device, same element count, row-major pairing, values in [0, 1]).
+ */
+void THCudaBFloat16Tensor_bernoulli_FloatTensor(struct THCState *state,
+                                                struct THCudaBFloat16Tensor *self_,
+                                                struct THCudaTensor *p);
+
+/**
+ * As `bernoulli_FloatTensor` with a Double tensor.
+ */
+void THCudaBFloat16Tensor_bernoulli_DoubleTensor(struct THCState *state,
+                                                 struct THCudaBFloat16Tensor *self_,
+                                                 struct THCudaDoubleTensor *p);
+
+/**
+ * In place: geometric samples, `P(X = i) = (1-p) p^(i-1)` for i >= 1 (torch7's
+ * convention, mean `1/(1-p)`), `0 < p < 1`.
+ */
+void THCudaBFloat16Tensor_geometric(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *self_,
+                                    double p);
+
+/**
+ * In place: a 32-bit draw modulo 2^8 (Byte), 2^7, 2^15, 2^31, 2^63 (Long), 2^24+1
+ * (Float), 2^53+1, 2^11+1 (Half), 2^8+1 (BFloat16), as the CPU side.
+ */
+void THCudaBFloat16Tensor_random(struct THCState *state, struct THCudaBFloat16Tensor *self_);
+
+/**
+ * In place: integers in `[min, max)` (a 32-bit draw modulo `max - min`); `max > min`.
+ */
+void THCudaBFloat16Tensor_clampedRandom(struct THCState *state,
+                                        struct THCudaBFloat16Tensor *self_,
+                                        int64_t min,
+                                        int64_t max);
+
+/**
+ * In place: integers in `[0, max)`; `max > 0`.
+ */
+void THCudaBFloat16Tensor_cappedRandom(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       int64_t max);
+
+/**
+ * In place: uniform in `[a, b)` (finite `a <= b`; values that would round up to `b`
+ * become the largest value below `b`).
+ */
+void THCudaBFloat16Tensor_uniform(struct THCState *state,
+                                  struct THCudaBFloat16Tensor *self_,
+                                  double a,
+                                  double b);
+
+/**
+ * `r_` resized to `size` (a host size list), uniform in [0, 1).
+ */
+void THCudaBFloat16Tensor_rand(struct THCState *state,
+                               struct THCudaBFloat16Tensor *r_,
+                               struct THLongStorage *size);
+
+/**
+ * `r_` resized to `size`, standard normal.
+ */
+void THCudaBFloat16Tensor_randn(struct THCState *state,
+                                struct THCudaBFloat16Tensor *r_,
+                                struct THLongStorage *size);
+
+/**
+ * In place: normal(mean, stdv), `stdv > 0`.
+ */
+void THCudaBFloat16Tensor_normal(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *self_,
+                                 double mean,
+                                 double stdv);
+
+/**
+ * `self` resized like `means`: `normal(0, stddev) + means` (`stddev > 0`).
+ */
+void THCudaBFloat16Tensor_normal_means(struct THCState *state,
+                                       struct THCudaBFloat16Tensor *self_,
+                                       struct THCudaBFloat16Tensor *means,
+                                       double stddev);
+
+/**
+ * `self` resized like `stddevs`: `normal(0, 1) * stddevs + mean` (each stddev >= 0).
+ */
+void THCudaBFloat16Tensor_normal_stddevs(struct THCState *state,
+                                         struct THCudaBFloat16Tensor *self_,
+                                         double mean,
+                                         struct THCudaBFloat16Tensor *stddevs);
+
+/**
+ * `self` resized to the broadcast shape of `means` and `stddevs`:
+ * `normal(0, 1) * stddevs + means` (each stddev >= 0).
+ */
+void THCudaBFloat16Tensor_normal_means_stddevs(struct THCState *state,
+                                               struct THCudaBFloat16Tensor *self_,
+                                               struct THCudaBFloat16Tensor *means,
+                                               struct THCudaBFloat16Tensor *stddevs);
+
+/**
+ * In place: `exp(normal(mean, stdv))`, `stdv > 0`.
+ */
+void THCudaBFloat16Tensor_logNormal(struct THCState *state,
+                                    struct THCudaBFloat16Tensor *self_,
+                                    double mean,
+                                    double stdv);
+
+/**
+ * In place: exponential with rate `lambda > 0`.
+ */
+void THCudaBFloat16Tensor_exponential(struct THCState *state,
+                                      struct THCudaBFloat16Tensor *self_,
+                                      double lambda);
+
+/**
+ * In place: Cauchy(median, sigma), `sigma > 0`.
+ */
+void THCudaBFloat16Tensor_cauchy(struct THCState *state,
+                                 struct THCudaBFloat16Tensor *self_,
+                                 double median,
+                                 double sigma);
+
+/**
+ * `self` resized to `(rows, n_sample)` (`(n_sample)` for a 1-D `prob_dist`): 0-based
+ * categories drawn from each row's weights (>= 0, positive sum). Without
+ * replacement the categories of a row are distinct and `n_sample` may not exceed a
+ * row's count of nonzero weights.
+ */
+void THCudaBFloat16Tensor_multinomial(struct THCState *state,
+                                      struct THCudaLongTensor *self_,
+                                      struct THCudaBFloat16Tensor *prob_dist,
+                                      int n_sample,
+                                      int with_replacement);
+
+/**
+ * Alias tables for `probs`' weights: `J` (0-based alias indices) and `q` (keep
+ * probabilities), resized to 1-D of `probs`' element count.
+ */
+void THCudaBFloat16Tensor_multinomialAliasSetup(struct THCState *state,
+                                                struct THCudaBFloat16Tensor *probs,
+                                                struct THCudaLongTensor *J,
+                                                struct THCudaBFloat16Tensor *q);
+
+/**
+ * In place: every element of `self` a 0-based category drawn with the alias tables.
+ */
+void THCudaBFloat16Tensor_multinomialAliasDraw(struct THCState *state,
+                                               struct THCudaLongTensor *self_,
+                                               struct THCudaLongTensor *_J,
+                                               struct THCudaBFloat16Tensor *_q);
 
 /**
  * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first

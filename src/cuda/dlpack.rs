@@ -125,6 +125,9 @@ mod tests {
         unsafe fn dtod(&self, _: u64, _: u64, _: usize, _: u64) -> Result<()> {
             unused()
         }
+        unsafe fn gemm(&self, _: &crate::cuda::gpu::GemmCall, _: u64) -> Result<()> {
+            unused()
+        }
         unsafe fn memset(&self, _: u64, _: u8, _: usize, _: u64) -> Result<()> {
             unused()
         }

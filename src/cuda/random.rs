@@ -28,7 +28,7 @@ use crate::exec::overlap::self_overlapping;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Bytes of a serialised generator state (`getRNGState`): magic, seed, offset (native-endian u64s).
-pub const STATE_BYTES: usize = 24;
+pub(crate) const STATE_BYTES: usize = 24;
 /// The first 8 bytes of a state: the format's tag and version.
 const MAGIC: [u8; 8] = *b"THCphx10";
 

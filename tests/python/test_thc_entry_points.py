@@ -18,13 +18,14 @@ TH_ERR_NULL_ARG, TH_ERR_NO_CUDA, TH_ERR_PANIC, TH_ERR_NO_DEVICE = 1, 7, 11, 13
 
 # Meaningful without a device: conversions (of 0 elements for the device-array ones), the static
 # allocator tables and the caching flag, state objects, the no-op MAGMA init, heap accounting,
-# the kernel peer-access flag (always off), frees / retains / releases of NULL
+# the kernel peer-access flag (always off), the random generators' shutdown and (absent, NULL)
+# per-thread states, frees / retains / releases of NULL
 # (no-ops, as in TH), handler setup, the caching allocator's static table, a shutdown with
 # nothing to release, element sizes.
 NO_DEVICE_OK = re.compile(
     r"^(THC_float2half|THC_half2float|THCFloat2Half|THCHalf2Float|THCState_getCudaHostAllocator"
     r"|THCState_isCachingAllocatorEnabled|THCState_getDeviceAllocator|THCState_alloc|THCState_free|THCSetGCHandler|THCCachingAllocator_get"
-    r"|THCMagma_init|THCHeapUpdate|THCState_(get|set)KernelPeerToPeerAccessEnabled"
+    r"|THCMagma_init|THCHeapUpdate|THCRandom_shutdown|THCRandom_generatorStates|THCState_(get|set)KernelPeerToPeerAccessEnabled"
     r"|THCudaShutdown|THCudaFree|THCudaHostFree|THCStream_free|THCStream_retain|THCuda\w*_(free|retain|release)"
     r"|THCuda\w*Storage_elementSize)$")
 

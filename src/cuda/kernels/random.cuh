@@ -92,7 +92,7 @@ __forceinline__ double th_rand_std_normal(const THCRandom &p, unsigned long long
 // rounded up to b).
 template <class I, class T> void th_rand_dist_body(const THCRandom &p) {
   T *o = th_ptr<T>(p.g, 0);
-  th_for_each<I, 2>(p.g, [&](const typename th_offset<I>::type *off) {
+  th_for_each<I, 2>(p.g, [&](I, const typename th_offset<I>::type *off) {
     const unsigned long long i = (unsigned long long)off[1];
     double v;
     if (p.dist == TH_RAND_NORMAL || p.dist == TH_RAND_LOGNORMAL) {
@@ -117,7 +117,7 @@ template <class I, class T> void th_rand_normal_tensor_body(const THCRandom &p) 
   T *o = th_ptr<T>(p.g, 0);
   const T *means = th_ptr<const T>(p.g, 2), *sd = th_ptr<const T>(p.g, 3);
   const T mean = th_make<T>::from_f64(p.a);
-  th_for_each<I, 4>(p.g, [&](const typename th_offset<I>::type *off) {
+  th_for_each<I, 4>(p.g, [&](I, const typename th_offset<I>::type *off) {
     const unsigned long long i = (unsigned long long)off[1];
     T x = th_make<T>::from_f64(th_rand_std_normal(p, i) * ((p.dist & 2) ? 1.0 : p.b) + 0.0);
     if (p.dist & 2) x = N::mul(x, sd[off[3]]);
@@ -128,7 +128,7 @@ template <class I, class T> void th_rand_normal_tensor_body(const THCRandom &p) 
 // random / clampedRandom / cappedRandom: lo + w % range (one word, as the host's 32-bit draws).
 template <class I, class T> void th_rand_int_body(const THCRandom &p) {
   T *o = th_ptr<T>(p.g, 0);
-  th_for_each<I, 2>(p.g, [&](const typename th_offset<I>::type *off) {
+  th_for_each<I, 2>(p.g, [&](I, const typename th_offset<I>::type *off) {
     const unsigned long long w = th_words(p, (unsigned long long)off[1]).w(0);
     o[off[0]] = th_make<T>::from_i64((long long)((unsigned long long)p.lo + w % p.range));
   });
@@ -138,7 +138,7 @@ template <class I, class T> void th_rand_int_body(const THCRandom &p) {
 template <class I, class T> void th_rand_geometric_body(const THCRandom &p) {
   T *o = th_ptr<T>(p.g, 0);
   const double lp = ::log(p.a);
-  th_for_each<I, 2>(p.g, [&](const typename th_offset<I>::type *off) {
+  th_for_each<I, 2>(p.g, [&](I, const typename th_offset<I>::type *off) {
     const double u = th_words(p, (unsigned long long)off[1]).u(0, 1);
     o[off[0]] = th_make<T>::from_f64(::trunc(::log(1.0 - u) / lp) + 1.0);
   });
@@ -149,7 +149,7 @@ template <class I, class T> void th_rand_geometric_body(const THCRandom &p) {
 template <class I, class T, class P> void th_rand_bernoulli_body(const THCRandom &p) {
   T *o = th_ptr<T>(p.g, 0);
   const P *prob = th_ptr<const P>(p.g, 2);
-  th_for_each<I, 3>(p.g, [&](const typename th_offset<I>::type *off) {
+  th_for_each<I, 3>(p.g, [&](I, const typename th_offset<I>::type *off) {
     const double u = th_words(p, (unsigned long long)off[1]).u(0, 1);
     const double q = prob ? (double)prob[off[2]] : p.a;
     o[off[0]] = th_make<T>::from_i64(u <= q && q > 0.0);
@@ -163,7 +163,7 @@ template <class I, class T> void th_rand_alias_body(const THCRandom &p) {
   const long long *J = th_ptr<const long long>(p.g, 2);
   const T *q = th_ptr<const T>(p.g, 3);
   const long long K = p.lo;
-  th_for_each<I, 2>(p.g, [&](const typename th_offset<I>::type *off) {
+  th_for_each<I, 2>(p.g, [&](I, const typename th_offset<I>::type *off) {
     const th_words ws(p, 2ull * (unsigned long long)off[1]);
     long long k = (long long)(ws.u(0, 1) * (double)K);
     if (k > K - 1) k = K - 1;

@@ -31,8 +31,7 @@ fn names_and_modules() {
         d if Has::Float.contains(d) => 2 * 7 + 1,
         _ => 2 * 4,
     };
-    let want: usize =
-        DType::ALL.iter().map(|&d| 2 * per(d) + 2 * lines(d) + reductions(d) + gemm(d) + random(d)).sum();
+    let want: usize = DType::ALL.iter().map(|&d| 2 * per(d) + 2 * lines(d) + reductions(d) + gemm(d) + random(d)).sum();
     assert_eq!(all.len(), want);
     let unique: std::collections::HashSet<&String> = all.iter().collect();
     assert_eq!(unique.len(), all.len());

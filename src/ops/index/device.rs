@@ -246,7 +246,9 @@ mod tests {
         let data = [0.0f32, -0.0, 2.5, f32::NAN, 0.0, 1.0];
         let d = on_device(&data, &[4, 6], &[0, 1]);
         let h = View::from_slice(&data, &[6]).unwrap().expand(&[4, 6]).unwrap();
-        let rd = Tensor::new(View::<i64>::on_storage(Some(cuda::storage::new::<i64>(0, 0).unwrap()), 0, &[0], None).unwrap());
+        let rd = Tensor::new(
+            View::<i64>::on_storage(Some(cuda::storage::new::<i64>(0, 0).unwrap()), 0, &[0], None).unwrap(),
+        );
         let rh = Tensor::new(View::<i64>::empty());
         nonzero(&rd, &d).unwrap();
         nonzero(&rh, &h).unwrap();
@@ -256,8 +258,9 @@ mod tests {
         let t = on_device(&[1.0f32, 2.0], &[3, 2], &[0, 1]);
         let idx = on_device(&[2i64, 0, 1], &[3], &[1]);
         index_fill(&t, 0, &idx, 9.0).unwrap();
-        assert_eq!(crate::ops::copy::values(&View::on_storage(t.storage.clone(), 0, &[2], None).unwrap()).unwrap(), [
-            9.0, 9.0
-        ]);
+        assert_eq!(
+            crate::ops::copy::values(&View::on_storage(t.storage.clone(), 0, &[2], None).unwrap()).unwrap(),
+            [9.0, 9.0]
+        );
     }
 }
