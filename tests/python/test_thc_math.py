@@ -10,16 +10,11 @@ import ctypes as C
 import numpy as np
 import pytest
 from thccases import assert_same, vals
-from thclib import ALL_REALS, FLOATS, DevSide, HostSide, Layout, Thc, emulated, i64s, th_error_text, view_values
+from thclib import start_thc, ALL_REALS, FLOATS, DevSide, HostSide, Layout, Thc, emulated, i64s, th_error_text, view_values
 from thlib import Lib, THError
 
 LIB = Lib()
-try:
-    THC = Thc(LIB)
-except (THError, AttributeError) as e:
-    if emulated():
-        pytest.fail(f"TH_CUDA_EMULATOR=1 but the library cannot start the CUDA emulator ({e})", pytrace=False)
-    pytest.skip(f"no CUDA device and TH_CUDA_EMULATOR unset ({e})", allow_module_level=True)
+THC = start_thc(LIB)
 HOST, DEV = HostSide(LIB), DevSide(THC)
 NUMS = [r for r in ALL_REALS if r != "Bool"]
 # THC's accreal for range/arange/trace: float for Float and the 16-bit floats, double for Double.

@@ -17,16 +17,11 @@ import math
 
 import numpy as np
 import pytest
-from thclib import FLOATS, INTS, DevSide, Thc, as_values, contiguous, emulated, tname, view_values
+from thclib import start_thc, FLOATS, INTS, DevSide, Thc, as_values, contiguous, emulated, tname, view_values
 from thlib import Lib, THError
 
 LIB = Lib()
-try:
-    THC = Thc(LIB)
-except (THError, AttributeError) as e:
-    if emulated():
-        pytest.fail(f"TH_CUDA_EMULATOR=1 but the library cannot start the CUDA emulator ({e})", pytrace=False)
-    pytest.skip(f"no CUDA device ({e})", allow_module_level=True)
+THC = start_thc(LIB)
 DEV = DevSide(THC)
 if not THC.has("THCRandom_manualSeed"):
     pytest.skip("THCTensorRandom.h is not in this library", allow_module_level=True)

@@ -14,17 +14,12 @@ import ctypes as C
 import numpy as np
 import pytest
 from thccases import assert_same, raw, scalar_of
-from thclib import ALL_REALS, FLOATS, DevSide, HostSide, Layout, Thc, contiguous, emulated, geometry, storage_of, \
+from thclib import start_thc, ALL_REALS, FLOATS, DevSide, HostSide, Layout, Thc, contiguous, emulated, geometry, storage_of, \
     th_error_text, view_values
 from thlib import DTYPES, Lib, THError
 
 LIB = Lib()
-try:
-    THC = Thc(LIB)
-except (THError, AttributeError) as e:
-    if emulated():
-        pytest.fail(f"TH_CUDA_EMULATOR=1 but the library cannot start the CUDA emulator ({e})", pytrace=False)
-    pytest.skip(f"no CUDA device and TH_CUDA_EMULATOR unset ({e})", allow_module_level=True)
+THC = start_thc(LIB)
 HOST, DEV = HostSide(LIB), DevSide(THC)
 SIDES = (HOST, DEV)
 NUMS = [r for r in ALL_REALS if r != "Bool"]

@@ -382,3 +382,17 @@ def header_restype(name):
         _HEADER = {m.group(2): m.group(1).strip() for m in re.finditer(r"^([A-Za-z_][\w ]*?)\s+\**(TH\w+)\(", text, re.M)}
     c = _HEADER.get(name)
     return _CTYPES.get(c) if c else None
+
+
+def start_thc(lib):
+    """A `Thc` on `lib`, or the module skipped (no device, TH_CUDA_EMULATOR unset) or failed
+    (TH_CUDA_EMULATOR=1 but the library cannot start the emulator)."""
+    import pytest
+    from thlib import THError
+    try:
+        return Thc(lib)
+    except (THError, AttributeError) as e:
+        if emulated():
+            pytest.fail(f"TH_CUDA_EMULATOR=1 but the library cannot start the CUDA emulator ({e}); build it with "
+                        "`cargo build --features cuda-emulator` and point TH_LIB at target/debug/libth.so", pytrace=False)
+        pytest.skip(f"no CUDA device: TH_CUDA_EMULATOR is unset and THCudaInit failed ({e})", allow_module_level=True)
