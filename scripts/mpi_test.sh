@@ -7,7 +7,7 @@
 # `mpirun -np 4 --oversubscribe`. Each program checks itself and exits non-zero on failure:
 #   linreg   data-parallel least squares: every rank's parameters bit-identical, and within
 #            1e-5 of the single-process run on the whole data; zero-copy Allreduce/Bcast
-#   scatter  Scatterv/Gatherv of a 3001 x 1201 tensor by row blocks (contiguous views) and
+#   scatter  Scatterv/Gatherv of a 2003 x 1001 tensor by row blocks (contiguous views) and
 #            column blocks (non-contiguous views: a derived datatype, checked against a
 #            contiguous copy)
 #   node_shared  one shared-memory copy of a tensor per node (MPI_COMM_TYPE_SHARED + th's

@@ -24,7 +24,7 @@
 
 #include "common.h"
 
-static const int64_t ROWS = 3001, COLS = 1201; /* 14.4 MB of float; uneven splits both ways */
+static const int64_t ROWS = 2003, COLS = 1001; /* 8 MB of float; uneven splits both ways */
 
 /* Where each view starts in its storage, in elements: the displacements of Scatterv/Gatherv
  * (for a datatype whose extent is one element). */

@@ -21,7 +21,7 @@ from mpi4py import MPI
 import th
 from linreg import shard, uniform_pm1
 
-ROWS, COLS = 3001, 1201
+ROWS, COLS = 2003, 1001
 
 
 def column_type(rows, stride):
