@@ -23,6 +23,8 @@
 #      (here with `-C profile=dev`: the package's own backend runs cargo as a user's install
 #      does, but with the dev profile, so it reuses the debug build instead of spending ~13
 #      minutes of CI on a release build)
+#  10. MPI: the C and mpi4py examples (ffi_examples/mpi) on 4 ranks (scripts/mpi_test.sh; installs
+#      Open MPI and mpi4py if missing)
 #   optional: TH_SANITIZE_RUST_TESTS=1 also runs the core's Rust unit tests under ASan and
 #      TSan (scripts/sanitize_rust.sh; two extra builds)
 set -euo pipefail
@@ -101,6 +103,8 @@ tests/install/run.sh
 # ... and its device tensors on the emulated device
 (cd ffi_examples/python/tests && TH_CUDA_EMULATOR=1 TH_LIB="$PWD/../../../target/emu/libth.so" \
   ../../../.venv/bin/python -m pytest -q -p no:cacheprovider test_cuda.py)
+# MPI: the C and mpi4py examples on 4 ranks (installs Open MPI and mpi4py if missing; ~1 min)
+scripts/mpi_test.sh
 ./scripts/sanitize.sh
 # The fuzz step builds the whole library again with ASan instrumentation (several minutes on 2
 # cores): CI must finish in 30 minutes, so it is skipped when the steps above already took more
