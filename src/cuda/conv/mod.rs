@@ -30,13 +30,16 @@ use super::gpu::LaunchCfg;
 use super::launch::{BLOCK, MAX_GRID, device_base};
 use super::ops::copy_kernel;
 use super::runtime::{self, Device as Dev};
-use crate::core::dtype::{DType, Prim, Scalar};
+use crate::core::dtype::{DType, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
 use crate::exec::backend::Backend;
 use crate::exec::overlap::self_overlapping;
 use crate::linalg::gemm::Gemm;
 use crate::ops::conv::{Geom, Kind};
+
+mod map;
+pub use map::map;
 
 /// `conv.cuh`'s `THCConv` (field meanings there).
 #[repr(C)]
@@ -203,6 +206,13 @@ fn into_out<T: Gemm>(
     copy_kernel(dev, &out, &tmp)
 }
 
+/// The product of `xs`, or a size error when it overflows.
+fn prod(xs: &[i64]) -> Result<i64> {
+    xs.iter()
+        .try_fold(1i64, |a, &b| a.checked_mul(b))
+        .ok_or_else(|| Error::size(format!("convolution sizes {xs:?} overflow int64_t")))
+}
+
 /// Largest element offset of `sizes`/`strides` (an i32 index suffices below 2^31).
 fn reach(sizes: &[i64], strides: &[i64]) -> i64 {
     sizes.iter().zip(strides).map(|(&n, &s)| (n - 1).max(0).saturating_mul(s.abs())).fold(0i64, i64::saturating_add)
@@ -220,8 +230,7 @@ unsafe fn launch<T: Scalar>(dev: &Dev, op: &str, mut p: THCConv, narrow: bool) -
         return Ok(());
     }
     let narrow = narrow && p.n <= i32::MAX as i64;
-    let kernel =
-        format!("th_{op}_{}_{}", super::kernels::dtype_suffix(T::DTYPE), if narrow { "i32" } else { "i64" });
+    let kernel = format!("th_{op}_{}_{}", super::kernels::dtype_suffix(T::DTYPE), if narrow { "i32" } else { "i64" });
     let grid = (p.n as u64).div_ceil(BLOCK as u64).min(MAX_GRID as u64) as u32;
     let cfg = LaunchCfg { grid: [grid, 1, 1], block: [BLOCK, 1, 1], shared: 0 };
     let mut args = [&mut p as *mut THCConv as *mut std::ffi::c_void];
@@ -242,7 +251,7 @@ fn unfold<T: Scalar>(
     dil: [i64; 2],
     (full, flip): (bool, bool),
 ) -> Result<View<T>> {
-    let n = t.sizes[0] * t.sizes[1] * k[0] * k[1] * o[0] * o[1];
+    let n = prod(&[t.sizes[0], t.sizes[1], k[0], k[1], o[0], o[1]])?;
     let cols = empty_like::<T>(dev, &[n])?;
     let p = THCConv {
         n,
@@ -270,7 +279,16 @@ fn unfold<T: Scalar>(
 /// conv2Dmv (`batch == false`: input `C x H x W`, output `O x oh x ow`) and conv2Dmm (input
 /// `B x C x H x W`, output `B x O x oh x ow`); kernel `O x C x kh x kw`.
 #[allow(clippy::too_many_arguments)]
-pub fn mm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, k: &View<T>, srow: i64, scol: i64, ty: Type, batch: bool) -> Result<()> {
+pub fn mm<T: Gemm>(
+    r: &Tensor<T>,
+    beta: T,
+    t: &View<T>,
+    k: &View<T>,
+    srow: i64,
+    scol: i64,
+    ty: Type,
+    batch: bool,
+) -> Result<()> {
     let name = if batch { "conv2Dmm" } else { "conv2Dmv" };
     expect_dims(t, 3 + batch as usize, "input", 3)?;
     expect_dims(k, 4, "kernel", 4)?;
@@ -282,12 +300,24 @@ pub fn mm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, k: &View<T>, srow: i64, 
     let (_, o) = Geom::new([1, h, w], [1, kh, kw], [1, srow, scol], kind, name, [0, 5, 6])?;
     let (oh, ow) = (o[1] as i64, o[2] as i64);
     if kc != c {
-        return Err(Error::size(format!("{name}: invalid number of input planes (kernel has {kc}, input {c})")).at_arg(4));
+        return Err(
+            Error::size(format!("{name}: invalid number of input planes (kernel has {kc}, input {c})")).at_arg(4)
+        );
     }
     let shape = if batch { vec![b, no, oh, ow] } else { vec![no, oh, ow] };
     check_out(r, &shape, name)?;
-    let (taps, p) = (kh * kw, oh * ow);
-    let cols = unfold(dev, &t4, [kh, kw], [oh, ow], [c * taps * p, taps * p], [srow, scol], [1, 1], (ty.full, ty.conv != ty.full))?;
+    let (taps, p) = (prod(&[kh, kw])?, prod(&[oh, ow])?);
+    prod(&[c, taps, p])?;
+    let cols = unfold(
+        dev,
+        &t4,
+        [kh, kw],
+        [oh, ow],
+        [c * taps * p, taps * p],
+        [srow, scol],
+        [1, 1],
+        (ty.full, ty.conv != ty.full),
+    )?;
     let kmat = detached(dev, k, shares(r, k))?;
     let a = as_batch(&kmat, [1, no, c * taps], [0, c * taps, 1]);
     let bm = as_batch(&cols, [b, c * taps, p], [c * taps * p, p, 1]);
@@ -304,7 +334,16 @@ pub fn mm<T: Gemm>(r: &Tensor<T>, beta: T, t: &View<T>, k: &View<T>, srow: i64, 
 /// (input `B x C x H x W`, kernel `B x K x kh x kw`, summed over the batch); output
 /// `K x C x (H-(kh-1)*srow) x (W-(kw-1)*scol)`.
 #[allow(clippy::too_many_arguments)]
-pub fn revger<T: Gemm>(r: &Tensor<T>, beta: T, alpha: T, t: &View<T>, k: &View<T>, srow: i64, scol: i64, batch: bool) -> Result<()> {
+pub fn revger<T: Gemm>(
+    r: &Tensor<T>,
+    beta: T,
+    alpha: T,
+    t: &View<T>,
+    k: &View<T>,
+    srow: i64,
+    scol: i64,
+    batch: bool,
+) -> Result<()> {
     let name = if batch { "conv2DRevgerm" } else { "conv2DRevger" };
     let nd = 3 + batch as usize;
     expect_dims(t, nd, "input", 3)?;
@@ -316,11 +355,14 @@ pub fn revger<T: Gemm>(r: &Tensor<T>, beta: T, alpha: T, t: &View<T>, k: &View<T
     let (_, o) = Geom::new([1, h, w], [1, kh, kw], [1, srow, scol], Kind::Rev, name, [0, 5, 6])?;
     let (oh, ow) = (o[1] as i64, o[2] as i64);
     if kb != b {
-        return Err(Error::size(format!("{name}: Input batch and kernel batch is not same size ({b} and {kb})")).at_arg(4));
+        return Err(
+            Error::size(format!("{name}: Input batch and kernel batch is not same size ({b} and {kb})")).at_arg(4)
+        );
     }
     let shape = [nk, c, oh, ow];
     check_out(r, &shape, name)?;
-    let (taps, p) = (kh * kw, oh * ow);
+    let (taps, p) = (prod(&[kh, kw])?, prod(&[oh, ow])?);
+    prod(&[b, taps, p])?;
     // columns [c][b][tap][position]: one (b*taps) x positions matrix per input plane
     let cols = unfold(dev, &t4, [kh, kw], [oh, ow], [taps * p, b * taps * p], [1, 1], [srow, scol], (false, false))?;
     // the kernel as nk x (b*taps): [b, nk, kh, kw] permuted to [nk, b, kh, kw], contiguous
@@ -338,89 +380,6 @@ pub fn revger<T: Gemm>(r: &Tensor<T>, beta: T, alpha: T, t: &View<T>, k: &View<T
         Some(as_batch(v, [c, nk, p], [v.strides[1], v.strides[0], m]))
     };
     into_out(dev, r, &shape, beta, view, |out, beta| bmm(alpha, &a, &bm, beta, out))
-}
-
-/// A table value as a 1-based plane number in `1..=n`, or the error naming it.
-fn table_entry<T: Scalar>(v: T, row: usize, what: &str, n: i64) -> Result<i64> {
-    let x = match v.to_prim() {
-        Prim::F(f) => f,
-        Prim::I(i) => i as f64,
-    };
-    if x.fract() != 0.0 || !(x >= 1.0 && x <= n as f64) {
-        return Err(Error::index(format!(
-            "conv2Dmap: table[{row}] {what} plane {x} is not an integer in 1..{n} (table values are 1-based)"
-        ))
-        .at_arg(7));
-    }
-    Ok(x as i64)
-}
-
-/// conv2Dmap (cutorch's): see the module documentation.
-#[allow(clippy::too_many_arguments)]
-pub fn map<T: Gemm>(r: &Tensor<T>, t: &View<T>, k: &View<T>, sx: i64, sy: i64, table: &View<T>, fanin: i64) -> Result<()> {
-    let name = "conv2Dmap";
-    expect_dims(t, 3, "input", 3)?;
-    expect_dims(k, 3, "kernel", 4)?;
-    expect_dims(table, 2, "table", 7)?;
-    let dev = device_of(r, &[t, k, table], name)?;
-    let (c, h, w) = (t.sizes[0], t.sizes[1], t.sizes[2]);
-    let (nk, kh, kw) = (k.sizes[0], k.sizes[1], k.sizes[2]);
-    let (_, o) = Geom::new([1, h, w], [1, kh, kw], [1, sy, sx], Kind::Valid, name, [0, 6, 5])?;
-    let (oh, ow) = (o[1] as i64, o[2] as i64);
-    if fanin < 1 {
-        return Err(Error::invalid(format!("{name}: fanin must be positive, got {fanin}")).at_arg(8));
-    }
-    let no = nk / fanin;
-    if no < 1 || table.sizes != [no * fanin, 2] {
-        return Err(Error::size(format!(
-            "{name}: table must be (kernel planes / fanin * fanin) x 2 = {} x 2 for {nk} kernel planes and fanin \
-             {fanin}, got {:?}",
-            no * fanin,
-            table.sizes
-        ))
-        .at_arg(7));
-    }
-    let vals = crate::ops::copy::values(table)?;
-    for (row, pair) in vals.chunks(2).enumerate() {
-        table_entry(pair[0], row, "input", c)?;
-        table_entry(pair[1], row, "kernel", nk)?;
-    }
-    let shape = [no, oh, ow];
-    check_out(r, &shape, name)?;
-    let t = detached(dev, t, shares(r, t))?;
-    let k = detached(dev, k, shares(r, k))?;
-    let table = detached(dev, table, shares(r, table))?;
-    let nelem = r.with_view(|v| v.numel());
-    let out = crate::ops::resize_out(r, &shape)?;
-    if nelem == 0 || nelem != out.numel() {
-        super::ops::fill(dev, &out, T::zero())?;
-    }
-    let p = THCConv {
-        n: out.numel() as i64,
-        out: device_base(&out)?,
-        inp: device_base(&t)?,
-        ker: device_base(&k)?,
-        table: device_base(&table)?,
-        g: [no, fanin],
-        k: [kh, kw],
-        o: [oh, ow],
-        i: [h, w],
-        lim: [c, nk],
-        is: [0, t.strides[0], t.strides[1], t.strides[2]],
-        os: [out.strides[0], out.strides[1], out.strides[2]],
-        ks: [k.strides[0], k.strides[1], k.strides[2]],
-        ts: [table.strides[0], table.strides[1]],
-        step: [sy, sx],
-        dil: [1, 1],
-        ..THCConv::default()
-    };
-    let narrow = [(&out.sizes, &out.strides), (&t.sizes, &t.strides), (&k.sizes, &k.strides), (&table.sizes, &table.strides)]
-        .iter()
-        .all(|(s, st)| reach(s, st) <= i32::MAX as i64);
-    // SAFETY: every address is a view checked against its storage on this device; the kernel
-    // reads the input and kernel planes the host-checked table names, inside their sizes, and
-    // writes each output element once; the output shares no storage with the inputs (detached).
-    unsafe { launch::<T>(dev, "convMap", p, narrow) }
 }
 
 #[cfg(test)]
@@ -447,6 +406,9 @@ mod tests {
         assert_eq!(parse_type(None, 7).unwrap_err().code, crate::core::error::Code::TH_ERR_NULL_ARG);
         assert_eq!(kernel_names(DType::Half)[3], "th_convMap_half_i64");
         assert!(kernel_names(DType::Int).is_empty() && kernel_names(DType::BFloat16).is_empty());
-        assert_eq!((merged(3, 4, 4, 1), merged(3, 1, 4, 3), merged(1, 9, 4, 2), merged(3, 7, 1, 5)), (Some(1), None, Some(2), Some(7)));
+        assert_eq!(
+            (merged(3, 4, 4, 1), merged(3, 1, 4, 3), merged(1, 9, 4, 2), merged(3, 7, 1, 5)),
+            (Some(1), None, Some(2), Some(7))
+        );
     }
 }
