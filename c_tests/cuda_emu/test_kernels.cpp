@@ -8,7 +8,9 @@
 // - concurrent launches from two threads, and a cooperative kernel (shared memory, barriers,
 //   threads leaving early) defined here;
 // - every reduction and combine kernel (reduce.cuh) on random bytes, and sums / first-index
-//   max / counts against loops over strided and multi-chunk geometry, from two threads at once.
+//   max / counts against loops over strided and multi-chunk geometry, from two threads at once;
+// - the convolution kernels (conv.cuh: unfold in every mode, the connection-table map) on
+//   strided operands against loops.
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -27,6 +29,7 @@
 #include "lines.cuh"
 #include "blas.cuh"
 #include "random.cuh"
+#include "conv.cuh"
 
 extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
                              void **params, char *err, size_t err_len);
@@ -101,11 +104,12 @@ static bool line_kernel(const char *k) {
 static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
   th_emu_kernel_names(all.data(), all.size());
-  size_t reductions = 0, gemms = 0, randoms = 0;
+  size_t reductions = 0, gemms = 0, randoms = 0, convs = 0;
   for (const char *k : all) {
     if (std::strncmp(k, "th_reduce_", 10) == 0 || std::strncmp(k, "th_combine_", 11) == 0) ++reductions;
     else if (std::strncmp(k, "th_gemm_", 8) == 0) ++gemms;  // THCGemm kernels: gemm_kernels()
     else if (std::strncmp(k, "th_rand_", 8) == 0) ++randoms;  // THCRandom: every_random_kernel()
+    else if (std::strncmp(k, "th_conv", 7) == 0) ++convs;     // THCConv: conv_kernels()
     // Not this file's own kernel; of the line kernels, those whose addresses do not depend on
     // the data (tri, cross): the index, mask and sort ones follow values read from their
     // operands, so random bytes would send them out of bounds (the emulator suites run them).
@@ -120,6 +124,7 @@ static void every_kernel() {
   CHECK(reductions == 214, "%zu reduction kernels registered", reductions);
   CHECK(gemms == 5, "%zu gemm kernels registered", gemms);
   CHECK(randoms == 100, "%zu random kernels registered", randoms);
+  CHECK(convs == 12, "%zu convolution kernels registered", convs);
   const int cap = 80;
   std::vector<uint64_t> buf[4];
   for (auto &b : buf) b.resize(cap);
@@ -567,12 +572,105 @@ static void every_random_kernel() {
   }
 }
 
+// The convolution kernels (conv.cuh) on a transposed, padded input: the unfolded columns in
+// each mode against the definition (valid: input (o*step + e*dil); full: input ((o - e)/step)
+// where exact; e the tap, reversed when flipping), and the connection-table map against a loop.
+template <class T> static void conv_kernels(const char *sfx) {
+  const long long B = 2, C = 3, H = 5, W = 6, KH = 2, KW = 3;
+  std::vector<T> in(B * C * W * (H + 1));  // [b][c][x][y] with a padded y: a transposed view
+  for (auto &v : in) v = (T)(int)(rnd() % 19 - 9);
+  const long long is[4] = {C * W * (H + 1), W * (H + 1), 1, H + 1};
+  struct Mode { int full, flip; long long step[2], dil[2]; };
+  const Mode modes[] = {{0, 0, {1, 1}, {1, 1}}, {0, 1, {2, 1}, {1, 1}}, {1, 0, {1, 2}, {1, 1}},
+                        {1, 1, {2, 3}, {1, 1}}, {0, 0, {1, 1}, {2, 1}}};
+  for (const Mode &m : modes) {
+    long long o[2];
+    const long long k[2] = {KH, KW}, i[2] = {H, W};
+    for (int d = 0; d < 2; ++d)
+      o[d] = m.full ? (i[d] - 1) * m.step[d] + k[d] : (i[d] - (k[d] - 1) * m.dil[d] - 1) / m.step[d] + 1;
+    const long long taps = KH * KW, pos = o[0] * o[1], n = B * C * taps * pos;
+    std::vector<T> cols(n + 1, (T)77), want(n + 1, (T)77);  // one guard element
+    for (long long b = 0; b < B; ++b)
+      for (long long c = 0; c < C; ++c)
+        for (long long ky = 0; ky < KH; ++ky)
+          for (long long kx = 0; kx < KW; ++kx)
+            for (long long oy = 0; oy < o[0]; ++oy)
+              for (long long ox = 0; ox < o[1]; ++ox) {
+                const long long ey = m.flip ? KH - 1 - ky : ky, ex = m.flip ? KW - 1 - kx : kx;
+                long long y = oy * m.step[0] + ey * m.dil[0], x = ox * m.step[1] + ex * m.dil[1];
+                bool ok = true;
+                if (m.full) {
+                  ok = (oy - ey) % m.step[0] == 0 && (ox - ex) % m.step[1] == 0 && oy >= ey && ox >= ex;
+                  y = (oy - ey) / m.step[0], x = (ox - ex) / m.step[1];
+                }
+                ok = ok && y < H && x < W;
+                want[(((b * C + c) * taps + ky * KW + kx) * pos) + oy * o[1] + ox] =
+                    ok ? in[b * is[0] + c * is[1] + y * is[2] + x * is[3]] : (T)0;
+              }
+    THCConv p;
+    std::memset(&p, 0, sizeof p);
+    p.n = n, p.out = (unsigned long long)cols.data(), p.in = (unsigned long long)in.data();
+    p.g[0] = B, p.g[1] = C, p.k[0] = KH, p.k[1] = KW, p.o[0] = o[0], p.o[1] = o[1], p.i[0] = H, p.i[1] = W;
+    for (int d = 0; d < 4; ++d) p.is[d] = is[d];
+    p.os[0] = C * taps * pos, p.os[1] = taps * pos, p.full = m.full, p.flip = m.flip;
+    for (int d = 0; d < 2; ++d) p.step[d] = m.step[d], p.dil[d] = m.dil[d];
+    for (const char *w : {"i32", "i64"}) {
+      std::fill(cols.begin(), cols.end(), (T)77);
+      const std::string name = std::string("th_convUnfold_") + sfx + "_" + w;
+      const unsigned grid[3] = {3, 1, 1}, block[3] = {64, 1, 1};  // grid-stride
+      void *args[] = {&p};
+      char err[256];
+      CHECK(th_emu_launch(name.c_str(), grid, block, 0, args, err, sizeof err) == 0, "%s: %s", name.c_str(), err);
+      CHECK(std::memcmp(cols.data(), want.data(), cols.size() * sizeof(T)) == 0, "%s: wrong columns (full %d flip %d)",
+            name.c_str(), m.full, m.flip);
+    }
+  }
+  // map: 2 output planes, fanin 2, stride (2, 1), kernel 4 x 2 x 3
+  const long long NO = 2, FAN = 2, NK = 4, sy = 2, sx = 1, OH = (H - KH) / sy + 1, OW = (W - KW) / sx + 1;
+  std::vector<T> ker(NK * KH * KW), table(NO * FAN * 2), out(OW * OH * NO), want(out.size());
+  for (auto &v : ker) v = (T)(int)(rnd() % 7 - 3);
+  for (long long r = 0; r < NO * FAN; ++r) table[2 * r] = (T)(1 + rnd() % C), table[2 * r + 1] = (T)(1 + rnd() % NK);
+  for (auto &v : out) v = (T)(int)(rnd() % 5);
+  want = out;
+  const long long os[3] = {1, NO, NO * OH};  // [x][y][plane]: a permuted output
+  for (long long oo = 0; oo < NO; ++oo)
+    for (long long y = 0; y < OH; ++y)
+      for (long long x = 0; x < OW; ++x) {
+        double acc = 0;
+        for (long long f = 0; f < FAN; ++f) {
+          const long long pl = (long long)table[2 * (oo * FAN + f)] - 1, kp = (long long)table[2 * (oo * FAN + f) + 1] - 1;
+          for (long long a = 0; a < KH; ++a)
+            for (long long c = 0; c < KW; ++c)
+              acc += (double)in[pl * is[1] + (y * sy + a) * is[2] + (x * sx + c) * is[3]] * (double)ker[(kp * KH + a) * KW + c];
+        }
+        T &dst = want[oo * os[0] + y * os[1] + x * os[2]];
+        dst = (T)((double)dst + acc);
+      }
+  THCConv p;
+  std::memset(&p, 0, sizeof p);
+  p.n = NO * OH * OW, p.out = (unsigned long long)out.data(), p.in = (unsigned long long)in.data();
+  p.ker = (unsigned long long)ker.data(), p.table = (unsigned long long)table.data();
+  p.g[0] = NO, p.g[1] = FAN, p.k[0] = KH, p.k[1] = KW, p.o[0] = OH, p.o[1] = OW, p.i[0] = H, p.i[1] = W;
+  p.lim[0] = C, p.lim[1] = NK;
+  for (int d = 0; d < 4; ++d) p.is[d] = is[d];
+  for (int d = 0; d < 3; ++d) p.os[d] = os[d];
+  p.ks[0] = KH * KW, p.ks[1] = KW, p.ks[2] = 1, p.ts[0] = 2, p.ts[1] = 1, p.step[0] = sy, p.step[1] = sx;
+  const std::string name = std::string("th_convMap_") + sfx + "_i32";
+  const unsigned grid[3] = {1, 1, 1}, block[3] = {5, 1, 1};
+  void *args[] = {&p};
+  char err[256];
+  CHECK(th_emu_launch(name.c_str(), grid, block, 0, args, err, sizeof err) == 0, "%s: %s", name.c_str(), err);
+  CHECK(std::memcmp(out.data(), want.data(), out.size() * sizeof(T)) == 0, "%s: wrong outputs", name.c_str());
+}
+
 int main() {
   every_kernel();
   gemm_kernel<signed char>("th_gemm_char");
   gemm_kernel<unsigned char>("th_gemm_byte");
   gemm_kernel<long long>("th_gemm_long");
   every_random_kernel();
+  conv_kernels<float>("float");
+  conv_kernels<double>("double");
   every_reduction();
   reductions_checked();
   {  // two threads reducing at once (the cooperative launches share the static block buffer)

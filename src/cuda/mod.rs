@@ -18,6 +18,7 @@
 
 pub mod alloc;
 pub mod blas;
+pub mod conv;
 pub mod copy;
 pub mod dlpack;
 pub mod gpu;

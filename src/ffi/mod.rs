@@ -25,6 +25,7 @@ pub mod storage;
 pub mod tensor;
 pub mod thc;
 pub mod thc_blas;
+pub mod thc_conv;
 pub mod thc_general;
 pub mod thc_half;
 pub mod thc_index;

@@ -14,12 +14,33 @@
 //! - Every dtype also has `median` / `medianall`: every line sorted on the device
 //!   (`cuda::sort`), the lower median picked there (the host's element, bits included).
 //!   `renorm` is with the sorts (`thc_sort`).
-//! - Not here: THC's integer `dist` (the CPU side defines it for floating types only).
+//! - Integer `dist` (Byte, Char, Short, Int, Long; THC declares it returning `long`, the CPU
+//!   side defines dist for floating types only): both operands are converted to double on the
+//!   device and the Double `dist` runs on them (the p-norm of the difference, `value` as a
+//!   double: differences exact below 2^53, p == 0 counts the differing elements, p == inf is the
+//!   largest |difference|), and the double is converted to `long` as C converts THC's accreal:
+//!   truncated toward zero, saturating at the `long` range (NaN, from a NaN p, gives 0).
 
 use super::thc::*;
 use super::*;
+use crate::cuda::{copy::empty_like, ops::copy_kernel, runtime};
+use crate::exec::backend::Backend;
 use crate::ops::reduce;
 use std::ffi::{c_int, c_long};
+
+/// THC's integer `dist` (see the module documentation).
+fn int_dist<T: Scalar>(a: &View<T>, b: &View<T>, p: f64) -> Result<i64> {
+    let Backend::Cuda(ordinal) = Backend::of(&[a.device(), b.device()])? else {
+        return Err(Error::invalid("dist: THC functions take device tensors"));
+    };
+    let dev = runtime::device(ordinal)?;
+    let wide = |v: &View<T>| -> Result<View<f64>> {
+        let d = empty_like::<f64>(dev, &v.sizes)?;
+        copy_kernel(dev, &d, v)?;
+        Ok(d)
+    };
+    Ok(reduce::dist(&wide(a)?, &wide(b)?, p)? as i64)
+}
 
 /// THC's `long dim` as the `int` dimension of the shared reductions (out of range stays out
 /// of range, and is reported by them).
@@ -125,6 +146,11 @@ macro_rules! thc_reduce {
                     return Err(Error::invalid("meanall of an empty tensor").at_arg(1));
                 }
                 Ok(reduce::sumall(&self_)? / n)
+            }
+            /// The `value`-norm of `self - src` for an integer type, computed in double and
+            /// converted to `long` (see the module documentation).
+            fn [<$($P)* Tensor_dist>] @[state: *mut THCState](self_: *mut [<$($P)* Tensor>] as view, src: *mut [<$($P)* Tensor>] as view, value: $C) -> i64 = 0; {
+                int_dist(&self_, &src, value as f64)
             }
         }
     } };

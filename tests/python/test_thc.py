@@ -322,6 +322,10 @@ def test_elementwise_large(rng, op, real):
 @pytest.mark.parametrize("op,real", reduce_params())
 def test_reduce(rng, op, real):
     need("reduce", DEV.fn(real, op))
+    if op == "dist" and real in INTS:  # THC's integer dist: no host counterpart
+        for i in range(6):
+            check_integer_dist(RCase(rng, op, real, special=i >= 4, prealloc=False))
+        return
     if not HOST.has(real, op):
         pytest.skip(f"TH{real}Tensor_{op} does not exist: no host result to compare with")
     for i in range(6):
@@ -360,6 +364,37 @@ def test_integer_mean_follows_thc(rng, real):
     total = int(a.astype(np.int64).sum())
     want_all = abs(total) // a.size * (1 if total >= 0 else -1)
     assert THC.call(DEV.fn(real, "meanall"), C.c_int64, d) == want_all
+
+
+def check_integer_dist(case):
+    """THC's integer dist against numpy: the p-norm of the difference in float64, truncated
+    toward zero and saturated to long. Exact while the sums stay below 2^53 (p is 1 or 2)."""
+    _, _, got, err = case.run(DEV)
+    assert err is None, f"dist {case.real}: {err}"
+    a, b = (as_values(case.real, lay.numpy(base)).astype(np.float64).ravel()
+            for lay, base in ((case.lay, case.base), (case.lay2, case.base2)))
+    p = float(case.p)
+    want = float(np.sum(np.abs(a - b) ** p) ** (1 / p))
+    want_int = int(np.clip(np.trunc(want), -2.0**63, 2.0**63 - 1024)) if want < 2.0**63 else 2**63 - 1
+    exact = want < 2.0**53
+    assert abs(got - want_int) <= (0 if exact else 1e-12 * want), f"dist {case.real} p={p}: {got} != {want_int}"
+
+
+@pytest.mark.parametrize("real", INTS)
+def test_integer_dist_follows_thc(real):
+    """Hand-computed: differences in double (no wrap), |d|^p summed, the 1/p power, truncated."""
+    a, b = [1, 2, 3, 0], [4, 0, 3, 100]
+    if real == "Byte":
+        a[3], b[3] = 0, 255  # the difference is -255, not a wrapped byte
+    da, db = contiguous(DEV, real, np.array(a, dtype=DTYPES[real][0])), contiguous(DEV, real, np.array(b, dtype=DTYPES[real][0]))
+    d = np.abs(np.array(a, dtype=np.float64) - np.array(b, dtype=np.float64))
+    for p, want in [(1, int(d.sum())), (2, int(np.sqrt((d**2).sum()))), (0, 3), (3, int(((d**3).sum()) ** (1 / 3)))]:
+        got = THC.call(DEV.fn(real, "dist"), C.c_long, da, db, DTYPES[real][1](p))
+        assert got == want, f"dist {real} p={p}: {got} != {want}"
+    assert THC.call(DEV.fn(real, "dist"), C.c_long, da, da, DTYPES[real][1](2)) == 0
+    with pytest.raises(THError):
+        THC.call(DEV.fn(real, "dist"), C.c_long, da, contiguous(DEV, real, np.zeros(3, dtype=DTYPES[real][0])),
+                 DTYPES[real][1](1))
 
 
 # ---------------------------------------------------------------------------------------------

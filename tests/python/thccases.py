@@ -372,6 +372,8 @@ class RCase:
             args = [t, self.lay2.build(side, self.real, self.base2), p]
         scalar = self.sig in ("all", "allb", "allv", "dist")
         rt = header_restype(side.fn(self.real, self.op)) or header_restype(HOST.fn(self.real, self.op))
+        if rt is None and self.op == "dist" and self.real not in FLOATS:
+            rt = C.c_long  # THC's integer dist returns long (declared by no host function)
         try:
             res = side.call(self.real, self.op, rt if scalar else None, *(args if scalar else outs + args))
             return t, outs, res, None

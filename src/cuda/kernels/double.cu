@@ -9,6 +9,7 @@
 #include "index.cuh"
 #include "sort.cuh"
 #include "random.cuh"
+#include "conv.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
@@ -22,3 +23,4 @@ TH_INDEX_NUM_KERNELS(double, double)
 TH_SORT_KERNELS(double, double)
 TH_SORT_NUM_KERNELS(double, double)
 TH_RANDOM_FLOAT_KERNELS(double, double)
+TH_CONV_KERNELS(double, double)

@@ -9,6 +9,7 @@
 #include "index.cuh"
 #include "sort.cuh"
 #include "random.cuh"
+#include "conv.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
@@ -22,3 +23,4 @@ TH_INDEX_NUM_KERNELS(float, float)
 TH_SORT_KERNELS(float, float)
 TH_SORT_NUM_KERNELS(float, float)
 TH_RANDOM_FLOAT_KERNELS(float, float)
+TH_CONV_KERNELS(float, float)

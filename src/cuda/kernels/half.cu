@@ -9,6 +9,7 @@
 #include "index.cuh"
 #include "sort.cuh"
 #include "random.cuh"
+#include "conv.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
@@ -22,3 +23,4 @@ TH_INDEX_NUM_KERNELS(half, th_half)
 TH_SORT_KERNELS(half, th_half)
 TH_SORT_NUM_KERNELS(half, th_half)
 TH_RANDOM_FLOAT_KERNELS(half, th_half)
+TH_CONV_KERNELS(half, th_half)

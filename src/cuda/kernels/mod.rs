@@ -79,6 +79,7 @@ macro_rules! modules {
                 include_str!("sort.cuh"),
                 include_str!("blas.cuh"),
                 include_str!("random.cuh"),
+                include_str!("conv.cuh"),
                 include_str!(concat!($name, ".cu"))
             ),
             register_budget: 64,
@@ -323,6 +324,7 @@ pub fn kernels_of(module: &str) -> Vec<String> {
     v.extend(combines.into_iter().map(|c| combine_kernel_name(c, first)));
     v.extend(crate::cuda::blas::kernels_of(first));
     v.extend(crate::cuda::random::kernel_names(first));
+    v.extend(crate::cuda::conv::kernel_names(first));
     v
 }
 
