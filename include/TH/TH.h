@@ -42510,6 +42510,210 @@ void THCudaBlas_DgemmStridedBatched(struct THCState *state,
                                     long batch_count);
 
 /**
+ * `output` (nOutputPlane x oh x ow) = beta*output + sum_i conv(input[i], kernel[o][i]):
+ * `input` 3-D (planes x rows x cols), `kernel` 4-D (nOutputPlane x nInputPlane x kh x
+ * kw), `type` "vx", "vc", "fx" or "fc".
+ */
+void THCudaTensor_conv2Dmv(struct THCState *state,
+                           struct THCudaTensor *output,
+                           float beta,
+                           struct THCudaTensor *input,
+                           struct THCudaTensor *kernel,
+                           long srow,
+                           long scol,
+                           const char *type_);
+
+/**
+ * Batched conv2Dmv: `input` B x nInputPlane x rows x cols, `output` B x
+ * nOutputPlane x oh x ow.
+ */
+void THCudaTensor_conv2Dmm(struct THCState *state,
+                           struct THCudaTensor *output,
+                           float beta,
+                           struct THCudaTensor *input,
+                           struct THCudaTensor *kernel,
+                           long srow,
+                           long scol,
+                           const char *type_);
+
+/**
+ * `output` (nKernelPlane x nInputPlane x (rows-(kh-1)*srow) x (cols-(kw-1)*scol)) =
+ * beta*output + alpha*Rev(input[i], kernel[k]) (the kernel gradient of a strided valid
+ * cross-correlation); `input`, `kernel` 3-D.
+ */
+void THCudaTensor_conv2DRevger(struct THCState *state,
+                               struct THCudaTensor *output,
+                               float beta,
+                               float alpha,
+                               struct THCudaTensor *input,
+                               struct THCudaTensor *kernel,
+                               long srow,
+                               long scol);
+
+/**
+ * Batched conv2DRevger: `input` B x nInputPlane x rows x cols, `kernel` B x
+ * nKernelPlane x kh x kw; the batch is summed.
+ */
+void THCudaTensor_conv2DRevgerm(struct THCState *state,
+                                struct THCudaTensor *output,
+                                float beta,
+                                float alpha,
+                                struct THCudaTensor *input,
+                                struct THCudaTensor *kernel,
+                                long srow,
+                                long scol);
+
+/**
+ * `output[o] += sum_f xcorr(input[table[o*fanin+f][0]-1], kernel[table[o*fanin+f][1]-1])`,
+ * valid, `stride_x` along columns, `stride_y` along rows; `output` (kernel planes / fanin)
+ * x oh x ow, zeroed first only when its element count changes.
+ */
+void THCudaTensor_conv2Dmap(struct THCState *state,
+                            struct THCudaTensor *output,
+                            struct THCudaTensor *input,
+                            struct THCudaTensor *kernel,
+                            long stride_x,
+                            long stride_y,
+                            struct THCudaTensor *table,
+                            long fanin);
+
+/**
+ * `output` (nOutputPlane x oh x ow) = beta*output + sum_i conv(input[i], kernel[o][i]):
+ * `input` 3-D (planes x rows x cols), `kernel` 4-D (nOutputPlane x nInputPlane x kh x
+ * kw), `type` "vx", "vc", "fx" or "fc".
+ */
+void THCudaDoubleTensor_conv2Dmv(struct THCState *state,
+                                 struct THCudaDoubleTensor *output,
+                                 double beta,
+                                 struct THCudaDoubleTensor *input,
+                                 struct THCudaDoubleTensor *kernel,
+                                 long srow,
+                                 long scol,
+                                 const char *type_);
+
+/**
+ * Batched conv2Dmv: `input` B x nInputPlane x rows x cols, `output` B x
+ * nOutputPlane x oh x ow.
+ */
+void THCudaDoubleTensor_conv2Dmm(struct THCState *state,
+                                 struct THCudaDoubleTensor *output,
+                                 double beta,
+                                 struct THCudaDoubleTensor *input,
+                                 struct THCudaDoubleTensor *kernel,
+                                 long srow,
+                                 long scol,
+                                 const char *type_);
+
+/**
+ * `output` (nKernelPlane x nInputPlane x (rows-(kh-1)*srow) x (cols-(kw-1)*scol)) =
+ * beta*output + alpha*Rev(input[i], kernel[k]) (the kernel gradient of a strided valid
+ * cross-correlation); `input`, `kernel` 3-D.
+ */
+void THCudaDoubleTensor_conv2DRevger(struct THCState *state,
+                                     struct THCudaDoubleTensor *output,
+                                     double beta,
+                                     double alpha,
+                                     struct THCudaDoubleTensor *input,
+                                     struct THCudaDoubleTensor *kernel,
+                                     long srow,
+                                     long scol);
+
+/**
+ * Batched conv2DRevger: `input` B x nInputPlane x rows x cols, `kernel` B x
+ * nKernelPlane x kh x kw; the batch is summed.
+ */
+void THCudaDoubleTensor_conv2DRevgerm(struct THCState *state,
+                                      struct THCudaDoubleTensor *output,
+                                      double beta,
+                                      double alpha,
+                                      struct THCudaDoubleTensor *input,
+                                      struct THCudaDoubleTensor *kernel,
+                                      long srow,
+                                      long scol);
+
+/**
+ * `output[o] += sum_f xcorr(input[table[o*fanin+f][0]-1], kernel[table[o*fanin+f][1]-1])`,
+ * valid, `stride_x` along columns, `stride_y` along rows; `output` (kernel planes / fanin)
+ * x oh x ow, zeroed first only when its element count changes.
+ */
+void THCudaDoubleTensor_conv2Dmap(struct THCState *state,
+                                  struct THCudaDoubleTensor *output,
+                                  struct THCudaDoubleTensor *input,
+                                  struct THCudaDoubleTensor *kernel,
+                                  long stride_x,
+                                  long stride_y,
+                                  struct THCudaDoubleTensor *table,
+                                  long fanin);
+
+/**
+ * `output` (nOutputPlane x oh x ow) = beta*output + sum_i conv(input[i], kernel[o][i]):
+ * `input` 3-D (planes x rows x cols), `kernel` 4-D (nOutputPlane x nInputPlane x kh x
+ * kw), `type` "vx", "vc", "fx" or "fc".
+ */
+void THCudaHalfTensor_conv2Dmv(struct THCState *state,
+                               struct THCudaHalfTensor *output,
+                               struct THHalf beta,
+                               struct THCudaHalfTensor *input,
+                               struct THCudaHalfTensor *kernel,
+                               long srow,
+                               long scol,
+                               const char *type_);
+
+/**
+ * Batched conv2Dmv: `input` B x nInputPlane x rows x cols, `output` B x
+ * nOutputPlane x oh x ow.
+ */
+void THCudaHalfTensor_conv2Dmm(struct THCState *state,
+                               struct THCudaHalfTensor *output,
+                               struct THHalf beta,
+                               struct THCudaHalfTensor *input,
+                               struct THCudaHalfTensor *kernel,
+                               long srow,
+                               long scol,
+                               const char *type_);
+
+/**
+ * `output` (nKernelPlane x nInputPlane x (rows-(kh-1)*srow) x (cols-(kw-1)*scol)) =
+ * beta*output + alpha*Rev(input[i], kernel[k]) (the kernel gradient of a strided valid
+ * cross-correlation); `input`, `kernel` 3-D.
+ */
+void THCudaHalfTensor_conv2DRevger(struct THCState *state,
+                                   struct THCudaHalfTensor *output,
+                                   struct THHalf beta,
+                                   struct THHalf alpha,
+                                   struct THCudaHalfTensor *input,
+                                   struct THCudaHalfTensor *kernel,
+                                   long srow,
+                                   long scol);
+
+/**
+ * Batched conv2DRevger: `input` B x nInputPlane x rows x cols, `kernel` B x
+ * nKernelPlane x kh x kw; the batch is summed.
+ */
+void THCudaHalfTensor_conv2DRevgerm(struct THCState *state,
+                                    struct THCudaHalfTensor *output,
+                                    struct THHalf beta,
+                                    struct THHalf alpha,
+                                    struct THCudaHalfTensor *input,
+                                    struct THCudaHalfTensor *kernel,
+                                    long srow,
+                                    long scol);
+
+/**
+ * `output[o] += sum_f xcorr(input[table[o*fanin+f][0]-1], kernel[table[o*fanin+f][1]-1])`,
+ * valid, `stride_x` along columns, `stride_y` along rows; `output` (kernel planes / fanin)
+ * x oh x ow, zeroed first only when its element count changes.
+ */
+void THCudaHalfTensor_conv2Dmap(struct THCState *state,
+                                struct THCudaHalfTensor *output,
+                                struct THCudaHalfTensor *input,
+                                struct THCudaHalfTensor *kernel,
+                                long stride_x,
+                                long stride_y,
+                                struct THCudaHalfTensor *table,
+                                long fanin);
+
+/**
  * Reserves `numStreams` streams on every device (indices 1..=numStreams; fewer than already
  * reserved is a no-op). `nonBlocking`: the new streams do not wait for the default stream.
  */
@@ -46958,6 +47162,15 @@ void THCudaByteTensor_mean(struct THCState *state,
 int64_t THCudaByteTensor_meanall(struct THCState *state, struct THCudaByteTensor *self_);
 
 /**
+ * The `value`-norm of `self - src` for an integer type, computed in double and
+ * converted to `long` (see the module documentation).
+ */
+int64_t THCudaByteTensor_dist(struct THCState *state,
+                              struct THCudaByteTensor *self_,
+                              struct THCudaByteTensor *src,
+                              uint8_t value);
+
+/**
  * 1 when every element is non-zero; an empty tensor is an error.
  */
 int THCudaByteTensor_logicalall(struct THCState *state, struct THCudaByteTensor *self_);
@@ -47069,6 +47282,15 @@ void THCudaCharTensor_mean(struct THCState *state,
 int64_t THCudaCharTensor_meanall(struct THCState *state, struct THCudaCharTensor *self_);
 
 /**
+ * The `value`-norm of `self - src` for an integer type, computed in double and
+ * converted to `long` (see the module documentation).
+ */
+int64_t THCudaCharTensor_dist(struct THCState *state,
+                              struct THCudaCharTensor *self_,
+                              struct THCudaCharTensor *src,
+                              int8_t value);
+
+/**
  * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
  * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
  */
@@ -47168,6 +47390,15 @@ void THCudaShortTensor_mean(struct THCState *state,
  * (C division); an empty tensor is an error.
  */
 int64_t THCudaShortTensor_meanall(struct THCState *state, struct THCudaShortTensor *self_);
+
+/**
+ * The `value`-norm of `self - src` for an integer type, computed in double and
+ * converted to `long` (see the module documentation).
+ */
+int64_t THCudaShortTensor_dist(struct THCState *state,
+                               struct THCudaShortTensor *self_,
+                               struct THCudaShortTensor *src,
+                               int16_t value);
 
 /**
  * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
@@ -47271,6 +47502,15 @@ void THCudaIntTensor_mean(struct THCState *state,
 int64_t THCudaIntTensor_meanall(struct THCState *state, struct THCudaIntTensor *self_);
 
 /**
+ * The `value`-norm of `self - src` for an integer type, computed in double and
+ * converted to `long` (see the module documentation).
+ */
+int64_t THCudaIntTensor_dist(struct THCState *state,
+                             struct THCudaIntTensor *self_,
+                             struct THCudaIntTensor *src,
+                             int32_t value);
+
+/**
  * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
  * occurrence; the first NaN wins); reduced dim removed unless `keepdim`.
  */
@@ -47370,6 +47610,15 @@ void THCudaLongTensor_mean(struct THCState *state,
  * (C division); an empty tensor is an error.
  */
 int64_t THCudaLongTensor_meanall(struct THCState *state, struct THCudaLongTensor *self_);
+
+/**
+ * The `value`-norm of `self - src` for an integer type, computed in double and
+ * converted to `long` (see the module documentation).
+ */
+int64_t THCudaLongTensor_dist(struct THCState *state,
+                              struct THCudaLongTensor *self_,
+                              struct THCudaLongTensor *src,
+                              int64_t value);
 
 /**
  * `values` = max of `src` along `dim` (0-based), `indices` = its position (the first
