@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """THC on a GPU: GB/s of pointwise ops and reductions on device tensors, against the device's
-bandwidth and against PyTorch on the same device.
+bandwidth and against PyTorch on the same device; then GFLOP/s of addmm (float32, float16) and
+the rate of sort / topk against torch.matmul / torch.sort / torch.topk (bench/cuda_compute.py).
 
     python3 bench/cuda.py [--lib libth.so] [--n 33554432] [--json out.json]
     TH_CUDA_EMULATOR=1 python3 bench/cuda.py --lib <cuda-emulator build> --smoke
@@ -34,6 +35,7 @@ import sys
 import time
 
 import numpy as np
+from cuda_compute import SIGS as COMPUTE_SIGS, Compute, report as compute_report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 vp, f32, i64, i32, lng = C.c_void_p, C.c_float, C.c_int64, C.c_int, C.c_long
@@ -70,6 +72,7 @@ class THC:
         "THGetLastError": (C.c_char_p, []),
         "THGetLastErrorCode": (i32, []),
         "THClearLastError": (None, []),
+        **COMPUTE_SIGS,
     }
 
     def __init__(self, path):
@@ -201,6 +204,7 @@ def main():
     ap.add_argument("--n", type=int, default=1 << 25, help="elements per operand (default 2^25)")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, one short sample: proves the script")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--no-compute", action="store_true", help="only the bandwidth cases (no addmm, sort, topk)")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
 
@@ -232,16 +236,22 @@ def main():
     if peak:
         print(f"theoretical bandwidth {peak:.0f} GB/s")
 
-    torch = None
-    if not args.no_torch and not emulated:
+    torch, why = None, "--no-torch" if args.no_torch else "the emulator" if emulated else ""
+    if not why:
         try:
             import torch as _t
 
             if _t.cuda.is_available():
                 torch = _t
+            else:
+                why = f"torch {_t.__version__} has no CUDA device"
         except ImportError:
-            pass
-    print("torch: " + (f"{torch.__version__} on {torch.cuda.get_device_name(0)}" if torch else "not available"))
+            why = "torch is not installed"
+    if torch:
+        tf32 = torch.backends.cuda.matmul.allow_tf32
+        print(f"torch: {torch.__version__} on {torch.cuda.get_device_name(0)} (matmul TF32 {'on' if tf32 else 'off'})")
+    else:
+        print(f"torch: not compared ({why}): th's numbers only")
 
     rng = np.random.default_rng(0)
     a_h = rng.standard_normal((m, k), dtype=np.float32)
@@ -327,14 +337,24 @@ def main():
         print(f"{x['op']:<16}{x['us']:>10.1f}{x['GB/s']:>9.1f}{pk:>7}{cp:>7}{tg:>9}{tr:>9}")
     if skipped:
         print(f"not in this library (not measured): {', '.join(skipped)}")
+    th.free(a, b, r, row, row_x, at_src, at, rk, rm)
+    compute = Compute(th, torch, args.smoke)
+    compute_rows = []
+    if args.no_compute:
+        print("compute cases: skipped (--no-compute)")
+    elif compute.ok():
+        print()
+        compute_rows = compute.all()
+        compute_report(compute_rows)
+    else:
+        print(f"compute cases: this libth lacks {sorted(th.missing & set(COMPUTE_SIGS))}: not measured")
     if emulated:
         print("emulator: not GPU speed (the numbers above only prove the script runs)")
-    th.free(a, b, r, row, row_x, at_src, at, rk, rm)
     th.THCState_free(st)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": label, "n": n, "peak_GB/s": peak, "copy_GB/s": copy_gbs, "rows": rows,
-                       "emulated": emulated, "not_measured": skipped}, f, indent=1)
+                       "emulated": emulated, "not_measured": skipped, "compute": compute_rows}, f, indent=1)
     return 0
 
 

@@ -6,6 +6,7 @@
 #                                 stay under 64 MiB)
 #   th-gpu/include/              th-gpu/c_tests/        th-gpu/tests/python/
 #   th-gpu/scripts/test_gpu.sh   th-gpu/bench/cuda.py   th-gpu/BUILD_INFO
+#   th-gpu/ffi_examples/python/{th,tests/test_cuda.py}   (the th package: DLPack with torch)
 #
 # There: tar xzf th-gpu.tar.gz && th-gpu/scripts/test_gpu.sh   (and python3 th-gpu/bench/cuda.py)
 #
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
     --no-build) build=0; shift ;;
     --check) check=1; shift ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "pack_gpu.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -51,6 +52,9 @@ cp -r include "$root/include"
 mkdir -p "$root/c_tests"
 cp c_tests/*.c c_tests/*.h "$root/c_tests/"
 cp -r tests/python "$root/tests/python"
+mkdir -p "$root/ffi_examples/python/tests"
+cp -r ffi_examples/python/th "$root/ffi_examples/python/th"
+cp ffi_examples/python/tests/test_cuda.py "$root/ffi_examples/python/tests/"
 find "$root" -name __pycache__ -type d -prune -exec rm -rf {} +
 cp scripts/test_gpu.sh "$root/scripts/"
 cp bench/cuda*.py "$root/bench/" 2>/dev/null || true

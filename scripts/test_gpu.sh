@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # THC's tests on a machine WITH an NVIDIA GPU and without a Rust toolchain: runs, on the real
-# device, every c_tests/test_thc_*.c (compiled as C99 against include/ and a prebuilt libth.so)
-# and the Python differential suite (tests/python; test_thc.py uses the device).
+# device, every c_tests/test_thc_*.c (compiled as C99 against include/ and a prebuilt libth.so),
+# then the Python parts, each named in the summary: products (cuBLAS against the host engine),
+# sorts, index/mask/scatter/gather, random, the pointwise/reduction differential suites, the
+# th package's device tensors with DLPack to and from torch (where torch has CUDA), and the
+# host engine's own suite.
 #
 # Runs from the repository (libth.so from target/release, else target/debug) or from the tree
 # scripts/pack_gpu.sh packs (lib/libth.so). Needs cc and python3 with numpy and pytest.
@@ -12,7 +15,7 @@
 # `ldconfig -p`, CUDA_HOME, /usr/local/cuda*, and the nvidia-* pip wheels of the Python used.
 #
 # Environment: TH_LIB (libth.so to test), TH_PYTHON (default python3), TH_REQUIRE_GPU=1,
-# TH_SKIP_PYTHON=1 (C tests only), CC (default cc).
+# TH_SKIP_PYTHON=1 (C tests only), TH_SKIP_HOST=1 (no host-engine suite), CC (default cc).
 set -euo pipefail
 # The real device only; TH_GPU_TEST_EMULATOR=1 (with a cuda-emulator build) instead runs this
 # script on the CPU emulator, to test the script itself on a machine without a GPU.
@@ -138,17 +141,56 @@ for src in c_tests/test_thc_*.c; do
 done
 [ "$ran" -gt 0 ] || failed+=("no c_tests/test_thc_*.c found")
 
-# --- the Python differential suite ---------------------------------------------------------
+# --- the Python parts ----------------------------------------------------------------------
+# Each part is one pytest run, named in the summary. The THC suites compare every device result
+# with the host engine's on the same values and layouts (tests/python/thclib.py);
+# TH_REQUIRE_DEVICE=1 makes them fail, not skip, if THC cannot start (a device was found above).
+# -rs prints why a test skipped (e.g. torch missing).
+passed=()
+pytest_part() {
+  local name=$1; shift
+  say "--- $name"
+  if env TH_LIB="$lib" TH_REQUIRE_DEVICE=1 "$PY" -m pytest -q -rs -p no:cacheprovider "$@"; then
+    passed+=("$name")
+  else
+    failed+=("$name")
+  fi
+}
+thc_suites=(tests/python/test_thc_blas.py tests/python/test_thc_sort.py tests/python/test_thc_index.py
+  tests/python/test_thc_random.py tests/python/test_thc.py tests/python/test_thc_math.py)
 if [ "${TH_SKIP_PYTHON:-0}" = 1 ]; then
-  say "python suite: skipped (TH_SKIP_PYTHON=1)"
+  say "python parts: skipped (TH_SKIP_PYTHON=1)"
 elif ! "$PY" -c "import numpy, pytest" 2>/dev/null; then
-  failed+=("python suite: $PY lacks numpy or pytest (set TH_PYTHON, or TH_SKIP_PYTHON=1)")
-elif ! TH_LIB="$lib" "$PY" -m pytest -q -p no:cacheprovider tests/python; then
-  failed+=("python suite (tests/python)")
+  failed+=("python parts: $PY lacks numpy or pytest (set TH_PYTHON, or TH_SKIP_PYTHON=1)")
+else
+  pytest_part "products: addmm addmv addr addbmm baddbmm dot, THCudaBlas_* (cuBLAS vs the host)" tests/python/test_thc_blas.py
+  pytest_part "sorts: sort topk kthvalue median mode cumsum cumprod" tests/python/test_thc_sort.py
+  pytest_part "index, mask, scatter/gather, nonzero" tests/python/test_thc_index.py
+  pytest_part "random: Philox bits, state round trip, distributions" tests/python/test_thc_random.py
+  pytest_part "pointwise, reductions, constructors (differential)" tests/python/test_thc.py tests/python/test_thc_math.py
+  # The th package's device tensors and DLPack: th -> torch.from_dlpack (shared pointer, the
+  # stream argument) and torch -> th.from_dlpack; the torch tests skip without torch+CUDA.
+  if [ -f ffi_examples/python/tests/test_cuda.py ]; then
+    if torch=$("$PY" -c 'import torch; print(torch.__version__, "CUDA" if torch.cuda.is_available() else "no CUDA")' 2>/dev/null); then
+      say "torch $torch"
+    else
+      say "torch: not importable by $PY: the DLPack exchange with torch is skipped"
+    fi
+    PYTHONPATH="$here/ffi_examples/python${PYTHONPATH:+:$PYTHONPATH}" \
+      pytest_part "th package: device tensors, DLPack with torch" ffi_examples/python/tests/test_cuda.py
+  else
+    say "th package: ffi_examples/python missing: skipped"
+  fi
+  if [ "${TH_SKIP_HOST:-0}" = 1 ]; then
+    say "host engine suite: skipped (TH_SKIP_HOST=1)"
+  else
+    pytest_part "host engine (the rest of tests/python)" tests/python "${thc_suites[@]/#/--ignore=}"
+  fi
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'test_gpu: FAILED: %s\n' "${failed[@]}" >&2
   exit 1
 fi
-say "all GPU tests passed ($ran C programs + tests/python)"
+[ ${#passed[@]} -gt 0 ] && printf 'test_gpu: passed: %s\n' "${passed[@]}"
+say "all GPU tests passed ($ran C programs${passed:+, ${#passed[@]} python parts})"

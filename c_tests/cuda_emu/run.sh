@@ -13,8 +13,8 @@ CXX=${CXX:-g++}
 OUT=target/cuda_emu
 JOBS=${JOBS:-2}
 COMMON=(-std=c++20 -DTH_EMULATOR -O0 -g -pthread -ffp-contract=off -Wall -Wextra -Werror
-        -include csrc/cuda_emu/shim.h -Isrc/cuda/kernels -Icsrc/cuda_emu)
-SOURCES=(src/cuda/kernels/*.cu csrc/cuda_emu/emulator.cpp c_tests/cuda_emu/test_kernels.cpp)
+        -include csrc/cuda_emu/shim.h -Isrc/cuda/kernels -Icsrc/cuda_emu -Ic_tests/cuda_emu)
+SOURCES=(src/cuda/kernels/*.cu csrc/cuda_emu/emulator.cpp c_tests/cuda_emu/test_kernels.cpp c_tests/cuda_emu/test_lines.cpp)
 
 build_and_run() {
   local kind=$1; shift
@@ -26,7 +26,7 @@ build_and_run() {
     objs+=("$obj")
     # Up to date: newer than its source, every header and this script (the flags).
     if [ "$obj" -nt "$src" ] && [ "$obj" -nt "$0" ] &&
-      [ -z "$(find src/cuda/kernels csrc/cuda_emu \( -name '*.cuh' -o -name '*.h' \) -newer "$obj" -print -quit)" ]; then
+      [ -z "$(find src/cuda/kernels csrc/cuda_emu c_tests/cuda_emu \( -name '*.cuh' -o -name '*.h' \) -newer "$obj" -print -quit)" ]; then
       continue
     fi
     while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
@@ -34,7 +34,9 @@ build_and_run() {
     pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p"; done
-  "$CXX" "${flags[@]}" -pthread "${objs[@]}" -o "$dir/test_kernels"
+  # -rdynamic: test_lines.cpp finds the kernels' extern "C" symbols with dlsym (to run each
+  # block of a launch on its own thread).
+  "$CXX" "${flags[@]}" -pthread -rdynamic "${objs[@]}" -o "$dir/test_kernels"
   echo "cuda_emu [$kind]: running"
   local t0=$SECONDS
   "$dir/test_kernels"

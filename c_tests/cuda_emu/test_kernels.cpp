@@ -10,7 +10,8 @@
 // - every reduction and combine kernel (reduce.cuh) on random bytes, and sums / first-index
 //   max / counts against loops over strided and multi-chunk geometry, from two threads at once;
 // - the convolution kernels (conv.cuh: unfold in every mode, the connection-table map) on
-//   strided operands against loops.
+//   strided operands against loops;
+// - the index, mask, sort and scan kernels on valid inputs (test_lines.cpp).
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -30,27 +31,7 @@
 #include "blas.cuh"
 #include "random.cuh"
 #include "conv.cuh"
-
-extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const unsigned block[3], unsigned shared_bytes,
-                             void **params, char *err, size_t err_len);
-extern "C" size_t th_emu_kernel_names(const char **out, size_t cap);
-
-static int failures = 0;
-#define CHECK(cond, ...)                                                                              \
-  do {                                                                                                \
-    if (!(cond)) {                                                                                    \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                       \
-      std::fprintf(stderr, __VA_ARGS__);                                                              \
-      std::fprintf(stderr, "\n");                                                                     \
-      if (++failures > 20) std::exit(1);                                                              \
-    }                                                                                                 \
-  } while (0)
-
-static uint64_t rng_state = 0x243f6a8885a308d3ull;
-static uint64_t rnd() {
-  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-  return rng_state;
-}
+#include "harness.h"
 
 static THCPointwise params_1d(long long n) {
   THCPointwise p;
@@ -74,32 +55,6 @@ static int launch(const std::string &kernel, THCPointwise &p, unsigned grid = 0,
   return rc;
 }
 
-template <class T> static T from_bits(uint64_t b) {
-  T v;
-  std::memcpy(&v, &b, sizeof v);
-  return v;
-}
-template <class T> static uint64_t bits(T v) {
-  uint64_t b = 0;
-  std::memcpy(&b, &v, sizeof v);
-  return b;
-}
-
-// Line kernels (lines.cuh and the families built on it) take a THCLines, not a THCPointwise.
-static bool line_kernel(const char *k) {
-  static const char *const ops[] = {"tri", "cross", "indexSelect", "gather", "indexCopy", "scatter", "indexAdd",
-                                    "scatterAdd", "indexFill", "scatterFill", "maskedFill", "maskedFillBool",
-                                    "flagNonzero", "maskedCopy", "maskedSelect", "rankCount", "rankScan",
-                                    "rankWrite", "nonzero", "sortInit", "sortPermute", "sortStep", "sortCopy",
-                                    "sortMode", "cumsum", "cumprod"};
-  for (const char *op : ops) {
-    const size_t n = std::strlen(op);
-    // th_<op>_<dtype>...: the op must be followed by '_' (scatter vs scatterAdd).
-    if (std::strncmp(k + 3, op, n) == 0 && k[3 + n] == '_') return true;
-  }
-  return false;
-}
-
 // Every kernel, random bytes in every operand and value: contiguous and strided/broadcast.
 static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
@@ -112,9 +67,8 @@ static void every_kernel() {
     else if (std::strncmp(k, "th_conv", 7) == 0) ++convs;     // THCConv: conv_kernels()
     // Not this file's own kernel; of the line kernels, those whose addresses do not depend on
     // the data (tri, cross): the index, mask and sort ones follow values read from their
-    // operands, so random bytes would send them out of bounds (the emulator suites run them).
-    else if (std::strncmp(k, "th_", 3) == 0 && (!line_kernel(k) || !std::strncmp(k, "th_tri_", 7) ||
-                                                 !std::strncmp(k, "th_cross_", 9)))
+    // operands, so random bytes would send them out of bounds (test_lines.cpp runs them).
+    else if (std::strncmp(k, "th_", 3) == 0 && (!line_kernel(k) || data_independent_line_kernel(k)))
       names.push_back(k);
   }
   size_t lines = 0;
@@ -692,6 +646,7 @@ int main() {
   bad_launches();
   concurrent();
   cooperative();
+  data_dependent_kernels();
   if (failures) {
     std::fprintf(stderr, "%d failures\n", failures);
     return 1;

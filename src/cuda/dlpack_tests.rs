@@ -10,18 +10,6 @@ use crate::io::dlpack::{self, DLDataType, DLDevice, DLManagedTensorVersioned, DL
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-fn emulated() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if std::env::var("TH_CUDA_EMULATOR").as_deref() != Ok("1") {
-            // SAFETY: set once, before this process's first device discovery (the runtime's
-            // discovery is its only reader).
-            unsafe { std::env::set_var("TH_CUDA_EMULATOR", "1") };
-        }
-    });
-    runtime::devices().expect("the emulated device");
-}
-
 /// A device tensor of `sizes` (contiguous) holding `data`.
 fn device_tensor(data: &[f32], sizes: &[i64]) -> Rc<Tensor<f32>> {
     let host = View::from_slice(data, sizes).unwrap();
@@ -40,7 +28,7 @@ fn to_host(v: &View<f32>) -> Vec<f32> {
 
 #[test]
 fn device_round_trip_is_zero_copy() {
-    emulated();
+    crate::cuda::use_emulator_in_tests();
     let t = device_tensor(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
     let tt = Tensor::new(t.view().transpose(0, 1).unwrap().narrow(0, 1, 2).unwrap());
     let m = dlpack::to_dlpack(&tt, Side::Cuda).unwrap();
@@ -110,7 +98,7 @@ fn producer_tensor(data: u64, n: i64) -> *mut DLManagedTensorVersioned {
 
 #[test]
 fn imported_memory_stays_the_producers_and_its_deleter_runs_once() {
-    emulated();
+    crate::cuda::use_emulator_in_tests();
     let dev = runtime::device(0).unwrap();
     let block = storage::malloc(dev, 16).unwrap();
     let m = producer_tensor(block, 4);
@@ -132,7 +120,7 @@ fn imported_memory_stays_the_producers_and_its_deleter_runs_once() {
 
 #[test]
 fn host_and_device_refuse_each_others_tensors() {
-    emulated();
+    crate::cuda::use_emulator_in_tests();
     let d = device_tensor(&[1.0, 2.0], &[2]);
     let h = Tensor::new(View::from_slice(&[1.0f32, 2.0], &[2]).unwrap());
     let e = dlpack::to_dlpack(&d, Side::Host).unwrap_err().to_string();
@@ -165,7 +153,7 @@ fn host_and_device_refuse_each_others_tensors() {
 
 #[test]
 fn sync_on_the_emulated_device() {
-    emulated();
+    crate::cuda::use_emulator_in_tests();
     sync(0, 1).unwrap();
     sync(0, -1).unwrap();
     assert!(sync(0, 0).unwrap_err().to_string().contains("ambiguous"));

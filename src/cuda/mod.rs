@@ -36,3 +36,19 @@ pub mod storage;
 mod driver;
 #[cfg(feature = "cuda-emulator")]
 mod emulator;
+
+/// For the tests that run on the emulated device: sets `TH_CUDA_EMULATOR=1` (once per process,
+/// before its first device discovery, which is the variable's only reader) and discovers the
+/// devices, so device 0 is the emulator.
+#[cfg(all(test, feature = "cuda-emulator"))]
+pub(crate) fn use_emulator_in_tests() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var("TH_CUDA_EMULATOR").as_deref() != Ok("1") {
+            // SAFETY: set once, before this process's first device discovery (this Once runs
+            // before every test's first device use; the discovery is the only reader).
+            unsafe { std::env::set_var("TH_CUDA_EMULATOR", "1") };
+        }
+    });
+    runtime::devices().expect("the emulated device");
+}

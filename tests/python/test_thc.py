@@ -27,19 +27,12 @@ import thccases
 from cases import random_shape
 from thccases import (ELEMENTWISE, Case, RCase, assert_same, check_case, check_numpy, check_reduce, check_reduce_numpy,
                       elementwise_params, raw, reduce_params, role_values, scalar_of, vals)
-from thclib import (ALL_REALS, INTS, DevSide, Groups, HostSide, Layout, Thc, as_values, contiguous, emulated, expand,
-                    geometry, on_storage, raw_dtype, storage_of, th_error_text, tname, view_values)
+from thclib import (ALL_REALS, INTS, DevSide, Groups, HostSide, Layout, as_values, contiguous, expand,
+                    geometry, start_thc, on_storage, raw_dtype, storage_of, th_error_text, tname, view_values)
 from thlib import DTYPES, Lib, THError
 
 LIB = Lib()
-try:
-    THC = Thc(LIB)
-except (THError, AttributeError) as e:
-    if emulated():
-        pytest.fail(f"TH_CUDA_EMULATOR=1 but the library cannot start the CUDA emulator ({e}); build it with "
-                    "`cargo build --features cuda-emulator` and point TH_LIB at target/debug/libth.so", pytrace=False)
-    pytest.skip(f"no CUDA device: TH_CUDA_EMULATOR is unset and THCudaInit failed ({e}); set TH_CUDA_EMULATOR=1 "
-                "with a `--features cuda-emulator` build to run THC on the CPU emulator", allow_module_level=True)
+THC = start_thc(LIB)
 HOST, DEV = HostSide(LIB), DevSide(THC)
 SIDES = (HOST, DEV)
 thccases.bind(HOST, DEV)

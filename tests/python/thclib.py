@@ -386,7 +386,8 @@ def header_restype(name):
 
 def start_thc(lib):
     """A `Thc` on `lib`, or the module skipped (no device, TH_CUDA_EMULATOR unset) or failed
-    (TH_CUDA_EMULATOR=1 but the library cannot start the emulator)."""
+    (TH_CUDA_EMULATOR=1 but the library cannot start the emulator; TH_REQUIRE_DEVICE=1, which
+    scripts/test_gpu.sh sets once it has found a device, but THCudaInit fails)."""
     import pytest
     from thlib import THError
     try:
@@ -395,4 +396,6 @@ def start_thc(lib):
         if emulated():
             pytest.fail(f"TH_CUDA_EMULATOR=1 but the library cannot start the CUDA emulator ({e}); build it with "
                         "`cargo build --features cuda-emulator` and point TH_LIB at target/debug/libth.so", pytrace=False)
+        if os.environ.get("TH_REQUIRE_DEVICE") == "1":
+            pytest.fail(f"TH_REQUIRE_DEVICE=1 but THCudaInit failed ({e})", pytrace=False)
         pytest.skip(f"no CUDA device: TH_CUDA_EMULATOR is unset and THCudaInit failed ({e})", allow_module_level=True)

@@ -285,3 +285,39 @@ def test_torch_reads_a_th_device_tensor():
     back = th.from_dlpack(t * 2)
     assert back.is_cuda
     np.testing.assert_array_equal(back.cpu().numpy(), a * 2)
+
+
+def test_torch_consumes_on_its_own_stream():
+    """torch.from_dlpack passes its current stream to th's __dlpack__: th's queued work (a fill
+    on th's stream) is ordered before torch's reads on a side stream; explicit `stream=` capsules
+    from th are taken by torch too."""
+    torch = _torch_cuda()
+    d = th.zeros(1 << 20, device="cuda")
+    d += 3.0  # queued on th's current stream
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        t = torch.from_dlpack(d)  # __dlpack__(stream=side.cuda_stream)
+        total = t.sum()
+    side.synchronize()
+    assert t.data_ptr() == d.data_ptr() and total.item() == 3.0 * (1 << 20)
+    for s in (None, -1, 1, 2, side.cuda_stream):
+        cap = d.__dlpack__(max_version=(1, 1), stream=s)
+        u = torch.from_dlpack(cap)
+        assert u.data_ptr() == d.data_ptr() and u.shape == (1 << 20,)
+    torch.cuda.synchronize()
+
+
+def test_th_shares_torch_memory():
+    torch = _torch_cuda()
+    for dt in (torch.float32, torch.float64, torch.float16, torch.int64, torch.uint8, torch.bool):
+        t = (torch.arange(24, device="cuda") % 5).to(dt).reshape(4, 6)
+        v = t[1:, ::2]  # a strided view
+        h = th.from_dlpack(v)
+        assert h.is_cuda and h.data_ptr() == v.data_ptr() and h.shape == (3, 3) and h.strides == (6, 2)
+        np.testing.assert_array_equal(h.cpu().numpy(), v.cpu().numpy())
+    # Writes through th are seen by torch (one memory), ordered by a synchronize.
+    t = torch.zeros(8, device="cuda")
+    h = th.from_dlpack(t)
+    h += 2.0
+    th.cuda.synchronize()
+    assert t.tolist() == [2.0] * 8

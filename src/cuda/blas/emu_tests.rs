@@ -14,18 +14,6 @@ use crate::linalg::gemm::Gemm;
 use crate::linalg::products;
 use half::{bf16, f16};
 
-fn emulated() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if std::env::var("TH_CUDA_EMULATOR").as_deref() != Ok("1") {
-            // SAFETY: set once, before this process's first device discovery (the runtime's
-            // discovery is its only reader).
-            unsafe { std::env::set_var("TH_CUDA_EMULATOR", "1") };
-        }
-    });
-    cuda::runtime::devices().expect("the emulated device");
-}
-
 fn values<T: Scalar>(n: usize, seed: u64) -> Vec<T> {
     let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     (0..n)
@@ -76,7 +64,7 @@ type Product<T> = fn(&Tensor<T>, T, &View<T>, T, &View<T>, &View<T>) -> crate::c
 /// `f(r, beta, t, alpha, x, y)` on both engines: `r` a fresh tensor, or `t` itself (`alias`);
 /// the results (and, when aliased, `t`'s whole storage) must be equal.
 fn same<T: Gemm>(f: Product<T>, lays: [Lay; 3], (alpha, beta): (f64, f64), alias: bool, what: &str) {
-    emulated();
+    crate::cuda::use_emulator_in_tests();
     let (th, td) = pair::<T>(lays[0], 1);
     let (xh, xd) = pair::<T>(lays[1], 2);
     let (yh, yd) = pair::<T>(lays[2], 3);
@@ -170,7 +158,7 @@ fn device_products_equal_the_host_engine() {
 
 #[test]
 fn checks_come_first_and_mixed_devices_are_refused() {
-    emulated();
+    crate::cuda::use_emulator_in_tests();
     let (_, t) = pair::<f32>((0, &[3, 5], &[5, 1]), 1);
     let (_, x) = pair::<f32>((0, &[3, 4], &[4, 1]), 2);
     let (_, bad) = pair::<f32>((0, &[3, 5], &[5, 1]), 3);

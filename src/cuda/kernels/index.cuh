@@ -100,15 +100,21 @@ template <class I, class T> void th_lines_flag_nonzero(const THCLines &p) {
   th_for_each<I, 2>(p.it, [&](I, const O *off) { f[off[0]] = th_nonzero<T>::of(a[off[1]]) ? 1 : 0; });
 }
 
+// The length of chunk j of the rank kernels' flags: i[0] elements cut into chunks of len[k]
+// (operand k's line), the last one shorter.
+__forceinline__ long long th_chunk_len(const THCLines &p, int k, long long j) {
+  const long long chunk = p.len[k], rest = p.it.i[0] - j * chunk;
+  return rest < chunk ? rest : chunk;
+}
+
 // Item j is chunk j of the contiguous flags: operands counts (written), flags (line: the
-// chunk); i[0] the flags' length (the last chunk is shorter).
+// chunk); i[0] the flags' length.
 template <class I> void th_lines_rank_count(const THCLines &p) {
   typedef typename th_offset<I>::type O;
   long long *c = th_ptr<long long>(p.it, 0);
   const long long *f = th_ptr<const long long>(p.it, 1);
-  const long long n = p.it.i[0], chunk = p.len[1];
   th_for_each<I, 2>(p.it, [&](I j, const O *off) {
-    const long long rest = n - (long long)j * chunk, len = rest < chunk ? rest : chunk;
+    const long long len = th_chunk_len(p, 1, (long long)j);
     long long s = 0;
 TH_LINE_LOOP
     for (long long q = 0; q < len; ++q) s += f[off[1] + (O)q];
@@ -138,9 +144,8 @@ template <class I> void th_lines_rank_write(const THCLines &p) {
   typedef typename th_offset<I>::type O;
   long long *f = th_ptr<long long>(p.it, 0);
   const long long *start = th_ptr<const long long>(p.it, 1);
-  const long long n = p.it.i[0], chunk = p.len[0];
   th_for_each<I, 2>(p.it, [&](I j, const O *off) {
-    const long long rest = n - (long long)j * chunk, len = rest < chunk ? rest : chunk;
+    const long long len = th_chunk_len(p, 0, (long long)j);
     long long r = start[off[1]];
 TH_LINE_LOOP
     for (long long q = 0; q < len; ++q) {

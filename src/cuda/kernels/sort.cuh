@@ -79,21 +79,30 @@ template <class I, class T> void th_lines_sortStep(const THCLines &p) {
   });
 }
 
-// Operands: values out (T), indices out (int64), keys, pos: copies len[0] sorted elements of a
-// row (the caller offsets the workspace to the first one it wants).
+// The operands of the kernels that read sorted workspace rows: values out (T), indices out
+// (int64), keys, pos.
+template <class T> struct th_sorted_rows {
+  T *vo;
+  long long *io;
+  const T *keys;
+  const long long *pos;
+  __forceinline__ explicit th_sorted_rows(const THCPointwise &it)
+      : vo(th_ptr<T>(it, 0)), io(th_ptr<long long>(it, 1)), keys(th_ptr<const T>(it, 2)),
+        pos(th_ptr<const long long>(it, 3)) {}
+};
+
+// Operands: th_sorted_rows: copies len[0] sorted elements of a row (the caller offsets the
+// workspace to the first one it wants).
 template <class I, class T> void th_lines_sortCopy(const THCLines &p) {
   typedef typename th_offset<I>::type O;
-  T *vo = th_ptr<T>(p.it, 0);
-  long long *io = th_ptr<long long>(p.it, 1);
-  const T *keys = th_ptr<const T>(p.it, 2);
-  const long long *pos = th_ptr<const long long>(p.it, 3);
+  const th_sorted_rows<T> r(p.it);
   const long long k = p.len[0];
   const O sv = (O)p.step[0], si = (O)p.step[1];
   th_for_each<I, 4>(p.it, [&](I, const O *off) {
     TH_LINE_LOOP
     for (long long q = 0; q < k; ++q) {
-      vo[off[0] + (O)q * sv] = keys[off[2] + (O)q];
-      io[off[1] + (O)q * si] = pos[off[3] + (O)q];
+      r.vo[off[0] + (O)q * sv] = r.keys[off[2] + (O)q];
+      r.io[off[1] + (O)q * si] = r.pos[off[3] + (O)q];
     }
   });
 }
@@ -113,15 +122,13 @@ template <class I, class T> void th_lines_sortPermute(const THCLines &p) {
   });
 }
 
-// Operands: value out (T), index out (int64), keys, pos of an ascending sorted row of len[2]
-// elements: the longest run of equal keys (the first, so the smallest value, on ties), its
-// last element's value and position (the host's mode).
+// Operands: th_sorted_rows of an ascending sorted row of len[2] elements: the longest run of
+// equal keys (the first, so the smallest value, on ties), its last element's value and
+// position (the host's mode).
 template <class I, class T> void th_lines_sortMode(const THCLines &p) {
   typedef typename th_offset<I>::type O;
-  T *vo = th_ptr<T>(p.it, 0);
-  long long *io = th_ptr<long long>(p.it, 1);
-  const T *keys = th_ptr<const T>(p.it, 2);
-  const long long *pos = th_ptr<const long long>(p.it, 3);
+  const th_sorted_rows<T> r(p.it);
+  const T *keys = r.keys;
   const long long n = p.len[2];
   th_for_each<I, 4>(p.it, [&](I, const O *off) {
     long long best = 0, best_n = 0, run = 0;
@@ -136,8 +143,8 @@ template <class I, class T> void th_lines_sortMode(const THCLines &p) {
         run = 0;
       }
     }
-    vo[off[0]] = keys[off[2] + (O)best];
-    io[off[1]] = pos[off[3] + (O)best];
+    r.vo[off[0]] = keys[off[2] + (O)best];
+    r.io[off[1]] = r.pos[off[3] + (O)best];
   });
 }
 

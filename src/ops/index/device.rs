@@ -193,18 +193,6 @@ mod tests {
     use super::*;
     use crate::cuda;
 
-    fn emulated() {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        ONCE.call_once(|| {
-            if std::env::var("TH_CUDA_EMULATOR").as_deref() != Ok("1") {
-                // SAFETY: set once, before this process's first device discovery (the
-                // runtime's discovery, which runs after this, is its only reader).
-                unsafe { std::env::set_var("TH_CUDA_EMULATOR", "1") };
-            }
-        });
-        cuda::runtime::devices().expect("the emulated device");
-    }
-
     fn on_device<T: Scalar>(data: &[T], sizes: &[i64], strides: &[i64]) -> View<T> {
         let n = data.len() as i64;
         let st = cuda::storage::new::<T>(0, data.len()).unwrap();
@@ -216,7 +204,7 @@ mod tests {
     /// Ranks of a transposed 0/1 pattern spanning many scan chunks, against a row-major count.
     #[test]
     fn positions_count_in_row_major_order_across_chunks() {
-        emulated();
+        crate::cuda::use_emulator_in_tests();
         let (rows, cols) = (150i64, 131i64); // 19650 elements: 20 chunks of 1024
         let data: Vec<i32> = (0..rows * cols).map(|i| ((i * 7919) % 5 == 0 || i % 13 == 0) as i32 * 3).collect();
         // the view is the transpose of a cols x rows storage
@@ -242,7 +230,7 @@ mod tests {
     /// nonzero of an expanded device view and a serial scatter into an expanded output.
     #[test]
     fn nonzero_and_overlapping_outputs_match_the_host() {
-        emulated();
+        crate::cuda::use_emulator_in_tests();
         let data = [0.0f32, -0.0, 2.5, f32::NAN, 0.0, 1.0];
         let d = on_device(&data, &[4, 6], &[0, 1]);
         let h = View::from_slice(&data, &[6]).unwrap().expand(&[4, 6]).unwrap();

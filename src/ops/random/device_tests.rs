@@ -16,15 +16,7 @@ use half::{bf16, f16};
 
 /// The device generator is shared by the tests of this file: they take turns.
 fn lock() -> std::sync::MutexGuard<'static, ()> {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if std::env::var("TH_CUDA_EMULATOR").as_deref() != Ok("1") {
-            // SAFETY: set once, before this process's first device discovery (the runtime's
-            // discovery, which runs after this, is its only reader).
-            unsafe { std::env::set_var("TH_CUDA_EMULATOR", "1") };
-        }
-    });
-    cuda::runtime::devices().expect("the emulated device");
+    cuda::use_emulator_in_tests();
     static L: std::sync::Mutex<()> = std::sync::Mutex::new(());
     L.lock().unwrap_or_else(|e| e.into_inner())
 }

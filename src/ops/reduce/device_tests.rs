@@ -13,18 +13,6 @@ use crate::core::refcount::Rc;
 use crate::cuda;
 use half::f16;
 
-fn emulated() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if std::env::var("TH_CUDA_EMULATOR").as_deref() != Ok("1") {
-            // SAFETY: set once, before this process's first device discovery (no other test
-            // reads it: the runtime's discovery, which runs after this, is its only reader).
-            unsafe { std::env::set_var("TH_CUDA_EMULATOR", "1") };
-        }
-    });
-    cuda::runtime::devices().expect("the emulated device");
-}
-
 fn values<T: Scalar>(n: usize, seed: u64) -> Vec<T> {
     let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     (0..n)
@@ -106,7 +94,7 @@ fn check_num<T: NumAcc>(tol: f64)
 where
     T::Acc: Scalar,
 {
-    emulated();
+    crate::cuda::use_emulator_in_tests();
     let data = values::<T>(130, 7);
     for (name, off, sizes, strides) in LAYOUTS {
         let (h, d) = pair(&data, off, &sizes, &strides);
@@ -233,7 +221,7 @@ fn device_reductions_int_and_byte() {
 
 #[test]
 fn device_reductions_bool_and_logical() {
-    emulated();
+    crate::cuda::use_emulator_in_tests();
     let data: Vec<Bool> = (0..24).map(|i| Bool::from(i % 3 != 0)).collect();
     let (h, d) = pair(&data, 0, &[4, 6], &[1, 4]);
     assert_eq!(logicalall(&d).unwrap(), logicalall(&h).unwrap());
@@ -258,7 +246,7 @@ fn device_reductions_bool_and_logical() {
 /// operand is flattened on the device (not through a host temporary).
 #[test]
 fn device_dot_and_dist_pair_elements_of_different_shapes() {
-    emulated();
+    crate::cuda::use_emulator_in_tests();
     let data: Vec<f32> = values(24, 7);
     let (ha, da) = pair(&data, 0, &[4, 6], &[1, 4]); // transposed: not contiguous
     let (hb, db) = pair(&values::<f32>(24, 8), 0, &[2, 3, 4], &[12, 4, 1]);
