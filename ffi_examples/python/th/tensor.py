@@ -2,32 +2,28 @@
 
 import ctypes as C
 import math
-import operator
 import os
-import weakref
 
+from . import _format
 from . import _lib as L
 from . import cuda as _cuda
-from ._lib import DType, THBufferError, THError, THIndexError, THTypeError, THValueError, as_dtype, call, fn
+from ._index import IndexMixin, basic_index
+from ._lib import THBufferError, THError, THIndexError, THTypeError, THValueError, as_dtype, call, fn
+from ._ops import OpsMixin
+from .random import RandomMixin
+from .serialization import SerialMixin
 
 P = C.c_void_p
 
-
-def _free_handle(free, h):
-    free(h)
-
-
-def _free_device_handle(free, h):
-    free(None, h)
-
-
-def _finalizer(t, d, dev, h):
-    if dev is None:
-        return weakref.finalize(t, _free_handle, fn(f"TH{d.th}Tensor_free", None, [P]), h)
-    return weakref.finalize(t, _free_device_handle, fn(f"{L.family(d, dev)}_free", None, [P, P]), h)
+# The raw free functions (no error check: freeing never fails), by (dtype, on a device).
+_FREE = {}
+for _d in L.DTYPES:
+    _FREE[_d, False] = fn(f"TH{_d.th}Tensor_free", None, [P])
+    _f = fn(f"{L.family(_d, 0)}_free", None, [P, P])
+    _FREE[_d, True] = (lambda f: lambda h: f(None, h))(_f)
 
 
-class Tensor:
+class Tensor(OpsMixin, IndexMixin, RandomMixin, SerialMixin):
     """A th tensor of any dtype. Views share memory (TH semantics: strides >= 0, no 0-d
     tensors: a tensor without dimensions is empty). Release it with `close()` or a `with` block;
     otherwise the garbage collector does.
@@ -36,7 +32,7 @@ class Tensor:
     (`device` "cuda:N", THC's `THCuda*` functions, which every operation here dispatches to by
     the tensor's device). `.cuda()`, `.cpu()` and `.to(device)` copy between them."""
 
-    __slots__ = ("_h", "_dtype", "_dev", "_finalizer", "_keep", "_shm_name", "__weakref__")
+    __slots__ = ("_h", "_dtype", "_dev", "_F", "_keep", "_shm_name", "__weakref__")
 
     # ---- construction / lifetime ----
 
@@ -49,9 +45,9 @@ class Tensor:
         t._h = h
         t._dtype = dtype
         t._dev = dev
+        t._F = dtype.host_funcs if dev is None else dtype.cuda_funcs
         t._keep = keep
         t._shm_name = None
-        t._finalizer = _finalizer(t, dtype, dev, h)
         return t
 
     def __init__(self, *shape, dtype="float32", device=None):
@@ -68,27 +64,36 @@ class Tensor:
         self._h = h
         self._dtype = d
         self._dev = dev
+        self._F = L.funcs(d, dev)
         self._keep = None
         self._shm_name = None
-        self._finalizer = _finalizer(self, d, dev, h)
 
     @property
     def handle(self):
         """The TH{Real}Tensor pointer (borrowed)."""
-        if not self._finalizer.alive:
+        if self._h is None:
             raise ValueError("tensor is released")
         return self._h
 
     def close(self):
         """Drops this object's reference now (idempotent). Views, numpy arrays and DLPack
         capsules made from it keep their own references."""
-        self._finalizer()
+        h = getattr(self, "_h", None)
+        if h is not None:
+            self._h = None
+            _FREE[self._dtype, self._dev is not None](h)
 
     release = close
 
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone already
+            pass
+
     @property
     def closed(self):
-        return not self._finalizer.alive
+        return self._h is None
 
     def __enter__(self):
         return self
@@ -101,16 +106,15 @@ class Tensor:
 
     def _c(self, name, restype, argtypes, *args, kind=None):
         """Calls this tensor's family's `name` (THC's with a NULL state first)."""
-        return L.fam_call(self._dtype, self._dev, name, restype, argtypes, *args, kind=kind)
+        if kind is not None:
+            return L.fam_call(self._dtype, self._dev, name, restype, argtypes, *args, kind=kind)
+        return self._F.bind(name, restype, argtypes)(*args)
 
     def _fn(self, name, restype, argtypes):
-        if self._dev is None:
-            return fn(self._f(name), restype, argtypes)
-        f = fn(self._f(name), restype, [P, *argtypes])
-        return lambda *a: f(None, *a)
+        return self._F.bind(name, restype, argtypes)
 
     def _has(self, name):
-        return L.has(self._f(name))
+        return self._F.has(name)
 
     def _need(self, name):
         """Raises a clear error when this tensor's family has no function `name`."""
@@ -122,7 +126,7 @@ class Tensor:
 
     def _new_empty(self, dtype=None):
         d = dtype or self._dtype
-        return Tensor._adopt(L.fam_call(d, self._dev, "new", P, []), d, dev=self._dev)
+        return Tensor._adopt(L.funcs(d, self._dev).new(), d, dev=self._dev)
 
     def _same_device(self, other):
         if other._dev != self._dev:
@@ -136,7 +140,7 @@ class Tensor:
 
     @property
     def ndim(self):
-        return self._c("nDimension", C.c_int, [P], self.handle)
+        return self._F.nDimension(self.handle)
 
     def dim(self):
         return self.ndim
@@ -333,58 +337,8 @@ class Tensor:
 
     # ---- element access ----
 
-    def _index(self, key):
-        """(offset, sizes, strides, scalar?) for basic indexing with ints, slices, Ellipsis."""
-        if not isinstance(key, tuple):
-            key = (key,)
-        shape, strides = list(self.shape), list(self.strides)
-        if not shape:
-            raise THIndexError("cannot index an empty tensor")
-        if sum(1 for k in key if k is Ellipsis) > 1:
-            raise IndexError("an index can only have a single ellipsis")
-        n_real = sum(1 for k in key if k is not Ellipsis and k is not None)
-        if n_real > len(shape):
-            raise IndexError(f"too many indices for a {len(shape)}-d tensor: {n_real}")
-        expanded = []
-        for k in key:
-            if k is Ellipsis:
-                expanded.extend([slice(None)] * (len(shape) - n_real))
-            else:
-                expanded.append(k)
-        offset = self.storage_offset()
-        out_sizes, out_strides = [], []
-        d = 0
-        for k in expanded:
-            if k is None:
-                out_sizes.append(1)
-                out_strides.append(0)
-                continue
-            size, stride = shape[d], strides[d]
-            if isinstance(k, slice):
-                start, stop, step = k.indices(size)
-                if step <= 0:
-                    raise IndexError("th views need a positive slice step (TH strides are >= 0)")
-                count = max(0, (stop - start + step - 1) // step)
-                if count == 0:
-                    return None
-                offset += start * stride
-                out_sizes.append(count)
-                out_strides.append(stride * step)
-            else:
-                try:
-                    i = operator.index(k)
-                except TypeError:
-                    raise TypeError(f"th indices are ints, slices, None or ...; got {type(k).__name__}") from None
-                if i < -size or i >= size:
-                    raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
-                offset += (i % size) * stride
-            d += 1
-        out_sizes += shape[d:]
-        out_strides += strides[d:]
-        return offset, out_sizes, out_strides
-
-    def __getitem__(self, key):
-        r = self._index(key)
+    def _basic_get(self, key):
+        r = basic_index(self, key)
         if r is None:
             return self._new_empty()
         offset, sizes, strides = r
@@ -394,8 +348,8 @@ class Tensor:
             return _py(self._dtype, v)
         return self._view(offset, sizes, strides)
 
-    def __setitem__(self, key, value):
-        r = self._index(key)
+    def _basic_set(self, key, value):
+        r = basic_index(self, key)
         if r is None:
             return
         offset, sizes, strides = r
@@ -417,11 +371,13 @@ class Tensor:
         return call(f, restype, [P, *argtypes], None, *args)
 
     def fill_(self, value):
-        self._c("fill", None, [P, self._dtype.ctype], self.handle, self._dtype.to_c(value))
+        """Sets every element to `value` (TH{Real}Tensor_fill)."""
+        self._F.fill(self.handle, self._dtype.arg(value))
         return self
 
     def zero_(self):
-        self._c("zero", None, [P], self.handle)
+        """Sets every element to 0 (TH{Real}Tensor_zero)."""
+        self._F.zero(self.handle)
         return self
 
     def copy_(self, src):
@@ -474,20 +430,25 @@ class Tensor:
     # ---- math ----
 
     def _binary(self, other, op, cop, reverse=False, inplace=False):
+        """`self op other` through TH{Real}Tensor_{op} (a number) or _{cop} (a tensor,
+        broadcasting); `inplace` writes into self."""
+        F = self._F
         if isinstance(other, Tensor):
-            self._same_device(other)
+            if other._dev != self._dev:
+                self._same_device(other)
             if other._dtype is not self._dtype:
                 raise THTypeError(f"dtype mismatch: {self._dtype.name} and {other._dtype.name} (convert with .to())")
-            if reverse:
-                a, b = other, self
-            else:
-                a, b = self, other
-            a._need(cop)
-            r = self if inplace else self._new_empty()
+            a, b = (other, self) if reverse else (self, other)
+            try:
+                f = getattr(F, cop)
+            except THTypeError:
+                self._need(cop)
+                raise
+            r = self if inplace else Tensor._adopt(F.new(), self._dtype, None, self._dev)
             if cop in ("cadd", "csub"):
-                a._c(cop, None, [P, P, self._dtype.ctype, P], r.handle, a.handle, self._dtype.to_c(1), b.handle)
+                f(r._h, a._h, self._dtype.arg(1), b._h)
             else:
-                a._c(cop, None, [P, P, P], r.handle, a.handle, b.handle)
+                f(r._h, a._h, b._h)
             return r
         if isinstance(other, (int, float, bool)):
             if reverse:
@@ -495,11 +456,65 @@ class Tensor:
                     return self._binary(other, op, cop)
                 full = full_like(self, other)
                 return full._binary(self, op, cop)
-            self._need(op)
-            r = self if inplace else self._new_empty()
-            self._c(op, None, [P, P, self._dtype.ctype], r.handle, self.handle, self._dtype.to_c(other))
+            try:
+                f = getattr(F, op)
+            except THTypeError:
+                self._need(op)
+                raise
+            r = self if inplace else Tensor._adopt(F.new(), self._dtype, None, self._dev)
+            f(r._h, self._h, self._dtype.arg(other))
             return r
         return NotImplemented
+
+    def add_(self, other):
+        """In place `self += other`."""
+        return self._binary(other, "add", "cadd", inplace=True)
+
+    def sub_(self, other):
+        return self._binary(other, "sub", "csub", inplace=True)
+
+    def mul_(self, other):
+        return self._binary(other, "mul", "cmul", inplace=True)
+
+    def div_(self, other):
+        return self._binary(other, "div", "cdiv", inplace=True)
+
+    def add(self, other):
+        return self._binary(other, "add", "cadd")
+
+    def sub(self, other):
+        return self._binary(other, "sub", "csub")
+
+    def mul(self, other):
+        return self._binary(other, "mul", "cmul")
+
+    def div(self, other):
+        return self._binary(other, "div", "cdiv")
+
+    def __pow__(self, o):
+        """`self ** o` (TH{Real}Tensor_pow for a number, cpow for a tensor)."""
+        return self._binary(o, "pow", "cpow")
+
+    def __ipow__(self, o):
+        return self._binary(o, "pow", "cpow", inplace=True)
+
+    def __mod__(self, o):
+        """`self % o` with the divisor's sign, as numpy (TH{Real}Tensor_remainder / cremainder)."""
+        return self._binary(o, "remainder", "cremainder")
+
+    def __imod__(self, o):
+        return self._binary(o, "remainder", "cremainder", inplace=True)
+
+    def fmod(self, o):
+        """C's fmod (the dividend's sign) (TH{Real}Tensor_fmod / cfmod)."""
+        return self._binary(o, "fmod", "cfmod")
+
+    def maximum(self, o):
+        """Elementwise max (TH{Real}Tensor_cmax / cmaxValue; TH's NaN rule: the other value)."""
+        return self._binary(o, "cmaxValue", "cmax")
+
+    def minimum(self, o):
+        return self._binary(o, "cminValue", "cmin")
 
     def __add__(self, o):
         return self._binary(o, "add", "cadd")
@@ -578,21 +593,40 @@ class Tensor:
         return r
 
     def sum(self, dim=None, keepdim=False):
-        return self._reduce_all("sumall") if dim is None else self._reduce_dim("sum", dim, keepdim)
+        """The sum of the elements: over everything as a Python number (TH{Real}Tensor_sumall,
+        accumulated in accreal: double for float/double, float for half, int64 for integers
+        and bool), or along `dim` as a tensor (TH{Real}Tensor_sum, accumulated in accreal and
+        stored in the tensor's dtype; `keepdim` keeps the reduced dimension with size 1)."""
+        if dim is None:
+            try:
+                v = self._F.sumall(self._h)
+            except THTypeError:
+                self._need("sumall")
+                raise
+            return v if isinstance(v, (int, float)) else v.value
+        return self._reduce_dim("sum", dim, keepdim)
 
     def prod(self, dim=None, keepdim=False):
+        """The product of the elements (TH{Real}Tensor_prodall as a Python number, or
+        TH{Real}Tensor_prod along `dim`)."""
         return self._reduce_all("prodall") if dim is None else self._reduce_dim("prod", dim, keepdim)
 
     def mean(self, dim=None, keepdim=False):
+        """The mean (TH{Real}Tensor_meanall as a Python number, or TH{Real}Tensor_mean along
+        `dim`)."""
         return self._reduce_all("meanall") if dim is None else self._reduce_dim("mean", dim, keepdim)
 
     def std(self, dim=None, unbiased=True, keepdim=False):
+        """The standard deviation, divided by n-1 when `unbiased` (TH{Real}Tensor_stdall, or
+        TH{Real}Tensor_std along `dim`)."""
         if dim is None:
             self._need("stdall")
             return self._c("stdall", self._fp_acc(), [P, C.c_int], self.handle, 0 if unbiased else 1)
         return self._reduce_dim("std", dim, keepdim, extra=(0 if unbiased else 1,))
 
     def var(self, dim=None, unbiased=True, keepdim=False):
+        """The variance, divided by n-1 when `unbiased` (TH{Real}Tensor_varall, or
+        TH{Real}Tensor_var along `dim`)."""
         if dim is None:
             self._need("varall")
             return self._c("varall", self._fp_acc(), [P, C.c_int], self.handle, 0 if unbiased else 1)
@@ -613,9 +647,13 @@ class Tensor:
         return values, idx
 
     def max(self, dim=None, keepdim=False):
+        """The largest element as a Python number (TH{Real}Tensor_maxall), or along `dim` the
+        pair (values, int64 indices of the first maximum) (TH{Real}Tensor_max)."""
         return self._minmax("max", dim, keepdim)
 
     def min(self, dim=None, keepdim=False):
+        """The smallest element (TH{Real}Tensor_minall), or (values, indices) along `dim`
+        (TH{Real}Tensor_min)."""
         return self._minmax("min", dim, keepdim)
 
     # ---- numpy / DLPack ----
@@ -742,15 +780,10 @@ class Tensor:
     # ---- printing ----
 
     def __repr__(self):
+        """numpy's layout (see th/_format.py): `tensor([1. , 2.5], dtype=float32)`."""
         if self.closed:
             return "tensor(<released>)"
-        shape = self.shape
-        extra = f", dtype={self._dtype.name}" + ("" if self._dev is None else f", device='{self.device}'")
-        if not shape:
-            return f"tensor([]{extra})"
-        if self.numel() > 1000:
-            return f"tensor(<{' x '.join(map(str, shape))} elements>{extra}, strides={self.strides})"
-        return f"tensor({_fmt(self.tolist(), 7)}{extra})"
+        return _format.tensor_repr(self)
 
     __str__ = __repr__
 
@@ -801,14 +834,6 @@ def _py(d, v):
     if isinstance(v, (int, float)):
         return d.from_c(v)
     return d.from_c(v.value)
-
-
-def _fmt(x, prec):
-    if isinstance(x, list):
-        return "[" + ", ".join(_fmt(e, prec) for e in x) + "]"
-    if isinstance(x, float):
-        return f"{x:.{prec}g}"
-    return repr(x)
 
 
 def _wrap_dim(d, n):
