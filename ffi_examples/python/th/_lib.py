@@ -183,6 +183,12 @@ class Funcs:
         return name in self.__dict__ or has(self._prefix + name)
 
     def __getattr__(self, name):
+        if name == "free_raw":
+            # `{family}_free` without the error check (freeing never fails), bound on first use
+            # (a library without THC has no device family).
+            f = fn(self._prefix + "free", None, [C.c_void_p] * (2 if self._cuda else 1))
+            r = self.__dict__["free_raw"] = (lambda h: f(None, h)) if self._cuda else f
+            return r
         sig = SIGS.get(name)
         if sig is None:
             raise AttributeError(name)
@@ -212,6 +218,9 @@ SIGS = {
     "nonzero": ("", "T,T"), "catArray": ("", "T,P,i,i"), "sort": ("", "T,T,T,i,i"),
     "topk": ("", "T,T,T,l,i,i,i"), "copyByte": ("", "T,T"), "copyCudaByte": ("", "T,T"),
     "logicalall": ("i", "T"), "logicalany": ("i", "T"), "equal": ("i", "T,T"),
+    "get1d": ("r", "T,l"), "set1d": ("", "T,l,r"), "newSelect": ("T", "T,i,l"), "newNarrow": ("T", "T,i,l,l"),
+    "size": ("l", "T,i"), "stride": ("l", "T,i"), "storageOffset": ("z", "T"), "nElement": ("l", "T"),
+    "storage": ("T", "T"), "newWithStorage": ("T", "T,z,T,T"),
     "cumsum": ("", "T,T,D"), "cumprod": ("", "T,T,D"), "norm": ("", "T,T,r,D,i"), "normall": ("a", "T,r"),
 }
 for _op in ("lt", "le", "gt", "ge", "eq", "ne"):
@@ -342,19 +351,26 @@ def dtype_from_dl(code, bits, lanes):
 # ---- long storages (size / stride lists) ----
 
 
+_ls_new = fn("THLongStorage_newWithSize", C.c_void_p, [C.c_ssize_t])
+_ls_data = fn("THLongStorage_data", C.POINTER(C.c_int64), [C.c_void_p])
+_ls_free = fn("THLongStorage_free", None, [C.c_void_p])
+
+
 def long_storage(values):
     """A new THLongStorage holding `values` (caller frees)."""
     n = len(values)
-    h = call("THLongStorage_newWithSize", C.c_void_p, [C.c_ssize_t], n)
+    h = _ls_new(n)
+    if not h:
+        raise_last()
     if n:
-        data = call("THLongStorage_data", C.POINTER(C.c_int64), [C.c_void_p], h)
+        data = _ls_data(h)
         for i, v in enumerate(values):
             data[i] = int(v)
     return h
 
 
 def free_long_storage(h):
-    fn("THLongStorage_free", None, [C.c_void_p])(h)
+    _ls_free(h)
 
 
 class LongList:

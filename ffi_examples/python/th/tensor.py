@@ -15,12 +15,7 @@ from .serialization import SerialMixin
 
 P = C.c_void_p
 
-# The raw free functions (no error check: freeing never fails), by (dtype, on a device).
-_FREE = {}
-for _d in L.DTYPES:
-    _FREE[_d, False] = fn(f"TH{_d.th}Tensor_free", None, [P])
-    _f = fn(f"{L.family(_d, 0)}_free", None, [P, P])
-    _FREE[_d, True] = (lambda f: lambda h: f(None, h))(_f)
+
 
 
 class Tensor(OpsMixin, IndexMixin, RandomMixin, SerialMixin):
@@ -78,17 +73,20 @@ class Tensor(OpsMixin, IndexMixin, RandomMixin, SerialMixin):
     def close(self):
         """Drops this object's reference now (idempotent). Views, numpy arrays and DLPack
         capsules made from it keep their own references."""
-        h = getattr(self, "_h", None)
+        h = self._h
         if h is not None:
             self._h = None
-            _FREE[self._dtype, self._dev is not None](h)
+            self._F.free_raw(h)
 
     release = close
 
     def __del__(self):
         try:
-            self.close()
-        except Exception:  # interpreter shutdown: the library may be gone already
+            h = self._h
+            if h is not None:
+                self._h = None
+                self._F.free_raw(h)
+        except Exception:  # a half-built object, or interpreter shutdown with the library gone
             pass
 
     @property
@@ -147,10 +145,14 @@ class Tensor(OpsMixin, IndexMixin, RandomMixin, SerialMixin):
 
     @property
     def shape(self):
+        """The sizes, a tuple (`()` for an empty tensor: TH has no 0-d tensors)."""
         h = self.handle
-        n = self._c("nDimension", C.c_int, [P], h)
-        f = self._fn("size", C.c_int64, [P, C.c_int])
-        return tuple(f(h, i) for i in range(n))
+        F = self._F
+        n = F.nDimension(h)
+        if n == 1:
+            return (F.size(h, 0),)
+        f = F.size
+        return tuple([f(h, i) for i in range(n)])
 
     def size(self, dim=None):
         s = self.shape
@@ -160,19 +162,19 @@ class Tensor(OpsMixin, IndexMixin, RandomMixin, SerialMixin):
     def strides(self):
         """Strides in elements."""
         h = self.handle
-        n = self._c("nDimension", C.c_int, [P], h)
-        f = self._fn("stride", C.c_int64, [P, C.c_int])
-        return tuple(f(h, i) for i in range(n))
+        F = self._F
+        f = F.stride
+        return tuple([f(h, i) for i in range(F.nDimension(h))])
 
     def stride(self, dim=None):
         s = self.strides
         return s if dim is None else s[_wrap_dim(dim, len(s))]
 
     def storage_offset(self):
-        return self._c("storageOffset", C.c_ssize_t, [P], self.handle)
+        return self._F.storageOffset(self.handle)
 
     def numel(self):
-        return self._c("nElement", C.c_int64, [P], self.handle)
+        return self._F.nElement(self.handle)
 
     def __len__(self):
         s = self.shape
@@ -194,9 +196,10 @@ class Tensor(OpsMixin, IndexMixin, RandomMixin, SerialMixin):
     # ---- views ----
 
     def _view(self, offset, sizes, strides):
-        st = self._c("storage", P, [P], self.handle)
+        F = self._F
+        st = F.storage(self.handle)
         with L.LongList(sizes) as sz, L.LongList(strides) as sd:
-            h = self._c("newWithStorage", P, [P, C.c_ssize_t, P, P], st, offset, sz, sd)
+            h = F.newWithStorage(st, offset, sz, sd)
         return Tensor._adopt(h, self._dtype, self._keep, self._dev)
 
     def narrow(self, dim, start, length):
@@ -338,6 +341,25 @@ class Tensor(OpsMixin, IndexMixin, RandomMixin, SerialMixin):
     # ---- element access ----
 
     def _basic_get(self, key):
+        # Fast paths (one or two foreign calls): t[i] with i >= 0 (get1d on a 1-d tensor,
+        # newSelect otherwise) and t[a:b] (newNarrow); the library checks the bounds.
+        if self._dev is None:
+            tk = type(key)
+            if tk is int and key >= 0:
+                F = self._F
+                h = self.handle
+                n = F.nDimension(h)
+                if n == 1:
+                    return _py(self._dtype, F.get1d(h, key))
+                if n > 1:
+                    return Tensor._adopt(F.newSelect(h, 0, key), self._dtype, self._keep)
+            elif tk is slice and key.step in (None, 1):
+                F = self._F
+                h = self.handle
+                if F.nDimension(h):
+                    start, stop, _ = key.indices(F.size(h, 0))
+                    if stop > start:
+                        return Tensor._adopt(F.newNarrow(h, 0, start, stop - start), self._dtype, self._keep)
         r = basic_index(self, key)
         if r is None:
             return self._new_empty()
