@@ -18,6 +18,11 @@ import struct
 
 from . import _ops
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
 PRECISION = 8
 THRESHOLD = 1000
 EDGEITEMS = 3
@@ -260,7 +265,7 @@ def _flat(x):
         yield x
 
 
-def array2string(t, separator=" ", prefix="", suffix=""):
+def array2string(t: "Tensor", separator: str = " ", prefix: str = "", suffix: str = "") -> str:
     """The tensor's data as numpy's `np.array2string(a, separator=..., prefix=..., suffix=...)`
     prints the same array (defaults as above)."""
     shape = t.shape

@@ -13,10 +13,17 @@ from . import _lib as L
 from . import tensor as _T
 from ._lib import THTypeError, THValueError
 
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, Tuple, Union
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+Number = Union[int, float, bool]
+
 P = C.c_void_p
 
 
-def broadcast_shapes(*shapes):
+def broadcast_shapes(*shapes: Sequence[int]) -> Tuple[int, ...]:
     """numpy's broadcasting rule over shapes (tuples)."""
     n = max((len(s) for s in shapes), default=0)
     out = [1] * n
@@ -116,7 +123,7 @@ class OpsMixin:
     def ne(self, o):
         return self._compare(o, "ne")
 
-    def equal(self, other):
+    def equal(self, other: "Tensor") -> bool:
         """True when both tensors have the same shape and elements (TH{Real}Tensor_equal)."""
         _check_pair(self, other, "equal")
         return bool(self._F.equal(self._h, other._h))
@@ -156,12 +163,12 @@ class OpsMixin:
     def logical_not(self):
         return ~self
 
-    def all(self):
+    def all(self) -> bool:
         """True when every element is set (THBoolTensor_logicalall; other dtypes: != 0)."""
         b = self if self._dtype is L.bool_ else (self != 0)
         return bool(b._F.logicalall(b._h))
 
-    def any(self):
+    def any(self) -> bool:
         """True when some element is set (THBoolTensor_logicalany; other dtypes: != 0)."""
         b = self if self._dtype is L.bool_ else (self != 0)
         return bool(b._F.logicalany(b._h))
@@ -177,7 +184,7 @@ class OpsMixin:
         getattr(self._F, fname)(r._h, a(0), r._h, a(1), m1._h, m2._h)
         return r
 
-    def mm(self, other):
+    def mm(self, other: "Tensor") -> "Tensor":
         """Matrix product of 2-d tensors (TH{Real}Tensor_addmm with beta 0: r = m1 @ m2)."""
         _check_pair(self, other, "mm")
         if self.ndim != 2 or other.ndim != 2:
@@ -189,7 +196,7 @@ class OpsMixin:
             return _T.zeros(n, p, dtype=self._dtype, device=self.device)
         return self._gemm("addmm", (n, p), self, other)
 
-    def mv(self, vec):
+    def mv(self, vec: "Tensor") -> "Tensor":
         """Matrix-vector product (TH{Real}Tensor_addmv with beta 0)."""
         _check_pair(self, vec, "mv")
         if self.ndim != 2 or vec.ndim != 1:
@@ -201,7 +208,7 @@ class OpsMixin:
             return _T.zeros(n, dtype=self._dtype, device=self.device)
         return self._gemm("addmv", (n,), self, vec)
 
-    def bmm(self, other):
+    def bmm(self, other: "Tensor") -> "Tensor":
         """Batched matrix product of 3-d tensors (TH{Real}Tensor_baddbmm with beta 0)."""
         _check_pair(self, other, "bmm")
         if self.ndim != 3 or other.ndim != 3:
@@ -211,7 +218,7 @@ class OpsMixin:
             raise THValueError(f"bmm: shapes {self.shape} and {other.shape} do not match")
         return self._gemm("baddbmm", (b, n, p), self, other)
 
-    def dot(self, other):
+    def dot(self, other: "Tensor") -> Number:
         """Inner product of two 1-d tensors, a Python number (TH{Real}Tensor_dot, accumulated
         in accreal)."""
         _check_pair(self, other, "dot")
@@ -221,12 +228,12 @@ class OpsMixin:
         v = self._F.dot(self._h, other._h)
         return self._dtype.from_c(v) if self._dtype.kind != "float" else float(v)
 
-    def outer(self, other):
+    def outer(self, other: "Tensor") -> "Tensor":
         """Outer product of two 1-d tensors (TH{Real}Tensor_addr with beta 0)."""
         _check_pair(self, other, "outer")
         return self._gemm("addr", (self.shape[0], other.shape[0]), self, other)
 
-    def matmul(self, other):
+    def matmul(self, other: "Tensor") -> Any:
         """numpy's `matmul`: 1-d @ 1-d is `dot` (a Python number: th has no 0-d tensors), 2-d @
         2-d `mm`, 2-d @ 1-d `mv`, 1-d @ 2-d a vector-matrix product, and N-d operands are
         stacks of matrices whose batch dimensions broadcast (TH{Real}Tensor_baddbmm)."""
@@ -268,7 +275,8 @@ class OpsMixin:
 
     # ---- clamp, where ----
 
-    def clamp(self, min=None, max=None):
+    def clamp(self, min: Union["Tensor", Number, None] = None,
+              max: Union["Tensor", Number, None] = None) -> "Tensor":
         """Elementwise `min(max(t, min), max)` (TH{Real}Tensor_clamp; with one bound cmaxValue or
         cminValue; tensor bounds cmax/cmin). TH's rule for NaN: cmaxValue/cminValue give the
         bound for a NaN element."""
@@ -308,7 +316,7 @@ class OpsMixin:
 
     # ---- sorting ----
 
-    def sort(self, dim=-1, descending=False):
+    def sort(self, dim: int = -1, descending: bool = False) -> Tuple["Tensor", "Tensor"]:
         """(values, indices) sorted along `dim` (TH{Real}Tensor_sort: stable, NaN last
         ascending); indices are int64."""
         v, i = self._new_empty(), self._new_empty(L.int64)
@@ -319,7 +327,7 @@ class OpsMixin:
     def argsort(self, dim=-1, descending=False):
         return self.sort(dim, descending)[1]
 
-    def topk(self, k, dim=-1, largest=True, sorted=True):
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Tuple["Tensor", "Tensor"]:
         """(values, indices) of the k largest (or smallest) along `dim`, in sorted order
         (TH{Real}Tensor_topk)."""
         v, i = self._new_empty(), self._new_empty(L.int64)
@@ -374,7 +382,7 @@ class OpsMixin:
         return self._minmax("median", dim, keepdim)
 
 
-def cat(tensors, dim=0):
+def cat(tensors: Iterable["Tensor"], dim: int = 0) -> "Tensor":
     """Tensors joined along `dim` (TH{Real}Tensor_catArray); all of one dtype and device."""
     tensors = list(tensors)
     if not tensors:
@@ -390,7 +398,7 @@ def cat(tensors, dim=0):
     return r
 
 
-def stack(tensors, dim=0):
+def stack(tensors: Iterable["Tensor"], dim: int = 0) -> "Tensor":
     """Tensors of one shape joined along a new dimension `dim` (unsqueeze, then catArray)."""
     tensors = list(tensors)
     if not tensors:
@@ -404,7 +412,8 @@ def stack(tensors, dim=0):
     return cat([t.unsqueeze(d) for t in tensors], d)
 
 
-def where(condition, x=None, y=None):
+def where(condition: "Tensor", x: Union["Tensor", Number, None] = None,
+          y: Union["Tensor", Number, None] = None) -> Any:
     """`x` where `condition` (a Bool tensor) is set, else `y` (tensors or Python numbers,
     broadcast together): y's values are copied, then TH{Real}Tensor_maskedSelectBool and
     maskedCopyBool (or maskedFillBool for a number x) put x's in. With only `condition`: the

@@ -14,6 +14,11 @@ from . import _lib as L
 from . import tensor as _T
 from ._lib import THTypeError
 
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
 P = C.c_void_p
 _new = L.fn("THGenerator_new", P, [])
 _free = L.fn("THGenerator_free", None, [P])
@@ -25,13 +30,13 @@ class Generator:
 
     __slots__ = ("_h",)
 
-    def __init__(self, seed=None):
+    def __init__(self, seed: Optional[int] = None) -> None:
         self._h = None
         self._h = L.call("THGenerator_new", P, [])
         if seed is not None:
             self.manual_seed(seed)
 
-    def manual_seed(self, seed):
+    def manual_seed(self, seed: int) -> "Generator":
         """Restarts the sequence from `seed` (an int below 2**64). Returns self."""
         L.call("THRandom_manualSeed", None, [P, C.c_uint64], self._h, int(seed) & (2**64 - 1))
         return self
@@ -72,7 +77,7 @@ class Generator:
 default_generator = Generator()
 
 
-def manual_seed(seed):
+def manual_seed(seed: int) -> Generator:
     """Seeds `th.default_generator`; returns it."""
     return default_generator.manual_seed(seed)
 
@@ -141,17 +146,18 @@ def _sized(shape, dtype, device):
     return _T.empty(*shape, dtype=dtype, device=device)
 
 
-def rand(*shape, generator=None, dtype="float32", device=None):
+def rand(*shape: int, generator: Optional[Generator] = None, dtype: Any = "float32", device: Any = None) -> "Tensor":
     """Uniform samples in [0, 1) of `shape` (uniform_)."""
     return _sized(shape, dtype, device).uniform_(0.0, 1.0, generator=generator)
 
 
-def randn(*shape, generator=None, dtype="float32", device=None):
+def randn(*shape: int, generator: Optional[Generator] = None, dtype: Any = "float32", device: Any = None) -> "Tensor":
     """Standard normal samples of `shape` (normal_)."""
     return _sized(shape, dtype, device).normal_(0.0, 1.0, generator=generator)
 
 
-def randint(low, high=None, size=(1,), *, generator=None, dtype="int64", device=None):
+def randint(low: int, high: Optional[int] = None, size: Any = (1,), *, generator: Optional[Generator] = None,
+            dtype: Any = "int64", device: Any = None) -> "Tensor":
     """Integers in [low, high) (or [0, low) without `high`) of shape `size` (clampedRandom)."""
     if high is None:
         low, high = 0, low
@@ -159,7 +165,7 @@ def randint(low, high=None, size=(1,), *, generator=None, dtype="int64", device=
     return _sized(size, dtype, device).random_(low, high, generator=generator)
 
 
-def randperm(n, *, generator=None, dtype="int64"):
+def randperm(n: int, *, generator: Optional[Generator] = None, dtype: Any = "int64") -> "Tensor":
     """A random permutation of 0..n-1 (TH{Real}Tensor_randperm)."""
     d = L.as_dtype(dtype)
     t = _T.Tensor._adopt(d.host_funcs.new(), d)

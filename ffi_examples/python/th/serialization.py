@@ -12,6 +12,11 @@ from . import _lib as L
 from . import tensor as _T
 from ._lib import THValueError
 
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
 P = C.c_void_p
 
 # numpy's `descr` strings for each dtype (bfloat16 is written by libth with its own descr).
@@ -19,7 +24,7 @@ _NPY = {"|u1": "uint8", "|i1": "int8", "<i2": "int16", "<i4": "int32", "<i8": "i
         "<f8": "float64", "<f2": "float16", "|b1": "bool"}
 
 
-def save(t, path):
+def save(t: "Tensor", path: Union[str, "os.PathLike[str]"]) -> None:
     """Writes `t` (any strides, host or device) to `path` as a `.npy` file
     (TH{Real}Tensor_saveNpy: format 1.0, little-endian, C order)."""
     host = t.cpu()
@@ -50,7 +55,7 @@ def _npy_dtype(path):
     return L.as_dtype(name)
 
 
-def load(path, device=None):
+def load(path: Union[str, "os.PathLike[str]"], device: Any = None) -> "Tensor":
     """Reads a `.npy` file into a new contiguous tensor (TH{Real}Tensor_loadNpy), on `device`
     if given."""
     d = _npy_dtype(path)

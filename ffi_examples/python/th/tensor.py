@@ -813,8 +813,20 @@ class Tensor(OpsMixin, IndexMixin, RandomMixin, SerialMixin):
 # Add the elementwise functions as methods: t.exp(), t.sqrt(), ...
 _UNARY = ["abs", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
           "cosh", "tanh", "sigmoid", "floor", "ceil", "round", "trunc", "frac", "sign", "neg", "lgamma"]
+
+
+def _unary_method(name):
+    def method(self: "Tensor") -> "Tensor":
+        return self._unary(name)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"Elementwise {name}, a new tensor (TH{{Real}}Tensor_{name}; THC's THCuda{{Real}}Tensor_{name} "
+                      "for a device tensor). Not defined for every dtype: the error says so.")
+    return method
+
+
 for _name in _UNARY:
-    setattr(Tensor, _name, (lambda n: lambda self: self._unary(n))(_name))
+    setattr(Tensor, _name, _unary_method(_name))
 
 MAPPED_SHAREDMEM, MAPPED_EXCLUSIVE, MAPPED_NOCREATE = 2, 4, 8
 
