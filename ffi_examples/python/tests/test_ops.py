@@ -202,3 +202,11 @@ def test_errors_are_exceptions_with_the_library_message():
 def test_function_forms_have_the_method_docs():
     assert th.matmul.__doc__ == th.Tensor.matmul.__doc__
     assert "TH" in th.Tensor.sum.__doc__ and "sumall" in th.Tensor.sum.__doc__
+
+
+def test_truth_and_conversions():
+    assert bool(th.tensor([1.0])) and not bool(th.tensor([0]))
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(th.tensor([1.0, 2.0]))
+    assert float(th.tensor([2.5])) == 2.5 and int(th.tensor([3])) == 3
+    assert [10, 20, 30][th.tensor([2])] == 30

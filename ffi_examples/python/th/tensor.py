@@ -451,6 +451,25 @@ class Tensor(OpsMixin, IndexMixin, RandomMixin, SerialMixin, InteropMixin):
         c.close()
         return out
 
+    def __bool__(self):
+        """The truth of a one-element tensor; more elements are ambiguous (ValueError), as in
+        numpy: use `.any()` or `.all()`."""
+        if self.numel() != 1:
+            raise ValueError(f"the truth value of a tensor with {self.numel()} elements is ambiguous: use .any() "
+                             "or .all()")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._dtype.kind not in ("int", "bool"):
+            raise TypeError(f"only integer tensors of one element can be used as an index, not {self._dtype.name}")
+        return int(self.item())
+
     def __iter__(self):
         for i in range(len(self)):
             yield self[i]
