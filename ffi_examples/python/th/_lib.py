@@ -218,6 +218,8 @@ SIGS = {
     "nonzero": ("", "T,T"), "catArray": ("", "T,P,i,i"), "sort": ("", "T,T,T,i,i"),
     "topk": ("", "T,T,T,l,i,i,i"), "copyByte": ("", "T,T"), "copyCudaByte": ("", "T,T"),
     "logicalall": ("i", "T"), "logicalany": ("i", "T"), "equal": ("i", "T,T"),
+    "newWithSize1d": ("T", "l"), "newWithSize2d": ("T", "l,l"), "newWithSize3d": ("T", "l,l,l"),
+    "newWithSize4d": ("T", "l,l,l,l"),
     "get1d": ("r", "T,l"), "set1d": ("", "T,l,r"), "newSelect": ("T", "T,i,l"), "newNarrow": ("T", "T,i,l,l"),
     "size": ("l", "T,i"), "stride": ("l", "T,i"), "storageOffset": ("z", "T"), "nElement": ("l", "T"),
     "storage": ("T", "T"), "newWithStorage": ("T", "T,z,T,T"),

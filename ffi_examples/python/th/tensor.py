@@ -762,10 +762,17 @@ def _new_with_size(d, dev, size_storage):
 def _new_sized(d, dev, shape):
     """A new contiguous tensor of `shape` (contents uninitialised; TH's empty tensor for no
     elements) of dtype `d` on `dev`."""
+    F = L.funcs(d, dev)
     if not shape or 0 in shape:
-        return Tensor._adopt(L.fam_call(d, dev, "new", P, []), d, dev=dev)
+        return Tensor._adopt(F.new(), d, dev=dev)
+    n = len(shape)
+    if n <= 4:  # one call: newWithSize{n}d
+        return Tensor._adopt(getattr(F, _SIZED[n])(*shape), d, dev=dev)
     with L.LongList(shape) as s:
         return Tensor._adopt(_new_with_size(d, dev, s), d, dev=dev)
+
+
+_SIZED = [None, "newWithSize1d", "newWithSize2d", "newWithSize3d", "newWithSize4d"]
 
 
 def _copy(dst, src):
