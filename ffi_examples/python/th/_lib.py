@@ -175,7 +175,10 @@ class Funcs:
                 raise THTypeError(f"libth has no function {full}") from None
             raw.restype = restype
             raw.argtypes = ([C.c_void_p] if self._cuda else []) + list(argtypes)
-            f = _checked(raw, self._cuda)
+            if name in UNCHECKED:
+                f = (lambda *a: raw(None, *a)) if self._cuda else raw
+            else:
+                f = _checked(raw, self._cuda)
             self.__dict__[name] = f
         return f
 
@@ -225,6 +228,10 @@ SIGS = {
     "storage": ("T", "T"), "newWithStorage": ("T", "T,z,T,T"),
     "cumsum": ("", "T,T,D"), "cumprod": ("", "T,T,D"), "norm": ("", "T,T,r,D,i"), "normall": ("a", "T,r"),
 }
+# Queries that cannot fail on a live tensor with an in-range dimension (every caller passes
+# one): bound without the error check, which would cost as much as the query.
+UNCHECKED = {"nDimension", "size", "stride", "storageOffset", "nElement", "isContiguous", "data", "storage"}
+
 for _op in ("lt", "le", "gt", "ge", "eq", "ne"):
     SIGS[_op + "Value"] = ("", "T,T,r")
     SIGS[_op + "Tensor"] = ("", "T,T,T")
