@@ -321,3 +321,33 @@ def test_th_shares_torch_memory():
     h += 2.0
     th.cuda.synchronize()
     assert t.tolist() == [2.0] * 8
+
+
+@needs_cuda
+def test_new_ops_route_to_thc():
+    """Products, comparisons, masks, integer indices, where, clamp, sort/topk, cat, random and
+    pickling on device tensors (THC's functions of the same names) against numpy."""
+    import pickle
+
+    a, b = rand((3, 4), "float32"), rand((4, 5), "float32")
+    x, y = th.tensor(a, device="cuda"), th.tensor(b, device="cuda")
+    for r, want in [
+        (x @ y, a @ b), (th.stack([x, x]) @ th.stack([y, y]), np.stack([a, a]) @ np.stack([b, b])),
+        (x[x > 0.5], a[a > 0.5]), (x[[2, 0]], a[[2, 0]]), (th.where(x > 0.5, x, 0), np.where(a > 0.5, a, 0)),
+        (x.clamp(-0.5, 0.5), np.clip(a, -0.5, 0.5)), (x.sort()[0], np.sort(a)), (x.topk(2)[0], -np.sort(-a)[:, :2]),
+        (th.cat([x, x], 1), np.concatenate([a, a], 1)), (x.cumsum(1), a.cumsum(1)),
+    ]:
+        assert r.is_cuda
+        np.testing.assert_allclose(r.cpu().numpy(), want, rtol=1e-5, atol=1e-6)
+    m = (x > 0) & (x < 1)
+    assert m.is_cuda and m.dtype is th.bool_
+    np.testing.assert_array_equal(m.cpu().numpy(), (a > 0) & (a < 1))
+    z = x.clone()
+    z[z < 0] = 0
+    np.testing.assert_array_equal(z.cpu().numpy(), np.where(a < 0, 0, a))
+    assert x[0].dot(x[0]) == pytest.approx(float(a[0].astype(np.float64) @ a[0]), rel=1e-5)
+    u = th.rand(1000, device="cuda")
+    assert u.is_cuda and 0 <= u.min() and u.max() < 1
+    p = pickle.loads(pickle.dumps(x))
+    assert p.is_cuda and np.array_equal(p.cpu().numpy(), a)
+    assert "device='cuda:0'" in repr(x)

@@ -111,8 +111,130 @@ def call(name, restype, argtypes, *args, kind=None):
     r = f(*args)
     err = last_error(kind)
     if err is not None:
+        dll.THClearLastError()
         raise err
     return r
+
+
+_get_code = dll.THGetLastErrorCode
+
+
+def raise_last(kind=None):
+    """Raises the pending library error (and forgets it, so the next call starts clean)."""
+    err = last_error(kind) or THError("libth reported an error without a message")
+    dll.THClearLastError()
+    raise err
+
+
+def _checked(f, lead):
+    """`f` with the error check after the call (and THC's NULL state first when `lead`).
+
+    The binding keeps "no error pending" as an invariant (every error read is cleared), so the
+    check costs one foreign call (THGetLastErrorCode) instead of a clear before and a read after."""
+    get_code = _get_code
+    if lead:
+        def call_dev(*a):
+            r = f(None, *a)
+            if get_code():
+                raise_last()
+            return r
+        return call_dev
+
+    def call_host(*a):
+        r = f(*a)
+        if get_code():
+            raise_last()
+        return r
+    return call_host
+
+
+class Funcs:
+    """The C functions of one family (`TH{Real}Tensor_*` or THC's `THCuda{Real}Tensor_*`) as
+    checked Python callables, bound once: `F.cadd(r, a, 1.0, b)`. Names in `SIGS` resolve by
+    attribute; anything else through `bind(name, restype, argtypes)`. Each callable is cached on
+    the instance, so after the first call an op costs an attribute lookup, the foreign call and
+    one error-code read."""
+
+    def __init__(self, d, cuda):
+        self._d = d
+        self._cuda = cuda
+        self._prefix = family(d, 0 if cuda else None) + "_"
+        self._types = {
+            "T": C.c_void_p, "r": d.ctype, "a": d.cuda_acc if cuda else d.acc, "i": C.c_int,
+            "D": C.c_long if cuda else C.c_int, "l": C.c_int64, "f": C.c_double, "z": C.c_ssize_t,
+            "P": C.POINTER(C.c_void_p), "s": C.c_char_p, "": None,
+        }
+
+    def bind(self, name, restype, argtypes):
+        f = self.__dict__.get(name)
+        if f is None:
+            full = self._prefix + name
+            try:
+                raw = dll[full]
+            except AttributeError:
+                raise THTypeError(f"libth has no function {full}") from None
+            raw.restype = restype
+            raw.argtypes = ([C.c_void_p] if self._cuda else []) + list(argtypes)
+            if name in UNCHECKED:
+                f = (lambda *a: raw(None, *a)) if self._cuda else raw
+            else:
+                f = _checked(raw, self._cuda)
+            self.__dict__[name] = f
+        return f
+
+    def has(self, name):
+        return name in self.__dict__ or has(self._prefix + name)
+
+    def __getattr__(self, name):
+        if name == "free_raw":
+            # `{family}_free` without the error check (freeing never fails), bound on first use
+            # (a library without THC has no device family).
+            f = fn(self._prefix + "free", None, [C.c_void_p] * (2 if self._cuda else 1))
+            r = self.__dict__["free_raw"] = (lambda h: f(None, h)) if self._cuda else f
+            return r
+        sig = SIGS.get(name)
+        if sig is None:
+            raise AttributeError(name)
+        ret, args = sig
+        t = self._types
+        return self.bind(name, t[ret], [t[x] for x in args.split(",")] if args else [])
+
+
+# Signatures of the functions bound by attribute: (restype, argtypes) in tokens: T a tensor (or
+# storage) pointer, r the dtype's scalar, a its accreal, i int, D a dimension (int in TH, long in
+# THC), l int64, f double, P an array of tensor pointers, s a C string, "" void.
+SIGS = {
+    "new": ("T", ""), "newWithSize": ("T", "T,T"), "newClone": ("T", "T"), "newContiguous": ("T", "T"),
+    "newWithTensor": ("T", "T"), "nDimension": ("i", "T"), "resizeAs": ("", "T,T"), "resize": ("", "T,T,T"),
+    "fill": ("", "T,r"), "zero": ("", "T"), "isContiguous": ("i", "T"), "data": ("T", "T"),
+    "add": ("", "T,T,r"), "sub": ("", "T,T,r"), "mul": ("", "T,T,r"), "div": ("", "T,T,r"),
+    "cadd": ("", "T,T,r,T"), "csub": ("", "T,T,r,T"), "cmul": ("", "T,T,T"), "cdiv": ("", "T,T,T"),
+    "sumall": ("a", "T"), "prodall": ("a", "T"), "meanall": ("a", "T"),
+    "sum": ("", "T,T,D,i"), "prod": ("", "T,T,D,i"), "mean": ("", "T,T,D,i"),
+    "clamp": ("", "T,T,r,r"), "cmaxValue": ("", "T,T,r"), "cminValue": ("", "T,T,r"),
+    "cmax": ("", "T,T,T"), "cmin": ("", "T,T,T"), "pow": ("", "T,T,r"), "cpow": ("", "T,T,T"),
+    "fmod": ("", "T,T,r"), "remainder": ("", "T,T,r"), "cfmod": ("", "T,T,T"), "cremainder": ("", "T,T,T"),
+    "addmm": ("", "T,r,T,r,T,T"), "addmv": ("", "T,r,T,r,T,T"), "baddbmm": ("", "T,r,T,r,T,T"),
+    "addr": ("", "T,r,T,r,T,T"), "dot": ("a", "T,T"),
+    "maskedSelectBool": ("", "T,T,T"), "maskedFillBool": ("", "T,T,r"), "maskedCopyBool": ("", "T,T,T"),
+    "indexSelect": ("", "T,T,i,T"), "indexCopy": ("", "T,i,T,T"), "indexFill": ("", "T,i,T,r"),
+    "nonzero": ("", "T,T"), "catArray": ("", "T,P,i,i"), "sort": ("", "T,T,T,i,i"),
+    "topk": ("", "T,T,T,l,i,i,i"), "copyByte": ("", "T,T"), "copyCudaByte": ("", "T,T"),
+    "logicalall": ("i", "T"), "logicalany": ("i", "T"), "equal": ("i", "T,T"),
+    "newWithSize1d": ("T", "l"), "newWithSize2d": ("T", "l,l"), "newWithSize3d": ("T", "l,l,l"),
+    "newWithSize4d": ("T", "l,l,l,l"),
+    "get1d": ("r", "T,l"), "set1d": ("", "T,l,r"), "newSelect": ("T", "T,i,l"), "newNarrow": ("T", "T,i,l,l"),
+    "size": ("l", "T,i"), "stride": ("l", "T,i"), "storageOffset": ("z", "T"), "nElement": ("l", "T"),
+    "storage": ("T", "T"), "newWithStorage": ("T", "T,z,T,T"),
+    "cumsum": ("", "T,T,D"), "cumprod": ("", "T,T,D"), "norm": ("", "T,T,r,D,i"), "normall": ("a", "T,r"),
+}
+# Queries that cannot fail on a live tensor with an in-range dimension (every caller passes
+# one): bound without the error check, which would cost as much as the query.
+UNCHECKED = {"nDimension", "size", "stride", "storageOffset", "nElement", "isContiguous", "data", "storage"}
+
+for _op in ("lt", "le", "gt", "ge", "eq", "ne"):
+    SIGS[_op + "Value"] = ("", "T,T,r")
+    SIGS[_op + "Tensor"] = ("", "T,T,T")
 
 
 # ---- dtypes ----
@@ -238,19 +360,26 @@ def dtype_from_dl(code, bits, lanes):
 # ---- long storages (size / stride lists) ----
 
 
+_ls_new = fn("THLongStorage_newWithSize", C.c_void_p, [C.c_ssize_t])
+_ls_data = fn("THLongStorage_data", C.POINTER(C.c_int64), [C.c_void_p])
+_ls_free = fn("THLongStorage_free", None, [C.c_void_p])
+
+
 def long_storage(values):
     """A new THLongStorage holding `values` (caller frees)."""
     n = len(values)
-    h = call("THLongStorage_newWithSize", C.c_void_p, [C.c_ssize_t], n)
+    h = _ls_new(n)
+    if not h:
+        raise_last()
     if n:
-        data = call("THLongStorage_data", C.POINTER(C.c_int64), [C.c_void_p], h)
+        data = _ls_data(h)
         for i, v in enumerate(values):
             data[i] = int(v)
     return h
 
 
 def free_long_storage(h):
-    fn("THLongStorage_free", None, [C.c_void_p])(h)
+    _ls_free(h)
 
 
 class LongList:
@@ -320,6 +449,20 @@ def family(d, dev, kind="Tensor"):
     if dev is None:
         return f"TH{d.th}{kind}"
     return f"THCuda{kind}" if d.th == "Float" else f"THCuda{d.th}{kind}"
+
+
+def funcs(d, dev):
+    """The `Funcs` of dtype `d` on the host (`dev` None) or a device."""
+    return d.host_funcs if dev is None else d.cuda_funcs
+
+
+for _d in DTYPES:
+    _d.host_funcs = Funcs(_d, False)
+    _d.cuda_funcs = Funcs(_d, True)
+    # The fastest way a Python value reaches a scalar argument: ctypes converts ints and floats
+    # itself; Half/BFloat16 need the library's conversion.
+    _d.arg = {"float": float, "int": int, "bool": bool}[_d.kind] if _d.ctype not in (THHalf, THBFloat16) \
+        else _d.to_c
 
 
 def fam_call(d, dev, name, restype, argtypes, *args, kind=None):

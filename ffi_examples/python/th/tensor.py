@@ -1,33 +1,30 @@
-"""The `Tensor` class: a Python handle on a TH{Real}Tensor."""
+"""The `Tensor` class: a Python handle on a TH{Real}Tensor — lifetime, geometry, views,
+element access, elementwise math and reductions — and the constructors. The rest of its
+methods live with their subject and come in as mixins: th/_ops.py (products, comparisons,
+where/clamp, sort/topk, cat/stack), th/_index.py (masks and integer-tensor indexing),
+th/random.py (samplers), th/serialization.py (pickling), th/_interop.py (numpy, DLPack,
+shared memory); printing is th/_format.py. Calls go through th/_lib.py's `Funcs`: one checked
+ctypes callable per C function, bound once."""
 
 import ctypes as C
 import math
-import operator
-import os
-import weakref
 
+from . import _format
 from . import _lib as L
 from . import cuda as _cuda
-from ._lib import DType, THBufferError, THError, THIndexError, THTypeError, THValueError, as_dtype, call, fn
+from ._index import IndexMixin, basic_index
+from ._lib import THError, THIndexError, THTypeError, THValueError, as_dtype, call
+from ._ops import OpsMixin
+from .random import RandomMixin
+from .serialization import SerialMixin
+from ._interop import InteropMixin
 
 P = C.c_void_p
 
 
-def _free_handle(free, h):
-    free(h)
 
 
-def _free_device_handle(free, h):
-    free(None, h)
-
-
-def _finalizer(t, d, dev, h):
-    if dev is None:
-        return weakref.finalize(t, _free_handle, fn(f"TH{d.th}Tensor_free", None, [P]), h)
-    return weakref.finalize(t, _free_device_handle, fn(f"{L.family(d, dev)}_free", None, [P, P]), h)
-
-
-class Tensor:
+class Tensor(OpsMixin, IndexMixin, RandomMixin, SerialMixin, InteropMixin):
     """A th tensor of any dtype. Views share memory (TH semantics: strides >= 0, no 0-d
     tensors: a tensor without dimensions is empty). Release it with `close()` or a `with` block;
     otherwise the garbage collector does.
@@ -36,7 +33,7 @@ class Tensor:
     (`device` "cuda:N", THC's `THCuda*` functions, which every operation here dispatches to by
     the tensor's device). `.cuda()`, `.cpu()` and `.to(device)` copy between them."""
 
-    __slots__ = ("_h", "_dtype", "_dev", "_finalizer", "_keep", "_shm_name", "__weakref__")
+    __slots__ = ("_h", "_dtype", "_dev", "_F", "_keep", "_shm_name", "__weakref__")
 
     # ---- construction / lifetime ----
 
@@ -49,9 +46,9 @@ class Tensor:
         t._h = h
         t._dtype = dtype
         t._dev = dev
+        t._F = dtype.host_funcs if dev is None else dtype.cuda_funcs
         t._keep = keep
         t._shm_name = None
-        t._finalizer = _finalizer(t, dtype, dev, h)
         return t
 
     def __init__(self, *shape, dtype="float32", device=None):
@@ -68,27 +65,39 @@ class Tensor:
         self._h = h
         self._dtype = d
         self._dev = dev
+        self._F = L.funcs(d, dev)
         self._keep = None
         self._shm_name = None
-        self._finalizer = _finalizer(self, d, dev, h)
 
     @property
     def handle(self):
         """The TH{Real}Tensor pointer (borrowed)."""
-        if not self._finalizer.alive:
+        if self._h is None:
             raise ValueError("tensor is released")
         return self._h
 
     def close(self):
         """Drops this object's reference now (idempotent). Views, numpy arrays and DLPack
         capsules made from it keep their own references."""
-        self._finalizer()
+        h = self._h
+        if h is not None:
+            self._h = None
+            self._F.free_raw(h)
 
     release = close
 
+    def __del__(self):
+        try:
+            h = self._h
+            if h is not None:
+                self._h = None
+                self._F.free_raw(h)
+        except Exception:  # a half-built object, or interpreter shutdown with the library gone
+            pass
+
     @property
     def closed(self):
-        return not self._finalizer.alive
+        return self._h is None
 
     def __enter__(self):
         return self
@@ -101,16 +110,15 @@ class Tensor:
 
     def _c(self, name, restype, argtypes, *args, kind=None):
         """Calls this tensor's family's `name` (THC's with a NULL state first)."""
-        return L.fam_call(self._dtype, self._dev, name, restype, argtypes, *args, kind=kind)
+        if kind is not None:
+            return L.fam_call(self._dtype, self._dev, name, restype, argtypes, *args, kind=kind)
+        return self._F.bind(name, restype, argtypes)(*args)
 
     def _fn(self, name, restype, argtypes):
-        if self._dev is None:
-            return fn(self._f(name), restype, argtypes)
-        f = fn(self._f(name), restype, [P, *argtypes])
-        return lambda *a: f(None, *a)
+        return self._F.bind(name, restype, argtypes)
 
     def _has(self, name):
-        return L.has(self._f(name))
+        return self._F.has(name)
 
     def _need(self, name):
         """Raises a clear error when this tensor's family has no function `name`."""
@@ -122,7 +130,7 @@ class Tensor:
 
     def _new_empty(self, dtype=None):
         d = dtype or self._dtype
-        return Tensor._adopt(L.fam_call(d, self._dev, "new", P, []), d, dev=self._dev)
+        return Tensor._adopt(L.funcs(d, self._dev).new(), d, dev=self._dev)
 
     def _same_device(self, other):
         if other._dev != self._dev:
@@ -136,17 +144,21 @@ class Tensor:
 
     @property
     def ndim(self):
-        return self._c("nDimension", C.c_int, [P], self.handle)
+        return self._F.nDimension(self.handle)
 
     def dim(self):
         return self.ndim
 
     @property
     def shape(self):
+        """The sizes, a tuple (`()` for an empty tensor: TH has no 0-d tensors)."""
         h = self.handle
-        n = self._c("nDimension", C.c_int, [P], h)
-        f = self._fn("size", C.c_int64, [P, C.c_int])
-        return tuple(f(h, i) for i in range(n))
+        F = self._F
+        n = F.nDimension(h)
+        if n == 1:
+            return (F.size(h, 0),)
+        f = F.size
+        return tuple([f(h, i) for i in range(n)])
 
     def size(self, dim=None):
         s = self.shape
@@ -156,19 +168,19 @@ class Tensor:
     def strides(self):
         """Strides in elements."""
         h = self.handle
-        n = self._c("nDimension", C.c_int, [P], h)
-        f = self._fn("stride", C.c_int64, [P, C.c_int])
-        return tuple(f(h, i) for i in range(n))
+        F = self._F
+        f = F.stride
+        return tuple([f(h, i) for i in range(F.nDimension(h))])
 
     def stride(self, dim=None):
         s = self.strides
         return s if dim is None else s[_wrap_dim(dim, len(s))]
 
     def storage_offset(self):
-        return self._c("storageOffset", C.c_ssize_t, [P], self.handle)
+        return self._F.storageOffset(self.handle)
 
     def numel(self):
-        return self._c("nElement", C.c_int64, [P], self.handle)
+        return self._F.nElement(self.handle)
 
     def __len__(self):
         s = self.shape
@@ -190,9 +202,10 @@ class Tensor:
     # ---- views ----
 
     def _view(self, offset, sizes, strides):
-        st = self._c("storage", P, [P], self.handle)
+        F = self._F
+        st = F.storage(self.handle)
         with L.LongList(sizes) as sz, L.LongList(strides) as sd:
-            h = self._c("newWithStorage", P, [P, C.c_ssize_t, P, P], st, offset, sz, sd)
+            h = F.newWithStorage(st, offset, sz, sd)
         return Tensor._adopt(h, self._dtype, self._keep, self._dev)
 
     def narrow(self, dim, start, length):
@@ -333,58 +346,27 @@ class Tensor:
 
     # ---- element access ----
 
-    def _index(self, key):
-        """(offset, sizes, strides, scalar?) for basic indexing with ints, slices, Ellipsis."""
-        if not isinstance(key, tuple):
-            key = (key,)
-        shape, strides = list(self.shape), list(self.strides)
-        if not shape:
-            raise THIndexError("cannot index an empty tensor")
-        if sum(1 for k in key if k is Ellipsis) > 1:
-            raise IndexError("an index can only have a single ellipsis")
-        n_real = sum(1 for k in key if k is not Ellipsis and k is not None)
-        if n_real > len(shape):
-            raise IndexError(f"too many indices for a {len(shape)}-d tensor: {n_real}")
-        expanded = []
-        for k in key:
-            if k is Ellipsis:
-                expanded.extend([slice(None)] * (len(shape) - n_real))
-            else:
-                expanded.append(k)
-        offset = self.storage_offset()
-        out_sizes, out_strides = [], []
-        d = 0
-        for k in expanded:
-            if k is None:
-                out_sizes.append(1)
-                out_strides.append(0)
-                continue
-            size, stride = shape[d], strides[d]
-            if isinstance(k, slice):
-                start, stop, step = k.indices(size)
-                if step <= 0:
-                    raise IndexError("th views need a positive slice step (TH strides are >= 0)")
-                count = max(0, (stop - start + step - 1) // step)
-                if count == 0:
-                    return None
-                offset += start * stride
-                out_sizes.append(count)
-                out_strides.append(stride * step)
-            else:
-                try:
-                    i = operator.index(k)
-                except TypeError:
-                    raise TypeError(f"th indices are ints, slices, None or ...; got {type(k).__name__}") from None
-                if i < -size or i >= size:
-                    raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
-                offset += (i % size) * stride
-            d += 1
-        out_sizes += shape[d:]
-        out_strides += strides[d:]
-        return offset, out_sizes, out_strides
-
-    def __getitem__(self, key):
-        r = self._index(key)
+    def _basic_get(self, key):
+        # Fast paths (one or two foreign calls): t[i] with i >= 0 (get1d on a 1-d tensor,
+        # newSelect otherwise) and t[a:b] (newNarrow); the library checks the bounds.
+        if self._dev is None:
+            tk = type(key)
+            if tk is int and key >= 0:
+                F = self._F
+                h = self.handle
+                n = F.nDimension(h)
+                if n == 1:
+                    return _py(self._dtype, F.get1d(h, key))
+                if n > 1:
+                    return Tensor._adopt(F.newSelect(h, 0, key), self._dtype, self._keep)
+            elif tk is slice and key.step in (None, 1):
+                F = self._F
+                h = self.handle
+                if F.nDimension(h):
+                    start, stop, _ = key.indices(F.size(h, 0))
+                    if stop > start:
+                        return Tensor._adopt(F.newNarrow(h, 0, start, stop - start), self._dtype, self._keep)
+        r = basic_index(self, key)
         if r is None:
             return self._new_empty()
         offset, sizes, strides = r
@@ -394,8 +376,8 @@ class Tensor:
             return _py(self._dtype, v)
         return self._view(offset, sizes, strides)
 
-    def __setitem__(self, key, value):
-        r = self._index(key)
+    def _basic_set(self, key, value):
+        r = basic_index(self, key)
         if r is None:
             return
         offset, sizes, strides = r
@@ -417,11 +399,13 @@ class Tensor:
         return call(f, restype, [P, *argtypes], None, *args)
 
     def fill_(self, value):
-        self._c("fill", None, [P, self._dtype.ctype], self.handle, self._dtype.to_c(value))
+        """Sets every element to `value` (TH{Real}Tensor_fill)."""
+        self._F.fill(self.handle, self._dtype.arg(value))
         return self
 
     def zero_(self):
-        self._c("zero", None, [P], self.handle)
+        """Sets every element to 0 (TH{Real}Tensor_zero)."""
+        self._F.zero(self.handle)
         return self
 
     def copy_(self, src):
@@ -467,6 +451,25 @@ class Tensor:
         c.close()
         return out
 
+    def __bool__(self):
+        """The truth of a one-element tensor; more elements are ambiguous (ValueError), as in
+        numpy: use `.any()` or `.all()`."""
+        if self.numel() != 1:
+            raise ValueError(f"the truth value of a tensor with {self.numel()} elements is ambiguous: use .any() "
+                             "or .all()")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._dtype.kind not in ("int", "bool"):
+            raise TypeError(f"only integer tensors of one element can be used as an index, not {self._dtype.name}")
+        return int(self.item())
+
     def __iter__(self):
         for i in range(len(self)):
             yield self[i]
@@ -474,20 +477,25 @@ class Tensor:
     # ---- math ----
 
     def _binary(self, other, op, cop, reverse=False, inplace=False):
+        """`self op other` through TH{Real}Tensor_{op} (a number) or _{cop} (a tensor,
+        broadcasting); `inplace` writes into self."""
+        F = self._F
         if isinstance(other, Tensor):
-            self._same_device(other)
+            if other._dev != self._dev:
+                self._same_device(other)
             if other._dtype is not self._dtype:
                 raise THTypeError(f"dtype mismatch: {self._dtype.name} and {other._dtype.name} (convert with .to())")
-            if reverse:
-                a, b = other, self
-            else:
-                a, b = self, other
-            a._need(cop)
-            r = self if inplace else self._new_empty()
+            a, b = (other, self) if reverse else (self, other)
+            try:
+                f = getattr(F, cop)
+            except THTypeError:
+                self._need(cop)
+                raise
+            r = self if inplace else Tensor._adopt(F.new(), self._dtype, None, self._dev)
             if cop in ("cadd", "csub"):
-                a._c(cop, None, [P, P, self._dtype.ctype, P], r.handle, a.handle, self._dtype.to_c(1), b.handle)
+                f(r._h, a._h, self._dtype.arg(1), b._h)
             else:
-                a._c(cop, None, [P, P, P], r.handle, a.handle, b.handle)
+                f(r._h, a._h, b._h)
             return r
         if isinstance(other, (int, float, bool)):
             if reverse:
@@ -495,11 +503,65 @@ class Tensor:
                     return self._binary(other, op, cop)
                 full = full_like(self, other)
                 return full._binary(self, op, cop)
-            self._need(op)
-            r = self if inplace else self._new_empty()
-            self._c(op, None, [P, P, self._dtype.ctype], r.handle, self.handle, self._dtype.to_c(other))
+            try:
+                f = getattr(F, op)
+            except THTypeError:
+                self._need(op)
+                raise
+            r = self if inplace else Tensor._adopt(F.new(), self._dtype, None, self._dev)
+            f(r._h, self._h, self._dtype.arg(other))
             return r
         return NotImplemented
+
+    def add_(self, other):
+        """In place `self += other`."""
+        return self._binary(other, "add", "cadd", inplace=True)
+
+    def sub_(self, other):
+        return self._binary(other, "sub", "csub", inplace=True)
+
+    def mul_(self, other):
+        return self._binary(other, "mul", "cmul", inplace=True)
+
+    def div_(self, other):
+        return self._binary(other, "div", "cdiv", inplace=True)
+
+    def add(self, other):
+        return self._binary(other, "add", "cadd")
+
+    def sub(self, other):
+        return self._binary(other, "sub", "csub")
+
+    def mul(self, other):
+        return self._binary(other, "mul", "cmul")
+
+    def div(self, other):
+        return self._binary(other, "div", "cdiv")
+
+    def __pow__(self, o):
+        """`self ** o` (TH{Real}Tensor_pow for a number, cpow for a tensor)."""
+        return self._binary(o, "pow", "cpow")
+
+    def __ipow__(self, o):
+        return self._binary(o, "pow", "cpow", inplace=True)
+
+    def __mod__(self, o):
+        """`self % o` with the divisor's sign, as numpy (TH{Real}Tensor_remainder / cremainder)."""
+        return self._binary(o, "remainder", "cremainder")
+
+    def __imod__(self, o):
+        return self._binary(o, "remainder", "cremainder", inplace=True)
+
+    def fmod(self, o):
+        """C's fmod (the dividend's sign) (TH{Real}Tensor_fmod / cfmod)."""
+        return self._binary(o, "fmod", "cfmod")
+
+    def maximum(self, o):
+        """Elementwise max (TH{Real}Tensor_cmax / cmaxValue; TH's NaN rule: the other value)."""
+        return self._binary(o, "cmaxValue", "cmax")
+
+    def minimum(self, o):
+        return self._binary(o, "cminValue", "cmin")
 
     def __add__(self, o):
         return self._binary(o, "add", "cadd")
@@ -578,21 +640,40 @@ class Tensor:
         return r
 
     def sum(self, dim=None, keepdim=False):
-        return self._reduce_all("sumall") if dim is None else self._reduce_dim("sum", dim, keepdim)
+        """The sum of the elements: over everything as a Python number (TH{Real}Tensor_sumall,
+        accumulated in accreal: double for float/double, float for half, int64 for integers
+        and bool), or along `dim` as a tensor (TH{Real}Tensor_sum, accumulated in accreal and
+        stored in the tensor's dtype; `keepdim` keeps the reduced dimension with size 1)."""
+        if dim is None:
+            try:
+                v = self._F.sumall(self._h)
+            except THTypeError:
+                self._need("sumall")
+                raise
+            return v if isinstance(v, (int, float)) else v.value
+        return self._reduce_dim("sum", dim, keepdim)
 
     def prod(self, dim=None, keepdim=False):
+        """The product of the elements (TH{Real}Tensor_prodall as a Python number, or
+        TH{Real}Tensor_prod along `dim`)."""
         return self._reduce_all("prodall") if dim is None else self._reduce_dim("prod", dim, keepdim)
 
     def mean(self, dim=None, keepdim=False):
+        """The mean (TH{Real}Tensor_meanall as a Python number, or TH{Real}Tensor_mean along
+        `dim`)."""
         return self._reduce_all("meanall") if dim is None else self._reduce_dim("mean", dim, keepdim)
 
     def std(self, dim=None, unbiased=True, keepdim=False):
+        """The standard deviation, divided by n-1 when `unbiased` (TH{Real}Tensor_stdall, or
+        TH{Real}Tensor_std along `dim`)."""
         if dim is None:
             self._need("stdall")
             return self._c("stdall", self._fp_acc(), [P, C.c_int], self.handle, 0 if unbiased else 1)
         return self._reduce_dim("std", dim, keepdim, extra=(0 if unbiased else 1,))
 
     def var(self, dim=None, unbiased=True, keepdim=False):
+        """The variance, divided by n-1 when `unbiased` (TH{Real}Tensor_varall, or
+        TH{Real}Tensor_var along `dim`)."""
         if dim is None:
             self._need("varall")
             return self._c("varall", self._fp_acc(), [P, C.c_int], self.handle, 0 if unbiased else 1)
@@ -613,144 +694,22 @@ class Tensor:
         return values, idx
 
     def max(self, dim=None, keepdim=False):
+        """The largest element as a Python number (TH{Real}Tensor_maxall), or along `dim` the
+        pair (values, int64 indices of the first maximum) (TH{Real}Tensor_max)."""
         return self._minmax("max", dim, keepdim)
 
     def min(self, dim=None, keepdim=False):
+        """The smallest element (TH{Real}Tensor_minall), or (values, indices) along `dim`
+        (TH{Real}Tensor_min)."""
         return self._minmax("min", dim, keepdim)
-
-    # ---- numpy / DLPack ----
-    # numpy.asarray(t) calls __array__, which describes the memory through `__array_interface__`
-    # on a holder with its own tensor reference (the array's `base`), so the array stays valid
-    # after `t.close()`.
-
-    def __array__(self, dtype=None, copy=None):
-        import numpy as np
-
-        self._host_only("convert to numpy")
-        a = np.asarray(_ArrayView(self))
-        if dtype is not None and np.dtype(dtype) != a.dtype:
-            if copy is False:
-                raise ValueError("a dtype conversion needs a copy")
-            return a.astype(dtype)
-        return a.copy() if copy else a
-
-    def numpy(self):
-        """A numpy array sharing this tensor's memory (not for bfloat16: numpy has no such
-        dtype; use .float() first)."""
-        import numpy as np
-
-        self._host_only("convert to numpy")
-        return np.asarray(_ArrayView(self))
-
-    def __dlpack_device__(self):
-        """(1, 0) for host tensors, (2, ordinal) (kDLCUDA) for device tensors."""
-        return (1, 0) if self._dev is None else (2, self._dev)
-
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """A DLPack capsule (zero-copy unless `copy`). For a device tensor, `stream` is the
-        consumer's CUDA stream (None: the legacy default stream, 1; 2: the per-thread default
-        stream; -1: no synchronization; else a cudaStream_t): it is made to wait, through an
-        event, for the work queued so far on this thread's current stream of the device."""
-        here = self.__dlpack_device__()
-        if dl_device is not None and tuple(dl_device) != here:
-            raise BufferError(f"th cannot export a tensor on {here} to device {tuple(dl_device)} through DLPack: "
-                              "use .cpu() / .cuda() first")
-        if self._dev is None:
-            if stream is not None:
-                raise BufferError("a host tensor's __dlpack__ takes no stream (stream must be None)")
-        else:
-            L.call("THCState_dlpackSync", None, [P, C.c_int, C.c_int64], None, self._dev,
-                   1 if stream is None else int(stream), kind=THBufferError)
-        src = self.clone() if copy else self
-        if max_version is None or max_version[0] < 1:
-            m = src._c("toDLPackUnversioned", P, [P], src.handle)
-            return L.PyCapsule_New(m, L.CAPSULE_L, L.DESTRUCTOR_L)
-        m = src._c("toDLPack", P, [P], src.handle)
-        if copy:
-            L.DLManagedTensorVersioned.from_address(m).flags |= L.S.FLAG_IS_COPIED
-        return L.PyCapsule_New(m, L.CAPSULE_V, L.DESTRUCTOR_V)
-
-    # ---- shared memory ----
-
-    def _host_only(self, what):
-        if self._dev is not None:
-            raise THTypeError(f"can't {what} a tensor on {self.device}: copy it to host memory with .cpu() first")
-
-    def share_memory_(self, name=None):
-        """Moves the data into a POSIX shared-memory segment (THRefcountedMapAllocator) another
-        process can open with `Tensor.from_shared(t.shared_name, t.shape, t.dtype)`. The
-        segment is removed when the last user (in any process) frees it. Returns self."""
-        self._host_only("share")
-        if self._shm_name is not None:
-            return self
-        if name is None:
-            name = f"/th_{os.getpid()}_{id(self):x}_{os.urandom(4).hex()}"
-        n = self.numel()
-        if n == 0:
-            raise THValueError("cannot share an empty tensor")
-        ctx = call("THMapAllocatorContext_new", P, [C.c_char_p, C.c_int], name.encode(),
-                   MAPPED_SHAREDMEM | MAPPED_EXCLUSIVE)
-        try:
-            st = call(f"TH{self._dtype.th}Storage_newWithAllocator", P, [C.c_ssize_t, P, P], n,
-                      _rc_allocator(), ctx)
-        except Exception:
-            fn("THMapAllocatorContext_free", None, [P])(ctx)
-            raise
-        try:
-            shape = self.shape
-            with L.LongList(shape) as sz:
-                tmp = Tensor._adopt(self._c("newWithStorage", P, [P, C.c_ssize_t, P, P], st, 0, sz, None),
-                                    self._dtype)
-            tmp.copy_(self)
-            self._c("set", None, [P, P], self.handle, tmp.handle)
-            tmp.close()
-        finally:
-            fn(f"TH{self._dtype.th}Storage_free", None, [P])(st)
-        self._shm_name = name
-        return self
-
-    @property
-    def shared_name(self):
-        """The shared-memory name after share_memory_() (else None)."""
-        return self._shm_name
-
-    def is_shared(self):
-        return self._shm_name is not None
-
-    @classmethod
-    def from_shared(cls, name, shape, dtype="float32"):
-        """Opens the shared segment `name` made by `share_memory_()` in another process (the
-        same memory: writes are seen on both sides)."""
-        d = as_dtype(dtype)
-        shape = _shape_arg((shape,)) if not isinstance(shape, int) else [shape]
-        ctx = call("THMapAllocatorContext_new", P, [C.c_char_p, C.c_int], name.encode(),
-                   MAPPED_SHAREDMEM | MAPPED_NOCREATE)
-        try:
-            st = call(f"TH{d.th}Storage_newWithAllocator", P, [C.c_ssize_t, P, P], 0, _rc_allocator(), ctx)
-        except Exception:
-            fn("THMapAllocatorContext_free", None, [P])(ctx)
-            raise
-        try:
-            with L.LongList(shape) as sz:
-                h = call(f"TH{d.th}Tensor_newWithStorage", P, [P, C.c_ssize_t, P, P], st, 0, sz, None)
-        finally:
-            fn(f"TH{d.th}Storage_free", None, [P])(st)
-        t = Tensor._adopt(h, d)
-        t._shm_name = name
-        return t
 
     # ---- printing ----
 
     def __repr__(self):
+        """numpy's layout (see th/_format.py): `tensor([1. , 2.5], dtype=float32)`."""
         if self.closed:
             return "tensor(<released>)"
-        shape = self.shape
-        extra = f", dtype={self._dtype.name}" + ("" if self._dev is None else f", device='{self.device}'")
-        if not shape:
-            return f"tensor([]{extra})"
-        if self.numel() > 1000:
-            return f"tensor(<{' x '.join(map(str, shape))} elements>{extra}, strides={self.strides})"
-        return f"tensor({_fmt(self.tolist(), 7)}{extra})"
+        return _format.tensor_repr(self)
 
     __str__ = __repr__
 
@@ -758,42 +717,20 @@ class Tensor:
 # Add the elementwise functions as methods: t.exp(), t.sqrt(), ...
 _UNARY = ["abs", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
           "cosh", "tanh", "sigmoid", "floor", "ceil", "round", "trunc", "frac", "sign", "neg", "lgamma"]
+
+
+def _unary_method(name):
+    def method(self: "Tensor") -> "Tensor":
+        return self._unary(name)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"Elementwise {name}, a new tensor (TH{{Real}}Tensor_{name}; THC's THCuda{{Real}}Tensor_{name} "
+                      "for a device tensor). Not defined for every dtype: the error says so.")
+    return method
+
+
 for _name in _UNARY:
-    setattr(Tensor, _name, (lambda n: lambda self: self._unary(n))(_name))
-
-MAPPED_SHAREDMEM, MAPPED_EXCLUSIVE, MAPPED_NOCREATE = 2, 4, 8
-
-
-def _rc_allocator():
-    return C.addressof(C.c_char.in_dll(L.dll, "THRefcountedMapAllocator"))
-
-
-class _ArrayView:
-    """Holds its own reference on a tensor and describes it to numpy (`arr.base`), so arrays
-    stay valid after the Tensor object is closed."""
-
-    def __init__(self, t):
-        if t._dtype.numpy is None:
-            raise THTypeError("bfloat16 has no numpy dtype: convert with .float() (or use th's own DLPack path)")
-        self.t = t._shallow()
-        shape, strides = self.t.shape, self.t.strides
-        ptr = self.t.data_ptr()
-        if not shape:
-            shape, strides = (0,), (1,)
-        if not ptr:
-            ptr = C.addressof(_EMPTY)
-        isz = t._dtype.itemsize
-        self.__array_interface__ = {
-            "version": 3,
-            "shape": tuple(shape),
-            "typestr": t._dtype.typestr,
-            "data": (ptr, False),
-            "strides": tuple(s * isz for s in strides),
-        }
-
-
-_EMPTY = (C.c_char * 16)()
-
+    setattr(Tensor, _name, _unary_method(_name))
 
 def _py(d, v):
     if d is L.float16 or d is L.bfloat16:
@@ -801,14 +738,6 @@ def _py(d, v):
     if isinstance(v, (int, float)):
         return d.from_c(v)
     return d.from_c(v.value)
-
-
-def _fmt(x, prec):
-    if isinstance(x, list):
-        return "[" + ", ".join(_fmt(e, prec) for e in x) + "]"
-    if isinstance(x, float):
-        return f"{x:.{prec}g}"
-    return repr(x)
 
 
 def _wrap_dim(d, n):
@@ -833,10 +762,17 @@ def _new_with_size(d, dev, size_storage):
 def _new_sized(d, dev, shape):
     """A new contiguous tensor of `shape` (contents uninitialised; TH's empty tensor for no
     elements) of dtype `d` on `dev`."""
+    F = L.funcs(d, dev)
     if not shape or 0 in shape:
-        return Tensor._adopt(L.fam_call(d, dev, "new", P, []), d, dev=dev)
+        return Tensor._adopt(F.new(), d, dev=dev)
+    n = len(shape)
+    if n <= 4:  # one call: newWithSize{n}d
+        return Tensor._adopt(getattr(F, _SIZED[n])(*shape), d, dev=dev)
     with L.LongList(shape) as s:
         return Tensor._adopt(_new_with_size(d, dev, s), d, dev=dev)
+
+
+_SIZED = [None, "newWithSize1d", "newWithSize2d", "newWithSize3d", "newWithSize4d"]
 
 
 def _copy(dst, src):
@@ -957,50 +893,4 @@ def tensor(data, dtype=None, device=None):
     return t
 
 
-# ---- numpy / DLPack import ----
-
-
-def from_dlpack(x):
-    """A tensor sharing `x`'s memory: any object with `__dlpack__` (numpy arrays, torch tensors,
-    th tensors, ...) or a DLPack PyCapsule. The producer's deleter runs when the last th tensor
-    on the memory is freed. Raises BufferError with the library's message when the tensor
-    cannot be taken (read-only, negative strides, unsupported dtype or device)."""
-    if hasattr(x, "__dlpack__"):
-        kw = {}
-        dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
-        if dev[0] == 2:
-            # A device producer orders its work before our current stream of that device.
-            kw["stream"] = _cuda.current_stream_handle(_cuda.resolve(_cuda.device("cuda", dev[1])))
-        try:
-            cap = x.__dlpack__(max_version=(1, 1), **kw)
-        except TypeError:
-            cap = x.__dlpack__(**kw)
-    else:
-        cap = x
-    name = L.PyCapsule_GetName(cap)
-    if name == L.CAPSULE_V:
-        ptr = L.PyCapsule_GetPointer(cap, L.CAPSULE_V)
-        m = L.DLManagedTensorVersioned.from_address(ptr)
-        func, used = "fromDLPack", L.CAPSULE_V_USED
-    elif name == L.CAPSULE_L:
-        ptr = L.PyCapsule_GetPointer(cap, L.CAPSULE_L)
-        m = L.DLManagedTensor.from_address(ptr)
-        func, used = "fromDLPackUnversioned", L.CAPSULE_L_USED
-    else:
-        raise BufferError(f"not an unconsumed DLPack capsule (name {name!r})")
-    dt = m.dl_tensor.dtype
-    d = L.dtype_from_dl(dt.code, dt.bits, dt.lanes)
-    # CUDA device memory (kDLCUDA) and managed memory with a device library go to THC's import,
-    # which checks the device; everything else to TH's (which refuses device memory).
-    dev = None
-    if m.dl_tensor.device.device_type == 2:
-        dev = _cuda.resolve(_cuda.device("cuda", m.dl_tensor.device.device_id))
-    h = L.fam_call(d, dev, func, P, [P], ptr, kind=THBufferError)
-    L.PyCapsule_SetName(cap, used)  # consumed: the th tensor owns the managed tensor now
-    return Tensor._adopt(h, d, dev=dev)
-
-
-def from_numpy(a):
-    """A tensor sharing the numpy array's memory (zero-copy); the array stays alive as long as
-    any th tensor uses it. Read-only arrays and negative strides are refused (BufferError)."""
-    return from_dlpack(a)
+from ._interop import from_dlpack, from_numpy  # noqa: E402,F401  (public through th.tensor too)
