@@ -100,14 +100,10 @@ const MIN_STREAM: usize = 256;
 #[inline(always)]
 unsafe fn write_contig<S: Streamer, O: Copy>(n: usize, o: *mut O, nt: bool, g: impl Fn(usize) -> O) {
     let sz = size_of::<O>();
-    let stream =
-        nt && sz != 0 && n * sz >= MIN_STREAM && (o as usize).is_multiple_of(sz) && 64usize.is_multiple_of(sz);
+    let stream = nt && sz != 0 && n * sz >= MIN_STREAM && (o as usize).is_multiple_of(sz) && 64usize.is_multiple_of(sz);
     // elements before the first 64-byte line, per chunk, per line (streamed pieces only)
-    let (head, per, line) = if stream {
-        ((((64 - (o as usize) % 64) % 64) / sz).min(n), CHUNK / sz, 64 / sz)
-    } else {
-        (0, 0, 1)
-    };
+    let (head, per, line) =
+        if stream { ((((64 - (o as usize) % 64) % 64) / sz).min(n), CHUNK / sz, 64 / sz) } else { (0, 0, 1) };
     let mut buf = ChunkBuf([std::mem::MaybeUninit::uninit(); CHUNK]);
     let b = buf.0.as_mut_ptr() as *mut O;
     let mut i = 0;

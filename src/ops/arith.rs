@@ -7,13 +7,18 @@ use super::num::{Float, Num, Real};
 use super::{Operand, map0, pointwise1, pointwise1_plain, pointwise2, pointwise2_plain, pointwise3};
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
-use crate::core::tensor::Tensor;
+use crate::core::tensor::{Tensor, View};
 use crate::cuda::launch::Call;
 use crate::kernels::vmath::VMath;
 
 /// `r` filled with `v` in place (no resize).
 pub fn fill<T: Scalar>(r: &Tensor<T>, v: T) -> Result<()> {
-    r.with_view(|o| map0(o, Call::new("fill").value(v), || v))
+    r.with_view(|o| fill_view(o, v))
+}
+
+/// The view `o` filled with `v`: every fill of a dtype shares this one kernel.
+pub fn fill_view<T: Scalar>(o: &View<T>, v: T) -> Result<()> {
+    map0(o, Call::new("fill").value(v), move || v)
 }
 
 fn int_divisor<T: Num>(v: T) -> Result<()> {

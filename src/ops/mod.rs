@@ -188,13 +188,7 @@ unsafe fn run1<const SIMD: bool, O: Copy, A: Copy, F: Fn(A) -> O>(
     f: &F,
 ) {
     // SAFETY: forwarded contract.
-    unsafe {
-        if SIMD {
-            kernels::map1_run(n, o, a, nt, f)
-        } else {
-            kernels::map1_base(n, o, a, nt, f)
-        }
-    }
+    unsafe { if SIMD { kernels::map1_run(n, o, a, nt, f) } else { kernels::map1_base(n, o, a, nt, f) } }
 }
 
 /// `kernels::map2_run`, or its plain copy alone without `SIMD`.
@@ -211,13 +205,7 @@ unsafe fn run2<const SIMD: bool, O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(
     f: &F,
 ) {
     // SAFETY: forwarded contract.
-    unsafe {
-        if SIMD {
-            kernels::map2_run(n, o, a, b, nt, f)
-        } else {
-            kernels::map2_base(n, o, a, b, nt, f)
-        }
-    }
+    unsafe { if SIMD { kernels::map2_run(n, o, a, b, nt, f) } else { kernels::map2_base(n, o, a, b, nt, f) } }
 }
 
 /// A fresh contiguous view of `shape` in the memory `like` lives in (host or its device).
@@ -510,7 +498,12 @@ fn pointwise2_with<const SIMD: bool, O: Scalar, T: Scalar>(
     let (a, b) = (a.snapshot(), b.snapshot());
     Backend::of(&[r.with_view(|v| v.device()), a.device(), b.device()])?;
     let (shape, vs) = broadcast_all(&[&a, &b])?;
-    into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map2_with::<SIMD, O, T, T>(o, &vs[0], &vs[1], k, f))
+    into_output(
+        r,
+        &shape,
+        |o| vs.iter().any(|v| partial_overlap(o, v)),
+        |o| map2_with::<SIMD, O, T, T>(o, &vs[0], &vs[1], k, f),
+    )
 }
 
 /// `r = f(a, b, c)` elementwise with broadcasting.
@@ -548,5 +541,10 @@ fn pointwise3_with<const SIMD: bool, O: Scalar, T: Scalar>(
     let (a, b, c) = (a.snapshot(), b.snapshot(), c.snapshot());
     Backend::of(&[r.with_view(|v| v.device()), a.device(), b.device(), c.device()])?;
     let (shape, vs) = broadcast_all(&[&a, &b, &c])?;
-    into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map3_with::<SIMD, O, T, T, T>(o, &vs[0], &vs[1], &vs[2], k, f))
+    into_output(
+        r,
+        &shape,
+        |o| vs.iter().any(|v| partial_overlap(o, v)),
+        |o| map3_with::<SIMD, O, T, T, T>(o, &vs[0], &vs[1], &vs[2], k, f),
+    )
 }
