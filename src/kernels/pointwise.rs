@@ -253,10 +253,6 @@ multiversion! { @base
     /// `map2_run`'s plain copy alone.
     pub fn map2_base<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(n: usize, o: Strided<*mut O>, a: Strided<*const A>, b: Strided<*const B>, nt: bool, f: &F) => map2_body
 }
-multiversion! { @base
-    /// `map3_run`'s plain copy alone.
-    pub fn map3_base<O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(n: usize, o: Strided<*mut O>, a: Strided<*const A>, b: Strided<*const B>, c: Strided<*const C>, nt: bool, f: &F) => map3_body
-}
 
 /// Bytes an elementwise op must touch (all operands) before its contiguous output is streamed:
 /// `TH_STREAM_BYTES` when set, else the last-level cache size as Linux's sysfs reports it for

@@ -136,8 +136,8 @@ fn map2_with<const SIMD: bool, O: Scalar, A: Scalar, B: Scalar>(
     Ok(())
 }
 
-/// `o[i] = f(a[i], b[i], c[i])` for same-shaped views; `SIMD` as in `map1_with`.
-fn map3_with<const SIMD: bool, O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
+/// `o[i] = f(a[i], b[i], c[i])` for same-shaped views.
+pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     o: &View<O>,
     a: &View<A>,
     b: &View<B>,
@@ -165,11 +165,7 @@ fn map3_with<const SIMD: bool, O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
         plan.run(bases, elem, self_overlapping(&o.sizes, &o.strides), |p, s, n| {
             let (a, b, c) =
                 (Strided(p[1] as *const A, s[1]), Strided(p[2] as *const B, s[2]), Strided(p[3] as *const C, s[3]));
-            if SIMD {
-                kernels::map3_run(n, Strided(p[0] as *mut O, s[0]), a, b, c, nt, &f);
-            } else {
-                kernels::map3_base(n, Strided(p[0] as *mut O, s[0]), a, b, c, nt, &f);
-            }
+            kernels::map3_run(n, Strided(p[0] as *mut O, s[0]), a, b, c, nt, &f);
         })
     };
     Ok(())
@@ -515,36 +511,8 @@ pub fn pointwise3<O: Scalar, T: Scalar>(
     k: Call,
     f: impl Fn(T, T, T) -> O + Sync,
 ) -> Result<()> {
-    pointwise3_with::<true, O, T>(r, a, b, c, k, f)
-}
-
-/// `pointwise3` with a plain kernel alone (as `pointwise1_plain`).
-pub fn pointwise3_plain<O: Scalar, T: Scalar>(
-    r: &Tensor<O>,
-    a: &impl Operand<T>,
-    b: &impl Operand<T>,
-    c: &impl Operand<T>,
-    k: Call,
-    f: impl Fn(T, T, T) -> O + Sync,
-) -> Result<()> {
-    pointwise3_with::<false, O, T>(r, a, b, c, k, f)
-}
-
-fn pointwise3_with<const SIMD: bool, O: Scalar, T: Scalar>(
-    r: &Tensor<O>,
-    a: &impl Operand<T>,
-    b: &impl Operand<T>,
-    c: &impl Operand<T>,
-    k: Call,
-    f: impl Fn(T, T, T) -> O + Sync,
-) -> Result<()> {
     let (a, b, c) = (a.snapshot(), b.snapshot(), c.snapshot());
     Backend::of(&[r.with_view(|v| v.device()), a.device(), b.device(), c.device()])?;
     let (shape, vs) = broadcast_all(&[&a, &b, &c])?;
-    into_output(
-        r,
-        &shape,
-        |o| vs.iter().any(|v| partial_overlap(o, v)),
-        |o| map3_with::<SIMD, O, T, T, T>(o, &vs[0], &vs[1], &vs[2], k, f),
-    )
+    into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map3(o, &vs[0], &vs[1], &vs[2], k, f))
 }
