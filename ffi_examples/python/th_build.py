@@ -6,16 +6,26 @@ an up-to-date release build is reused as is. `pip install -C profile=dev ./ffi_e
 (or TH_CARGO_PROFILE=dev) builds with another cargo profile instead. TH_LIBRARY=/path/to/libth.so packages a library built
 elsewhere instead. The wheel holds the `th` package plus `th/libth.so`, tagged py3-none-<platform>
 (ctypes bindings do not depend on the Python version).
+
+The packaged library is stripped (`objcopy --strip-unneeded`: no debug sections, no local
+symbols; the exported ones stay), as distributions package theirs. Its debug info is not in the
+wheel: with `-C debug-info-dir=DIR` (or TH_DEBUG_INFO_DIR=DIR) it is written to
+`DIR/libth.so.debug` and the packaged library gets a `.gnu_debuglink` naming it (gdb finds it
+beside the installed `th/libth.so`, in a `.debug/` folder there, or under its
+debug-file-directory); otherwise it stays in the unstripped library of the build tree.
+Without objcopy the library is packaged as built.
 """
 
 import base64
 import hashlib
 import io
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
 import tarfile
+import tempfile
 import zipfile
 
 NAME = "th"
@@ -74,6 +84,28 @@ def _library(config_settings=None):
     return lib
 
 
+def _stripped(lib, config_settings=None):
+    """The bytes of `lib` stripped, its debug info split off as described in the module docs."""
+    objcopy = os.environ.get("OBJCOPY", "objcopy")
+    if shutil.which(objcopy) is None:
+        print(f"th_build: {objcopy} not found, packaging {lib} unstripped", file=sys.stderr)
+        with open(lib, "rb") as f:
+            return f.read()
+    debug_dir = (config_settings or {}).get("debug-info-dir") or os.environ.get("TH_DEBUG_INFO_DIR")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "libth.so")
+        cmd = [objcopy, "--strip-unneeded"]
+        if debug_dir:
+            os.makedirs(debug_dir, exist_ok=True)
+            dbg = os.path.join(os.path.abspath(debug_dir), "libth.so.debug")
+            subprocess.run([objcopy, "--only-keep-debug", "--compress-debug-sections=zlib", lib, dbg], check=True)
+            cmd.append(f"--add-gnu-debuglink={dbg}")
+            print(f"th_build: debug info in {dbg}", file=sys.stderr)
+        subprocess.run(cmd + [lib, out], check=True)
+        with open(out, "rb") as f:
+            return f.read()
+
+
 def _files():
     """(archive name, source path) of every package file."""
     out = []
@@ -122,7 +154,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     lib = _library(config_settings)
     di, meta = _dist_info(tag)
     entries = [(name, open(path, "rb").read()) for name, path in _files()]
-    entries.append((f"{NAME}/libth.so", open(lib, "rb").read()))
+    entries.append((f"{NAME}/libth.so", _stripped(lib, config_settings)))
     entries += list(meta.items())
     record = [_record_line(n, d) for n, d in entries] + [f"{di}/RECORD,,"]
     wheel_name = f"{NAME}-{VERSION}-{tag}.whl"

@@ -34,6 +34,7 @@ macro_rules! error_codes {
         impl Error {
             $($(
                 #[doc = concat!("A `", stringify!($code), "` error.")]
+                #[cold]
                 pub fn $ctor(msg: impl Into<String>) -> Self {
                     Self::new($E::$code, msg)
                 }
@@ -93,7 +94,10 @@ pub struct Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+// The constructors are cold: errors are the rare path, so their code stays out of the callers'
+// (out of every exported function and generic op instantiation that can fail).
 impl Error {
+    #[cold]
     pub fn new(code: Code, msg: impl Into<String>) -> Self {
         Error { code, msg: msg.into(), arg: None }
     }
@@ -104,6 +108,8 @@ impl Error {
         }
         self
     }
+    #[cold]
+    #[inline(never)]
     pub fn null(arg: u32, what: &str) -> Self {
         Self::new(Code::TH_ERR_NULL_ARG, format!("argument {arg} ({what}) is NULL")).at_arg(arg)
     }

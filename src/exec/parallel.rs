@@ -92,7 +92,13 @@ pub fn nested() -> bool {
 /// shared with other processes a worker may not get a core for a while); it only waits for
 /// pieces already claimed. Otherwise (and inside a piece of another parallel loop, see
 /// `nested`) `f(0, n)` runs on this thread.
+#[inline]
 pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
+    for_range_dyn(n, work, &f)
+}
+
+/// `for_range` compiled once: `f` is called through the reference.
+fn for_range_dyn(n: usize, work: usize, f: &(dyn Fn(usize, usize) + Sync)) {
     if n == 0 {
         return;
     }
@@ -103,7 +109,7 @@ pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
     };
     let threads = pool.current_num_threads();
     let pieces = (threads * PIECES_PER_THREAD).min(work / (GRAIN / 2)).max(threads).min(n);
-    run(&pool, pieces, n, &f);
+    run(&pool, pieces, n, f);
 }
 
 /// Runs `f(i)` for every `i < n`, on the calling thread and (with `parallel`, outside another
@@ -111,7 +117,13 @@ pub fn for_range(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
 /// a claimed index runs to its end on a thread that is running, so `f(i)` may wait (spin) for
 /// the work of lower indices: the lowest unfinished claimed index never waits on anything
 /// unfinished. Without a pool, `f(0)`, `f(1)`, ... run in turn on this thread.
+#[inline]
 pub fn for_each_ordered(n: usize, parallel: bool, f: impl Fn(usize) + Sync) {
+    for_each_ordered_dyn(n, parallel, &f)
+}
+
+/// `for_each_ordered` compiled once: `f` is called through the reference.
+fn for_each_ordered_dyn(n: usize, parallel: bool, f: &(dyn Fn(usize) + Sync)) {
     let pool = if parallel && n > 1 && !nested() { pool() } else { None };
     let Some(pool) = pool else {
         (0..n).for_each(f);

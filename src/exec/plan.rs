@@ -40,6 +40,9 @@ const TILE_MIN_NUMEL: usize = 2048;
 /// Largest stride (elements) along which an operand is packed.
 const MAX_PACK_STRIDE: isize = 8;
 
+/// A kernel of `Plan::run`: `(pointers, inner strides, len)` of one run.
+type Kernel<'a, const N: usize> = dyn Fn([*mut u8; N], [isize; N], usize) + Sync + 'a;
+
 impl<const N: usize> Plan<N> {
     /// `shape` is the output shape; `strides[k]` the strides of operand k for it.
     pub fn new(shape: &[i64], strides: [&[i64]; N]) -> Self {
@@ -127,10 +130,21 @@ impl<const N: usize> Plan<N> {
     /// # Safety
     /// Every element the plan reaches from each base must be valid for the kernel's accesses,
     /// and the kernel must tolerate running concurrently on disjoint runs of the output.
+    #[inline]
     pub unsafe fn run<F>(&self, bases: [*mut u8; N], elem: [usize; N], serial: bool, f: F)
     where
         F: Fn([*mut u8; N], [isize; N], usize) + Sync,
     {
+        // SAFETY: forwarded contract.
+        unsafe { self.run_dyn(bases, elem, serial, &f) }
+    }
+
+    /// `run` with the kernel behind a reference: the walk is compiled once per operand count,
+    /// not once per kernel (a call through the reference per run costs nothing next to a run).
+    ///
+    /// # Safety
+    /// As for `run`.
+    unsafe fn run_dyn(&self, bases: [*mut u8; N], elem: [usize; N], serial: bool, f: &Kernel<'_, N>) {
         let nd = self.dims.len();
         let (inner, ist) = self.inner();
         let rows: usize = self.dims[..nd - 1].iter().map(|d| d.size).product();
@@ -177,10 +191,7 @@ impl<const N: usize> Plan<N> {
     ///
     /// # Safety
     /// As for `run`.
-    unsafe fn run_tiled<F>(&self, bases: [*mut u8; N], elem: [usize; N], d: usize, packed: [bool; N], f: F)
-    where
-        F: Fn([*mut u8; N], [isize; N], usize) + Sync,
-    {
+    unsafe fn run_tiled(&self, bases: [*mut u8; N], elem: [usize; N], d: usize, packed: [bool; N], f: &Kernel<'_, N>) {
         let nd = self.dims.len();
         let (ni, nd_) = (self.dims[nd - 1].size, self.dims[d].size);
         let ist = self.dims[nd - 1].st;

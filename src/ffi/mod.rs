@@ -44,22 +44,39 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Runs `f` for the exported function `name`; on error records it, calls the handler once and
 /// returns `sentinel`.
+///
+/// Instantiated once per exported function: only the call and the match are generic, the
+/// error path is `failed`, compiled once.
+#[inline]
 pub(crate) fn boundary<R>(name: &'static str, sentinel: R, f: impl FnOnce() -> Result<R>) -> R {
-    let err = match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(v)) => return v,
-        Ok(Err(e)) => e,
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Error::new(Code::TH_ERR_PANIC, format!("internal error (panic): {what}"))
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            failed(name, Ok(e));
+            sentinel
         }
-    };
+        Err(payload) => {
+            failed(name, Err(payload));
+            sentinel
+        }
+    }
+}
+
+/// The error path of `boundary`: an error, or the payload of a caught panic, of the exported
+/// function `name` becomes the thread's last error, and the handler is called once.
+#[cold]
+#[inline(never)]
+fn failed(name: &'static str, err: std::result::Result<Error, Box<dyn std::any::Any + Send>>) {
+    let err = err.unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Error::new(Code::TH_ERR_PANIC, format!("internal error (panic): {what}"))
+    });
     let err = Error { msg: format!("{name}: {}", err.msg), ..err };
     error::report(&err);
-    sentinel
 }
 
 /// Defines exported C functions whose bodies run inside `boundary`, one or more per call:

@@ -95,6 +95,19 @@ macro_rules! multiversion {
             unsafe { $e }
         }
     };
+    // `@base`: the plain copy alone, for kernels whose loop no instruction set speeds up.
+    (@base $(#[$m:meta])* $vis:vis fn $name:ident<$($g:ident $(: $b:path)?),*>($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => $body:ident) => {
+        $(#[$m])*
+        ///
+        /// # Safety
+        #[doc = concat!("As `", stringify!($body), "`.")]
+        #[inline]
+        #[allow(clippy::too_many_arguments)]
+        $vis unsafe fn $name<$($g $(: $b)?),*>($($a: $t),*) $(-> $r)? {
+            // SAFETY: forwarded contract.
+            unsafe { $body::<$crate::kernels::Base, $($g),*>($($a),*) }
+        }
+    };
     ($(#[$m:meta])* $vis:vis fn $name:ident<$($g:ident $(: $b:path)?),*>($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => $body:ident) => {
         $(#[$m])*
         ///

@@ -94,41 +94,45 @@ const MIN_STREAM: usize = 256;
 
 /// `o[i] = g(i)` for `i < n`, `o` contiguous; with `nt`, the 64-byte aligned middle is computed
 /// chunk by chunk into an L1 buffer and streamed out (head and tail use ordinary stores).
+///
+/// Every piece (the whole output without `nt`; head, chunks and tail with it) goes through the
+/// one loop, so each kernel holds one vectorized copy of `g`'s loop, not one per piece.
 #[inline(always)]
 unsafe fn write_contig<S: Streamer, O: Copy>(n: usize, o: *mut O, nt: bool, g: impl Fn(usize) -> O) {
     let sz = size_of::<O>();
-    // SAFETY: (whole body) caller contract: o is valid for n elements; g(i) reads only inputs
-    // valid at i < n. The buffer holds CHUNK / sz elements of O, 64-byte aligned.
-    unsafe {
-        if !nt || sz == 0 || n * sz < MIN_STREAM || !(o as usize).is_multiple_of(sz) || !64usize.is_multiple_of(sz) {
-            for i in 0..n {
-                o.add(i).write(g(i));
+    let stream = nt && sz != 0 && n * sz >= MIN_STREAM && (o as usize).is_multiple_of(sz) && 64usize.is_multiple_of(sz);
+    // elements before the first 64-byte line, per chunk, per line (streamed pieces only)
+    let (head, per, line) =
+        if stream { ((((64 - (o as usize) % 64) % 64) / sz).min(n), CHUNK / sz, 64 / sz) } else { (0, 0, 1) };
+    let mut buf = ChunkBuf([std::mem::MaybeUninit::uninit(); CHUNK]);
+    let b = buf.0.as_mut_ptr() as *mut O;
+    let mut i = 0;
+    while i < n {
+        // the next piece [i, i + len), streamed through the buffer or written in place
+        let (len, streamed) = if !stream {
+            (n, false)
+        } else if i < head {
+            (head, false)
+        } else {
+            // whole lines only; the rest is the tail
+            match per.min(n - i) / line * line {
+                0 => (n - i, false),
+                len => (len, true),
             }
-            return;
-        }
-        let head = (((64 - (o as usize) % 64) % 64) / sz).min(n);
-        for i in 0..head {
-            o.add(i).write(g(i));
-        }
-        let (per, line) = (CHUNK / sz, 64 / sz);
-        let mut buf = ChunkBuf([std::mem::MaybeUninit::uninit(); CHUNK]);
-        let b = buf.0.as_mut_ptr() as *mut O;
-        let mut i = head;
-        loop {
-            // whole lines only
-            let len = per.min(n - i) / line * line;
-            if len == 0 {
-                break;
-            }
+        };
+        // SAFETY: caller contract: o is valid for n elements; g(i) reads only inputs valid at
+        // i < n. The buffer holds CHUNK / sz >= len elements of O, 64-byte aligned, and both o
+        // + i (a multiple of 64 bytes past the head) and the buffer are aligned when streamed.
+        unsafe {
+            let dst = if streamed { b } else { o.add(i) };
             for j in 0..len {
-                b.add(j).write(g(i + j));
+                dst.add(j).write(g(i + j));
             }
-            S::stream(o.add(i) as *mut u8, b as *const u8, len * sz);
-            i += len;
+            if streamed {
+                S::stream(o.add(i) as *mut u8, b as *const u8, len * sz);
+            }
         }
-        for j in i..n {
-            o.add(j).write(g(j));
-        }
+        i += len;
     }
 }
 
@@ -239,6 +243,15 @@ multiversion! {
 multiversion! {
     /// `o[i] = f(a[i], b[i], c[i])`.
     pub fn map3_run<O: Copy, A: Copy, B: Copy, C: Copy, F: Fn(A, B, C) -> O>(n: usize, o: Strided<*mut O>, a: Strided<*const A>, b: Strided<*const B>, c: Strided<*const C>, nt: bool, f: &F) => map3_body
+}
+
+multiversion! { @base
+    /// `map1_run`'s plain copy alone.
+    pub fn map1_base<O: Copy, A: Copy, F: Fn(A) -> O>(n: usize, o: Strided<*mut O>, a: Strided<*const A>, nt: bool, f: &F) => map1_body
+}
+multiversion! { @base
+    /// `map2_run`'s plain copy alone.
+    pub fn map2_base<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(n: usize, o: Strided<*mut O>, a: Strided<*const A>, b: Strided<*const B>, nt: bool, f: &F) => map2_body
 }
 
 /// Bytes an elementwise op must touch (all operands) before its contiguous output is streamed:

@@ -4,16 +4,21 @@
 //! `r` aliasing an input exactly, and runs through `ops::pointwise*` and the pointwise plan (`exec::plan`).
 
 use super::num::{Float, Num, Real};
-use super::{Operand, map0, pointwise1, pointwise2, pointwise3};
+use super::{Operand, map0, pointwise1, pointwise1_plain, pointwise2, pointwise2_plain, pointwise3};
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
-use crate::core::tensor::Tensor;
+use crate::core::tensor::{Tensor, View};
 use crate::cuda::launch::Call;
 use crate::kernels::vmath::VMath;
 
 /// `r` filled with `v` in place (no resize).
 pub fn fill<T: Scalar>(r: &Tensor<T>, v: T) -> Result<()> {
-    r.with_view(|o| map0(o, Call::new("fill").value(v), || v))
+    r.with_view(|o| fill_view(o, v))
+}
+
+/// The view `o` filled with `v`: every fill of a dtype shares this one kernel.
+pub fn fill_view<T: Scalar>(o: &View<T>, v: T) -> Result<()> {
+    map0(o, Call::new("fill").value(v), move || v)
 }
 
 fn int_divisor<T: Num>(v: T) -> Result<()> {
@@ -96,31 +101,52 @@ fn arith_op<T: Num, S: Operand<T>>(r: &Tensor<T>, t: &impl Operand<T>, op: Arith
     // TH's `pow(r, t, value)` special-cases some values (`Num::pow_value`); `cpow` is C's pow.
     if let (Pow, Rhs::Value(v)) = (op, &rhs) {
         let v = *v;
-        return pointwise1(r, t, Call::new("pow").value(v), move |x: T| x.pow_value(v));
+        // (floats: `t*t`, `sqrt(t)`, ... for the common values vectorize; integers call pow)
+        return if T::IS_FLOAT {
+            pointwise1(r, t, Call::new("pow").value(v), move |x: T| x.pow_value(v))
+        } else {
+            pointwise1_plain(r, t, Call::new("pow").value(v), move |x: T| x.pow_value(v))
+        };
     }
     // Each operation is the `Num` method `$f` of (element, right operand); every arm writes its
     // own closure, so each operation keeps its own monomorphic kernel.
     // The device kernels: `<op>` with a value, `c<op>` with a tensor (`cadd`/`csub` take a
     // factor, 1 here).
+    // `$simd`: whether the op's loop vectorizes for `T`, so that its kernel is worth its AVX2
+    // and AVX-512 copies; the others (libm calls, integer division, the bitwise ops of float
+    // types, which return an error before they run) get the plain kernel alone.
     macro_rules! dispatch {
-        ($($($op:ident)|+ => $f:ident [$kv:literal $kt:literal]),* $(,)?) => {
+        ($($($op:ident)|+ => $f:ident [$kv:literal $kt:literal] $simd:expr),* $(,)?) => {
             match (op, rhs) {
                 $(
-                    ($($op)|+, Rhs::Value(v)) => pointwise1(r, t, Call::new($kv).value(v), move |x: T| x.$f(v)),
+                    ($($op)|+, Rhs::Value(v)) => {
+                        let k = Call::new($kv).value(v);
+                        if $simd {
+                            pointwise1(r, t, k, move |x: T| x.$f(v))
+                        } else {
+                            pointwise1_plain(r, t, k, move |x: T| x.$f(v))
+                        }
+                    }
                     ($($op)|+, Rhs::Tensor(src)) => {
                         let k = Call::new($kt);
                         let k = if matches!(op, Add | Sub) { k.value(T::one()) } else { k };
-                        pointwise2(r, t, src, k, |a: T, b: T| a.$f(b))
+                        if $simd {
+                            pointwise2(r, t, src, k, |a: T, b: T| a.$f(b))
+                        } else {
+                            pointwise2_plain(r, t, src, k, |a: T, b: T| a.$f(b))
+                        }
                     }
                 )*
             }
         };
     }
-    dispatch!(Add => add ["add" "cadd"], Sub => sub ["sub" "csub"], Mul => mul ["mul" "cmul"], Div => div ["div" "cdiv"],
-        Pow => pow ["pow" "cpow"], Lshift => shl ["lshift" "clshift"], Rshift => shr ["rshift" "crshift"],
-        Fmod => fmod ["fmod" "cfmod"], Remainder => remainder ["remainder" "cremainder"],
-        BitAnd => bitand ["bitand" "cbitand"], BitOr => bitor ["bitor" "cbitor"], BitXor => bitxor ["bitxor" "cbitxor"],
-        CmaxValue | Max => th_max ["cmaxValue" "cmax"], CminValue | Min => th_min ["cminValue" "cmin"])
+    let (float, int) = (T::IS_FLOAT, !T::IS_FLOAT);
+    dispatch!(Add => add ["add" "cadd"] true, Sub => sub ["sub" "csub"] true, Mul => mul ["mul" "cmul"] true,
+        Div => div ["div" "cdiv"] float, Pow => pow ["pow" "cpow"] false, Lshift => shl ["lshift" "clshift"] int,
+        Rshift => shr ["rshift" "crshift"] int, Fmod => fmod ["fmod" "cfmod"] false,
+        Remainder => remainder ["remainder" "cremainder"] float, BitAnd => bitand ["bitand" "cbitand"] int,
+        BitOr => bitor ["bitor" "cbitor"] int, BitXor => bitxor ["bitxor" "cbitxor"] int,
+        CmaxValue | Max => th_max ["cmaxValue" "cmax"] true, CminValue | Min => th_min ["cminValue" "cmin"] true)
 }
 
 /// `r = t + value * src` (TH's `cadd`).
@@ -301,10 +327,12 @@ impl Unary {
     }
 }
 
+/// `$pw`: `pointwise1` for the functions that vectorize (`kernels::vmath`, the float
+/// instructions), `pointwise1_plain` for the libm calls.
 macro_rules! unary_dispatch {
-    ($op:expr, $r:expr, $t:expr, $T:ty; $($name:ident => |$x:ident| $e:expr),* $(,)?) => {
+    ($op:expr, $r:expr, $t:expr, $T:ty; $($name:ident $pw:ident => |$x:ident| $e:expr),* $(,)?) => {
         match $op {
-            $(Unary::$name => pointwise1($r, $t, Call::new($op.kernel()), |v: $T| { let $x = v.to_r(); <$T>::from_r($e) }),)*
+            $(Unary::$name => $pw($r, $t, Call::new($op.kernel()), |v: $T| { let $x = v.to_r(); <$T>::from_r($e) }),)*
         }
     };
 }
@@ -312,39 +340,39 @@ macro_rules! unary_dispatch {
 pub fn unary<T: Float>(r: &Tensor<T>, t: &impl Operand<T>, op: Unary) -> Result<()> {
     let one = <T::R as Num>::one();
     unary_dispatch!(op, r, t, T;
-        Sigmoid => |x| x.vsigmoid(),
-        Log => |x| x.vln(),
-        Lgamma => |x| x.lgamma(),
-        Log1p => |x| x.ln_1p(),
-        Exp => |x| x.vexp(),
-        Cos => |x| x.cos(),
-        Acos => |x| x.acos(),
-        Cosh => |x| x.cosh(),
-        Sin => |x| x.sin(),
-        Asin => |x| x.asin(),
-        Sinh => |x| x.sinh(),
-        Tan => |x| x.tan(),
-        Atan => |x| x.atan(),
-        Tanh => |x| x.vtanh(),
-        Sqrt => |x| x.sqrt(),
-        Rsqrt => |x| one.div(x.sqrt()),
-        Ceil => |x| x.ceil(),
-        Floor => |x| x.floor(),
-        Round => |x| x.round(),
-        Trunc => |x| x.trunc(),
-        Frac => |x| x.sub(x.trunc()),
-        Cinv => |x| x.recip(),
+        Sigmoid pointwise1 => |x| x.vsigmoid(),
+        Log pointwise1 => |x| x.vln(),
+        Lgamma pointwise1_plain => |x| x.lgamma(),
+        Log1p pointwise1_plain => |x| x.ln_1p(),
+        Exp pointwise1 => |x| x.vexp(),
+        Cos pointwise1_plain => |x| x.cos(),
+        Acos pointwise1_plain => |x| x.acos(),
+        Cosh pointwise1_plain => |x| x.cosh(),
+        Sin pointwise1_plain => |x| x.sin(),
+        Asin pointwise1_plain => |x| x.asin(),
+        Sinh pointwise1_plain => |x| x.sinh(),
+        Tan pointwise1_plain => |x| x.tan(),
+        Atan pointwise1_plain => |x| x.atan(),
+        Tanh pointwise1 => |x| x.vtanh(),
+        Sqrt pointwise1 => |x| x.sqrt(),
+        Rsqrt pointwise1 => |x| one.div(x.sqrt()),
+        Ceil pointwise1 => |x| x.ceil(),
+        Floor pointwise1 => |x| x.floor(),
+        Round pointwise1 => |x| x.round(),
+        Trunc pointwise1 => |x| x.trunc(),
+        Frac pointwise1 => |x| x.sub(x.trunc()),
+        Cinv pointwise1 => |x| x.recip(),
     )
 }
 
 /// `r = atan2(a, b)` (C order: `a` is the "y" argument).
 pub fn atan2<T: Float>(r: &Tensor<T>, a: &impl Operand<T>, b: &impl Operand<T>) -> Result<()> {
-    pointwise2(r, a, b, Call::new("atan2"), |x: T, y: T| T::from_r(x.to_r().atan2(y.to_r())))
+    pointwise2_plain(r, a, b, Call::new("atan2"), |x: T, y: T| T::from_r(x.to_r().atan2(y.to_r())))
 }
 
 /// `r = value ^ t`.
 pub fn tpow<T: Num>(r: &Tensor<T>, value: T, t: &impl Operand<T>) -> Result<()> {
-    pointwise1(r, t, Call::new("tpow").value(value), move |x: T| value.pow(x))
+    pointwise1_plain(r, t, Call::new("tpow").value(value), move |x: T| value.pow(x))
 }
 
 /// `r = a + weight * (b - a)`.

@@ -58,6 +58,16 @@ pub fn map0<O: Scalar>(o: &View<O>, k: Call, f: impl Fn() -> O + Sync) -> Result
 
 /// `o[i] = f(a[i])` for same-shaped views.
 pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, k: Call, f: impl Fn(A) -> O + Sync) -> Result<()> {
+    map1_with::<true, O, A>(o, a, k, f)
+}
+
+/// `map1`; `SIMD`: whether the kernel gets its AVX2 / AVX-512 copies (see `pointwise1_plain`).
+fn map1_with<const SIMD: bool, O: Scalar, A: Scalar>(
+    o: &View<O>,
+    a: &View<A>,
+    k: Call,
+    f: impl Fn(A) -> O + Sync,
+) -> Result<()> {
     check_same(o, a)?;
     if o.numel() == 0 {
         return Ok(());
@@ -73,7 +83,7 @@ pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, k: Call, f: impl Fn(
     // SAFETY: both views were checked against their storages; runs write disjoint outputs.
     unsafe {
         plan.run(bases, [size_of::<O>(), size_of::<A>()], self_overlapping(&o.sizes, &o.strides), |p, s, n| {
-            kernels::map1_run(n, Strided(p[0] as *mut O, s[0]), Strided(p[1] as *const A, s[1]), nt, &f);
+            run1::<SIMD, O, A, _>(n, Strided(p[0] as *mut O, s[0]), Strided(p[1] as *const A, s[1]), nt, &f);
         })
     };
     Ok(())
@@ -81,6 +91,17 @@ pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, k: Call, f: impl Fn(
 
 /// `o[i] = f(a[i], b[i])` for same-shaped views.
 pub fn map2<O: Scalar, A: Scalar, B: Scalar>(
+    o: &View<O>,
+    a: &View<A>,
+    b: &View<B>,
+    k: Call,
+    f: impl Fn(A, B) -> O + Sync,
+) -> Result<()> {
+    map2_with::<true, O, A, B>(o, a, b, k, f)
+}
+
+/// `map2`; `SIMD` as in `map1_with`.
+fn map2_with<const SIMD: bool, O: Scalar, A: Scalar, B: Scalar>(
     o: &View<O>,
     a: &View<A>,
     b: &View<B>,
@@ -108,7 +129,7 @@ pub fn map2<O: Scalar, A: Scalar, B: Scalar>(
             self_overlapping(&o.sizes, &o.strides),
             |p, s, n| {
                 let (a, b) = (Strided(p[1] as *const A, s[1]), Strided(p[2] as *const B, s[2]));
-                kernels::map2_run(n, Strided(p[0] as *mut O, s[0]), a, b, nt, &f);
+                run2::<SIMD, O, A, B, _>(n, Strided(p[0] as *mut O, s[0]), a, b, nt, &f);
             },
         )
     };
@@ -148,6 +169,39 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
         })
     };
     Ok(())
+}
+
+/// `kernels::map1_run`, or its plain copy alone without `SIMD`.
+///
+/// # Safety
+/// As `kernels::map1_run`.
+#[inline(always)]
+unsafe fn run1<const SIMD: bool, O: Copy, A: Copy, F: Fn(A) -> O>(
+    n: usize,
+    o: Strided<*mut O>,
+    a: Strided<*const A>,
+    nt: bool,
+    f: &F,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { if SIMD { kernels::map1_run(n, o, a, nt, f) } else { kernels::map1_base(n, o, a, nt, f) } }
+}
+
+/// `kernels::map2_run`, or its plain copy alone without `SIMD`.
+///
+/// # Safety
+/// As `kernels::map2_run`.
+#[inline(always)]
+unsafe fn run2<const SIMD: bool, O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(
+    n: usize,
+    o: Strided<*mut O>,
+    a: Strided<*const A>,
+    b: Strided<*const B>,
+    nt: bool,
+    f: &F,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { if SIMD { kernels::map2_run(n, o, a, b, nt, f) } else { kernels::map2_base(n, o, a, b, nt, f) } }
 }
 
 /// A fresh contiguous view of `shape` in the memory `like` lives in (host or its device).
@@ -344,6 +398,26 @@ pub fn pointwise1<O: Scalar, A: Scalar>(
     k: Call,
     f: impl Fn(A) -> O + Sync,
 ) -> Result<()> {
+    pointwise1_with::<true, O, A>(r, a, k, f)
+}
+
+/// `pointwise1` for an `f` whose loop no instruction set speeds up (a libm call, integer
+/// division): its kernel is compiled once, plain, not also for AVX2 and AVX-512.
+pub fn pointwise1_plain<O: Scalar, A: Scalar>(
+    r: &Tensor<O>,
+    a: &impl Operand<A>,
+    k: Call,
+    f: impl Fn(A) -> O + Sync,
+) -> Result<()> {
+    pointwise1_with::<false, O, A>(r, a, k, f)
+}
+
+fn pointwise1_with<const SIMD: bool, O: Scalar, A: Scalar>(
+    r: &Tensor<O>,
+    a: &impl Operand<A>,
+    k: Call,
+    f: impl Fn(A) -> O + Sync,
+) -> Result<()> {
     if let Some(o) = flat_out(r)
         && let Some(pa) = flat_in(a, &o)
     {
@@ -355,7 +429,7 @@ pub fn pointwise1<O: Scalar, A: Scalar>(
             // disjoint.
             unsafe {
                 let a = Strided(pa.offset(s as isize).cast_const(), 1);
-                kernels::map1_run(e - s, Strided(po.offset(s as isize), 1), a, nt, &f);
+                run1::<SIMD, O, A, _>(e - s, Strided(po.offset(s as isize), 1), a, nt, &f);
             }
             if nt {
                 kernels::store_fence();
@@ -366,11 +440,32 @@ pub fn pointwise1<O: Scalar, A: Scalar>(
     let a = a.snapshot();
     Backend::of(&[r.with_view(|v| v.device()), a.device()])?;
     let shape = a.sizes.clone();
-    into_output(r, &shape, |o| partial_overlap(o, &a), |o| map1(o, &a, k, f))
+    into_output(r, &shape, |o| partial_overlap(o, &a), |o| map1_with::<SIMD, O, A>(o, &a, k, f))
 }
 
 /// `r = f(a, b)` elementwise with broadcasting, `r` resized to the common shape.
 pub fn pointwise2<O: Scalar, T: Scalar>(
+    r: &Tensor<O>,
+    a: &impl Operand<T>,
+    b: &impl Operand<T>,
+    k: Call,
+    f: impl Fn(T, T) -> O + Sync,
+) -> Result<()> {
+    pointwise2_with::<true, O, T>(r, a, b, k, f)
+}
+
+/// `pointwise2` with a plain kernel alone (as `pointwise1_plain`).
+pub fn pointwise2_plain<O: Scalar, T: Scalar>(
+    r: &Tensor<O>,
+    a: &impl Operand<T>,
+    b: &impl Operand<T>,
+    k: Call,
+    f: impl Fn(T, T) -> O + Sync,
+) -> Result<()> {
+    pointwise2_with::<false, O, T>(r, a, b, k, f)
+}
+
+fn pointwise2_with<const SIMD: bool, O: Scalar, T: Scalar>(
     r: &Tensor<O>,
     a: &impl Operand<T>,
     b: &impl Operand<T>,
@@ -388,7 +483,7 @@ pub fn pointwise2<O: Scalar, T: Scalar>(
             unsafe {
                 let (a, b) =
                     (Strided(pa.offset(s as isize).cast_const(), 1), Strided(pb.offset(s as isize).cast_const(), 1));
-                kernels::map2_run(e - s, Strided(po.offset(s as isize), 1), a, b, nt, &f);
+                run2::<SIMD, O, T, T, _>(e - s, Strided(po.offset(s as isize), 1), a, b, nt, &f);
             }
             if nt {
                 kernels::store_fence();
@@ -399,7 +494,12 @@ pub fn pointwise2<O: Scalar, T: Scalar>(
     let (a, b) = (a.snapshot(), b.snapshot());
     Backend::of(&[r.with_view(|v| v.device()), a.device(), b.device()])?;
     let (shape, vs) = broadcast_all(&[&a, &b])?;
-    into_output(r, &shape, |o| vs.iter().any(|v| partial_overlap(o, v)), |o| map2(o, &vs[0], &vs[1], k, f))
+    into_output(
+        r,
+        &shape,
+        |o| vs.iter().any(|v| partial_overlap(o, v)),
+        |o| map2_with::<SIMD, O, T, T>(o, &vs[0], &vs[1], k, f),
+    )
 }
 
 /// `r = f(a, b, c)` elementwise with broadcasting.

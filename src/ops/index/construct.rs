@@ -1,19 +1,19 @@
 //! Constructors (§4.12) and reshape.
 
 use super::*;
-use crate::cuda::launch::Call;
+use crate::ops::arith::fill_view;
 
 /// `r` resized to `size` (a TH size list) and filled with `value`.
 pub fn fill_sized<T: Scalar>(r: &Tensor<T>, size: &[i64], value: T) -> Result<()> {
     let shape = parse_sizes(size).map_err(|e| e.at_arg(2))?;
     let out = resize_out(r, &shape)?;
-    map0(&out, Call::new("fill").value(value), move || value)
+    fill_view(&out, value)
 }
 
 /// `r` resized like `like` and filled with `value`.
 pub fn fill_like<T: Scalar>(r: &Tensor<T>, like: &View<T>, value: T) -> Result<()> {
     let out = resize_out(r, &like.sizes)?;
-    map0(&out, Call::new("fill").value(value), move || value)
+    fill_view(&out, value)
 }
 
 pub fn zeros<T: Scalar>(r: &Tensor<T>, size: &[i64]) -> Result<()> {
@@ -57,7 +57,7 @@ pub fn diag<T: Scalar>(r: &Tensor<T>, t: &View<T>, k: i32) -> Result<()> {
             let n = t.sizes[0] + k.abs();
             let out = resize_out(r, &[n, n])?;
             let t = detached(&out, t)?;
-            map0(&out, Call::new("fill").value(T::default()), T::default)?;
+            fill_view(&out, T::default())?;
             match diagonal(&out, k) {
                 Some(dv) => assign(&dv, &t),
                 None => Err(Error::internal("diag: empty diagonal of a non-empty matrix")),
@@ -84,9 +84,9 @@ pub fn eye<T: Scalar>(r: &Tensor<T>, n: i64, m: i64) -> Result<()> {
     }
     let m = if m <= 0 { n } else { m };
     let out = resize_out(r, &[n, m])?;
-    map0(&out, Call::new("fill").value(T::default()), T::default)?;
+    fill_view(&out, T::default())?;
     match diagonal(&out, 0) {
-        Some(dv) => map0(&dv, Call::new("fill").value(one::<T>()), one::<T>),
+        Some(dv) => fill_view(&dv, one::<T>()),
         None => Ok(()),
     }
 }

@@ -38,7 +38,7 @@ pub use shape::*;
 pub use sort::*;
 
 use super::num::{Float, Num};
-use super::{map0, map1, map2, resize_out};
+use super::{map1, map2, resize_out};
 use crate::core::dtype::{Bool, Prim, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::geometry::Offsets;
