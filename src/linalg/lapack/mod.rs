@@ -202,13 +202,13 @@ fn kept_mat<'a, T: Real>(r: &'a Tensor<T>, m: MatRef<'_, T>) -> Result<Out<'a, T
 /// LU with partial pivoting (`getrf`): the packed factors (unit L below the diagonal, U on and
 /// above), LAPACK's 1-based `ipiv`, and `info` (the 1-based index of the first exactly-zero
 /// pivot, 0 if none).
-struct Lu<T> {
-    lu: Mat<T>,
-    ipiv: Vec<i32>,
-    info: usize,
+pub(crate) struct Lu<T> {
+    pub(crate) lu: Mat<T>,
+    pub(crate) ipiv: Vec<i32>,
+    pub(crate) info: usize,
 }
 
-fn lu_factor<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
+pub(crate) fn lu_factor<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
     let n = a.nrows();
     let f = a.partial_piv_lu();
     let (l, u) = (f.L(), f.U());
@@ -293,7 +293,7 @@ fn swaps_of(fwd: &[usize]) -> Vec<i32> {
 }
 
 /// `b <- P b` for LAPACK's `ipiv` (`getrs`' `laswp`).
-fn apply_ipiv<T: Real>(mut b: MatMut<'_, T>, ipiv: &[i32]) {
+pub(crate) fn apply_ipiv<T: Real>(mut b: MatMut<'_, T>, ipiv: &[i32]) {
     for (i, &p) in ipiv.iter().enumerate() {
         let p = (p - 1) as usize;
         if p != i {
