@@ -186,7 +186,7 @@ pub unsafe fn getrf<T: Real>(fname: &str, n: i64, a: u64, lda: i64, pivot: u64, 
         return Err(Error::null(5, "info array"));
     }
     let io = Io::new()?;
-    // SAFETY (this block): caller contract on every array and matrix.
+    // SAFETY: caller contract on every array and matrix used in this block.
     unsafe {
         let mats = io.addresses(a, batch, 2)?;
         let mut infos = Vec::with_capacity(batch);
@@ -227,7 +227,7 @@ pub unsafe fn getrs<T: Real>(
     let (n, batch) = checked.map_err(|j| invalid(fname, j))?;
     let nrhs = nrhs as usize;
     let io = Io::new()?;
-    // SAFETY (this block): caller contract on every array and matrix.
+    // SAFETY: caller contract on every array and matrix used in this block.
     unsafe {
         let (amats, bmats) = (io.addresses(a, batch, 4)?, io.addresses(b, batch, 7)?);
         for (i, (&ap, &bp)) in amats.iter().zip(&bmats).enumerate() {
@@ -261,7 +261,7 @@ pub unsafe fn getri<T: Real>(
         return Err(Error::null(7, "info array"));
     }
     let io = Io::new()?;
-    // SAFETY (this block): caller contract on every array and matrix.
+    // SAFETY: caller contract on every array and matrix used in this block.
     unsafe {
         let (amats, cmats) = (io.addresses(a, batch, 2)?, io.addresses(c, batch, 5)?);
         let mut infos = Vec::with_capacity(batch);
