@@ -18,7 +18,7 @@ __device__ __forceinline__ long long th_clock64() {
 #endif
 }
 
-__device__ void th_sleep_body(const THCSleep &p) {
+__device__ inline void th_sleep_body(const THCSleep &p) {
   const long long start = th_clock64();
   while (th_clock64() - start < p.cycles) {
   }
