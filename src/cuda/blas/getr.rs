@@ -20,7 +20,7 @@
 use super::raw::{current, fit_int, trans};
 use crate::core::error::{Error, Result};
 use crate::cuda::runtime::{self, Device as Dev};
-use crate::linalg::lapack::{Lu, Real, apply_ipiv, lu_factor};
+use crate::linalg::lapack::{Real, apply_ipiv, lu_factor, lu_unblocked};
 use faer::linalg::triangular_solve as trsv;
 use faer::reborrow::ReborrowMut;
 use faer::{Mat, MatMut, MatRef, Par};
@@ -124,31 +124,6 @@ fn invalid(fname: &str, info: i32) -> Error {
     Error::invalid(format!("Cublas_{fname}: parameter {} has an illegal value", -info))
 }
 
-/// LU without pivoting (LAPACK's unblocked loop with no row search): `info` as `lu_factor`'s.
-fn lu_nopivot<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
-    let n = a.nrows();
-    let mut m = a.to_owned();
-    let mut info = 0;
-    for j in 0..n {
-        let piv = m[(j, j)];
-        if piv != T::from_f64(0.0) {
-            for i in j + 1..n {
-                m[(i, j)] /= piv;
-            }
-        } else if info == 0 {
-            info = j + 1;
-        }
-        for c in j + 1..n {
-            let u = m[(j, c)];
-            for i in j + 1..n {
-                let d = m[(i, j)] * u;
-                m[(i, c)] -= d;
-            }
-        }
-    }
-    Lu { lu: m, ipiv: (1..=n as i32).collect(), info }
-}
-
 /// Solves `op(A) X = B` in place from packed factors and 1-based pivots (checked).
 fn solve<T: Real>(lu: MatRef<'_, T>, ipiv: &[i32], transpose: bool, mut b: MatMut<'_, T>) -> Result<()> {
     let n = lu.nrows() as i32;
@@ -192,7 +167,7 @@ pub unsafe fn getrf<T: Real>(fname: &str, n: i64, a: u64, lda: i64, pivot: u64, 
         let mut infos = Vec::with_capacity(batch);
         for (i, &p) in mats.iter().enumerate() {
             let m = io.get_mat::<T>(p, n, n, lda as usize)?;
-            let f = if pivot == 0 { lu_nopivot(m.as_ref()) } else { lu_factor(m.as_ref()) };
+            let f = if pivot == 0 { lu_unblocked(m.as_ref(), false) } else { lu_factor(m.as_ref()) };
             io.put_mat(p, f.lu.as_ref(), lda as usize)?;
             if pivot != 0 && n > 0 {
                 io.put(pivot + (i * n * 4) as u64, &f.ipiv)?;

@@ -220,7 +220,7 @@ pub(crate) fn lu_factor<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
         // faer divides by an exactly-zero pivot (NaN below it, spreading through the trailing
         // updates); LAPACK skips the scaling of that column and goes on. Singular inputs get
         // LAPACK's unblocked rule so the factors returned with `info > 0` are LAPACK's.
-        out = lu_unblocked(a);
+        out = lu_unblocked(a, true);
     }
     out
 }
@@ -229,9 +229,10 @@ fn all_finite<T: Real>(m: MatRef<'_, T>) -> bool {
     (0..m.ncols()).all(|j| (0..m.nrows()).all(|i| m[(i, j)].to_f64().is_finite()))
 }
 
-/// LAPACK's `getf2` (right-looking, first largest |pivot|, zero pivots skipped); only used for
-/// matrices with an exactly-zero pivot, which `faer`'s LU does not handle.
-fn lu_unblocked<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
+/// LAPACK's `getf2` (right-looking, first largest |pivot|, zero pivots skipped); used for
+/// matrices with an exactly-zero pivot, which `faer`'s LU does not handle, and without the row
+/// search (`pivot == false`, `ipiv` the identity) for cuBLAS's unpivoted batched LU.
+pub(crate) fn lu_unblocked<T: Real>(a: MatRef<'_, T>, pivot: bool) -> Lu<T> {
     let n = a.nrows();
     let mut m = a.to_owned();
     let mut ipiv = vec![0i32; n];
@@ -239,7 +240,7 @@ fn lu_unblocked<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
     for j in 0..n {
         let mut p = j;
         let mut best = m[(j, j)].to_f64().abs();
-        for i in j + 1..n {
+        for i in (j + 1..n).filter(|_| pivot) {
             let v = m[(i, j)].to_f64().abs();
             if v > best || best.is_nan() && !v.is_nan() {
                 best = v;
