@@ -18,15 +18,16 @@ pub fn kernel_names(d: DType) -> Vec<String> {
     if d == DType::Float { vec!["th_sleep".into()] } else { vec![] }
 }
 
-/// Queues the spin on the current stream; `cycles == 0` is a no-op, negative an error.
+/// Queues the spin on the current stream; `cycles == 0` queues nothing, negative is an error.
 pub fn sleep(cycles: i64) -> Result<()> {
     if cycles < 0 {
         return Err(Error::invalid(format!("THC_sleep: negative cycle count {cycles}")).at_arg(2));
     }
+    // The device first: without one, even a zero count is an error (as any THC call).
+    let dev = runtime::device(runtime::current())?;
     if cycles == 0 {
         return Ok(());
     }
-    let dev = runtime::device(runtime::current())?;
     let mut p = THCSleep { cycles };
     let cfg = LaunchCfg { grid: [1, 1, 1], block: [1, 1, 1], shared: 0 };
     let mut args = [&mut p as *mut THCSleep as *mut std::ffi::c_void];
