@@ -11,7 +11,8 @@
 //   max / counts against loops over strided and multi-chunk geometry, from two threads at once;
 // - the convolution kernels (conv.cuh: unfold in every mode, the connection-table map) on
 //   strided operands against loops;
-// - the index, mask, sort and scan kernels on valid inputs (test_lines.cpp).
+// - the index, mask, sort and scan kernels on valid inputs (test_lines.cpp);
+// - THC_sleep's kernel (sleep.cuh): spins at least its cycle count (the shim's clock64), returns.
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -31,6 +32,7 @@
 #include "blas.cuh"
 #include "random.cuh"
 #include "conv.cuh"
+#include "sleep.cuh"
 #include "harness.h"
 
 static THCPointwise params_1d(long long n) {
@@ -59,12 +61,13 @@ static int launch(const std::string &kernel, THCPointwise &p, unsigned grid = 0,
 static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
   th_emu_kernel_names(all.data(), all.size());
-  size_t reductions = 0, gemms = 0, randoms = 0, convs = 0;
+  size_t reductions = 0, gemms = 0, randoms = 0, convs = 0, sleeps = 0;
   for (const char *k : all) {
     if (std::strncmp(k, "th_reduce_", 10) == 0 || std::strncmp(k, "th_combine_", 11) == 0) ++reductions;
     else if (std::strncmp(k, "th_gemm_", 8) == 0) ++gemms;  // THCGemm kernels: gemm_kernels()
     else if (std::strncmp(k, "th_rand_", 8) == 0) ++randoms;  // THCRandom: every_random_kernel()
     else if (std::strncmp(k, "th_conv", 7) == 0) ++convs;     // THCConv: conv_kernels()
+    else if (std::strcmp(k, "th_sleep") == 0) ++sleeps;        // THCSleep: sleep_kernel()
     // Not this file's own kernel; of the line kernels, those whose addresses do not depend on
     // the data (tri, cross): the index, mask and sort ones follow values read from their
     // operands, so random bytes would send them out of bounds (test_lines.cpp runs them).
@@ -79,6 +82,7 @@ static void every_kernel() {
   CHECK(gemms == 5, "%zu gemm kernels registered", gemms);
   CHECK(randoms == 100, "%zu random kernels registered", randoms);
   CHECK(convs == 12, "%zu convolution kernels registered", convs);
+  CHECK(sleeps == 1, "%zu sleep kernels registered", sleeps);
   const int cap = 80;
   std::vector<uint64_t> buf[4];
   for (auto &b : buf) b.resize(cap);
@@ -617,6 +621,19 @@ template <class T> static void conv_kernels(const char *sfx) {
   CHECK(std::memcmp(out.data(), want.data(), out.size() * sizeof(T)) == 0, "%s: wrong outputs", name.c_str());
 }
 
+// th_sleep: one thread spinning `cycles` of the shim's clock64 (nanoseconds); 0 returns at once.
+static void sleep_kernel() {
+  for (long long cycles : {0LL, 1LL, 2000000LL}) {
+    THCSleep p{cycles};
+    unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+    void *args[] = {&p};
+    char err[256];
+    const long long t0 = clock64();
+    CHECK(th_emu_launch("th_sleep", grid, block, 0, args, err, sizeof err) == 0, "th_sleep: %s", err);
+    CHECK(clock64() - t0 >= cycles, "th_sleep(%lld) returned early", cycles);
+  }
+}
+
 int main() {
   every_kernel();
   gemm_kernel<signed char>("th_gemm_char");
@@ -625,6 +642,7 @@ int main() {
   every_random_kernel();
   conv_kernels<float>("float");
   conv_kernels<double>("double");
+  sleep_kernel();
   every_reduction();
   reductions_checked();
   {  // two threads reducing at once (the cooperative launches share the static block buffer)

@@ -5,6 +5,7 @@
 #define TH_CUDA_EMU_SHIM_H
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -31,6 +32,12 @@ void __syncthreads();
 unsigned char *th_emu_dynamic_shared();
 
 template <class T> inline T __ldg(const T *p) { return *p; }
+
+// The SM cycle counter: a monotonic clock in nanoseconds (one "cycle" per ns, a ~1 GHz SM).
+inline long long clock64() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 inline float __int_as_float(int i) {
   float f;

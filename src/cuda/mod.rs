@@ -29,6 +29,7 @@ pub mod ops;
 pub mod random;
 pub mod reduce;
 pub mod runtime;
+pub mod sleep;
 pub mod sort;
 pub mod storage;
 

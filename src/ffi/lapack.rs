@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_int};
 ///
 /// # Safety
 /// `s` must be NULL or point to a readable byte.
-unsafe fn option(s: *const c_char, _arg: u32) -> crate::Result<Option<u8>> {
+pub(super) unsafe fn option(s: *const c_char, _arg: u32) -> crate::Result<Option<u8>> {
     // SAFETY: caller contract: a non-NULL string has at least its first byte (or its NUL).
     Ok(if s.is_null() { None } else { Some(unsafe { *s } as u8) })
 }
@@ -22,7 +22,7 @@ unsafe fn option(s: *const c_char, _arg: u32) -> crate::Result<Option<u8>> {
 ///
 /// # Safety
 /// Both must be NULL or live handles of the same type.
-unsafe fn input_or<H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Scalar>(
+pub(super) unsafe fn input_or<H: Handle<Obj = crate::core::tensor::Tensor<T>>, T: crate::Scalar>(
     p: *mut H,
     out: *mut H,
     out_arg: u32,

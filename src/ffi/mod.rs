@@ -29,6 +29,7 @@ pub mod thc_conv;
 pub mod thc_general;
 pub mod thc_half;
 pub mod thc_index;
+pub mod thc_lapack;
 pub mod thc_math;
 pub mod thc_random;
 pub mod thc_reduce;

@@ -12,8 +12,7 @@
 //! - `THCuda{,Double}Tensor_{btrifact,btrisolve}`: batched LU and solve, staged through the host
 //!   LAPACK (`cuda::blas::lu`; Float and Double, the dtypes the CPU side factors).
 //! - Not here: the other dtypes' `btrifact` / `btrisolve` (THC itself only implemented the
-//!   floating ones) and `THCudaBlas_{S,D}{getrf,getrs,getri}` (batched LU on raw device pointer
-//!   arrays): no device LU engine yet.
+//!   floating ones); `THCudaBlas_{S,D}{getrf,getrs,getri}` are in `thc_lapack.rs`.
 
 #![allow(clippy::too_many_arguments)] // THC's signatures
 

@@ -14,6 +14,8 @@
 //! reduction (`ops::reduce::dot`). `raw` holds THC's `THCudaBlas_*` on device pointers; `lu`
 //! THC's `btrifact` / `btrisolve`, staged through the host LAPACK.
 
+pub mod getr;
+pub mod lapack;
 pub mod layout;
 pub mod lu;
 pub mod raw;

@@ -21,7 +21,7 @@ use crate::core::dtype::{Prim, Scalar};
 use crate::core::error::{Error, Result};
 
 /// THC's conversion of a transpose char.
-fn trans(c: u8, arg: u32) -> Result<bool> {
+pub(super) fn trans(c: u8, arg: u32) -> Result<bool> {
     match c {
         b'n' | b'N' => Ok(false),
         b't' | b'T' | b'c' | b'C' => Ok(true),
@@ -30,7 +30,7 @@ fn trans(c: u8, arg: u32) -> Result<bool> {
 }
 
 /// THC's bound on every size handed to cuBLAS.
-fn fit_int(fname: &str, vals: &[i64]) -> Result<()> {
+pub(super) fn fit_int(fname: &str, vals: &[i64]) -> Result<()> {
     if vals.iter().any(|&v| v > i32::MAX as i64) {
         return Err(Error::size(format!(
             "Cublas_{fname} only supports sizes and leading dimensions with the bound [val] <= {}",
@@ -47,7 +47,7 @@ fn f64_of<T: Scalar>(x: T) -> f64 {
     }
 }
 
-fn current() -> Result<&'static Dev> {
+pub(super) fn current() -> Result<&'static Dev> {
     runtime::device(runtime::current())
 }
 

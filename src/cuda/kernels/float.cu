@@ -10,6 +10,7 @@
 #include "sort.cuh"
 #include "random.cuh"
 #include "conv.cuh"
+#include "sleep.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
@@ -24,3 +25,4 @@ TH_SORT_KERNELS(float, float)
 TH_SORT_NUM_KERNELS(float, float)
 TH_RANDOM_FLOAT_KERNELS(float, float)
 TH_CONV_KERNELS(float, float)
+TH_SLEEP_KERNELS()

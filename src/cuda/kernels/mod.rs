@@ -80,6 +80,7 @@ macro_rules! modules {
                 include_str!("blas.cuh"),
                 include_str!("random.cuh"),
                 include_str!("conv.cuh"),
+                include_str!("sleep.cuh"),
                 include_str!(concat!($name, ".cu"))
             ),
             register_budget: 64,
@@ -325,6 +326,7 @@ pub fn kernels_of(module: &str) -> Vec<String> {
     v.extend(crate::cuda::blas::kernels_of(first));
     v.extend(crate::cuda::random::kernel_names(first));
     v.extend(crate::cuda::conv::kernel_names(first));
+    v.extend(crate::cuda::sleep::kernel_names(first));
     v
 }
 

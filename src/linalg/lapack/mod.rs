@@ -202,13 +202,13 @@ fn kept_mat<'a, T: Real>(r: &'a Tensor<T>, m: MatRef<'_, T>) -> Result<Out<'a, T
 /// LU with partial pivoting (`getrf`): the packed factors (unit L below the diagonal, U on and
 /// above), LAPACK's 1-based `ipiv`, and `info` (the 1-based index of the first exactly-zero
 /// pivot, 0 if none).
-struct Lu<T> {
-    lu: Mat<T>,
-    ipiv: Vec<i32>,
-    info: usize,
+pub(crate) struct Lu<T> {
+    pub(crate) lu: Mat<T>,
+    pub(crate) ipiv: Vec<i32>,
+    pub(crate) info: usize,
 }
 
-fn lu_factor<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
+pub(crate) fn lu_factor<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
     let n = a.nrows();
     let f = a.partial_piv_lu();
     let (l, u) = (f.L(), f.U());
@@ -220,7 +220,7 @@ fn lu_factor<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
         // faer divides by an exactly-zero pivot (NaN below it, spreading through the trailing
         // updates); LAPACK skips the scaling of that column and goes on. Singular inputs get
         // LAPACK's unblocked rule so the factors returned with `info > 0` are LAPACK's.
-        out = lu_unblocked(a);
+        out = lu_unblocked(a, true);
     }
     out
 }
@@ -229,9 +229,10 @@ fn all_finite<T: Real>(m: MatRef<'_, T>) -> bool {
     (0..m.ncols()).all(|j| (0..m.nrows()).all(|i| m[(i, j)].to_f64().is_finite()))
 }
 
-/// LAPACK's `getf2` (right-looking, first largest |pivot|, zero pivots skipped); only used for
-/// matrices with an exactly-zero pivot, which `faer`'s LU does not handle.
-fn lu_unblocked<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
+/// LAPACK's `getf2` (right-looking, first largest |pivot|, zero pivots skipped); used for
+/// matrices with an exactly-zero pivot, which `faer`'s LU does not handle, and without the row
+/// search (`pivot == false`, `ipiv` the identity) for cuBLAS's unpivoted batched LU.
+pub(crate) fn lu_unblocked<T: Real>(a: MatRef<'_, T>, pivot: bool) -> Lu<T> {
     let n = a.nrows();
     let mut m = a.to_owned();
     let mut ipiv = vec![0i32; n];
@@ -239,7 +240,7 @@ fn lu_unblocked<T: Real>(a: MatRef<'_, T>) -> Lu<T> {
     for j in 0..n {
         let mut p = j;
         let mut best = m[(j, j)].to_f64().abs();
-        for i in j + 1..n {
+        for i in (j + 1..n).filter(|_| pivot) {
             let v = m[(i, j)].to_f64().abs();
             if v > best || best.is_nan() && !v.is_nan() {
                 best = v;
@@ -293,7 +294,7 @@ fn swaps_of(fwd: &[usize]) -> Vec<i32> {
 }
 
 /// `b <- P b` for LAPACK's `ipiv` (`getrs`' `laswp`).
-fn apply_ipiv<T: Real>(mut b: MatMut<'_, T>, ipiv: &[i32]) {
+pub(crate) fn apply_ipiv<T: Real>(mut b: MatMut<'_, T>, ipiv: &[i32]) {
     for (i, &p) in ipiv.iter().enumerate() {
         let p = (p - 1) as usize;
         if p != i {
