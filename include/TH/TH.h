@@ -44862,6 +44862,304 @@ void THCudaBoolTensor_maskedSelectBool(struct THCState *state,
                                        struct THCudaBoolTensor *mask);
 
 /**
+ * Solves `A X = B` (LU with partial pivoting): `rb_ = X` and `ra_` the LU factors,
+ * column-major; `b_`/`a_` NULL means `rb_`/`ra_` in place. `b_` must be 2-D. A
+ * singular `A` is an error.
+ */
+void THCudaTensor_gesv(struct THCState *state,
+                       struct THCudaTensor *rb_,
+                       struct THCudaTensor *ra_,
+                       struct THCudaTensor *b_,
+                       struct THCudaTensor *a_);
+
+/**
+ * Least-squares solution of `A X = B` (`A` m x n with m >= n, `b_` 2-D): `rb_`
+ * n x nrhs (strides `(1, m)`), `ra_` the packed QR factors.
+ */
+void THCudaTensor_gels(struct THCState *state,
+                       struct THCudaTensor *rb_,
+                       struct THCudaTensor *ra_,
+                       struct THCudaTensor *b_,
+                       struct THCudaTensor *a_);
+
+/**
+ * Symmetric eigendecomposition of triangle `uplo` of `a_` (NULL: `rv_`): `re_`
+ * ascending eigenvalues, `rv_` eigenvectors (columns) when `jobz` is "V".
+ */
+void THCudaTensor_syev(struct THCState *state,
+                       struct THCudaTensor *re_,
+                       struct THCudaTensor *rv_,
+                       struct THCudaTensor *a_,
+                       const char *jobz,
+                       const char *uplo);
+
+/**
+ * General eigendecomposition: `re_` n x 2 (real, imaginary parts), `rv_` right
+ * eigenvectors in LAPACK's real form when `jobvr` is "V".
+ */
+void THCudaTensor_geev(struct THCState *state,
+                       struct THCudaTensor *re_,
+                       struct THCudaTensor *rv_,
+                       struct THCudaTensor *a_,
+                       const char *jobvr);
+
+/**
+ * `a = U diag(S) V^T`; `jobu` "A" (all columns) or "S" (min(m,n)); `rv_` holds V.
+ */
+void THCudaTensor_gesvd(struct THCState *state,
+                        struct THCudaTensor *ru_,
+                        struct THCudaTensor *rs_,
+                        struct THCudaTensor *rv_,
+                        struct THCudaTensor *a,
+                        const char *jobu);
+
+/**
+ * As `gesvd`; `ra_` receives `a` column-major, and `a` NULL means `ra_`.
+ */
+void THCudaTensor_gesvd2(struct THCState *state,
+                         struct THCudaTensor *ru_,
+                         struct THCudaTensor *rs_,
+                         struct THCudaTensor *rv_,
+                         struct THCudaTensor *ra_,
+                         struct THCudaTensor *a,
+                         const char *jobu);
+
+/**
+ * Matrix inverse (column-major); a singular `a` is an error.
+ */
+void THCudaTensor_getri(struct THCState *state, struct THCudaTensor *ra_, struct THCudaTensor *a);
+
+/**
+ * Cholesky factor ("U": A = U^T U, "L": A = L L^T; the other triangle zeroed). A
+ * non-positive-definite `a` is an error.
+ */
+void THCudaTensor_potrf(struct THCState *state,
+                        struct THCudaTensor *ra_,
+                        struct THCudaTensor *a,
+                        const char *uplo);
+
+/**
+ * Inverse of `A` from its Cholesky factor `a` (symmetric result).
+ */
+void THCudaTensor_potri(struct THCState *state,
+                        struct THCudaTensor *ra_,
+                        struct THCudaTensor *a,
+                        const char *uplo);
+
+/**
+ * Solves `A X = B` from the Cholesky factor `a` of `A`; `b` NULL means `rb_`.
+ */
+void THCudaTensor_potrs(struct THCState *state,
+                        struct THCudaTensor *rb_,
+                        struct THCudaTensor *b,
+                        struct THCudaTensor *a,
+                        const char *uplo);
+
+/**
+ * `a = Q R`: `rq_` m x min(m,n) orthonormal columns, `rr_` upper triangular.
+ */
+void THCudaTensor_qr(struct THCState *state,
+                     struct THCudaTensor *rq_,
+                     struct THCudaTensor *rr_,
+                     struct THCudaTensor *a);
+
+/**
+ * Solves `A X = B` (LU with partial pivoting): `rb_ = X` and `ra_` the LU factors,
+ * column-major; `b_`/`a_` NULL means `rb_`/`ra_` in place. `b_` must be 2-D. A
+ * singular `A` is an error.
+ */
+void THCudaDoubleTensor_gesv(struct THCState *state,
+                             struct THCudaDoubleTensor *rb_,
+                             struct THCudaDoubleTensor *ra_,
+                             struct THCudaDoubleTensor *b_,
+                             struct THCudaDoubleTensor *a_);
+
+/**
+ * Least-squares solution of `A X = B` (`A` m x n with m >= n, `b_` 2-D): `rb_`
+ * n x nrhs (strides `(1, m)`), `ra_` the packed QR factors.
+ */
+void THCudaDoubleTensor_gels(struct THCState *state,
+                             struct THCudaDoubleTensor *rb_,
+                             struct THCudaDoubleTensor *ra_,
+                             struct THCudaDoubleTensor *b_,
+                             struct THCudaDoubleTensor *a_);
+
+/**
+ * Symmetric eigendecomposition of triangle `uplo` of `a_` (NULL: `rv_`): `re_`
+ * ascending eigenvalues, `rv_` eigenvectors (columns) when `jobz` is "V".
+ */
+void THCudaDoubleTensor_syev(struct THCState *state,
+                             struct THCudaDoubleTensor *re_,
+                             struct THCudaDoubleTensor *rv_,
+                             struct THCudaDoubleTensor *a_,
+                             const char *jobz,
+                             const char *uplo);
+
+/**
+ * General eigendecomposition: `re_` n x 2 (real, imaginary parts), `rv_` right
+ * eigenvectors in LAPACK's real form when `jobvr` is "V".
+ */
+void THCudaDoubleTensor_geev(struct THCState *state,
+                             struct THCudaDoubleTensor *re_,
+                             struct THCudaDoubleTensor *rv_,
+                             struct THCudaDoubleTensor *a_,
+                             const char *jobvr);
+
+/**
+ * `a = U diag(S) V^T`; `jobu` "A" (all columns) or "S" (min(m,n)); `rv_` holds V.
+ */
+void THCudaDoubleTensor_gesvd(struct THCState *state,
+                              struct THCudaDoubleTensor *ru_,
+                              struct THCudaDoubleTensor *rs_,
+                              struct THCudaDoubleTensor *rv_,
+                              struct THCudaDoubleTensor *a,
+                              const char *jobu);
+
+/**
+ * As `gesvd`; `ra_` receives `a` column-major, and `a` NULL means `ra_`.
+ */
+void THCudaDoubleTensor_gesvd2(struct THCState *state,
+                               struct THCudaDoubleTensor *ru_,
+                               struct THCudaDoubleTensor *rs_,
+                               struct THCudaDoubleTensor *rv_,
+                               struct THCudaDoubleTensor *ra_,
+                               struct THCudaDoubleTensor *a,
+                               const char *jobu);
+
+/**
+ * Matrix inverse (column-major); a singular `a` is an error.
+ */
+void THCudaDoubleTensor_getri(struct THCState *state,
+                              struct THCudaDoubleTensor *ra_,
+                              struct THCudaDoubleTensor *a);
+
+/**
+ * Cholesky factor ("U": A = U^T U, "L": A = L L^T; the other triangle zeroed). A
+ * non-positive-definite `a` is an error.
+ */
+void THCudaDoubleTensor_potrf(struct THCState *state,
+                              struct THCudaDoubleTensor *ra_,
+                              struct THCudaDoubleTensor *a,
+                              const char *uplo);
+
+/**
+ * Inverse of `A` from its Cholesky factor `a` (symmetric result).
+ */
+void THCudaDoubleTensor_potri(struct THCState *state,
+                              struct THCudaDoubleTensor *ra_,
+                              struct THCudaDoubleTensor *a,
+                              const char *uplo);
+
+/**
+ * Solves `A X = B` from the Cholesky factor `a` of `A`; `b` NULL means `rb_`.
+ */
+void THCudaDoubleTensor_potrs(struct THCState *state,
+                              struct THCudaDoubleTensor *rb_,
+                              struct THCudaDoubleTensor *b,
+                              struct THCudaDoubleTensor *a,
+                              const char *uplo);
+
+/**
+ * `a = Q R`: `rq_` m x min(m,n) orthonormal columns, `rr_` upper triangular.
+ */
+void THCudaDoubleTensor_qr(struct THCState *state,
+                           struct THCudaDoubleTensor *rq_,
+                           struct THCudaDoubleTensor *rr_,
+                           struct THCudaDoubleTensor *a);
+
+/**
+ * LU with partial pivoting (none when `pivot` is NULL) of `batch_size` n x n
+ * column-major device matrices, in place; `pivot` n ints per matrix (1-based),
+ * `info` one device int per matrix (k: `U(k,k)` is zero).
+ */
+void THCudaBlas_Sgetrf(struct THCState *state,
+                       int n,
+                       float **a,
+                       int lda,
+                       int *pivot,
+                       int *info,
+                       int batch_size);
+
+/**
+ * Solves `op(A_i) X = B_i` (`transa` 'n'/'t'/'c') from `getrf`'s factors, `B_i`
+ * n x nrhs in place; `info` is a HOST int (0, or -j for an invalid parameter j).
+ */
+void THCudaBlas_Sgetrs(struct THCState *state,
+                       char transa,
+                       int n,
+                       int nrhs,
+                       const float **a,
+                       int lda,
+                       int *pivot,
+                       float **b,
+                       int ldb,
+                       int *info,
+                       int batch_size);
+
+/**
+ * `C_i = inv(A_i)` from `getrf`'s factors into the n x n matrices of `c`; `info`
+ * one device int per matrix (k: `U(k,k)` is zero, `C_i` not written).
+ */
+void THCudaBlas_Sgetri(struct THCState *state,
+                       int n,
+                       const float **a,
+                       int lda,
+                       int *pivot,
+                       float **c,
+                       int ldc,
+                       int *info,
+                       int batch_size);
+
+/**
+ * LU with partial pivoting (none when `pivot` is NULL) of `batch_size` n x n
+ * column-major device matrices, in place; `pivot` n ints per matrix (1-based),
+ * `info` one device int per matrix (k: `U(k,k)` is zero).
+ */
+void THCudaBlas_Dgetrf(struct THCState *state,
+                       int n,
+                       double **a,
+                       int lda,
+                       int *pivot,
+                       int *info,
+                       int batch_size);
+
+/**
+ * Solves `op(A_i) X = B_i` (`transa` 'n'/'t'/'c') from `getrf`'s factors, `B_i`
+ * n x nrhs in place; `info` is a HOST int (0, or -j for an invalid parameter j).
+ */
+void THCudaBlas_Dgetrs(struct THCState *state,
+                       char transa,
+                       int n,
+                       int nrhs,
+                       const double **a,
+                       int lda,
+                       int *pivot,
+                       double **b,
+                       int ldb,
+                       int *info,
+                       int batch_size);
+
+/**
+ * `C_i = inv(A_i)` from `getrf`'s factors into the n x n matrices of `c`; `info`
+ * one device int per matrix (k: `U(k,k)` is zero, `C_i` not written).
+ */
+void THCudaBlas_Dgetri(struct THCState *state,
+                       int n,
+                       const double **a,
+                       int lda,
+                       int *pivot,
+                       double **c,
+                       int ldc,
+                       int *info,
+                       int batch_size);
+
+/**
+ * Queues a kernel spinning `cycles` clock cycles on the current stream (0: nothing;
+ * negative: an error).
+ */
+void THC_sleep(struct THCState *state, int64_t cycles);
+
+/**
  * `r_` resized to `size` and filled with zeros.
  */
 void THCudaByteTensor_zeros(struct THCState *state,
