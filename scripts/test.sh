@@ -52,16 +52,19 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, pytest" 2>/
 fi
 
 cargo fmt --check
-cargo clippy --all-targets -- -D warnings
+# Features are additive (no code is built only without the emulator), so clippy over the
+# emulator build lints every line of the default one too.
+cargo clippy --all-targets --features cuda-emulator -- -D warnings
 cargo test
-# A CPU-only build (no `cuda` feature) exports exactly the same symbols: THC functions report
-# "built without CUDA" there.
-cargo build -q --no-default-features --target-dir target/nocuda
 cargo build -q
+# A CPU-only build (no `cuda` feature) exports exactly the same symbols: THC functions report
+# "built without CUDA" there. It compiles while valgrind runs the C tests below.
+cargo build -q --no-default-features --target-dir target/nocuda &
+nocuda=$!
+TH_VALGRIND=1 cargo test --test c_api
+wait "$nocuda"
 diff <(nm -D --defined-only target/debug/libth.so | awk '{print $3}' | sort) \
      <(nm -D --defined-only target/nocuda/debug/libth.so | awk '{print $3}' | sort)
-TH_VALGRIND=1 cargo test --test c_api
-cargo build
 # The numpy differential suite with the best kernels the CPU has, and again with every other
 # kernel copy: the plain one, and AVX2 where AVX-512 is present (the AVX2 copy is what runs by
 # default on a CPU without AVX-512). The passes run side by side: each is mostly one Python
@@ -95,7 +98,6 @@ TH_LIB="$PWD/target/debug/libth.so" scripts/test_gpu.sh
 # kernel logic, not GPU speed). The feature changes only this crate, so the dependencies built
 # above are reused; the emulator library is kept in target/emu for the steps that load it.
 EMU=(--features cuda-emulator)
-cargo clippy -q --all-targets "${EMU[@]}" -- -D warnings
 cargo test -q "${EMU[@]}" --lib
 TH_VALGRIND=1 cargo test -q "${EMU[@]}" --test c_api thc_c_tests
 cargo build -q "${EMU[@]}"
