@@ -20,9 +20,8 @@
 #   8. a short libFuzzer run of every fuzz target (scripts/fuzz.sh, TH_FUZZ_SECONDS each,
 #      default 60; TH_SKIP_FUZZ=1 skips it; skipped by itself if cargo fuzz cannot run)
 #   9. the Python package: `pip install ./ffi_examples/python` into .venv, then its pytest suite
-#      (here with `-C profile=dev`: the package's own backend runs cargo as a user's install
-#      does, but with the dev profile, so it reuses the debug build instead of spending ~13
-#      minutes of CI on a release build)
+#      (here with TH_LIBRARY=target/default/libth.so: the package's backend packs the debug
+#      build made above instead of running cargo for a release build, ~13 minutes of CI)
 #  10. MPI: the C and mpi4py examples (ffi_examples/mpi) on 4 ranks (scripts/mpi_test.sh; installs
 #      Open MPI and mpi4py if missing)
 #   optional: TH_SANITIZE_RUST_TESTS=1 also runs the core's Rust unit tests under ASan and
@@ -65,6 +64,9 @@ TH_VALGRIND=1 cargo test --test c_api
 wait "$nocuda"
 diff <(nm -D --defined-only target/debug/libth.so | awk '{print $3}' | sort) \
      <(nm -D --defined-only target/nocuda/debug/libth.so | awk '{print $3}' | sort)
+# The default build, kept for the package and the sanitizers: target/debug holds the emulator
+# build after the THC steps, and rebuilding the default one there would cost a compile.
+mkdir -p target/default && cp target/debug/libth.so target/default/ && ln -sf libth.so target/default/libth.so.0
 # The numpy differential suite with the best kernels the CPU has, and again with every other
 # kernel copy: the plain one, and AVX2 where AVX-512 is present (the AVX2 copy is what runs by
 # default on a CPU without AVX-512). The passes run side by side: each is mostly one Python
@@ -109,15 +111,15 @@ TH_GPU_TEST_EMULATOR=1 TH_SKIP_PYTHON=1 TH_LIB="$PWD/target/emu/libth.so" script
 TH_CUDA_EMULATOR=1 .venv/bin/python bench/cuda.py --lib target/emu/libth.so --smoke
 c_tests/cuda_emu/run.sh
 tests/install/run.sh
-.venv/bin/pip install -q --disable-pip-version-check --force-reinstall --no-deps \
-  -C profile=dev ./ffi_examples/python
+TH_LIBRARY="$PWD/target/default/libth.so" .venv/bin/pip install -q --disable-pip-version-check \
+  --force-reinstall --no-deps ./ffi_examples/python
 (cd ffi_examples/python/tests && ../../../.venv/bin/python -m pytest -q -p no:cacheprovider .)
 # ... and its device tensors on the emulated device
 (cd ffi_examples/python/tests && TH_CUDA_EMULATOR=1 TH_LIB="$PWD/../../../target/emu/libth.so" \
   ../../../.venv/bin/python -m pytest -q -p no:cacheprovider test_cuda.py)
 # MPI: the C and mpi4py examples on 4 ranks (installs Open MPI and mpi4py if missing; ~1 min)
 scripts/mpi_test.sh
-./scripts/sanitize.sh
+TH_LIBDIR="$PWD/target/default" ./scripts/sanitize.sh
 # The fuzz step builds the whole library again with ASan instrumentation (several minutes on 2
 # cores): CI must finish in 30 minutes, so it is skipped when the steps above already took more
 # than TH_FUZZ_START_BY seconds (default 15 minutes; `scripts/fuzz.sh` runs it on its own).
