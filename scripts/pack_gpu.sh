@@ -6,7 +6,7 @@
 #                                 stay under 64 MiB)
 #   th-gpu/include/              th-gpu/c_tests/        th-gpu/tests/python/
 #   th-gpu/scripts/test_gpu.sh   th-gpu/bench/cuda.py   th-gpu/BUILD_INFO
-#   th-gpu/ffi_examples/python/{th,tests/test_cuda.py}   (the th package: DLPack with torch)
+#   th-gpu/ffi_examples/python/{th,tests/{test_cuda,_data}.py}   (the th package: DLPack with torch)
 #
 # There: tar xzf th-gpu.tar.gz && th-gpu/scripts/test_gpu.sh   (and python3 th-gpu/bench/cuda.py)
 #
@@ -54,7 +54,7 @@ cp c_tests/*.c c_tests/*.h "$root/c_tests/"
 cp -r tests/python "$root/tests/python"
 mkdir -p "$root/ffi_examples/python/tests"
 cp -r ffi_examples/python/th "$root/ffi_examples/python/th"
-cp ffi_examples/python/tests/test_cuda.py "$root/ffi_examples/python/tests/"
+cp ffi_examples/python/tests/test_cuda.py ffi_examples/python/tests/_data.py "$root/ffi_examples/python/tests/"
 find "$root" -name __pycache__ -type d -prune -exec rm -rf {} +
 cp scripts/test_gpu.sh "$root/scripts/"
 cp bench/cuda*.py "$root/bench/" 2>/dev/null || true

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import th
+from _data import random_array
 
 HAVE_CUDA = th.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not HAVE_CUDA, reason="no CUDA device (TH_CUDA_EMULATOR=1 with an emulator build)")
@@ -22,11 +23,7 @@ rng = np.random.default_rng(99)
 
 
 def rand(shape, dtype):
-    if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if dtype.startswith(("int", "uint")):
-        return rng.integers(0, 50, size=shape).astype(dtype)
-    return (rng.random(shape) * 4 - 2).astype(dtype)
+    return random_array(rng, shape, dtype, high=50, scale=4)
 
 
 # ---- without a device ----

@@ -4,17 +4,14 @@ import numpy as np
 import pytest
 
 import th
+from _data import random_array
 
 rng = np.random.default_rng(11)
 DTYPES = ["uint8", "int16", "int32", "int64", "float32", "float64", "float16", "bool"]
 
 
 def rand(shape, dtype):
-    if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if dtype.startswith(("int", "uint")):
-        return rng.integers(0, 10, size=shape).astype(dtype)
-    return (rng.random(shape) * 4 - 2).astype(dtype)
+    return random_array(rng, shape, dtype, high=10, scale=4)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import th
+from _data import random_array
 
 rng = np.random.default_rng(7)
 FLOAT = ["float32", "float64"]
@@ -12,11 +13,7 @@ NUMERIC = ["uint8", "int8", "int16", "int32", "int64", "float32", "float64", "fl
 
 
 def rand(shape, dtype):
-    if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if dtype.startswith(("int", "uint")):
-        return rng.integers(0, 10, size=shape).astype(dtype)
-    return (rng.random(shape) * 4 - 2).astype(dtype)
+    return random_array(rng, shape, dtype, high=10, scale=4)
 
 
 def tol(dtype):

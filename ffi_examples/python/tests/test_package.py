@@ -14,17 +14,14 @@ import numpy as np
 import pytest
 
 import th
+from _data import random_array
 
 NUMPY_DTYPES = ["uint8", "int8", "int16", "int32", "int64", "float32", "float64", "float16", "bool"]
 rng = np.random.default_rng(1234)
 
 
 def rand(shape, dtype):
-    if dtype == "bool":
-        return rng.random(shape) < 0.5
-    if dtype.startswith(("int", "uint")):
-        return rng.integers(0, 100, size=shape).astype(dtype)
-    return (rng.random(shape) * 10 - 5).astype(dtype)
+    return random_array(rng, shape, dtype, high=100, scale=10)
 
 
 # ---- a counting allocator: observes exactly when (and how often) a storage's memory is freed ----
