@@ -2,6 +2,7 @@
 //! strided views (`Tensor`, `View`), and the checked size arithmetic every layer uses.
 
 pub mod allocator;
+pub mod cell;
 pub mod dtype;
 pub mod error;
 pub mod geometry;

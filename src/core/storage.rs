@@ -1,21 +1,21 @@
 //! `Storage<T>`: a typed buffer with an allocator, TH's storage flags and a device.
 //!
 //! A storage is shared (`Rc<Storage<T>>`) by every tensor viewing it and by C handles. Its buffer
-//! may be replaced (resize, swap) through any of those owners, so the buffer description sits
-//! behind a lock; element memory itself is only ever touched through raw pointers, never through
-//! `&[T]`/`&mut [T]`, because C code may alias it freely. As in TH, concurrent mutation of one
-//! storage from several threads is the caller's to avoid; concurrent reads are fine.
+//! may be replaced (resize, swap) through any of those owners; the buffer description sits in a
+//! `ContractCell`, since as in TH mutating a storage while another thread uses it is the
+//! caller's to avoid (concurrent reads are fine). Element memory itself is only ever touched
+//! through raw pointers, never through `&[T]`/`&mut [T]`, because C code may alias it freely.
 
 use crate::core::allocator::{Allocator, Device, THAllocator};
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::io::mapping::{self, THMapAllocatorContext};
 
+use crate::core::cell::{ContractCell, Read, Write};
 use crate::core::refcount::Rc;
 use std::ffi::{CStr, c_int, c_void};
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub const TH_STORAGE_REFCOUNTED: u8 = 1;
 pub const TH_STORAGE_RESIZABLE: u8 = 2;
@@ -31,12 +31,12 @@ struct Buf {
 
 /// A typed buffer. See the module docs.
 pub struct Storage<T: Scalar> {
-    buf: RwLock<Buf>,
+    buf: ContractCell<Buf>,
     _t: PhantomData<T>,
 }
 
 // SAFETY: the buffer is plain memory of `T: Send + Sync` elements owned by the storage; the
-// description is behind a lock, and element access goes through raw pointers under TH's
+// description is in a `ContractCell`, and element access goes through raw pointers under TH's
 // "no concurrent mutation" contract.
 unsafe impl<T: Scalar> Send for Storage<T> {}
 // SAFETY: see above.
@@ -55,15 +55,15 @@ pub fn check_len(n: isize) -> Result<usize> {
 
 impl<T: Scalar> Storage<T> {
     fn wrap(ptr: *mut u8, len: usize, flags: u8, alloc: Allocator) -> Rc<Self> {
-        Rc::new(Storage { buf: RwLock::new(Buf { ptr, len, flags, alloc }), _t: PhantomData })
+        Rc::new(Storage { buf: ContractCell::new(Buf { ptr, len, flags, alloc }), _t: PhantomData })
     }
 
-    fn read(&self) -> RwLockReadGuard<'_, Buf> {
-        self.buf.read().unwrap_or_else(|e| e.into_inner())
+    fn read(&self) -> Read<'_, Buf> {
+        self.buf.read()
     }
 
-    fn write(&self) -> RwLockWriteGuard<'_, Buf> {
-        self.buf.write().unwrap_or_else(|e| e.into_inner())
+    fn write(&self) -> Write<'_, Buf> {
+        self.buf.write()
     }
 
     /// `n` uninitialised elements from `alloc` (TH's `newWithAllocator`).
@@ -164,7 +164,7 @@ impl<T: Scalar> Storage<T> {
         self.read().alloc.device()
     }
 
-    /// Pointer and length read together under one lock, when the storage is host memory
+    /// Pointer and length read together, when the storage is host memory
     /// (the pointwise fast path; `View::host_ptr` gives the reason when it is not).
     pub fn host_parts(&self) -> Option<(*mut T, usize)> {
         let b = self.read();
@@ -205,7 +205,7 @@ impl<T: Scalar> Storage<T> {
         let b = self.read();
         Self::check_host(&b)?;
         let i = Self::check_index(&b, i)?;
-        // SAFETY: i < len, buffer live under the read lock.
+        // SAFETY: i < len, buffer live while `b` is read.
         Ok(unsafe { ptr::read((b.ptr as *const T).add(i)) })
     }
 
@@ -213,7 +213,7 @@ impl<T: Scalar> Storage<T> {
         let b = self.read();
         Self::check_host(&b)?;
         let i = Self::check_index(&b, i)?;
-        // SAFETY: i < len, buffer live under the lock (element writes are the caller's to order).
+        // SAFETY: i < len, buffer live while `b` is read (element writes are the caller's to order).
         unsafe { ptr::write((b.ptr as *mut T).add(i), v) };
         Ok(())
     }
@@ -267,11 +267,8 @@ impl<T: Scalar> Storage<T> {
         if ptr::eq(self, other) {
             return;
         }
-        // Lock in address order so two threads swapping (a, b) and (b, a) cannot deadlock.
-        let (first, second) =
-            if (self as *const Self) < (other as *const Self) { (self, other) } else { (other, self) };
-        let mut a = first.write();
-        let mut b = second.write();
+        let mut a = self.write();
+        let mut b = other.write();
         std::mem::swap(&mut *a, &mut *b);
     }
 
@@ -323,7 +320,7 @@ impl<T: Scalar> Storage<T> {
 
 impl<T: Scalar> Drop for Storage<T> {
     fn drop(&mut self) {
-        let b = self.buf.get_mut().unwrap_or_else(|e| e.into_inner());
+        let b = self.buf.get_mut();
         if b.flags & TH_STORAGE_FREEMEM != 0 {
             // SAFETY: FREEMEM means the buffer belongs to this allocator and no one else frees it;
             // this is the last owner.

@@ -2,7 +2,7 @@
 //!
 //! `View<T>` is the geometry as a value: every TH view operation (narrow, select, transpose,
 //! unfold, squeeze, expand, resize, ...) is a function from a `View` to a new, validated `View`.
-//! `Tensor<T>` is the shared, mutable handle C sees: a view behind a lock, replaced whole
+//! `Tensor<T>` is the shared, mutable handle C sees: a view in a `ContractCell`, replaced whole
 //! on success, so a failed call leaves the tensor exactly as it was.
 //!
 //! Invariants of a `View` (checked when it is made, with checked arithmetic):
@@ -14,13 +14,13 @@
 //! Storages can shrink later (`THStorage_resize`), so every data access re-checks 3.
 
 use crate::core::allocator::Device;
+use crate::core::cell::ContractCell;
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::geometry::Offsets;
 use crate::core::refcount::Rc;
 use crate::core::storage::Storage;
 use std::ptr;
-use std::sync::RwLock;
 
 /// The geometry of a tensor.
 #[derive(Clone)]
@@ -568,29 +568,30 @@ impl<T: Scalar> View<T> {
     }
 }
 
-/// The shared, mutable tensor object behind a C handle.
+/// The shared, mutable tensor object behind a C handle. Its geometry changes only under the
+/// thread-safety contract, so reading it takes no lock (`ContractCell`).
 pub struct Tensor<T: Scalar> {
-    view: RwLock<View<T>>,
+    view: ContractCell<View<T>>,
 }
 
 impl<T: Scalar> Tensor<T> {
     pub fn new(view: View<T>) -> Rc<Self> {
-        Rc::new(Tensor { view: RwLock::new(view) })
+        Rc::new(Tensor { view: ContractCell::new(view) })
     }
 
     /// A snapshot of the geometry (retains the storage).
     pub fn view(&self) -> View<T> {
-        self.view.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.view.read().clone()
     }
 
     /// Runs `f` on the geometry without cloning it.
     pub fn with_view<R>(&self, f: impl FnOnce(&View<T>) -> R) -> R {
-        f(&self.view.read().unwrap_or_else(|e| e.into_inner()))
+        f(&self.view.read())
     }
 
-    /// Replaces the geometry (the old storage reference is released after the lock is dropped).
+    /// Replaces the geometry (the old storage reference is released after the cell is free).
     pub fn set_view(&self, v: View<T>) {
-        let old = std::mem::replace(&mut *self.view.write().unwrap_or_else(|e| e.into_inner()), v);
+        let old = std::mem::replace(&mut *self.view.write(), v);
         drop(old);
     }
 
