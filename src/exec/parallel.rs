@@ -102,8 +102,19 @@ fn for_range_dyn(n: usize, work: usize, f: &(dyn Fn(usize, usize) + Sync)) {
     if n == 0 {
         return;
     }
-    let pool = if work >= GRAIN && n > 1 && !nested() { pool() } else { None };
-    let Some(pool) = pool else {
+    if work < GRAIN || n == 1 {
+        f(0, n);
+        return;
+    }
+    for_range_split(n, work, f);
+}
+
+/// The parallel part of `for_range`, apart so that a small loop never touches the thread-locals
+/// `nested` reads (their addresses would otherwise be computed on entry, at two `__tls_get_addr`
+/// calls per loop).
+#[inline(never)]
+fn for_range_split(n: usize, work: usize, f: &(dyn Fn(usize, usize) + Sync)) {
+    let Some(pool) = (if nested() { None } else { pool() }) else {
         f(0, n);
         return;
     };
