@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 """exp / tanh / log / sigmoid per core: numpy vs one or more libth builds, in cache, one thread.
 
-    python bench/vmath.py --lib /work/base26/libth.so --lib target/release/libth.so
+    python bench/vmath.py --lib old/libth.so --lib target/release/libth.so
 
 Every library given with --lib is loaded into this one process (each by its path, so two builds
 with the same soname both load) and set to one thread; numpy's ufuncs are single-threaded.
 Each case (function, dtype, n elements, default 64K: in L2) times numpy and every library in
 turn, round after round (paired: drift and load hit all alike), each sample long enough (>= ~2
-ms) to hide the call overhead, timed in process CPU time
-(so time the CPU spends on other processes is left out). Reported: the median time per call of each, and per library the
-median over rounds of numpy_time / lib_time (> 1: the library is faster) with the spread of
-that ratio (its 10th and 90th percentiles). numpy's sigmoid is 1 / (1 + exp(-x)) through its
-ufuncs; torch.sigmoid (and torch's exp/tanh/log) are a second reference when torch imports.
+ms) to hide the call overhead and timed in process CPU time (so time the CPU spends on other
+processes is left out). Reported: the median time per call of each, and per library the median
+over rounds of numpy_time / lib_time (> 1: the library is faster) with the spread of that
+ratio (its 10th and 90th percentiles). numpy's sigmoid is 1 / (1 + exp(-x)) through its ufuncs;
+torch.sigmoid (and torch's exp/tanh/log) are a second reference when torch imports.
 """
 
 import argparse
