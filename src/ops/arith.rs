@@ -9,7 +9,8 @@ use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
 use crate::cuda::launch::Call;
-use crate::kernels::vmath::VMath;
+use crate::kernels::vmath::{Fused, Mode, Unfused, VMath};
+use crate::kernels::{Isa, isa};
 
 /// `r` filled with `v` in place (no resize).
 pub fn fill<T: Scalar>(r: &Tensor<T>, v: T) -> Result<()> {
@@ -338,13 +339,18 @@ macro_rules! unary_dispatch {
 }
 
 pub fn unary<T: Float>(r: &Tensor<T>, t: &impl Operand<T>, op: Unary) -> Result<()> {
+    // The kernel copies with FMA (AVX2, AVX-512: the ones isa() runs from Avx2 up) evaluate
+    // `kernels::vmath` with fused multiply-adds, the plain copy without (`vmath::Fma`).
+    if isa() >= Isa::Avx2 && matches!(op, Unary::Sigmoid | Unary::Log | Unary::Exp | Unary::Tanh) {
+        return unary_vmath::<T, Fused>(r, t, op);
+    }
     let one = <T::R as Num>::one();
     unary_dispatch!(op, r, t, T;
-        Sigmoid pointwise1 => |x| x.vsigmoid(),
-        Log pointwise1 => |x| x.vln(),
+        Sigmoid pointwise1 => |x| x.vsigmoid::<Unfused>(),
+        Log pointwise1 => |x| x.vln::<Unfused>(),
         Lgamma pointwise1_plain => |x| x.lgamma(),
         Log1p pointwise1_plain => |x| x.ln_1p(),
-        Exp pointwise1 => |x| x.vexp(),
+        Exp pointwise1 => |x| x.vexp::<Unfused>(),
         Cos pointwise1_plain => |x| x.cos(),
         Acos pointwise1_plain => |x| x.acos(),
         Cosh pointwise1_plain => |x| x.cosh(),
@@ -353,7 +359,7 @@ pub fn unary<T: Float>(r: &Tensor<T>, t: &impl Operand<T>, op: Unary) -> Result<
         Sinh pointwise1_plain => |x| x.sinh(),
         Tan pointwise1_plain => |x| x.tan(),
         Atan pointwise1_plain => |x| x.atan(),
-        Tanh pointwise1 => |x| x.vtanh(),
+        Tanh pointwise1 => |x| x.vtanh::<Unfused>(),
         Sqrt pointwise1 => |x| x.sqrt(),
         Rsqrt pointwise1 => |x| one.div(x.sqrt()),
         Ceil pointwise1 => |x| x.ceil(),
@@ -363,6 +369,19 @@ pub fn unary<T: Float>(r: &Tensor<T>, t: &impl Operand<T>, op: Unary) -> Result<
         Frac pointwise1 => |x| x.sub(x.trunc()),
         Cinv pointwise1 => |x| x.recip(),
     )
+}
+
+/// `unary` of the `kernels::vmath` functions, multiply-adds evaluated by `M`.
+fn unary_vmath<T: Float, M: Mode>(r: &Tensor<T>, t: &impl Operand<T>, op: Unary) -> Result<()> {
+    let call = Call::new(op.kernel());
+    // (closures naming the function: a function pointer would be an indirect call per element)
+    match op {
+        Unary::Sigmoid => pointwise1(r, t, call, |v: T| T::from_r(v.to_r().vsigmoid::<M>())),
+        Unary::Log => pointwise1(r, t, call, |v: T| T::from_r(v.to_r().vln::<M>())),
+        Unary::Exp => pointwise1(r, t, call, |v: T| T::from_r(v.to_r().vexp::<M>())),
+        Unary::Tanh => pointwise1(r, t, call, |v: T| T::from_r(v.to_r().vtanh::<M>())),
+        _ => unreachable!("not a vmath function"),
+    }
 }
 
 /// `r = atan2(a, b)` (C order: `a` is the "y" argument).

@@ -21,6 +21,8 @@ __forceinline__ float th_fmod(float x, float y) { return ::fmodf(x, y); }
 __forceinline__ double th_fmod(double x, double y) { return ::fmod(x, y); }
 __forceinline__ float th_atan2(float x, float y) { return ::atan2f(x, y); }
 __forceinline__ double th_atan2(double x, double y) { return ::atan2(x, y); }
+__forceinline__ float th_fma(float a, float b, float c) { return ::fmaf(a, b, c); }
+__forceinline__ double th_fma(double a, double b, double c) { return ::fma(a, b, c); }
 __forceinline__ float th_copysign(float x, float y) { return ::copysignf(x, y); }
 __forceinline__ double th_copysign(double x, double y) { return ::copysign(x, y); }
 #ifdef TH_EMULATOR
@@ -32,11 +34,14 @@ __forceinline__ float th_lgamma(float x) { return ::lgammaf(x); }
 __forceinline__ double th_lgamma(double x) { return ::lgamma(x); }
 #endif
 
-// ---- exp, ln, tanh, sigmoid: src/kernels/vmath.rs operation for operation (same bits) ----
+// ---- exp, ln, tanh, sigmoid: src/kernels/vmath.rs operation for operation, as its `Fused`
+// evaluation (the host's FMA kernel copies: the same bits there) ----
 
-// c0 + t (c1 + t (c2 + ...)), innermost first as vmath's `horner`.
+// c0 + t (c1 + t (c2 + ...)), innermost first as vmath's `horner`, each step one fma.
 template <class F> __forceinline__ F th_horner(F, F c) { return c; }
-template <class F, class... C> __forceinline__ F th_horner(F t, F c, C... rest) { return c + t * th_horner(t, rest...); }
+template <class F, class... C> __forceinline__ F th_horner(F t, F c, C... rest) {
+  return th_fma(t, th_horner(t, rest...), c);
+}
 
 template <class F> struct th_vm;
 template <> struct th_vm<float> {
@@ -55,8 +60,11 @@ template <> struct th_vm<float> {
   static __forceinline__ float exp_lo() { return -104.0f; }
   static __forceinline__ float exp_hi() { return 89.0f; }
   static __forceinline__ float tanh_cap() { return 10.0f; }
+  static __forceinline__ float exp_series(float r) {
+    return th_horner(r, 0.5f, of(0x3e2aaa5cu), of(0x3d2aaadeu), of(0x3c09116cu), of(0x3ab62967u));
+  }
   static __forceinline__ float expm1_series(float r) {
-    return th_horner(r, 1.0f / 2.0f, 1.0f / 6.0f, 1.0f / 24.0f, 1.0f / 120.0f, 1.0f / 720.0f, 1.0f / 5040.0f);
+    return th_horner(r, 0.5f, of(0x3e2aaaaau), of(0x3d2aaa7cu), of(0x3c08896eu), of(0x3ab69d2au), of(0x394f3376u));
   }
   static __forceinline__ float ln_series(float z) { return th_horner(z, 2.0f / 3.0f, 2.0f / 5.0f, 2.0f / 7.0f, 2.0f / 9.0f); }
 };
@@ -76,6 +84,7 @@ template <> struct th_vm<double> {
   static __forceinline__ double exp_lo() { return -746.0; }
   static __forceinline__ double exp_hi() { return 710.0; }
   static __forceinline__ double tanh_cap() { return 20.0; }
+  static __forceinline__ double exp_series(double r) { return expm1_series(r); }
   static __forceinline__ double expm1_series(double r) {
     return th_horner(r, 1.0 / 2.0, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0, 1.0 / 40320.0,
                      1.0 / 362880.0, 1.0 / 3628800.0, 1.0 / 39916800.0, 1.0 / 479001600.0, 1.0 / 6227020800.0);
@@ -90,16 +99,17 @@ template <> struct th_vm<double> {
 template <class F> __forceinline__ F th_vm_reduce(F x, typename th_vm<F>::I &n) {
   typedef th_vm<F> C;
   const F magic = (F)(3ull << (C::MANT - 1));
-  const F t = x * C::log2e() + magic;
+  const F t = th_fma(x, C::log2e(), magic);
   const F nf = t - magic;
   n = (typename C::I)(C::bits(t) - C::bits(magic));
-  return (x - nf * C::ln2_hi()) - nf * C::ln2_lo();
+  return th_fma(-nf, C::ln2_lo(), th_fma(-nf, C::ln2_hi(), x));
 }
 template <class F> __forceinline__ F th_vm_pow2(typename th_vm<F>::I n) {
   typedef th_vm<F> C;
   return C::of(((typename C::U)n + (typename C::U)C::BIAS) << C::MANT);
 }
-template <class F> __forceinline__ F th_vm_expm1_poly(F r) { return r + (r * r) * th_vm<F>::expm1_series(r); }
+// r + r^2 q(r), q = `series` (expm1's coefficients).
+template <class F> __forceinline__ F th_vm_expm1_poly(F r, F series) { return th_fma(r * r, series, r); }
 
 template <class F> __forceinline__ F th_exp(F x) {
   typedef th_vm<F> C;
@@ -107,16 +117,18 @@ template <class F> __forceinline__ F th_exp(F x) {
   xc = xc > C::exp_hi() ? C::exp_hi() : xc;
   typename C::I n;
   const F r = th_vm_reduce(xc, n);
-  const F p = (F)1 + th_vm_expm1_poly(r);
+  // 1 + r (1 + r q(r)).
+  const F p = th_fma(r, th_fma(r, C::exp_series(r), (F)1), (F)1);
   const typename C::I h = n >> 1;
   return p * th_vm_pow2<F>(h) * th_vm_pow2<F>(n - h);
 }
 
 template <class F> __forceinline__ F th_vm_expm1(F x) {
   typename th_vm<F>::I n;
-  const F q = th_vm_expm1_poly(th_vm_reduce(x, n));
+  const F r = th_vm_reduce(x, n);
+  const F q = th_vm_expm1_poly(r, th_vm<F>::expm1_series(r));
   const F s = th_vm_pow2<F>(n);
-  return s * q + (s - (F)1);
+  return th_fma(s, q, s - (F)1);
 }
 
 template <class F> __forceinline__ F th_tanh(F x) {
@@ -139,8 +151,8 @@ template <class F> __forceinline__ F th_log(F x) {
   const F f = m - (F)1;
   const F s = f / ((F)2 + f);
   const F z = s * s;
-  const F lnm = (s + s) + (s * z) * C::ln_series(z);
-  const F y = kf * C::ln2_hi() + (lnm + kf * C::ln2_lo());
+  const F lnm = th_fma(s * z, C::ln_series(z), s + s);
+  const F y = th_fma(kf, C::ln2_hi(), th_fma(kf, C::ln2_lo(), lnm));
   // ln 0 = -inf, ln of a negative or NaN = NaN, ln inf = inf.
   if (x == (F)0) return -C::inf();
   if (x < (F)0 || x != x) return C::nan();
@@ -148,9 +160,9 @@ template <class F> __forceinline__ F th_log(F x) {
 }
 
 __forceinline__ float th_sigmoid(float x) {
-  // The quotient in f64, rounded once (as vmath's sigmoid_f32).
-  const double e = (double)th_exp(-th_fabs(x));
-  return (float)(x < 0.0f ? e / (1.0 + e) : 1.0 / (1.0 + e));
+  // One f32 division, the numerator selected (as vmath's sigmoid_f32).
+  const float e = th_exp(-th_fabs(x));
+  return (x < 0.0f ? e : 1.0f) / (1.0f + e);
 }
 __forceinline__ double th_sigmoid(double x) {
   const double e = th_exp(-th_fabs(x));
