@@ -1,12 +1,21 @@
 /* Per-call cost of small libth operations called from C: the median over batches of the time
  * per call, in nanoseconds, as wall-clock time and as this thread's CPU time (the latter is not
  * inflated when other processes take the core away mid-batch). Prints one JSON object:
- * {"cadd16": wall ns, ..., "cpu": {"cadd16": cpu ns, ...}}. Usage: percall [calls_per_batch=200000] */
+ * {"cadd16": wall ns, ..., "cpu": {"cadd16": cpu ns, ...}}. Usage: percall [calls_per_batch=200000]
+ *
+ * Built with -DPERCALL_TORCH7 it also compiles against torch7's own TH (lib/TH of torch/torch7,
+ * built with cmake on the same machine), the reference for the per-call cost: see
+ * scripts/percall_torch7.sh. */
 #define _POSIX_C_SOURCE 199309L
 #include <TH/TH.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#ifdef PERCALL_TORCH7 /* torch7's TH has no last-error state (its errors longjmp) */
+static int THGetLastErrorCode(void) { return 0; }
+static const char *THGetLastError(void) { return ""; }
+#endif
 
 static double clock_s(clockid_t id) {
     struct timespec ts;
