@@ -10,12 +10,14 @@
 //! `kernels::pointwise` then pick a contiguous (vectorized) or strided inner loop per run.
 //!
 //! When an input's unit-stride dim is not the output's inner dim (a transposed operand), the
-//! plan walks tiles instead (`TILE_D` x `TILE_I` over those two dims): each such input's tile is
-//! first copied ("packed") into a small contiguous buffer, reading it along its own unit-stride
-//! dim, then the inner runs of the tile go to the kernel with that operand contiguous. Both the
-//! output and the transposed input are then read and written a few cache lines at a time, so
-//! power-of-two strides no longer thrash the cache sets. Runs may be visited in any order
-//! (unless `serial`).
+//! plan walks tiles instead (`tiled`: a few dozen rows along that input's dim by 128 elements
+//! along the inner dim): each such input's tile is first copied ("packed") into a small
+//! contiguous buffer, reading it along its own unit-stride dim (8x8 or 4x4 blocks transposed in
+//! registers for 4- and 8-byte elements), then the inner runs of the tile go to the kernel with
+//! that operand contiguous. Every operand is then read and written whole cache lines at a time,
+//! and the lines of the next tile are fetched while this one is worked on: its rows and columns
+//! are page-size strides apart, too far for the hardware prefetchers. Runs may be visited in any
+//! order (unless `serial`).
 
 use crate::core::geometry::{Dim, Odometer, push_merged};
 use crate::exec::parallel;

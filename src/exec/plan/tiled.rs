@@ -10,21 +10,15 @@ use crate::kernels::transpose::{block_lanes, transpose_block};
 /// Cache line bytes (the unit of the prefetches).
 const LINE: usize = 64;
 
-/// Experimental knobs (env, read once).
-pub(super) struct Tune {
-    pub ti_bytes: usize,
-    pub td_bytes: usize,
-    pub pf: usize,
-    pub fast: bool,
-}
-
-pub(super) fn tune() -> &'static Tune {
-    static T: std::sync::OnceLock<Tune> = std::sync::OnceLock::new();
-    T.get_or_init(|| {
-        let g = |k: &str, d: usize| std::env::var(k).ok().and_then(|s| s.parse().ok()).unwrap_or(d);
-        Tune { ti_bytes: g("TH_TI", 256), td_bytes: g("TH_TD", 128), pf: g("TH_PF", 7), fast: g("TH_FAST", 1) != 0 }
-    })
-}
+/// Elements of the output per tile row (one kernel run): long enough that the per-run cost
+/// of the kernel call stays small next to the run, 2-8 cache lines of 1-8 byte elements.
+const TILE_I: usize = 128;
+/// Bytes of all packed tiles together: they are written and read back within the tile, so
+/// they stay within L1 (a budget beyond L1 makes the packed rows miss between the transposes
+/// and the kernel). The tile's rows along the packed dim follow from it: 64 of 4-byte elements
+/// for one packed operand, 32 of 8-byte ones, 256 of bytes (at most `TILE_D_MAX`).
+const TILE_BYTES: usize = 32 << 10;
+const TILE_D_MAX: usize = 256;
 
 impl<const N: usize> Plan<N> {
     /// The tiled walk (see the module docs): dims `d` (where the `packed` inputs are
@@ -41,19 +35,22 @@ impl<const N: usize> Plan<N> {
         packed: [bool; N],
         f: &Kernel<'_, N>,
     ) {
-        let t = tune();
         let nd = self.dims.len();
         let (ni, nd_) = (self.dims[nd - 1].size, self.dims[d].size);
         let ist = self.dims[nd - 1].st;
         let dst = self.dims[d].st;
-        let pmax = (0..N).filter(|&k| packed[k]).map(|k| elem[k]).max().unwrap_or(1).max(1);
-        let td = (t.td_bytes / pmax).max(8) / 8 * 8;
-        let ti = (t.ti_bytes / elem[0].max(1)).max(8) / 8 * 8;
+        let ti = TILE_I;
+        let packed_bytes = (0..N).filter(|&k| packed[k]).map(|k| elem[k]).sum::<usize>().max(1);
+        let td = (TILE_BYTES / (ti * packed_bytes)).clamp(8, TILE_D_MAX) / 8 * 8;
         let others: Vec<Dim<N>> = (0..nd - 1).filter(|&e| e != d).map(|e| self.dims[e]).collect();
         let blocks = nd_.div_ceil(td);
         let units = others.iter().map(|e| e.size).product::<usize>() * blocks;
         let addr = bases.map(parallel::SharedPtr);
         let fence = self.fence;
+        // The output's next lines are fetched (for writing) unless the kernel streams it past
+        // the caches (then it sets the fence), where a fetch would only bring back the lines the
+        // streaming stores avoid reading.
+        let fetch_out = fence.is_none();
         parallel::for_range(units, self.numel(), |u0, u1| {
             // Packed tiles: td rows (along d) of ti elements (along the inner dim); u64 words
             // keep them aligned for every element type.
@@ -93,26 +90,13 @@ impl<const N: usize> Plan<N> {
                             };
                             let src = at(&off, o0);
                             let pf = match next {
-                                Some((noff, no0, nlo, nla)) if t.pf & 1 != 0 => {
-                                    Some((at(&noff, no0) as *const u8, nlo, nla))
-                                }
+                                Some((noff, no0, nlo, nla)) => Some((at(&noff, no0) as *const u8, nlo, nla)),
                                 _ => None,
                             };
                             // SAFETY: the tile's elements of operand k are inside the plan's
                             // reach (caller contract); the buffer holds td * ti elements.
                             unsafe {
-                                pack(
-                                    elem[k],
-                                    src,
-                                    ist[k],
-                                    dst[k],
-                                    la,
-                                    lo,
-                                    bufs[k].as_mut_ptr() as *mut u8,
-                                    ti,
-                                    t.fast,
-                                    pf,
-                                )
+                                pack(elem[k], src, ist[k], dst[k], la, lo, bufs[k].as_mut_ptr() as *mut u8, ti, pf)
                             };
                         }
                     }
@@ -126,8 +110,7 @@ impl<const N: usize> Plan<N> {
                             } else {
                                 let e = off[k] + a as isize * dst[k] + o0 as isize * ist[k];
                                 p[k] = addr[k].offset(e * elem[k] as isize);
-                                if t.pf & 2 != 0
-                                    && let Some((noff, no0, nlo, nla)) = next
+                                if let Some((noff, no0, nlo, nla)) = next
                                     && a < nla
                                     && ist[k] == 1
                                 {
@@ -135,12 +118,10 @@ impl<const N: usize> Plan<N> {
                                     let q = addr[k].offset(e * elem[k] as isize) as *const u8;
                                     let mut l = 0;
                                     while l < nlo * elem[k] {
-                                        if k == 0 {
-                                            if t.pf & 4 != 0 {
-                                                prefetch_w(q.wrapping_add(l));
-                                            }
-                                        } else {
+                                        if k > 0 {
                                             prefetch(q.wrapping_add(l));
+                                        } else if fetch_out {
+                                            prefetch_w(q.wrapping_add(l));
                                         }
                                         l += LINE;
                                     }
@@ -189,7 +170,6 @@ unsafe fn pack(
     lo: usize,
     dst: *mut u8,
     ld: usize,
-    fast: bool,
     pf: Option<(*const u8, usize, usize)>,
 ) {
     #[inline(always)]
@@ -201,7 +181,6 @@ unsafe fn pack(
         lo: usize,
         dst: *mut T,
         ld: usize,
-        fast: bool,
         pf: Option<(*const u8, usize, usize)>,
     ) {
         let l = block_lanes::<T>();
@@ -219,7 +198,7 @@ unsafe fn pack(
             }
         };
         let (mut la8, mut lo8) = (0, 0);
-        if fast && l > 0 && sa == 1 {
+        if l > 0 && sa == 1 {
             (la8, lo8) = (la / l * l, lo / l * l);
             // SAFETY: caller contract: each l x l block is inside the tile.
             unsafe {
@@ -249,10 +228,10 @@ unsafe fn pack(
     // SAFETY: forwarded contract; each arm reads and writes whole elements of `size` bytes.
     unsafe {
         match size {
-            1 => typed(src, so, sa, la, lo, dst, ld, fast, pf),
-            2 => typed(src as *const u16, so, sa, la, lo, dst as *mut u16, ld, fast, pf),
-            4 => typed(src as *const u32, so, sa, la, lo, dst as *mut u32, ld, fast, pf),
-            8 => typed(src as *const u64, so, sa, la, lo, dst as *mut u64, ld, fast, pf),
+            1 => typed(src, so, sa, la, lo, dst, ld, pf),
+            2 => typed(src as *const u16, so, sa, la, lo, dst as *mut u16, ld, pf),
+            4 => typed(src as *const u32, so, sa, la, lo, dst as *mut u32, ld, pf),
+            8 => typed(src as *const u64, so, sa, la, lo, dst as *mut u64, ld, pf),
             _ => {
                 for o in 0..lo {
                     for a in 0..la {
