@@ -235,6 +235,22 @@ def main():
             x.free()
         del A, B, R, AT
 
+    # transposed adds off the power-of-two squares: small (the tiled walk's fixed costs) and
+    # rectangular
+    for m, k in [(256, 256)] + ([] if args.quick else [(1000, 3000)]):
+        a, b, r = Tensor(th, (k, m)), Tensor(th, (m, k)), Tensor(th, (m, k))
+        A, B, R = a.np((k, m)), b.np((m, k)), r.np((m, k))
+        A[:] = rng.standard_normal((k, m), dtype=F32)
+        B[:] = rng.standard_normal((m, k), dtype=F32)
+        at = Tensor(th, ptr=th.newTranspose(a.ptr, 0, 1))
+        cadd, pat, pb, pr = th.cadd, at.ptr, b.ptr, r.ptr
+        AT = A.T
+        case(f"A.T+B {m}x{k}", 12 * m * k, lambda: np.add(AT, B, out=R), lambda: cadd(pr, pat, ONE, pb),
+             lambda: close(R[:, :8], AT[:, :8] + B[:, :8]))
+        for x in (at, a, b, r):
+            x.free()
+        del A, B, R, AT
+
     n = 10**6 if args.quick else 10**7
     a, r = Tensor(th, (n,)), Tensor(th, (n,))
     A, R = a.np((n,)), r.np((n,))

@@ -10,15 +10,19 @@
 //! `kernels::pointwise` then pick a contiguous (vectorized) or strided inner loop per run.
 //!
 //! When an input's unit-stride dim is not the output's inner dim (a transposed operand), the
-//! plan walks tiles instead (`TILE_D` x `TILE_I` over those two dims): each such input's tile is
-//! first copied ("packed") into a small contiguous buffer, reading it along its own unit-stride
-//! dim, then the inner runs of the tile go to the kernel with that operand contiguous. Both the
-//! output and the transposed input are then read and written a few cache lines at a time, so
-//! power-of-two strides no longer thrash the cache sets. Runs may be visited in any order
-//! (unless `serial`).
+//! plan walks tiles instead (`tiled`: a few dozen rows along that input's dim by 128 elements
+//! along the inner dim): each such input's tile is first copied ("packed") into a small
+//! contiguous buffer, reading it along its own unit-stride dim (8x8 or 4x4 blocks transposed in
+//! registers for 4- and 8-byte elements), then the inner runs of the tile go to the kernel with
+//! that operand contiguous. Every operand is then read and written whole cache lines at a time,
+//! and the lines of the next tile are fetched while this one is worked on: its rows and columns
+//! are page-size strides apart, too far for the hardware prefetchers. Runs may be visited in any
+//! order (unless `serial`).
 
 use crate::core::geometry::{Dim, Odometer, push_merged};
 use crate::exec::parallel;
+
+mod tiled;
 
 /// A merged iteration space for N operands (operand 0 is the output).
 pub struct Plan<const N: usize> {
@@ -30,10 +34,6 @@ pub struct Plan<const N: usize> {
     tiling: bool,
 }
 
-/// Tile of the tiled walk: elements along the inner dim (one kernel run) and along the packed
-/// operands' dim (packed rows read per source line).
-const TILE_I: usize = 128;
-const TILE_D: usize = 64;
 /// Smallest extent of both tiled dims, and element count, for the tiled walk to pay off.
 const TILE_MIN_DIM: usize = 8;
 const TILE_MIN_NUMEL: usize = 2048;
@@ -184,108 +184,6 @@ impl<const N: usize> Plan<N> {
             }
         });
     }
-
-    /// The tiled walk (see the module docs): dims `d` (where the `packed` inputs are
-    /// contiguous) and the inner dim are cut into `TILE_D` x `TILE_I` tiles; every other dim and the
-    /// tile rows along `d` are the units split across threads.
-    ///
-    /// # Safety
-    /// As for `run`.
-    unsafe fn run_tiled(&self, bases: [*mut u8; N], elem: [usize; N], d: usize, packed: [bool; N], f: &Kernel<'_, N>) {
-        let nd = self.dims.len();
-        let (ni, nd_) = (self.dims[nd - 1].size, self.dims[d].size);
-        let ist = self.dims[nd - 1].st;
-        let dst = self.dims[d].st;
-        let others: Vec<Dim<N>> = (0..nd - 1).filter(|&e| e != d).map(|e| self.dims[e]).collect();
-        let blocks = nd_.div_ceil(TILE_D);
-        let units = others.iter().map(|e| e.size).product::<usize>() * blocks;
-        let addr = bases.map(parallel::SharedPtr);
-        let fence = self.fence;
-        parallel::for_range(units, self.numel(), |u0, u1| {
-            // Packed tiles: TILE_D rows (along d) of TILE_I elements (along the inner dim); u64
-            // words keep them aligned for every element type.
-            let mut bufs: [Vec<u64>; N] = std::array::from_fn(|k| {
-                if packed[k] { vec![0u64; (TILE_D * TILE_I * elem[k]).div_ceil(8)] } else { Vec::new() }
-            });
-            for u in u0..u1 {
-                let (r, blk) = (u / blocks, u % blocks);
-                let a0 = blk * TILE_D;
-                let la = TILE_D.min(nd_ - a0);
-                let mut off = Odometer::new(&others, r).off;
-                for (x, st) in off.iter_mut().zip(&dst) {
-                    *x += a0 as isize * st;
-                }
-                let mut o0 = 0;
-                while o0 < ni {
-                    let lo = TILE_I.min(ni - o0);
-                    for k in 0..N {
-                        if packed[k] {
-                            let src = addr[k].offset((off[k] + o0 as isize * ist[k]) * elem[k] as isize);
-                            // SAFETY: the tile's elements of operand k are inside the plan's
-                            // reach (caller contract); the buffer holds TILE_D * TILE_I elements.
-                            unsafe { pack(elem[k], src, ist[k], dst[k], la, lo, bufs[k].as_mut_ptr() as *mut u8) };
-                        }
-                    }
-                    for a in 0..la {
-                        let mut p = [std::ptr::null_mut::<u8>(); N];
-                        let mut st = ist;
-                        for k in 0..N {
-                            if packed[k] {
-                                p[k] = (bufs[k].as_mut_ptr() as *mut u8).wrapping_add(a * TILE_I * elem[k]);
-                                st[k] = 1;
-                            } else {
-                                let e = off[k] + a as isize * dst[k] + o0 as isize * ist[k];
-                                p[k] = addr[k].offset(e * elem[k] as isize);
-                            }
-                        }
-                        f(p, st, lo);
-                    }
-                    o0 += TILE_I;
-                }
-            }
-            if let Some(fence) = fence {
-                fence();
-            }
-        });
-    }
-}
-
-/// `dst[a * TILE_I + o] = src[o * so + a * sa]` for `a < la`, `o < lo`, elements of `size` bytes:
-/// the source is read along its small stride `sa`.
-///
-/// # Safety
-/// `src` valid at those offsets; `dst` valid for `TILE_D * TILE_I` elements, aligned for them.
-unsafe fn pack(size: usize, src: *const u8, so: isize, sa: isize, la: usize, lo: usize, dst: *mut u8) {
-    #[inline(always)]
-    unsafe fn typed<T: Copy>(src: *const T, so: isize, sa: isize, la: usize, lo: usize, dst: *mut T) {
-        for o in 0..lo {
-            let row = src.wrapping_offset(o as isize * so);
-            for a in 0..la {
-                // SAFETY: caller contract.
-                unsafe { dst.add(a * TILE_I + o).write(row.wrapping_offset(a as isize * sa).read_unaligned()) };
-            }
-        }
-    }
-    // SAFETY: forwarded contract; each arm reads and writes whole elements of `size` bytes.
-    unsafe {
-        match size {
-            1 => typed(src, so, sa, la, lo, dst),
-            2 => typed(src as *const u16, so, sa, la, lo, dst as *mut u16),
-            4 => typed(src as *const u32, so, sa, la, lo, dst as *mut u32),
-            8 => typed(src as *const u64, so, sa, la, lo, dst as *mut u64),
-            _ => {
-                for o in 0..lo {
-                    for a in 0..la {
-                        std::ptr::copy_nonoverlapping(
-                            src.wrapping_offset((o as isize * so + a as isize * sa) * size as isize),
-                            dst.add((a * TILE_I + o) * size),
-                            size,
-                        );
-                    }
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -413,5 +311,47 @@ mod tests {
         assert!(pointwise(&[100, 100], &[100, 1], &[0, 1]).tiling().is_none());
         // a reduction-like output (stride 0 along the transposed input's long dim) is not tiled
         assert!(pointwise(&[100, 100], &[0, 1], &[100, 1]).tiling().is_none());
+    }
+
+    #[test]
+    fn tiled_copy_moves_every_element_size() {
+        // o = a.T (copied bytewise) for element sizes with and without a block transpose, shapes
+        // that are not multiples of the tile or of the blocks, and a negative stride.
+        for size in [1usize, 2, 3, 4, 8, 16] {
+            for (rows, cols, flip) in [(70usize, 131usize, false), (9, 300, false), (257, 33, true)] {
+                if cfg!(miri) && rows * cols > 3000 {
+                    continue;
+                }
+                let n = rows * cols;
+                let a: Vec<u8> = (0..n * size).map(|i| (i * 7 + i / 251) as u8).collect();
+                let mut o = vec![0u8; n * size];
+                // a holds the cols x rows matrix; the view a.T is rows x cols (strides 1, rows);
+                // with `flip`, the view walks a's rows backwards (stride -rows, from the last row)
+                let (base, sc) = if flip { ((cols - 1) * rows, -(rows as i64)) } else { (0, rows as i64) };
+                let mut p = Plan::<2>::new(&[rows as i64, cols as i64], [&[cols as i64, 1], &[1, sc]]);
+                p.set_tiling(true);
+                assert!(p.tiling().is_some(), "{size} {rows}x{cols}");
+                let bases = [o.as_mut_ptr(), a.as_ptr().wrapping_add(base * size) as *mut u8];
+                // SAFETY: every offset the plan reaches is inside the buffers; the kernel copies
+                // whole elements along the strides it is given.
+                unsafe {
+                    p.run(bases, [size, size], false, |ptr, s, len| {
+                        for i in 0..len as isize {
+                            std::ptr::copy_nonoverlapping(
+                                ptr[1].offset(i * s[1] * size as isize),
+                                ptr[0].offset(i * s[0] * size as isize),
+                                size,
+                            );
+                        }
+                    })
+                };
+                for r in 0..rows {
+                    for c in 0..cols {
+                        let src = if flip { (cols - 1 - c) * rows + r } else { c * rows + r };
+                        assert_eq!(o[(r * cols + c) * size..][..size], a[src * size..][..size], "{size} {r} {c}");
+                    }
+                }
+            }
+        }
     }
 }
