@@ -9,7 +9,8 @@
 //! volumes x `NV` vectors of positions accumulates in registers over every tap (the kernel
 //! broadcast from a packed panel, the input loaded straight from the input volume), then adds
 //! its valid positions (`x < oc`) to the output; the `ic - oc` positions of a row past `oc` are
-//! computed and dropped (`fits` bounds that waste).
+//! computed and dropped (`fits` bounds that waste). `MR` and `NV` depend on the instruction set
+//! (see `Simd`).
 //!
 //! Rev jobs: each weight sums the kernel's rows, runs of consecutive taps that meet runs of
 //! consecutive input elements; `UR` weights x 2 kernels accumulate in vectors over the runs
@@ -30,13 +31,21 @@ use crate::kernels::simd::{Lane, MAX_LANES, Vector};
 use crate::kernels::simd::{avx2, avx512};
 use std::borrow::Cow;
 
-/// Rows of a tile (output volumes sharing each input load).
-pub(crate) const MR: usize = 6;
-/// Vectors of positions in a tile: 6 x 2 accumulators, 2 input vectors and a broadcast fit in
-/// AVX2's 16 registers with one to spare (with 4 x 3 the compiler spilled an accumulator).
-pub(crate) const NV: usize = 2;
-/// Most positions a tile can have (`NV` vectors of the widest lane count).
-const MAX_NP: usize = NV * MAX_LANES;
+/// Most rows of a tile (output volumes sharing each input load) and vectors of positions in a
+/// tile, over the instruction sets (see `Simd`).
+const MAX_MR: usize = 8;
+const MAX_NV: usize = 3;
+/// Most positions a tile can have (`MAX_NV` vectors of the widest lane count).
+const MAX_NP: usize = MAX_NV * MAX_LANES;
+
+/// A tile loop and the tile shape it was built for: output volumes per kernel panel (`mr`,
+/// the tile's rows) and positions per tile (`np`, its vectors times the lanes).
+#[derive(Clone, Copy)]
+pub(crate) struct Kernel<E> {
+    mr: usize,
+    np: usize,
+    f: TilesFn<E>,
+}
 
 /// Whether a valid job suits the implicit GEMM: at most half of the computed positions
 /// dropped (`x >= oc` of every row of `ceil(ic / sx)` columns, see `drive`).
@@ -48,13 +57,16 @@ pub(crate) fn fits(g: &Geom, o: [usize; 3]) -> bool {
 pub(crate) struct Plan<'a, E> {
     inp: &'a [E],
     /// Kernel panels: panel `j` (at `j*kk*MR`) holds output volumes `j*MR..j*MR + rows` as
-    /// `kk x rows` (tap `r`, volume `m`); `rows = MR` but in the last panel.
+    /// `kk x rows` (tap `r`, volume `m`); `rows = MR` but in the last panel (`MR`: the
+    /// kernel's `mr`).
     apack: &'a [E],
     /// Input offset of every tap (see the module doc).
     offs: &'a [usize],
     /// Taps per block (whole input volumes: see `tiles`).
     block: usize,
     out: SharedPtr<E>,
+    /// Whether the tiles set the output elements (`Operands::fresh`) or add to them.
+    fresh: bool,
     nout: usize,
     /// Columns of an input row and elements of an input depth slice (of a phase volume with
     /// strides, see `phases`).
@@ -74,19 +86,19 @@ pub(crate) struct Plan<'a, E> {
 /// Runs tiles `lo..hi` of a plan (see `tiles`).
 pub(crate) type TilesFn<E> = unsafe fn(&Plan<E>, usize, usize);
 
-/// One tile of `R` rows (`R <= MR`) x `NV` vectors of positions over taps `offs` (with the
-/// panel's weights `a`): the sums start from the first rows of `buf` (or from zero when
+/// One tile of `R` rows (`R <= MAX_MR`) x `NV` vectors of positions over taps `offs` (with
+/// the panel's weights `a`): the sums start from the first rows of `buf` (or from zero when
 /// `first`), run in registers, and are stored back there.
 ///
 /// # Safety
 /// The CPU has `V`'s instruction set; `a` holds `offs.len() * R` elements; every
-/// `src + off .. src + off + NV*LANES` (`off` in `offs`) is readable.
+/// `src + off .. src + off + NV*LANES` (`off` in `offs`) is readable; `NV*LANES <= MAX_NP`.
 #[inline(always)]
-unsafe fn tile<V: Vector, const R: usize>(
+unsafe fn tile<V: Vector, const R: usize, const NV: usize>(
     a: *const V::E,
     offs: &[usize],
     src: *const V::E,
-    buf: &mut [[V::E; MAX_NP]; MR],
+    buf: &mut [[V::E; MAX_NP]; MAX_MR],
     first: bool,
 ) {
     // SAFETY: per the contract (the CPU has V's instruction set; the reads stay inside the
@@ -128,21 +140,23 @@ const BLOCK_BYTES: usize = 16 << 10;
 /// Panels of output volumes whose partial sums a tile keeps at once (on the stack).
 const GROUP: usize = 16;
 
-/// Computes tiles `lo..hi` of the job. Tile `t` covers positions `(t % per_slab) * np..` of
-/// depth slice `t / per_slab` (batch-major), for every output volume: `GROUP` panels at a
-/// time, over the taps in blocks of `plan.block` (so that the input rows a block reads stay in
-/// L1 while every panel of the group uses them).
+/// Computes tiles `lo..hi` of the job with tiles of `MR` rows x `NV` vectors. Tile `t` covers
+/// positions `(t % per_slab) * np..` of depth slice `t / per_slab` (batch-major), for every
+/// output volume: `GROUP` panels at a time, over the taps in blocks of `plan.block` (so that
+/// the input rows a block reads stay in L1 while every panel of the group uses them).
 ///
 /// # Safety
 /// The CPU has `V`'s instruction set; `plan` describes buffers that hold what it says (as
-/// `drive` builds it), and no other thread touches the output elements of these tiles.
+/// `drive` builds it, with panels of `MR` volumes and `NV * V::LANES` positions per tile),
+/// `MR <= MAX_MR`, `NV * V::LANES <= MAX_NP`, and no other thread touches the output
+/// elements of these tiles.
 #[inline(always)]
-unsafe fn tiles<V: Vector>(plan: &Plan<V::E>, lo: usize, hi: usize) {
+unsafe fn tiles<V: Vector, const MR: usize, const NV: usize>(plan: &Plan<V::E>, lo: usize, hi: usize) {
     let np = NV * V::LANES;
     let per_slab = plan.positions.div_ceil(np);
     let kk = plan.offs.len();
     let panels = plan.nout.div_ceil(MR);
-    let mut bufs = [[[V::E::zero(); MAX_NP]; MR]; GROUP];
+    let mut bufs = [[[V::E::zero(); MAX_NP]; MAX_MR]; GROUP];
     // (first position in the tile, output index within the volume, length) of each valid run
     let mut runs = [(0usize, 0usize, 0usize); MAX_NP];
     for t in lo..hi {
@@ -183,14 +197,17 @@ unsafe fn tiles<V: Vector>(plan: &Plan<V::E>, lo: usize, hi: usize) {
                         // of slice z of batch b (start + np <= positions), which lies inside its
                         // (phase) volume of the input `drive` laid out; earlier positions read
                         // earlier elements.
+                        // (rows <= MR <= MAX_MR; the arms past MR are never taken)
                         unsafe {
                             match rows {
-                                6 => tile::<V, 6>(a, offs, src, buf, first),
-                                5 => tile::<V, 5>(a, offs, src, buf, first),
-                                4 => tile::<V, 4>(a, offs, src, buf, first),
-                                3 => tile::<V, 3>(a, offs, src, buf, first),
-                                2 => tile::<V, 2>(a, offs, src, buf, first),
-                                _ => tile::<V, 1>(a, offs, src, buf, first),
+                                8 => tile::<V, 8, NV>(a, offs, src, buf, first),
+                                7 => tile::<V, 7, NV>(a, offs, src, buf, first),
+                                6 => tile::<V, 6, NV>(a, offs, src, buf, first),
+                                5 => tile::<V, 5, NV>(a, offs, src, buf, first),
+                                4 => tile::<V, 4, NV>(a, offs, src, buf, first),
+                                3 => tile::<V, 3, NV>(a, offs, src, buf, first),
+                                2 => tile::<V, 2, NV>(a, offs, src, buf, first),
+                                _ => tile::<V, 1, NV>(a, offs, src, buf, first),
                             }
                         }
                     }
@@ -224,8 +241,12 @@ unsafe fn tiles<V: Vector>(plan: &Plan<V::E>, lo: usize, hi: usize) {
                         // that the output holds batches*nout*op elements, and these are this
                         // call's alone.
                         let dst = unsafe { std::slice::from_raw_parts_mut(plan.out.offset((vol + d) as isize), len) };
-                        for (o, &x) in dst.iter_mut().zip(&row[q..q + len]) {
-                            *o = o.add(x);
+                        if plan.fresh {
+                            dst.copy_from_slice(&row[q..q + len]);
+                        } else {
+                            for (o, &x) in dst.iter_mut().zip(&row[q..q + len]) {
+                                *o = o.add(x);
+                            }
                         }
                     }
                 }
@@ -377,48 +398,57 @@ unsafe fn rev_items<V: Vector>(plan: &RevPlan<V::E>, lo: usize, hi: usize) {
     }
 }
 
-/// The element types with a kernel: the positions per tile and the tile loop the CPU runs
-/// best for valid jobs, and the item loop for Rev jobs, if it has them.
+/// The element types with a kernel: the tile loop (and its tile shape) the CPU runs best for
+/// valid jobs, and the item loop for Rev jobs, if it has them.
+///
+/// Tile shapes: AVX2 (16 registers) takes 6 x 2 (12 accumulators, 2 input vectors and a
+/// broadcast, one register to spare; with 4 x 3 the compiler spilled an accumulator).
+/// AVX-512 (32 registers) takes 8 x 3: per tap, 24 FMAs against 8 broadcasts and 3 input
+/// loads, which are unaligned and so each split over two cache lines (two load slots), so the
+/// two load ports keep up with the two FMA pipes with room to spare (6 x 2 needs 10 load slots
+/// for 12 FMAs: the loads nearly saturate and the tile ran at about 70% of the FMA peak); and 8
+/// rows divide the usual channel counts (16, 32, 64) with no ragged last panel.
 pub(crate) trait Simd: ConvK {
-    /// The loops for the instruction set in use (AVX2 + FMA, AVX-512F), if any: positions per
-    /// tile, the tile loop and the Rev item loop.
-    fn loops() -> Option<(usize, TilesFn<Self>, RevFn<Self>)>;
-    fn kernel() -> Option<(usize, TilesFn<Self>)> {
-        Self::loops().map(|(np, f, _)| (np, f))
+    /// The loops for the instruction set in use (AVX2 + FMA, AVX-512F), if any: the tile loop
+    /// and the Rev item loop.
+    fn loops() -> Option<(Kernel<Self>, RevFn<Self>)>;
+    fn kernel() -> Option<Kernel<Self>> {
+        Self::loops().map(|(k, _)| k)
     }
     fn rev_kernel() -> Option<RevFn<Self>> {
-        Self::loops().map(|(_, _, f)| f)
+        Self::loops().map(|(_, f)| f)
     }
 }
 
-/// `tiles` and `rev_items` on one instruction set's vectors `$V` (`$isa`: `Avx2` or `Avx512`),
-/// as `Simd::kernel` returns them.
+/// `tiles` (tiles of `$mr` x `$nv` vectors) and `rev_items` on one instruction set's vectors
+/// `$V` (`$isa`: `Avx2` or `Avx512`), as `Simd::loops` returns them.
 #[cfg(target_arch = "x86_64")]
 macro_rules! isa_loops {
-    ($V:ty, $isa:ident) => {{
+    ($V:ty, $isa:ident, $mr:literal x $nv:literal) => {{
         type E = <$V as Vector>::E;
         crate::kernels::multiversion!(@copy $isa,
             /// # Safety
             /// As `tiles`, on a CPU with these features.
-            fn tiles_isa(plan: &Plan<E>, lo: usize, hi: usize) => tiles::<$V>(plan, lo, hi));
+            fn tiles_isa(plan: &Plan<E>, lo: usize, hi: usize) => tiles::<$V, $mr, $nv>(plan, lo, hi));
         crate::kernels::multiversion!(@copy $isa,
             /// # Safety
             /// As `rev_items`, on a CPU with these features.
             fn rev_isa(plan: &RevPlan<E>, lo: usize, hi: usize) => rev_items::<$V>(plan, lo, hi));
-        (NV * <$V as Vector>::LANES, tiles_isa as TilesFn<E>, rev_isa as RevFn<E>)
+        let k = Kernel { mr: $mr, np: $nv * <$V as Vector>::LANES, f: tiles_isa as TilesFn<E> };
+        (k, rev_isa as RevFn<E>)
     }};
 }
 
 macro_rules! simd {
     ($E:ty, $V2:ident, $V5:ident) => {
         impl Simd for $E {
-            fn loops() -> Option<(usize, TilesFn<Self>, RevFn<Self>)> {
+            fn loops() -> Option<(Kernel<Self>, RevFn<Self>)> {
                 #[cfg(target_arch = "x86_64")]
                 {
                     use crate::kernels::{Isa, isa};
                     match isa() {
-                        Isa::Avx512 => return Some(isa_loops!(avx512::$V5, Avx512)),
-                        Isa::Avx2 => return Some(isa_loops!(avx2::$V2, Avx2)),
+                        Isa::Avx512 => return Some(isa_loops!(avx512::$V5, Avx512, 8 x 3)),
+                        Isa::Avx2 => return Some(isa_loops!(avx2::$V2, Avx2, 6 x 2)),
                         Isa::Scalar => {}
                     }
                 }
@@ -495,15 +525,16 @@ pub(crate) fn run<E: Simd>(rev: bool, out: &mut [E], ops: &Operands<E>) -> crate
         }
     } else {
         match E::kernel() {
-            Some((np, f)) if fits(g, o) => drive(out, ops, np, f).map(|()| true),
+            Some(k) if fits(g, o) => drive(out, ops, k).map(|()| true),
             _ => Ok(false),
         }
     }
 }
 
-/// Builds the plan of a job and runs its tiles with `f` (`np` positions per tile), in parallel
-/// above the pool's grain.
-fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -> crate::core::error::Result<()> {
+/// Builds the plan of a job (kernel panels of `kern.mr` volumes) and runs its tiles with
+/// `kern.f` (`kern.np` positions per tile), in parallel above the pool's grain.
+fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, kern: Kernel<E>) -> crate::core::error::Result<()> {
+    let Kernel { mr, np, f } = kern;
     let (ker, g, o) = (ops.ker, &ops.g, ops.o);
     let (batches, nin, nout) = ops.dense;
     let [kd, kr, kc] = g.k;
@@ -516,6 +547,8 @@ fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -
     }
     if np == 0
         || np > MAX_NP
+        || mr == 0
+        || mr > MAX_MR
         || (0..3).any(|d| g.s[d] == 0 || g.i[d] < g.k[d] || o[d] != (g.i[d] - g.k[d]) / g.s[d] + 1)
     {
         return Err(crate::core::error::Error::internal("conv: implicit GEMM of an unexpected shape"));
@@ -533,10 +566,10 @@ fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -
     }
     let mut apack = super::zeros::<E>(nout * kk)?;
     for (q, row) in ker.chunks_exact(kk).enumerate() {
-        let (j, m) = (q / MR, q % MR);
-        let rows = MR.min(nout - j * MR);
+        let (j, m) = (q / mr, q % mr);
+        let rows = mr.min(nout - j * mr);
         for (r, &w) in row.iter().enumerate() {
-            apack[j * kk * MR + r * rows + m] = w;
+            apack[j * kk * mr + r * rows + m] = w;
         }
     }
     let positions = (or - 1) * pw + oc;
@@ -551,6 +584,7 @@ fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, np: usize, f: TilesFn<E>) -
         block,
         offs: &offs,
         out: SharedPtr(out.as_mut_ptr()),
+        fresh: ops.fresh,
         nout,
         ic: pw,
         slab_in: ph * pw,
@@ -621,10 +655,19 @@ mod tests {
     /// Runs one job.
     type Runner<'a> = &'a dyn Fn(&mut [f64], &Operands<f64>);
 
-    /// The tile loop on plain arrays (any CPU, Miri).
-    unsafe fn plain<E: ConvK + Lane, const N: usize>(plan: &Plan<E>, lo: usize, hi: usize) {
+    /// The tile loop on plain arrays of `N` lanes, tiles of `MR` x `NV` vectors (any CPU, Miri).
+    unsafe fn plain<E: ConvK + Lane, const N: usize, const MR: usize, const NV: usize>(
+        plan: &Plan<E>,
+        lo: usize,
+        hi: usize,
+    ) {
         // SAFETY: forwarded contract; plain arrays need no instruction set.
-        unsafe { tiles::<Lanes<E, N>>(plan, lo, hi) }
+        unsafe { tiles::<Lanes<E, N>, MR, NV>(plan, lo, hi) }
+    }
+
+    /// `plain` as a kernel.
+    fn plain_kernel<E: ConvK + Lane, const N: usize, const MR: usize, const NV: usize>() -> Kernel<E> {
+        Kernel { mr: MR, np: NV * N, f: plain::<E, N, MR, NV> }
     }
 
     /// `out[v][u] += sum_{(iv, kv) in pairs(v)} sum_t ker[kv][t] * inp[iv][u*su + t*st]`
@@ -662,7 +705,8 @@ mod tests {
 
     /// Runs every case through `run` and through the naive `want` (both add to the same start)
     /// and compares them exactly: the values are small integers, so every order of summation
-    /// is exact. The last element of the first input row is infinite: it meets only the last
+    /// is exact. Valid jobs run a second time on an output of NaNs marked `fresh`, which must
+    /// come out as the sums alone. The last element of the first input row is infinite: it meets only the last
     /// output column (mv) or the last weight column (Rev), and must reach no other (all
     /// weights are non-zero, so a stray read would show as infinity or NaN).
     fn check(cases: &[Case], rev: bool, run: Runner) {
@@ -678,7 +722,7 @@ mod tests {
             let ker: Vec<f64> = (0..kvols * g.k_len()).map(|v| (v % 7) as f64 + 1.0).collect();
             let outs = if rev { nout * nin } else { batches * nout };
             let start: Vec<f64> = (0..outs * o.iter().product::<usize>()).map(|v| (v % 3) as f64).collect();
-            let mut want = start.clone();
+            let mut want = vec![0.0; start.len()];
             if rev {
                 // output volume (q, i) sums (input (b, i), kernel (b, q)) over batches
                 naive(
@@ -703,8 +747,14 @@ mod tests {
                 );
             }
             assert!(want.iter().any(|v| v.is_infinite()));
+            if !rev {
+                let mut got = vec![f64::NAN; start.len()];
+                run(&mut got, &Operands { inp: &inp, ker: &ker, g, o, dense, fresh: true });
+                assert_eq!(got, want, "fresh: input {i:?} kernel {k:?} strides {s:?} {dense:?}");
+            }
+            let want: Vec<f64> = start.iter().zip(&want).map(|(a, b)| a + b).collect();
             let mut got = start;
-            run(&mut got, &Operands { inp: &inp, ker: &ker, g, o, dense });
+            run(&mut got, &Operands { inp: &inp, ker: &ker, g, o, dense, fresh: false });
             assert_eq!(got, want, "input {i:?} kernel {k:?} strides {s:?} {dense:?}");
         }
     }
@@ -729,13 +779,13 @@ mod tests {
             ([5, 7, 13], [2, 3, 3], [2, 1, 2], (1, 2, 3)),
         ];
         let cases = if cfg!(miri) { &cases[..4] } else { &cases[..] };
-        let mut kernels: Vec<(usize, TilesFn<f64>)> = vec![(NV * 4, plain::<f64, 4>)];
+        let mut kernels = vec![plain_kernel::<f64, 4, 6, 2>()];
         if !cfg!(miri) {
-            kernels.push((NV, plain::<f64, 1>));
+            kernels.push(plain_kernel::<f64, 1, 8, 3>());
         }
         kernels.extend(f64::kernel());
-        for (np, f) in kernels {
-            check(cases, false, &|out, ops| drive(out, ops, np, f).unwrap());
+        for k in kernels {
+            check(cases, false, &|out, ops| drive(out, ops, k).unwrap());
         }
     }
 
@@ -771,7 +821,7 @@ mod tests {
 
     #[test]
     fn implicit_f32_kernel_matches_plain() {
-        let Some((np, f)) = f32::kernel() else { return };
+        let Some(k) = f32::kernel() else { return };
         let g = Geom { i: [1, 20, 37], k: [1, 5, 5], s: [1; 3] };
         let o = [1, 16, 33];
         let (nin, nout) = (3, 7);
@@ -779,9 +829,9 @@ mod tests {
         let ker: Vec<f32> = (0..nout * nin * 25).map(|v| ((v * 5) % 11) as f32 - 5.0).collect();
         let mut a = vec![1.0f32; nout * 16 * 33];
         let mut b = a.clone();
-        let ops = Operands { inp: &inp, ker: &ker, g, o, dense: (1, nin, nout) };
-        drive(&mut a, &ops, np, f).unwrap();
-        drive(&mut b, &ops, NV * 8, plain::<f32, 8>).unwrap();
+        let ops = Operands { inp: &inp, ker: &ker, g, o, dense: (1, nin, nout), fresh: false };
+        drive(&mut a, &ops, k).unwrap();
+        drive(&mut b, &ops, plain_kernel::<f32, 8, 6, 2>()).unwrap();
         assert_eq!(a, b);
     }
 }
