@@ -225,8 +225,14 @@ fn full_gemm<K: ConvK>(out: &mut [K], ops: &Operands<K>) -> Result<()> {
                 }
             }
         });
-        let padded =
-            Operands { inp: &pad, ker, g: Geom { i: p, k: g.k, s: [1; 3] }, o, dense: (1, nin, nout), fresh: ops.fresh };
+        let padded = Operands {
+            inp: &pad,
+            ker,
+            g: Geom { i: p, k: g.k, s: [1; 3] },
+            o,
+            dense: (1, nin, nout),
+            fresh: ops.fresh,
+        };
         valid_gemm(&mut out[b * olen..(b + 1) * olen], &padded)?;
     }
     Ok(())
