@@ -319,8 +319,14 @@ pub(super) fn run<T: ConvElem>(
     let gemm = gemm_shape::<T::K>(&job, &kraw);
     // the full-mode GEMM runs a valid correlation with the kernel reversed (see `full_gemm`)
     let flip = flip != (gemm.is_some() && job.kind == Kind::Full);
-    let ker = prep_kernel(&kraw, klen, alpha.to_k(), flip)?;
-    drop(kraw);
+    // (alpha = 1 without a flip leaves the kernel as it is: no copy)
+    let ker = if alpha.to_k() == T::K::one() && !flip {
+        kraw
+    } else {
+        let ker = prep_kernel(&kraw, klen, alpha.to_k(), flip)?;
+        drop(kraw);
+        Cow::Owned(ker)
+    };
     let keep = cur.sizes == shape;
     let direct = T::as_k(&[]).is_some() && (!keep || cur.is_contiguous());
     let mut tmp = if direct { None } else { Some(zeros::<T::K>(n)?) };

@@ -242,13 +242,11 @@ pub(super) fn drive<E: ConvK>(out: &mut [E], ops: &Operands<E>, kern: Kernel<E>)
         *off = i * vol + which * phase + ((kz / sz) * ph + ky / sy) * pw + kx / sx;
     }
     // panel by panel, each written in order (reading its `rows` kernel rows side by side)
-    let mut apack = crate::ops::conv::zeros::<E>(nout * kk)?;
-    for (panel, src) in apack.chunks_mut(kk * mr).zip(ker.chunks(kk * mr)) {
-        let rows = panel.len() / kk;
-        for (r, dst) in panel.chunks_exact_mut(rows).enumerate() {
-            for (m, d) in dst.iter_mut().enumerate() {
-                *d = src[m * kk + r];
-            }
+    let mut apack = crate::core::limits::try_vec::<E>(nout * kk)?;
+    for src in ker.chunks(kk * mr) {
+        let rows = src.len() / kk;
+        for r in 0..kk {
+            apack.extend((0..rows).map(|m| src[m * kk + r]));
         }
     }
     let positions = (or - 1) * pw + oc;
