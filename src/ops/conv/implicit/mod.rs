@@ -8,7 +8,8 @@
 //! run of consecutive positions reads consecutive input elements. A tile of `MR` output
 //! volumes x `NV` vectors of positions accumulates in registers over every tap (the kernel
 //! broadcast from a packed panel, the input loaded straight from the input volume), then adds
-//! its valid positions (`x < oc`) to the output; the `ic - oc` positions of a row past `oc` are
+//! its valid positions (`x < oc`) to the output (or stores them, on an output that holds no
+//! values yet: `Operands::fresh`); the `ic - oc` positions of a row past `oc` are
 //! computed and dropped (`fits` bounds that waste). `MR` and `NV` depend on the instruction set
 //! (see `Simd`).
 //!
