@@ -1,7 +1,12 @@
-"""Speed of THTensorConv against numpy (sliding_window_view + tensordot, i.e. im2col + BLAS GEMM).
+"""Speed of THTensorConv against numpy (sliding_window_view + tensordot, i.e. im2col + BLAS GEMM)
+and, where `import torch` works, against `torch.nn.functional.conv2d` (oneDNN).
 
 Run after `cargo build --release`:  .venv/bin/python bench/conv.py
 Prints, per case, the median time of TH and numpy and GFLOP/s (2 flops per multiply-add).
+The torch table (skipped, with a note, when torch is missing) times the valid
+cross-correlation `conv2Dmv` 'V','X' against conv2d on the same shapes, both on
+TH_TORCH_THREADS (default 2) threads, in alternating blocks (TH, torch, TH, ...; each after
+`settle`), and reports the medians and the ratio torch time / TH time (> 1: TH faster).
 Not a test: numbers depend on the machine and its load. TH_NUM_THREADS sets TH's threads;
 numpy's OpenBLAS uses its own (OPENBLAS_NUM_THREADS). Before each library's timed calls the
 process waits until the other library's threads are idle (`bench_gemm.settle`: OpenBLAS's
@@ -18,6 +23,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 from thlib import Lib  # noqa: E402
 from bench_gemm import settle  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # the numpy table still runs
+    torch = None
 
 lib = Lib(os.environ.get("TH_LIB") or os.path.join(ROOT, "target", "release", "libth.so"))
 SWV = np.lib.stride_tricks.sliding_window_view
@@ -91,6 +101,59 @@ def case(title, real, npdt, nin, h, w, nout, kh, kw, mode="mv", vf="V", s=(1, 1)
           f"{npt * 1e3:8.2f} ms ({flops / npt / 1e9:6.1f} GFLOP/s) | {npt / th:5.2f}x | {err:.1e} |")
 
 
+def vs_torch(title, real, npdt, nin, h, w, nout, kh, kw, rounds=7, reps=10):
+    """conv2Dmv 'V','X' against torch's conv2d on the same data, alternating blocks of `reps`
+    calls (`rounds` of each); checks both against numpy before timing."""
+    rng = np.random.default_rng(0)
+    inp = rng.standard_normal((nin, h, w)).astype(npdt)
+    ker = rng.standard_normal((nout, nin, kh, kw)).astype(npdt)
+    r = lib.new(real)
+    one, zero = lib.scalar(real, 1.0), lib.scalar(real, 0.0)
+    ti, tk = lib.from_numpy(inp, real), lib.from_numpy(ker, real)
+    args = (r, zero, one, ti, tk, C.c_int64(1), C.c_int64(1), C.c_char_p(b"V"), C.c_char_p(b"X"))
+    ours = lambda: th_call("conv2Dmv", real, *args)  # noqa: E731
+    x, k = torch.from_numpy(inp)[None], torch.from_numpy(ker)
+    with torch.no_grad():
+        theirs = lambda: torch.nn.functional.conv2d(x, k)  # noqa: E731
+        ours()
+        want = np_mv_valid(inp, ker, 1, 1)
+        scale = np.max(np.abs(want))
+        errs = [float(np.max(np.abs(got - want)) / scale) for got in (lib.to_numpy(r), theirs()[0].numpy())]
+        tol = 1e-5 if npdt == np.float32 else 1e-12
+        if max(errs) > tol:
+            raise SystemExit(f"{title} {real}: results differ from numpy (th {errs[0]:.1e}, torch {errs[1]:.1e})")
+        ts = {"th": [], "torch": []}
+        for _ in range(rounds):
+            for name, f in (("th", ours), ("torch", theirs)):
+                settle(f)
+                t0 = time.perf_counter()
+                for _ in range(reps):
+                    f()
+                ts[name].append((time.perf_counter() - t0) / reps)
+    th, tt = float(np.median(ts["th"])), float(np.median(ts["torch"]))
+    ratios = sorted(b / a for a, b in zip(ts["th"], ts["torch"]))
+    flops = 2 * nout * nin * kh * kw * (h - kh + 1) * (w - kw + 1)
+    print(f"| {title} | {real} | {th * 1e3:7.3f} ms ({flops / th / 1e9:6.1f} GFLOP/s) | "
+          f"{tt * 1e3:7.3f} ms ({flops / tt / 1e9:6.1f} GFLOP/s) | {tt / th:5.2f}x "
+          f"({ratios[0]:.2f}-{ratios[-1]:.2f}) | {errs[0]:.1e} |")
+
+
+def torch_table():
+    if torch is None:
+        print("\n(torch is not installed: no comparison with torch.nn.functional.conv2d)")
+        return
+    n = int(os.environ.get("TH_TORCH_THREADS", "2"))
+    torch.set_num_threads(n)
+    print(f"\nconv2Dmv 'V','X' against torch {torch.__version__} conv2d, {n} threads each "
+          f"(TH: {lib.dll.THGetNumThreads()})")
+    print("| case | dtype | th | torch | torch time / th time (range) | max rel diff |")
+    print("|---|---|---|---|---|---|")
+    for real, npdt in (("Float", np.float32), ("Double", np.float64)):
+        vs_torch("16x64x64 -> 32, 5x5", real, npdt, 16, 64, 64, 32, 5, 5)
+        vs_torch("64x32x32 -> 64, 3x3", real, npdt, 64, 32, 32, 64, 3, 3)
+        vs_torch("3x128x128 -> 16, 7x7", real, npdt, 3, 128, 128, 16, 7, 7)
+
+
 if __name__ == "__main__":
     print("| case | dtype | th | numpy (swv+tensordot) | th speedup | max rel diff |")
     print("|---|---|---|---|---|---|")
@@ -104,3 +167,4 @@ if __name__ == "__main__":
     case("conv2Dmv 16x60x60 -> 32, 5x5 full", "Double", np.float64, 16, 60, 60, 32, 5, 5, vf="F")
     case("conv2DRevger 16x64x64, 32 grads 60x60 (5x5 weight grad)", "Float", np.float32, 16, 64, 64, 32, 5, 5, mode="rev")
     case("conv2DRevger 16x64x64, 32 grads 60x60 (5x5 weight grad)", "Double", np.float64, 16, 64, 64, 32, 5, 5, mode="rev")
+    torch_table()

@@ -87,12 +87,15 @@ pub(super) struct Job<'a> {
 
 /// The operands of a dense job as the GEMM paths take them (see `Job::dense`): the input
 /// volumes, the prepared kernels, the geometry, the output size and `(batches, nin, nout)`.
+/// `fresh` (valid and full jobs only): the output holds no values yet (it was not zeroed),
+/// so the job sets every element instead of adding to it.
 pub struct Operands<'a, K> {
     pub inp: &'a [K],
     pub ker: &'a [K],
     pub g: Geom,
     pub o: [usize; 3],
     pub dense: (usize, usize, usize),
+    pub fresh: bool,
 }
 
 /// Bytes of im2col columns built at a time (the GEMM's right operand; about L2..L3).
@@ -168,6 +171,9 @@ fn valid_gemm<K: ConvK>(out: &mut [K], ops: &Operands<K>) -> Result<()> {
     if K::implicit(false, out, ops)? {
         return Ok(());
     }
+    if ops.fresh {
+        out.fill(K::zero());
+    }
     let chunk = (COLS_BYTES / (kk * size_of::<K>()).max(1)).clamp(1, op);
     let mut cols = zeros::<K>(kk * chunk)?;
     for b in 0..batches {
@@ -219,7 +225,14 @@ fn full_gemm<K: ConvK>(out: &mut [K], ops: &Operands<K>) -> Result<()> {
                 }
             }
         });
-        let padded = Operands { inp: &pad, ker, g: Geom { i: p, k: g.k, s: [1; 3] }, o, dense: (1, nin, nout) };
+        let padded = Operands {
+            inp: &pad,
+            ker,
+            g: Geom { i: p, k: g.k, s: [1; 3] },
+            o,
+            dense: (1, nin, nout),
+            fresh: ops.fresh,
+        };
         valid_gemm(&mut out[b * olen..(b + 1) * olen], &padded)?;
     }
     Ok(())
@@ -306,8 +319,14 @@ pub(super) fn run<T: ConvElem>(
     let gemm = gemm_shape::<T::K>(&job, &kraw);
     // the full-mode GEMM runs a valid correlation with the kernel reversed (see `full_gemm`)
     let flip = flip != (gemm.is_some() && job.kind == Kind::Full);
-    let ker = prep_kernel(&kraw, klen, alpha.to_k(), flip)?;
-    drop(kraw);
+    // (alpha = 1 without a flip leaves the kernel as it is: no copy)
+    let ker = if alpha.to_k() == T::K::one() && !flip {
+        kraw
+    } else {
+        let ker = prep_kernel(&kraw, klen, alpha.to_k(), flip)?;
+        drop(kraw);
+        Cow::Owned(ker)
+    };
     let keep = cur.sizes == shape;
     let direct = T::as_k(&[]).is_some() && (!keep || cur.is_contiguous());
     let mut tmp = if direct { None } else { Some(zeros::<T::K>(n)?) };
@@ -335,16 +354,19 @@ pub(super) fn run<T: ConvElem>(
             v.as_mut_slice()
         }
     };
-    if zero {
+    // a valid or full GEMM job sets every output element itself (`Operands::fresh`): the
+    // implicit GEMM then writes the output once instead of zeroing it and adding to it
+    let fresh = zero && gemm.is_some() && job.kind != Kind::Rev;
+    if zero && !fresh {
         out.fill(T::K::zero());
-    } else if bk != T::K::one() {
+    } else if !zero && bk != T::K::one() {
         for x in out.iter_mut() {
             *x = x.mul(bk);
         }
     }
 
     if let Some(dense) = gemm {
-        let ops = Operands { inp: &inp, ker: &ker, g: job.g, o: job.o, dense };
+        let ops = Operands { inp: &inp, ker: &ker, g: job.g, o: job.o, dense, fresh };
         match job.kind {
             Kind::Valid => valid_gemm(out, &ops)?,
             Kind::Full => full_gemm(out, &ops)?,
