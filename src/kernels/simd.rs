@@ -18,6 +18,19 @@ pub(crate) fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// `prefetch` for a line about to be written (x86 `prefetchw`, which takes it in exclusive
+/// state; a no-op on CPUs without it, nothing elsewhere and under Miri).
+#[inline(always)]
+pub(crate) fn prefetch_w<T>(p: *const T) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    // SAFETY: as for `prefetch`: a hint that never faults.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(p.cast());
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = p;
+}
+
 /// An element type of a vector: f32, f64.
 pub(crate) trait Lane: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
     fn zero() -> Self;

@@ -4,7 +4,7 @@
 use super::{Kernel, Plan};
 use crate::core::geometry::{Dim, Odometer};
 use crate::exec::parallel;
-use crate::kernels::simd::prefetch;
+use crate::kernels::simd::{prefetch, prefetch_w};
 use crate::kernels::transpose::{block_lanes, transpose_block};
 
 /// Cache line bytes (the unit of the prefetches).
@@ -138,20 +138,6 @@ impl<const N: usize> Plan<N> {
             }
         });
     }
-}
-
-/// Asks the CPU for the cache line of `p` in L1, to be written (x86 `prefetchw`; nothing
-/// elsewhere and under Miri). Any address may be passed: a prefetch never faults.
-#[inline(always)]
-fn prefetch_w(p: *const u8) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    // SAFETY: a prefetch is a hint: it changes nothing the program sees and never faults (on a
-    // CPU without `prefetchw` the instruction is a no-op).
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(p.cast());
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = p;
 }
 
 /// `dst[a * ld + o] = src[o * so + a * sa]` for `a < la`, `o < lo`, elements of `size` bytes:
