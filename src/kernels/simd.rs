@@ -4,31 +4,47 @@
 //! (`Lanes`, which run anywhere, Miri included). A kernel is written once, generic over
 //! `Vector`, and instantiated inside a `#[target_feature]` function per instruction set.
 
-/// Asks the CPU to bring the cache line of `p` into L1 (x86; nothing elsewhere and under
-/// Miri). Any address may be passed: a prefetch never faults.
+/// The prefetch with x86 hint `H` (`_MM_HINT_*`) of the line of `p`; nothing elsewhere and under
+/// Miri. Any address may be passed: a prefetch never faults.
 #[inline(always)]
-pub(crate) fn prefetch<T>(p: *const T) {
+fn prefetch_hint<const H: i32, T>(p: *const T) {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     // SAFETY: a prefetch is a hint; it reads nothing the program sees and never faults (SSE is
-    // part of x86_64).
+    // part of x86_64; a CPU without `prefetchw` runs that hint as a no-op).
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+        std::arch::x86_64::_mm_prefetch::<H>(p.cast());
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let _ = p;
 }
 
-/// `prefetch` for a line about to be written (x86 `prefetchw`, which takes it in exclusive
-/// state; a no-op on CPUs without it, nothing elsewhere and under Miri).
+// (the `_MM_HINT_*` values, which only x86's module defines)
+const T0: i32 = 3;
+const T1: i32 = 2;
+const ET0: i32 = 7;
+#[cfg(target_arch = "x86_64")]
+const _: () = {
+    use std::arch::x86_64::{_MM_HINT_ET0, _MM_HINT_T0, _MM_HINT_T1};
+    assert!(T0 == _MM_HINT_T0 && T1 == _MM_HINT_T1 && ET0 == _MM_HINT_ET0);
+};
+
+/// Asks the CPU to bring the cache line of `p` into L1.
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: *const T) {
+    prefetch_hint::<T0, T>(p)
+}
+
+/// `prefetch` into L2 only (`prefetcht1`): for lines wanted a while from now, which would only
+/// crowd L1 (and hold its few line-fill buffers) if fetched all the way.
+#[inline(always)]
+pub(crate) fn prefetch_l2<T>(p: *const T) {
+    prefetch_hint::<T1, T>(p)
+}
+
+/// `prefetch` for a line about to be written (`prefetchw`: the line in exclusive state).
 #[inline(always)]
 pub(crate) fn prefetch_w<T>(p: *const T) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    // SAFETY: as for `prefetch`: a hint that never faults.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(p.cast());
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = p;
+    prefetch_hint::<ET0, T>(p)
 }
 
 /// An element type of a vector: f32, f64.

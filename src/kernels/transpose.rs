@@ -1,5 +1,5 @@
-//! Square-block transposes through vector shuffles, for the GEMM packing routines: bits move,
-//! no arithmetic touches them.
+//! Square-block transposes through vector shuffles, for the GEMM packing routines and the
+//! plan's tiled walk: bits move, no arithmetic touches them.
 
 /// The side of the square blocks `transpose_block` moves for elements of type `T` (8 for 4-byte
 /// elements, 4 for 8-byte ones), or 0 where it has no such block (other sizes, no AVX).
@@ -37,6 +37,79 @@ pub(crate) unsafe fn transpose_block<T>(src: *const T, cs: isize, dst: *mut T, l
     unreachable!("transpose_block called without a block shape");
 }
 
+/// Lines to fetch while a region is transposed: `cols` columns of `bytes` bytes each, the
+/// first at `at`, the next ones `stride` bytes apart (a prefetch never faults: any address
+/// may be given).
+#[derive(Clone, Copy)]
+pub(crate) struct Upcoming {
+    pub at: *const u8,
+    pub stride: isize,
+    pub cols: usize,
+    pub bytes: usize,
+}
+
+/// `transpose_block` over a `rows x cols` region, both multiples of `L = block_lanes::<T>()`:
+/// column `j` is the `rows` contiguous elements at `src + j*cs`, row `i` of the result the
+/// `cols` contiguous elements at `dst + i*ld`. Block column by block column, it also fetches
+/// the same-numbered columns of `next` into L2, so that the lines of a next region arrive while
+/// this one is moved (into L2 only: they are wanted a whole region later). One call for the region: the loop runs inside the instruction-set copy, with
+/// the block kernel inlined.
+///
+/// # Safety
+/// `block_lanes::<T>()` is not 0; the region's elements are readable at `src` and writable at
+/// `dst` as described.
+#[inline]
+pub(crate) unsafe fn transpose_region<T>(
+    src: *const T,
+    cs: isize,
+    dst: *mut T,
+    ld: isize,
+    rows: usize,
+    cols: usize,
+    next: Option<Upcoming>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: forwarded contract: the CPU has AVX2 (block_lanes checked isa()).
+    unsafe {
+        region_avx2(src, cs, dst, ld, rows, cols, next)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (src, cs, dst, ld, rows, cols, next);
+        unreachable!("transpose_region called without a block shape");
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+super::multiversion!(@copy Avx2,
+/// `transpose_region` (its contract), with AVX2 on the CPU.
+fn region_avx2<T>(src: *const T, cs: isize, dst: *mut T, ld: isize, rows: usize, cols: usize, next: Option<Upcoming>) => {
+    let l = 32 / size_of::<T>();
+    let mut j = 0;
+    while j < cols {
+        if let Some(n) = next {
+            for c in j..(j + l).min(n.cols) {
+                let at = n.at.wrapping_offset(c as isize * n.stride);
+                let mut b = 0;
+                while b < n.bytes {
+                    super::simd::prefetch_l2(at.wrapping_add(b));
+                    b += 64;
+                }
+            }
+        }
+        let (s, d) = (src.offset(j as isize * cs), dst.add(j));
+        let mut i = 0;
+        while i < rows {
+            match size_of::<T>() {
+                4 => transpose_8x8_32(s.add(i).cast(), cs, d.offset(i as isize * ld).cast(), ld),
+                _ => transpose_4x4_64(s.add(i).cast(), cs, d.offset(i as isize * ld).cast(), ld),
+            }
+            i += l;
+        }
+        j += l;
+    }
+});
+
 // The kernels: the 8 (4) columns of 8 (4) elements and the 8 (4) rows of 8 (4) elements they
 // load and store (unaligned) are inside the blocks the caller vouched for.
 
@@ -47,6 +120,7 @@ super::multiversion!(@copy Avx2,
 ///
 /// # Safety
 /// As `transpose_block`, with AVX2 on the CPU.
+#[inline]
 fn transpose_8x8_32(src: *const f32, cs: isize, dst: *mut f32, ld: isize) => {
     use std::arch::x86_64::*;
     let col = |j: isize| _mm256_loadu_ps(src.offset(j * cs));
@@ -77,6 +151,7 @@ super::multiversion!(@copy Avx2,
 ///
 /// # Safety
 /// As `transpose_block`, with AVX2 on the CPU.
+#[inline]
 fn transpose_4x4_64(src: *const f64, cs: isize, dst: *mut f64, ld: isize) => {
     use std::arch::x86_64::*;
     let col = |j: isize| _mm256_loadu_pd(src.offset(j * cs));

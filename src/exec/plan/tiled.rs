@@ -4,8 +4,8 @@
 use super::{Kernel, Plan};
 use crate::core::geometry::{Dim, Odometer};
 use crate::exec::parallel;
-use crate::kernels::simd::{prefetch, prefetch_w};
-use crate::kernels::transpose::{block_lanes, transpose_block};
+use crate::kernels::simd::{prefetch, prefetch_l2, prefetch_w};
+use crate::kernels::transpose::{Upcoming, block_lanes, transpose_region};
 
 /// Cache line bytes (the unit of the prefetches).
 const LINE: usize = 64;
@@ -47,10 +47,11 @@ impl<const N: usize> Plan<N> {
         let units = others.iter().map(|e| e.size).product::<usize>() * blocks;
         let addr = bases.map(parallel::SharedPtr);
         let fence = self.fence;
-        // The output's next lines are fetched (for writing) unless the kernel streams it past
-        // the caches (then it sets the fence), where a fetch would only bring back the lines the
-        // streaming stores avoid reading.
-        let fetch_out = fence.is_none();
+        // The operands whose next rows are fetched during a tile's runs: the inputs read along
+        // the inner dim with unit stride, and the output unless the kernel streams it past the
+        // caches (then it sets the fence, and a fetch would only bring back the lines the
+        // streaming stores avoid reading).
+        let fetch: [bool; N] = std::array::from_fn(|k| !packed[k] && ist[k] == 1 && (k > 0 || fence.is_none()));
         parallel::for_range(units, self.numel(), |u0, u1| {
             // Packed tiles: td rows (along d) of ti elements (along the inner dim); u64 words
             // keep them aligned for every element type.
@@ -58,6 +59,7 @@ impl<const N: usize> Plan<N> {
                 std::array::from_fn(
                     |k| if packed[k] { vec![0u64; (td * ti * elem[k]).div_ceil(8)] } else { Vec::new() },
                 );
+            let buf: [*mut u8; N] = std::array::from_fn(|k| bufs[k].as_mut_ptr() as *mut u8);
             // Offsets (elements) of each operand at the corner of unit u's first tile, and the
             // tile's rows along d.
             let corner = |u: usize| {
@@ -69,68 +71,69 @@ impl<const N: usize> Plan<N> {
                 }
                 (off, td.min(nd_ - a0))
             };
+            // The address of operand k's element at offset `off` plus `o` along the inner dim.
+            let at = |k: usize, off: &[isize; N], o: usize| {
+                addr[k].offset((off[k] + o as isize * ist[k]) * elem[k] as isize) as *const u8
+            };
+            let (mut off, mut la) = corner(u0);
             for u in u0..u1 {
-                let (off, la) = corner(u);
+                let following = (u + 1 < u1).then(|| corner(u + 1));
                 let mut o0 = 0;
                 while o0 < ni {
                     let lo = ti.min(ni - o0);
-                    // the next tile's corner (for the prefetches)
+                    // the next tile: its corner, first inner index, inner length and rows
                     let next = if o0 + ti < ni {
                         Some((off, o0 + ti, ti.min(ni - o0 - ti), la))
-                    } else if u + 1 < u1 {
-                        let (noff, nla) = corner(u + 1);
-                        Some((noff, 0, ti.min(ni), nla))
                     } else {
-                        None
+                        following.map(|(noff, nla)| (noff, 0, ti.min(ni), nla))
                     };
-                    for k in 0..N {
-                        if packed[k] {
-                            let at = |off: &[isize; N], o: usize| {
-                                addr[k].offset((off[k] + o as isize * ist[k]) * elem[k] as isize)
-                            };
-                            let src = at(&off, o0);
-                            let pf = match next {
-                                Some((noff, no0, nlo, nla)) => Some((at(&noff, no0) as *const u8, nlo, nla)),
-                                _ => None,
-                            };
-                            // SAFETY: the tile's elements of operand k are inside the plan's
-                            // reach (caller contract); the buffer holds td * ti elements.
-                            unsafe {
-                                pack(elem[k], src, ist[k], dst[k], la, lo, bufs[k].as_mut_ptr() as *mut u8, ti, pf)
-                            };
-                        }
+                    for k in (0..N).filter(|&k| packed[k]) {
+                        let upcoming = next.map(|(noff, no0, nlo, nla)| Upcoming {
+                            at: at(k, &noff, no0),
+                            stride: ist[k] * elem[k] as isize,
+                            cols: nlo,
+                            bytes: nla * elem[k],
+                        });
+                        // SAFETY: the tile's elements of operand k are inside the plan's
+                        // reach (caller contract); the buffer holds td * ti elements.
+                        unsafe { pack(elem[k], at(k, &off, o0), ist[k], dst[k], la, lo, buf[k], ti, upcoming) };
                     }
+                    // Row pointers of this tile (packed operands: their buffers) and of the
+                    // next one (for the fetches), advanced one row along d per run.
+                    let mut p: [*mut u8; N] =
+                        std::array::from_fn(|k| if packed[k] { buf[k] } else { at(k, &off, o0) as *mut u8 });
+                    let step: [isize; N] = std::array::from_fn(|k| {
+                        if packed[k] { (ti * elem[k]) as isize } else { dst[k] * elem[k] as isize }
+                    });
+                    let st: [isize; N] = std::array::from_fn(|k| if packed[k] { 1 } else { ist[k] });
+                    let (mut q, nbytes, nla) = match next {
+                        Some((noff, no0, nlo, nla)) => (std::array::from_fn(|k| at(k, &noff, no0)), nlo, nla),
+                        None => ([std::ptr::null(); N], 0, 0),
+                    };
                     for a in 0..la {
-                        let mut p = [std::ptr::null_mut::<u8>(); N];
-                        let mut st = ist;
-                        for k in 0..N {
-                            if packed[k] {
-                                p[k] = (bufs[k].as_mut_ptr() as *mut u8).wrapping_add(a * ti * elem[k]);
-                                st[k] = 1;
-                            } else {
-                                let e = off[k] + a as isize * dst[k] + o0 as isize * ist[k];
-                                p[k] = addr[k].offset(e * elem[k] as isize);
-                                if let Some((noff, no0, nlo, nla)) = next
-                                    && a < nla
-                                    && ist[k] == 1
-                                {
-                                    let e = noff[k] + a as isize * dst[k] + no0 as isize;
-                                    let q = addr[k].offset(e * elem[k] as isize) as *const u8;
-                                    let mut l = 0;
-                                    while l < nlo * elem[k] {
-                                        if k > 0 {
-                                            prefetch(q.wrapping_add(l));
-                                        } else if fetch_out {
-                                            prefetch_w(q.wrapping_add(l));
-                                        }
-                                        l += LINE;
+                        if a < nla {
+                            for k in (0..N).filter(|&k| fetch[k]) {
+                                let mut l = 0;
+                                while l < nbytes * elem[k] {
+                                    if k == 0 {
+                                        prefetch_w(q[k].wrapping_add(l));
+                                    } else {
+                                        prefetch(q[k].wrapping_add(l));
                                     }
+                                    l += LINE;
                                 }
+                                q[k] = q[k].wrapping_offset(step[k]);
                             }
                         }
                         f(p, st, lo);
+                        for k in 0..N {
+                            p[k] = p[k].wrapping_offset(step[k]);
+                        }
                     }
                     o0 += ti;
+                }
+                if let Some((noff, nla)) = following {
+                    (off, la) = (noff, nla);
                 }
             }
             if let Some(fence) = fence {
@@ -141,8 +144,8 @@ impl<const N: usize> Plan<N> {
 }
 
 /// `dst[a * ld + o] = src[o * so + a * sa]` for `a < la`, `o < lo`, elements of `size` bytes:
-/// the source is read along its small stride `sa`. With `pf`, each source column of the next
-/// tile (`src`, `lo` columns at stride `so`, `la` elements) is fetched as this one is packed.
+/// the source is read along its small stride `sa`. With `next`, each source column of the next
+/// tile is fetched as this one is packed.
 ///
 /// # Safety
 /// `src` valid at those offsets; `dst` valid for `la` rows of `ld` elements, aligned for them.
@@ -156,9 +159,10 @@ unsafe fn pack(
     lo: usize,
     dst: *mut u8,
     ld: usize,
-    pf: Option<(*const u8, usize, usize)>,
+    next: Option<Upcoming>,
 ) {
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn typed<T: Copy>(
         src: *const T,
         so: isize,
@@ -167,57 +171,46 @@ unsafe fn pack(
         lo: usize,
         dst: *mut T,
         ld: usize,
-        pf: Option<(*const u8, usize, usize)>,
+        next: Option<Upcoming>,
     ) {
         let l = block_lanes::<T>();
-        let fetch = |o0: usize, o1: usize| {
-            if let Some((p, nlo, nla)) = pf {
-                let bytes = nla * size_of::<T>();
-                for o in o0..o1.min(nlo) {
-                    let c = p.wrapping_offset(o as isize * so * size_of::<T>() as isize);
-                    let mut b = 0;
-                    while b < bytes {
-                        prefetch(c.wrapping_add(b));
-                        b += LINE;
-                    }
-                }
-            }
-        };
-        let (mut la8, mut lo8) = (0, 0);
-        if l > 0 && sa == 1 {
-            (la8, lo8) = (la / l * l, lo / l * l);
-            // SAFETY: caller contract: each l x l block is inside the tile.
-            unsafe {
-                for o in (0..lo8).step_by(l) {
-                    fetch(o, o + l);
-                    for a in (0..la8).step_by(l) {
-                        transpose_block(
-                            src.wrapping_offset(o as isize * so + a as isize),
-                            so,
-                            dst.add(a * ld + o),
-                            ld as isize,
-                        );
-                    }
+        // The l x l blocks go through registers (and fetch the next tile's columns as they go);
+        // the edges and other strides element by element.
+        let (la8, lo8) = if l > 0 && sa == 1 { (la / l * l, lo / l * l) } else { (0, 0) };
+        if lo8 > 0 && la8 > 0 {
+            // SAFETY: caller contract: the region is inside the tile; l > 0.
+            unsafe { transpose_region(src, so, dst, ld as isize, la8, lo8, next) };
+        } else if let Some(n) = next {
+            for c in 0..n.cols {
+                let at = n.at.wrapping_offset(c as isize * n.stride);
+                let mut b = 0;
+                while b < n.bytes {
+                    prefetch_l2(at.wrapping_add(b));
+                    b += LINE;
                 }
             }
         }
-        fetch(lo8, lo);
-        for o in 0..lo {
-            let row = src.wrapping_offset(o as isize * so);
-            let a_from = if o < lo8 { la8 } else { 0 };
-            for a in a_from..la {
-                // SAFETY: caller contract.
-                unsafe { dst.add(a * ld + o).write(row.wrapping_offset(a as isize * sa).read_unaligned()) };
+        // the rows below the blocks, then the columns right of them
+        let one = |o: usize, a: usize| {
+            // SAFETY: caller contract.
+            unsafe {
+                dst.add(a * ld + o).write(src.wrapping_offset(o as isize * so + a as isize * sa).read_unaligned())
             }
+        };
+        for o in 0..lo8 {
+            (la8..la).for_each(|a| one(o, a));
+        }
+        for o in lo8..lo {
+            (0..la).for_each(|a| one(o, a));
         }
     }
     // SAFETY: forwarded contract; each arm reads and writes whole elements of `size` bytes.
     unsafe {
         match size {
-            1 => typed(src, so, sa, la, lo, dst, ld, pf),
-            2 => typed(src as *const u16, so, sa, la, lo, dst as *mut u16, ld, pf),
-            4 => typed(src as *const u32, so, sa, la, lo, dst as *mut u32, ld, pf),
-            8 => typed(src as *const u64, so, sa, la, lo, dst as *mut u64, ld, pf),
+            1 => typed(src, so, sa, la, lo, dst, ld, next),
+            2 => typed(src as *const u16, so, sa, la, lo, dst as *mut u16, ld, next),
+            4 => typed(src as *const u32, so, sa, la, lo, dst as *mut u32, ld, next),
+            8 => typed(src as *const u64, so, sa, la, lo, dst as *mut u64, ld, next),
             _ => {
                 for o in 0..lo {
                     for a in 0..la {
