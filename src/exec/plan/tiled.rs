@@ -20,6 +20,17 @@ const TILE_I: usize = 128;
 const TILE_BYTES: usize = 32 << 10;
 const TILE_D_MAX: usize = 256;
 
+/// One tile of the walk: unit `u` (its corner offsets `off` and `la` rows along the packed
+/// dim), inner elements `o0..o0 + lo`.
+#[derive(Clone, Copy)]
+struct Tile<const N: usize> {
+    u: usize,
+    off: [isize; N],
+    la: usize,
+    o0: usize,
+    lo: usize,
+}
+
 impl<const N: usize> Plan<N> {
     /// The tiled walk (see the module docs): dims `d` (where the `packed` inputs are
     /// contiguous) and the inner dim are cut into `td` x `ti` tiles; every other dim and the
@@ -75,66 +86,68 @@ impl<const N: usize> Plan<N> {
             let at = |k: usize, off: &[isize; N], o: usize| {
                 addr[k].offset((off[k] + o as isize * ist[k]) * elem[k] as isize) as *const u8
             };
-            let (mut off, mut la) = corner(u0);
-            for u in u0..u1 {
-                let following = (u + 1 < u1).then(|| corner(u + 1));
-                let mut o0 = 0;
-                while o0 < ni {
-                    let lo = ti.min(ni - o0);
-                    // the next tile: its corner, first inner index, inner length and rows
-                    let next = if o0 + ti < ni {
-                        Some((off, o0 + ti, ti.min(ni - o0 - ti), la))
-                    } else {
-                        following.map(|(noff, nla)| (noff, 0, ti.min(ni), nla))
-                    };
-                    for k in (0..N).filter(|&k| packed[k]) {
-                        let upcoming = next.map(|(noff, no0, nlo, nla)| Upcoming {
-                            at: at(k, &noff, no0),
-                            stride: ist[k] * elem[k] as isize,
-                            cols: nlo,
-                            bytes: nla * elem[k],
-                        });
-                        // SAFETY: the tile's elements of operand k are inside the plan's
-                        // reach (caller contract); the buffer holds td * ti elements.
-                        unsafe { pack(elem[k], at(k, &off, o0), ist[k], dst[k], la, lo, buf[k], ti, upcoming) };
-                    }
-                    // Row pointers of this tile (packed operands: their buffers) and of the
-                    // next one (for the fetches), advanced one row along d per run.
-                    let mut p: [*mut u8; N] =
-                        std::array::from_fn(|k| if packed[k] { buf[k] } else { at(k, &off, o0) as *mut u8 });
-                    let step: [isize; N] = std::array::from_fn(|k| {
-                        if packed[k] { (ti * elem[k]) as isize } else { dst[k] * elem[k] as isize }
+            let first = |u: usize| {
+                let (off, la) = corner(u);
+                Tile { u, off, la, o0: 0, lo: ti.min(ni) }
+            };
+            // the tile after t in this thread's share: along the inner dim, then the next unit
+            let succ = |t: &Tile<N>| {
+                if t.o0 + ti < ni {
+                    Some(Tile { o0: t.o0 + ti, lo: ti.min(ni - t.o0 - ti), ..*t })
+                } else {
+                    (t.u + 1 < u1).then(|| first(t.u + 1))
+                }
+            };
+            let mut cur = Some(first(u0));
+            let mut next = cur.as_ref().and_then(succ);
+            while let Some(t) = cur {
+                let (off, la, o0, lo) = (t.off, t.la, t.o0, t.lo);
+                for k in (0..N).filter(|&k| packed[k]) {
+                    let upcoming = next.map(|n| Upcoming {
+                        at: at(k, &n.off, n.o0),
+                        stride: ist[k] * elem[k] as isize,
+                        cols: n.lo,
+                        bytes: n.la * elem[k],
                     });
-                    let st: [isize; N] = std::array::from_fn(|k| if packed[k] { 1 } else { ist[k] });
-                    let (mut q, nbytes, nla) = match next {
-                        Some((noff, no0, nlo, nla)) => (std::array::from_fn(|k| at(k, &noff, no0)), nlo, nla),
-                        None => ([std::ptr::null(); N], 0, 0),
-                    };
-                    for a in 0..la {
-                        if a < nla {
-                            for k in (0..N).filter(|&k| fetch[k]) {
-                                let mut l = 0;
-                                while l < nbytes * elem[k] {
-                                    if k == 0 {
-                                        prefetch_w(q[k].wrapping_add(l));
-                                    } else {
-                                        prefetch(q[k].wrapping_add(l));
-                                    }
-                                    l += LINE;
+                    // SAFETY: the tile's elements of operand k are inside the plan's reach
+                    // (caller contract); the buffer holds td * ti elements.
+                    unsafe { pack(elem[k], at(k, &off, o0), ist[k], dst[k], la, lo, buf[k], ti, upcoming) };
+                }
+                // Row pointers of this tile (packed operands: their buffers) and of the next one
+                // (for the fetches), advanced one row along d per run.
+                let mut p: [*mut u8; N] =
+                    std::array::from_fn(|k| if packed[k] { buf[k] } else { at(k, &off, o0) as *mut u8 });
+                let step: [isize; N] =
+                    std::array::from_fn(
+                        |k| if packed[k] { (ti * elem[k]) as isize } else { dst[k] * elem[k] as isize },
+                    );
+                let st: [isize; N] = std::array::from_fn(|k| if packed[k] { 1 } else { ist[k] });
+                let (mut q, nbytes, nla) = match next {
+                    Some(n) => (std::array::from_fn(|k| at(k, &n.off, n.o0)), n.lo, n.la),
+                    None => ([std::ptr::null(); N], 0, 0),
+                };
+                for a in 0..la {
+                    if a < nla {
+                        for k in (0..N).filter(|&k| fetch[k]) {
+                            let mut l = 0;
+                            while l < nbytes * elem[k] {
+                                if k == 0 {
+                                    prefetch_w(q[k].wrapping_add(l));
+                                } else {
+                                    prefetch(q[k].wrapping_add(l));
                                 }
-                                q[k] = q[k].wrapping_offset(step[k]);
+                                l += LINE;
                             }
-                        }
-                        f(p, st, lo);
-                        for k in 0..N {
-                            p[k] = p[k].wrapping_offset(step[k]);
+                            q[k] = q[k].wrapping_offset(step[k]);
                         }
                     }
-                    o0 += ti;
+                    f(p, st, lo);
+                    for k in 0..N {
+                        p[k] = p[k].wrapping_offset(step[k]);
+                    }
                 }
-                if let Some((noff, nla)) = following {
-                    (off, la) = (noff, nla);
-                }
+                cur = next;
+                next = cur.as_ref().and_then(succ);
             }
             if let Some(fence) = fence {
                 fence();
