@@ -71,24 +71,20 @@ impl<const N: usize> Plan<N> {
                     |k| if packed[k] { vec![0u64; (td * ti * elem[k]).div_ceil(8)] } else { Vec::new() },
                 );
             let buf: [*mut u8; N] = std::array::from_fn(|k| bufs[k].as_mut_ptr() as *mut u8);
-            // Offsets (elements) of each operand at the corner of unit u's first tile, and the
-            // tile's rows along d.
-            let corner = |u: usize| {
+            // The address of operand k's element at offset `off` plus `o` along the inner dim.
+            let at = |k: usize, off: &[isize; N], o: usize| {
+                addr[k].offset((off[k] + o as isize * ist[k]) * elem[k] as isize) as *const u8
+            };
+            // Unit u's first tile: the offsets (elements) of each operand at its corner, and its
+            // rows along d.
+            let first = |u: usize| {
                 let (r, blk) = (u / blocks, u % blocks);
                 let a0 = blk * td;
                 let mut off = Odometer::new(&others, r).off;
                 for (x, st) in off.iter_mut().zip(&dst) {
                     *x += a0 as isize * st;
                 }
-                (off, td.min(nd_ - a0))
-            };
-            // The address of operand k's element at offset `off` plus `o` along the inner dim.
-            let at = |k: usize, off: &[isize; N], o: usize| {
-                addr[k].offset((off[k] + o as isize * ist[k]) * elem[k] as isize) as *const u8
-            };
-            let first = |u: usize| {
-                let (off, la) = corner(u);
-                Tile { u, off, la, o0: 0, lo: ti.min(ni) }
+                Tile { u, off, la: td.min(nd_ - a0), o0: 0, lo: ti.min(ni) }
             };
             // the tile after t in this thread's share: along the inner dim, then the next unit
             let succ = |t: &Tile<N>| {
