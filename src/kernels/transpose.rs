@@ -1,20 +1,27 @@
 //! Square-block transposes through vector shuffles, for the GEMM packing routines and the
 //! plan's tiled walk: bits move, no arithmetic touches them.
 
-/// The side of the square blocks `transpose_block` moves for elements of type `T` (8 for 4-byte
-/// elements, 4 for 8-byte ones), or 0 where it has no such block (other sizes, no AVX).
-pub(crate) fn block_lanes<T>() -> usize {
-    let avx = cfg!(target_arch = "x86_64") && super::isa() != super::Isa::Scalar;
-    match size_of::<T>() {
-        4 if avx => 8,
-        8 if avx => 4,
+/// The side of the square blocks `transpose_block` moves for elements of `size` bytes.
+const fn side(size: usize) -> usize {
+    match size {
+        1 => 16,
+        2 | 4 => 8,
+        8 => 4,
         _ => 0,
     }
 }
 
+/// The side of the square blocks `transpose_block` moves for elements of type `T` (16 for
+/// 1-byte elements, 8 for 2- and 4-byte ones, 4 for 8-byte ones), or 0 where it has no such
+/// block (other sizes, no AVX2).
+pub(crate) fn block_lanes<T>() -> usize {
+    let avx = cfg!(target_arch = "x86_64") && super::isa() != super::Isa::Scalar;
+    if avx { side(size_of::<T>()) } else { 0 }
+}
+
 /// Copies the `L x L` block (`L = block_lanes::<T>()`) whose column `j` is the `L` contiguous
 /// elements at `src + j*cs` to `dst` transposed: its row `i` is `L` contiguous elements at
-/// `dst + i*ld`. The bits move through AVX shuffles, no arithmetic touches them.
+/// `dst + i*ld`. The bits move through vector shuffles, no arithmetic touches them.
 ///
 /// # Safety
 /// `block_lanes::<T>()` is not 0; the block's elements are readable at `src` and writable at
@@ -22,20 +29,29 @@ pub(crate) fn block_lanes<T>() -> usize {
 #[inline]
 pub(crate) unsafe fn transpose_block<T>(src: *const T, cs: isize, dst: *mut T, ld: isize) {
     #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: forwarded contract: the CPU has AVX (block_lanes checked isa()), and the
-        // element size selects the block's shape.
-        unsafe {
-            match size_of::<T>() {
-                4 => return transpose_8x8_32(src.cast(), cs, dst.cast(), ld),
-                8 => return transpose_4x4_64(src.cast(), cs, dst.cast(), ld),
-                _ => {}
-            }
-        }
+    // SAFETY: forwarded contract: the CPU has AVX2 (block_lanes checked isa()).
+    unsafe {
+        block_avx2(src, cs, dst, ld)
     }
-    let _ = (src, cs, dst, ld);
-    unreachable!("transpose_block called without a block shape");
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (src, cs, dst, ld);
+        unreachable!("transpose_block called without a block shape");
+    }
 }
+
+#[cfg(target_arch = "x86_64")]
+super::multiversion!(@copy Avx2,
+/// `transpose_block` (its contract), with AVX2 on the CPU: the element size selects the block.
+#[inline]
+fn block_avx2<T>(src: *const T, cs: isize, dst: *mut T, ld: isize) => {
+    match size_of::<T>() {
+        1 => transpose_16x16_8(src.cast(), cs, dst.cast(), ld),
+        2 => transpose_8x8_16(src.cast(), cs, dst.cast(), ld),
+        4 => transpose_8x8_32(src.cast(), cs, dst.cast(), ld),
+        _ => transpose_4x4_64(src.cast(), cs, dst.cast(), ld),
+    }
+});
 
 /// Lines to fetch while a region is transposed: `cols` columns of `bytes` bytes each, the
 /// first at `at`, the next ones `stride` bytes apart (a prefetch never faults: any address
@@ -84,7 +100,7 @@ pub(crate) unsafe fn transpose_region<T>(
 super::multiversion!(@copy Avx2,
 /// `transpose_region` (its contract), with AVX2 on the CPU.
 fn region_avx2<T>(src: *const T, cs: isize, dst: *mut T, ld: isize, rows: usize, cols: usize, next: Option<Upcoming>) => {
-    let l = 32 / size_of::<T>();
+    let l = side(size_of::<T>());
     let mut j = 0;
     while j < cols {
         if let Some(n) = next {
@@ -100,18 +116,63 @@ fn region_avx2<T>(src: *const T, cs: isize, dst: *mut T, ld: isize, rows: usize,
         let (s, d) = (src.offset(j as isize * cs), dst.add(j));
         let mut i = 0;
         while i < rows {
-            match size_of::<T>() {
-                4 => transpose_8x8_32(s.add(i).cast(), cs, d.offset(i as isize * ld).cast(), ld),
-                _ => transpose_4x4_64(s.add(i).cast(), cs, d.offset(i as isize * ld).cast(), ld),
-            }
+            block_avx2(s.add(i), cs, d.offset(i as isize * ld), ld);
             i += l;
         }
         j += l;
     }
 });
 
-// The kernels: the 8 (4) columns of 8 (4) elements and the 8 (4) rows of 8 (4) elements they
-// load and store (unaligned) are inside the blocks the caller vouched for.
+// The kernels: the L columns of L elements and the L rows of L elements they load and store
+// (unaligned) are inside the blocks the caller vouched for.
+
+/// One round of the perfect shuffle over `2h` registers: register `2i` (`2i + 1`) takes the
+/// interleaved low (high) halves of registers `i` and `i + h`. Read the bits of (register,
+/// element) as one index: a round rotates it left by one, so log2(2h) rounds swap the two
+/// halves of the index, which is the transpose.
+macro_rules! shuffle_round {
+    ($v:ident, $h:literal, $lo:ident, $hi:ident) => {
+        $v = std::array::from_fn(|r| {
+            if r % 2 == 0 { $lo($v[r / 2], $v[r / 2 + $h]) } else { $hi($v[r / 2], $v[r / 2 + $h]) }
+        });
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+super::multiversion!(@copy Avx2,
+/// `transpose_block` for 1-byte elements: 16 loads, 4 rounds of 16 byte unpacks, 16 stores.
+///
+/// # Safety
+/// As `transpose_block`, with AVX2 on the CPU.
+#[inline]
+fn transpose_16x16_8(src: *const u8, cs: isize, dst: *mut u8, ld: isize) => {
+    use std::arch::x86_64::*;
+    let mut v: [__m128i; 16] = std::array::from_fn(|j| _mm_loadu_si128(src.offset(j as isize * cs).cast()));
+    for _ in 0..4 {
+        shuffle_round!(v, 8, _mm_unpacklo_epi8, _mm_unpackhi_epi8);
+    }
+    for (i, x) in v.iter().enumerate() {
+        _mm_storeu_si128(dst.offset(i as isize * ld).cast(), *x);
+    }
+});
+
+#[cfg(target_arch = "x86_64")]
+super::multiversion!(@copy Avx2,
+/// `transpose_block` for 2-byte elements: 8 loads, 3 rounds of 8 16-bit unpacks, 8 stores.
+///
+/// # Safety
+/// As `transpose_block`, with AVX2 on the CPU.
+#[inline]
+fn transpose_8x8_16(src: *const u16, cs: isize, dst: *mut u16, ld: isize) => {
+    use std::arch::x86_64::*;
+    let mut v: [__m128i; 8] = std::array::from_fn(|j| _mm_loadu_si128(src.offset(j as isize * cs).cast()));
+    for _ in 0..3 {
+        shuffle_round!(v, 4, _mm_unpacklo_epi16, _mm_unpackhi_epi16);
+    }
+    for (i, x) in v.iter().enumerate() {
+        _mm_storeu_si128(dst.offset(i as isize * ld).cast(), *x);
+    }
+});
 
 #[cfg(target_arch = "x86_64")]
 super::multiversion!(@copy Avx2,
@@ -164,3 +225,34 @@ fn transpose_4x4_64(src: *const f64, cs: isize, dst: *mut f64, ld: isize) => {
     row(2, _mm256_permute2f128_pd::<0x31>(t0, t2));
     row(3, _mm256_permute2f128_pd::<0x31>(t1, t3));
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every block shape against the index formula, with column and row strides wider than
+    /// the block.
+    #[test]
+    fn blocks_match_naive() {
+        fn check<T: Copy + PartialEq + std::fmt::Debug>(make: impl Fn(usize) -> T) {
+            let l = block_lanes::<T>();
+            if l == 0 {
+                return;
+            }
+            let (cs, ld) = (l + 3, l + 5);
+            let src: Vec<T> = (0..l * cs).map(&make).collect();
+            let mut dst = vec![make(0); l * ld];
+            // SAFETY: l columns of l elements at stride cs, l rows of l elements at stride ld.
+            unsafe { transpose_block(src.as_ptr(), cs as isize, dst.as_mut_ptr(), ld as isize) };
+            for i in 0..l {
+                for j in 0..l {
+                    assert_eq!(dst[i * ld + j], src[j * cs + i], "{} bytes, row {i} col {j}", size_of::<T>());
+                }
+            }
+        }
+        check(|i| i as u8);
+        check(|i| (i * 257) as u16);
+        check(|i| i as f32);
+        check(|i| i as f64);
+    }
+}
