@@ -126,53 +126,42 @@ fn region_avx2<T>(src: *const T, cs: isize, dst: *mut T, ld: isize, rows: usize,
 // The kernels: the L columns of L elements and the L rows of L elements they load and store
 // (unaligned) are inside the blocks the caller vouched for.
 
-/// One round of the perfect shuffle over `2h` registers: register `2i` (`2i + 1`) takes the
-/// interleaved low (high) halves of registers `i` and `i + h`. Read the bits of (register,
-/// element) as one index: a round rotates it left by one, so log2(2h) rounds swap the two
-/// halves of the index, which is the transpose.
-macro_rules! shuffle_round {
-    ($v:ident, $h:literal, $lo:ident, $hi:ident) => {
-        $v = std::array::from_fn(|r| {
-            if r % 2 == 0 { $lo($v[r / 2], $v[r / 2 + $h]) } else { $hi($v[r / 2], $v[r / 2 + $h]) }
+/// `transpose_block` for `$E` elements, `$n` of them per 16-byte register: `$n` loads, log2
+/// `$n` rounds of the perfect shuffle, `$n` stores. A round makes register `2i` (`2i + 1`) of
+/// the interleaved low (high) halves of registers `i` and `i + $n/2` (unpacks of `$E`-wide
+/// lanes). Read the bits of (register, lane) as one index: a round rotates it left by one,
+/// so log2 `$n` rounds swap its two halves, which is the transpose.
+macro_rules! shuffle_transpose {
+    ($(#[$m:meta])* $name:ident, $E:ty, $n:literal, $lo:ident, $hi:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        super::multiversion!(@copy Avx2,
+        $(#[$m])*
+        ///
+        /// # Safety
+        /// As `transpose_block`, with AVX2 on the CPU.
+        #[inline]
+        fn $name(src: *const $E, cs: isize, dst: *mut $E, ld: isize) => {
+            use std::arch::x86_64::*;
+            let mut v: [__m128i; $n] = std::array::from_fn(|j| _mm_loadu_si128(src.offset(j as isize * cs).cast()));
+            for _ in 0..($n as u32).ilog2() {
+                v = std::array::from_fn(|r| {
+                    let (a, b) = (v[r / 2], v[r / 2 + $n / 2]);
+                    if r % 2 == 0 { $lo(a, b) } else { $hi(a, b) }
+                });
+            }
+            for (i, x) in v.iter().enumerate() {
+                _mm_storeu_si128(dst.offset(i as isize * ld).cast(), *x);
+            }
         });
     };
 }
 
-#[cfg(target_arch = "x86_64")]
-super::multiversion!(@copy Avx2,
-/// `transpose_block` for 1-byte elements: 16 loads, 4 rounds of 16 byte unpacks, 16 stores.
-///
-/// # Safety
-/// As `transpose_block`, with AVX2 on the CPU.
-#[inline]
-fn transpose_16x16_8(src: *const u8, cs: isize, dst: *mut u8, ld: isize) => {
-    use std::arch::x86_64::*;
-    let mut v: [__m128i; 16] = std::array::from_fn(|j| _mm_loadu_si128(src.offset(j as isize * cs).cast()));
-    for _ in 0..4 {
-        shuffle_round!(v, 8, _mm_unpacklo_epi8, _mm_unpackhi_epi8);
-    }
-    for (i, x) in v.iter().enumerate() {
-        _mm_storeu_si128(dst.offset(i as isize * ld).cast(), *x);
-    }
-});
-
-#[cfg(target_arch = "x86_64")]
-super::multiversion!(@copy Avx2,
-/// `transpose_block` for 2-byte elements: 8 loads, 3 rounds of 8 16-bit unpacks, 8 stores.
-///
-/// # Safety
-/// As `transpose_block`, with AVX2 on the CPU.
-#[inline]
-fn transpose_8x8_16(src: *const u16, cs: isize, dst: *mut u16, ld: isize) => {
-    use std::arch::x86_64::*;
-    let mut v: [__m128i; 8] = std::array::from_fn(|j| _mm_loadu_si128(src.offset(j as isize * cs).cast()));
-    for _ in 0..3 {
-        shuffle_round!(v, 4, _mm_unpacklo_epi16, _mm_unpackhi_epi16);
-    }
-    for (i, x) in v.iter().enumerate() {
-        _mm_storeu_si128(dst.offset(i as isize * ld).cast(), *x);
-    }
-});
+shuffle_transpose!(
+    /// `transpose_block` for 1-byte elements (16 x 16).
+    transpose_16x16_8, u8, 16, _mm_unpacklo_epi8, _mm_unpackhi_epi8);
+shuffle_transpose!(
+    /// `transpose_block` for 2-byte elements (8 x 8).
+    transpose_8x8_16, u16, 8, _mm_unpacklo_epi16, _mm_unpackhi_epi16);
 
 #[cfg(target_arch = "x86_64")]
 super::multiversion!(@copy Avx2,
