@@ -12,8 +12,8 @@
 //! When an input's unit-stride dim is not the output's inner dim (a transposed operand), the
 //! plan walks tiles instead (`tiled`: a few dozen rows along that input's dim by 128 elements
 //! along the inner dim): each such input's tile is first copied ("packed") into a small
-//! contiguous buffer, reading it along its own unit-stride dim (8x8 or 4x4 blocks transposed in
-//! registers for 4- and 8-byte elements), then the inner runs of the tile go to the kernel with
+//! contiguous buffer, reading it along its own unit-stride dim (square blocks transposed in
+//! registers for 1-, 2-, 4- and 8-byte elements), then the inner runs of the tile go to the kernel with
 //! that operand contiguous. Every operand is then read and written whole cache lines at a time,
 //! and the lines of the next tile are fetched while this one is worked on: its rows and columns
 //! are page-size strides apart, too far for the hardware prefetchers. Runs may be visited in any
