@@ -6,10 +6,11 @@
 //! keep the generic functions, whose results differ from these in the last bit (both within
 //! the bounds the tests check, these over every f32 in `every_f32`).
 //!
-//! - `tanh`: |x| (clamped to 9.875, where tanh rounds to 1) falls in one of 32 intervals, four
-//!   per binade from 1/16 up to 16 (the first from 0), indexed by its exponent and top two
-//!   mantissa bits; on each a fitted polynomial of degree 5 in |x| minus the interval's start;
-//!   the sign of x put back. Max error 1 ulp.
+//! - `tanh`: |x| (clamped to 9.875, where tanh rounds to 1) falls in one of 31 intervals,
+//!   indexed by the exponent and top three mantissa bits of |x| + 3/4: 1/16 wide up to 1/4,
+//!   then 1/8, 1/4, 1/2 and 1 wide, each width over twice the last (finest near 0, where the
+//!   relative error counts); on each a fitted polynomial of degree 4 in |x| minus the interval's
+//!   start; the sign of x put back. Max error 1 ulp.
 //! - `ln`: x = 2^k m with m in [3/4, 3/2) (`vgetmantps`, exact, subnormals included; k from
 //!   `vgetexpps`); m's top five mantissa bits pick c ~ 1/m from a table, r = m c - 1 (one
 //!   multiply-add), ln x = k ln2 + ln(1/c) + log1p(r), log1p(r) = r + r^2 q(r) with q of degree
@@ -23,9 +24,8 @@ use std::arch::x86_64::*;
 
 /// Where tanh(x) rounds to 1 in f32 (from ~9.01); below the end of the last fitted interval.
 const TANH_CAP: f32 = 9.875;
-/// The index of tanh's first interval: the bits of 1/16 (biased exponent 123) shifted right by
-/// 21, the exponent and the top two mantissa bits.
-const TANH_FIRST: i16 = 123 << 2;
+/// Added to |x| for the interval index (its intervals start at multiples of their width).
+const TANH_OFF: f32 = 0.75;
 
 /// A 32-entry table as two registers.
 #[inline(always)]
@@ -41,7 +41,8 @@ fn lookup(t: (__m512, __m512), idx: __m512i) -> __m512 {
     unsafe { _mm512_permutex2var_ps(t.0, idx, t.1) }
 }
 
-/// `o[i] = f(a[i])` for `i < n`, 16 lanes at a time, the tail under a mask (the same
+/// `o[i] = f(a[i])` for `i < n`, 16 lanes at a time (two vectors per step: the loop
+/// overhead is then small, and the two interleave better), the rest under a mask (the same
 /// arithmetic for every element, wherever it falls).
 ///
 /// # Safety
@@ -49,15 +50,20 @@ fn lookup(t: (__m512, __m512), idx: __m512i) -> __m512 {
 #[inline(always)]
 unsafe fn each16(a: *const f32, o: *mut f32, n: usize, f: impl Fn(__m512) -> __m512) {
     let mut i = 0;
-    // SAFETY: caller contract: i + 16 <= n in the loop; the tail's mask covers only i..n.
+    // SAFETY: caller contract: the loads and stores stay below n (i + 32 <= n in the loop, the
+    // masks cover only i..n).
     unsafe {
-        while i + 16 <= n {
-            _mm512_storeu_ps(o.add(i), f(_mm512_loadu_ps(a.add(i))));
-            i += 16;
+        while i + 32 <= n {
+            let (x0, x1) = (_mm512_loadu_ps(a.add(i)), _mm512_loadu_ps(a.add(i + 16)));
+            let (y0, y1) = (f(x0), f(x1));
+            _mm512_storeu_ps(o.add(i), y0);
+            _mm512_storeu_ps(o.add(i + 16), y1);
+            i += 32;
         }
-        if i < n {
-            let m: __mmask16 = (1u32 << (n - i)) as u16 - 1;
+        while i < n {
+            let m: __mmask16 = ((1u32 << (n - i).min(16)) - 1) as u16;
             _mm512_mask_storeu_ps(o.add(i), m, f(_mm512_maskz_loadu_ps(m, a.add(i))));
+            i += 16;
         }
     }
 }
@@ -68,21 +74,21 @@ unsafe fn each16(a: *const f32, o: *mut f32, n: usize, f: impl Fn(__m512) -> __m
 /// As `each16`; the CPU has AVX-512 F/BW/DQ/VL (`isa()` is `Avx512`).
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,fma")]
 pub unsafe fn tanh_f32(a: *const f32, o: *mut f32, n: usize) {
-    let [start, c0, c1, c2, c3, c4, c5] = TANH.each_ref().map(table);
-    let cap = _mm512_set1_ps(TANH_CAP);
-    let first = _mm512_set1_epi16(TANH_FIRST);
+    let [start, c0, c1, c2, c3, c4] = TANH.each_ref().map(table);
+    let (cap, off) = (_mm512_set1_ps(TANH_CAP), _mm512_set1_ps(TANH_OFF));
     let sign = _mm512_set1_epi32(i32::MIN);
     // SAFETY: caller contract.
     unsafe {
         each16(a, o, n, |x| {
             // (min returns its second operand, |x|, when that is NaN: NaN stays NaN)
             let ax = _mm512_min_ps(cap, _mm512_abs_ps(x));
-            // exponent and top two mantissa bits, less the first interval's, saturating at 0
-            // (in the low 16 bits; the high ones are 0); at most 31 below the cap
-            let idx = _mm512_subs_epu16(_mm512_srli_epi32::<21>(_mm512_castps_si512(ax)), first);
+            // the exponent and top three mantissa bits of |x| + 3/4 (lookup takes the low five,
+            // distinct for the intervals up to the cap); |x| + 3/4 may round up to the next
+            // interval, whose polynomial holds a little beyond its start
+            let idx = _mm512_srli_epi32::<20>(_mm512_castps_si512(_mm512_add_ps(ax, off)));
             let t = _mm512_sub_ps(ax, lookup(start, idx));
-            let mut p = lookup(c5, idx);
-            for c in [c4, c3, c2, c1, c0] {
+            let mut p = lookup(c4, idx);
+            for c in [c3, c2, c1, c0] {
                 p = _mm512_fmadd_ps(p, t, lookup(c, idx));
             }
             // p >= 0: or in x's sign bit
@@ -124,67 +130,62 @@ pub unsafe fn ln_f32(a: *const f32, o: *mut f32, n: usize) {
     }
 }
 
-// Generated by scripts/vmath_fit.py (`tanh` intervals and `ln` tables); do not edit by hand.
+// Generated by scripts/vmath_fit.py --tables.
 
-/// `tanh`: per interval i, its start and the coefficients c0..c5 of the polynomial in |x| - start.
-pub(super) const TANH: [[u32; 32]; 7] = [
+/// `tanh`: per entry, the start of its interval of |x|, then c0.. of its polynomial in |x| - start.
+pub(super) const TANH: [[u32; 32]; 6] = [
     [
-        0x00000000, 0x3da00000, 0x3dc00000, 0x3de00000, 0x3e000000, 0x3e200000, 0x3e400000, 0x3e600000,
-        0x3e800000, 0x3ea00000, 0x3ec00000, 0x3ee00000, 0x3f000000, 0x3f200000, 0x3f400000, 0x3f600000,
-        0x3f800000, 0x3fa00000, 0x3fc00000, 0x3fe00000, 0x40000000, 0x40200000, 0x40400000, 0x40600000,
-        0x40800000, 0x40a00000, 0x40c00000, 0x40e00000, 0x41000000, 0x41200000, 0x41400000, 0x41600000,
+        0x3fa00000, 0x3fc00000, 0x3fe00000, 0x40000000, 0x40100000, 0x40200000, 0x40300000, 0x40400000,
+        0x40500000, 0x40700000, 0x40880000, 0x40980000, 0x40a80000, 0x40b80000, 0x40c80000, 0x40d80000,
+        0x40e80000, 0x41040000, 0x41140000, 0x41800000, 0x00000000, 0x3d800000, 0x3e000000, 0x3e400000,
+        0x3e800000, 0x3ec00000, 0x3f000000, 0x3f200000, 0x3f400000, 0x3f600000, 0x3f800000, 0x3f900000,
     ],
     [
-        0x00000000, 0x3d9facdf, 0x3dbf7081, 0x3ddf1c6c, 0x3dfeacc9, 0x3e1eb5e4, 0x3e3dc7fd, 0x3e5c7e82,
-        0x3e7acbf5, 0x3e9afcc5, 0x3eb77a9f, 0x3ed2b94f, 0x3eec9a9f, 0x3f0dfa3f, 0x3f22991f, 0x3f343328,
-        0x3f42f7d6, 0x3f59291e, 0x3f67b7cc, 0x3f70fdfd, 0x3f76ca83, 0x3f7c92c1, 0x3f7ebbe9, 0x3f7f8896,
-        0x3f7fd40c, 0x3f7ffa0d, 0x3f7fff32, 0x3f7fffe4, 0x3f7ffffc, 0x3f800000, 0x3f800000, 0x3f800000,
+        0x3f59291e, 0x3f67b7cc, 0x3f70fdfd, 0x3f76ca83, 0x3f7a5feb, 0x3f7c92c1, 0x3f7dea85, 0x3f7ebbe9,
+        0x3f7f3b3d, 0x3f7fb78c, 0x3f7fe556, 0x3f7ff631, 0x3f7ffc64, 0x3f7ffeac, 0x3f7fff83, 0x3f7fffd2,
+        0x3f7fffef, 0x3f7ffffe, 0x3f800000, 0x3f800000, 0x00000000, 0x3d7faacd, 0x3dfeacc9, 0x3e3dc7fd,
+        0x3e7acbf5, 0x3eb77a9f, 0x3eec9a9f, 0x3f0dfa3f, 0x3f22991f, 0x3f343328, 0x3f42f7d6, 0x3f4f2e5b,
     ],
     [
-        0x3f800000, 0x3f7e7104, 0x3f7dc395, 0x3f7cf65f, 0x3f7c0adf, 0x3f79d970, 0x3f773428, 0x3f742177,
-        0x3f70a4fb, 0x3f688ac6, 0x3f5f1fcb, 0x3f54a392, 0x3f49546b, 0x3f3142ea, 0x3f18ba1c, 0x3f012897,
-        0x3ed70663, 0x3e8f9258, 0x3e390a72, 0x3de914be, 0x3d90b104, 0x3cd9d947, 0x3c2198f9, 0x3b6eae22,
-        0x3aaf85dd, 0x393d6801, 0x37ca01b4, 0x3672b142, 0x35510db3, 0x00000000, 0x00000000, 0x00000000,
+        0x3e8f92d3, 0x3e390b2a, 0x3de915f7, 0x3d90b0a0, 0x3d320841, 0x3cd9d7ec, 0x3c84d3c9, 0x3c21a531,
+        0x3bc460be, 0x3b10c11c, 0x3a5545e4, 0x399cf438, 0x38e6fa4b, 0x3829f241, 0x377a18d2, 0x36b80198,
+        0x360759b9, 0x34936e02, 0x332875a4, 0x00000000, 0x3f800000, 0x3f7f00ab, 0x3f7c0a92, 0x3f7734f2,
+        0x3f70a4cc, 0x3f5f1fde, 0x3f4954a4, 0x3f314261, 0x3f18b9db, 0x3f012805, 0x3ed706e2, 0x3eb0a802,
     ],
     [
-        0x3300f798, 0xbd94cd04, 0xbdc1684b, 0xbddf134e, 0xbdfd2f69, 0xbe19e1ff, 0xbe340ee7, 0xbe528dc7,
-        0xbe6c188b, 0xbe8cd4e9, 0xbe9fd7d6, 0xbeafbef2, 0xbeb9f683, 0xbec4e2d7, 0xbec223cd, 0xbeb61d9f,
-        0xbea3b534, 0xbe738a36, 0xbe2767c5, 0xbddb3a08, 0xbd8b741b, 0xbcd6f4b8, 0xbc2009d4, 0xbb6f3c4f,
-        0xbaad2d8e, 0xb935c0b2, 0xb7ac3972, 0xb6bd03cf, 0xb5eae35c, 0x00000000, 0x00000000, 0x00000000,
+        0xbe73b033, 0xbe277fd0, 0xbddb5c1b, 0xbd8b6207, 0xbd2dfc39, 0xbcd6c617, 0xbc83b7a2, 0xbc211741,
+        0xbbc24dad, 0xbb0f7114, 0xba545474, 0xb99ebe60, 0xb8e4d5e1, 0xb824e1c8, 0xb780c475, 0xb6b7c8c4,
+        0xb5ebe9d4, 0xb5908484, 0xb5d34503, 0x00000000, 0x36c805e3, 0xbd7eb485, 0xbdfaa261, 0xbe375b8b,
+        0xbe6bb4a8, 0xbe9feb5c, 0xbeba19ed, 0xbec49b1d, 0xbec20515, 0xbeb5d07b, 0xbea3cf07, 0xbe8efd3d,
     ],
     [
-        0xbeaaab1e, 0xbf9a3d35, 0x3a4da844, 0xbdb0fb57, 0xbe50b047, 0xbec8be35, 0xbf12983b, 0xbe7ea024,
-        0xbe7777fa, 0xbe5ca13d, 0xbe3d8ec6, 0xbd9549a5, 0xbdcb6407, 0xbbc148ba, 0x3d432faf, 0x3dc18e38,
-        0x3dd21897, 0x3ddd2dc6, 0x3db202be, 0x3d7d5fc5, 0x3d2be54e, 0x3c8b2c0e, 0x3bca85ec, 0x3b23863b,
-        0x3a56e3ca, 0x38c7a913, 0x369d39df, 0x3710a523, 0x360c2cac, 0x00000000, 0x00000000, 0x00000000,
+        0x3de0ce1d, 0x3db3fdef, 0x3d7fe2f5, 0x3d2a01c2, 0x3cd9eae5, 0x3c89013b, 0x3c2af807, 0x3bd763df,
+        0x3b70991e, 0x3ab1effa, 0x3a0605d8, 0x395ca6de, 0x388b5cbc, 0x37ab75a7, 0x3745bd52, 0x366c421e,
+        0x3521e073, 0x360cb08e, 0x36a5f4ee, 0x00000000, 0xbeaaf686, 0xbea80c2c, 0xbea163d7, 0xbe92182c,
+        0xbe844c62, 0xbe36d4bd, 0xbdbe2632, 0xbc8f6c46, 0x3d300e46, 0x3da7d7e6, 0x3dd8b16c, 0x3de59110,
     ],
     [
-        0x38f45a28, 0x4282432c, 0xc1be0882, 0xc187e8a9, 0xc07e015a, 0x405bc311, 0x41298582, 0xbf4b445a,
-        0xbe12a97e, 0x3da9c351, 0x3e93cecf, 0xbf7ebbf6, 0x3e5a04d5, 0x3ce756ce, 0x3d3c0923, 0xbd6671fa,
-        0x3cfb5914, 0xbc495fe7, 0xbcaeb511, 0xbc99a703, 0xbc8e45a9, 0xbbfdfb61, 0xbb1c5b9e, 0xbaafda59,
-        0xb9a48149, 0xb7cc1a05, 0x36cbe6a7, 0xb70b4b53, 0xb597c3e5, 0x00000000, 0x00000000, 0x00000000,
-    ],
-    [
-        0x3e072f14, 0xc4d21621, 0x44199290, 0x43dbdf3f, 0x4252037f, 0xc22bef1b, 0xc3071024, 0x413f244a,
-        0x3ff28785, 0x3f05f7cf, 0xbf43ec3f, 0x40ef89f6, 0xbe450147, 0x3e9696e3, 0x3de077e5, 0x3ea3f839,
-        0xbd30961c, 0xbc65eebd, 0xbbc682db, 0xbb5ba81d, 0x3b82717a, 0x3b07ed69, 0x39a8dcbe, 0x39fbc3c0,
-        0x386ad220, 0x34a017dc, 0xb678c46f, 0x3653381b, 0x346d4aaa, 0x00000000, 0x00000000, 0x00000000,
+        0xbcaa4fe1, 0xbcd03a9a, 0xbcad5223, 0xbc7649c1, 0xbc22e578, 0xbbd47818, 0xbb8bf096, 0xbb474456,
+        0xba9fd695, 0xb9ecab21, 0xb9392e1b, 0xb8bff0f1, 0xb7aba17d, 0xb63519c8, 0xb6cdaf6f, 0xb5ab0de8,
+        0x32a32162, 0xb5a27275, 0xb684d4f2, 0x00000000, 0x3c82e97e, 0x3d54d6f7, 0x3de2e367, 0x3db347f1,
+        0x3e201b15, 0x3e2d5958, 0x3e1c5a6f, 0x3e021511, 0x3dabf162, 0x3d50e056, 0x3c25674a, 0xbbdffc10,
     ],
 ];
-
-/// `ln`: per interval i of the mantissa, 1/c (rounded so that ln c is near a float) ...
+/// `ln`: per entry, c ~ 1/m.
 pub(super) const LN_INV: [u32; 32] = [
     0x3f800000, 0x3f748845, 0x3f6d7136, 0x3f66c92b, 0x3f607b32, 0x3f5a79c4, 0x3f54c42f, 0x3f4f6005,
     0x3f4a50b0, 0x3f456c29, 0x3f40c9d6, 0x3f3c53fa, 0x3f38128c, 0x3f3401a2, 0x3f30315f, 0x3f2c7f10,
     0x3fa8f2dd, 0x3fa580cb, 0x3fa22ea2, 0x3f9f10cc, 0x3f9c144f, 0x3f992154, 0x3f965ad2, 0x3f939b25,
     0x3f910409, 0x3f8e73ec, 0x3f8c0cc4, 0x3f89add9, 0x3f875c67, 0x3f852fff, 0x3f831529, 0x3f800000,
 ];
-/// `ln`: -ln(LN_INV[i]) rounded.
+/// `ln`: -ln c, rounded.
 pub(super) const LN_LOGC: [u32; 32] = [
     0x00000000, 0x3d3bb844, 0x3d9a1e4b, 0x3dd45a0d, 0x3e0689e1, 0x3e224e95, 0x3e3d6c26, 0x3e57b432,
     0x3e70ffc2, 0x3e85089d, 0x3e9131f0, 0x3e9d2e13, 0x3ea8e1d7, 0x3eb4519d, 0x3ebf4846, 0x3eca236a,
     0xbe8e1cf8, 0xbe839037, 0xbe725ed5, 0xbe5e805b, 0xbe4b181b, 0xbe378f76, 0xbe24d4a0, 0xbe11efda,
     0xbdff9d87, 0xbddb18a4, 0xbdb8414a, 0xbd954a21, 0xbd6506bc, 0xbd22b956, 0xbcc2f3aa, 0x00000000,
 ];
-/// `ln`: q of log1p(r) = r + r^2 q(r), lowest first.
-pub(super) const LN_Q: [u32; 3] = [0xbf000000, 0x3eaaafce, 0xbe7ba8bd];
+/// `ln`: q(r) = -1/2 + q1 r + q2 r^2.
+pub(super) const LN_Q: [u32; 3] = [
+    0xbf000000, 0x3eaaafcd, 0xbe7ba890,
+];
