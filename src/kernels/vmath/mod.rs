@@ -437,7 +437,9 @@ mod tests {
         check_f32("tanh f32 sliced", tanh, f64::tanh, -12.0, 12.0, 1);
         check_f32("ln f32 sliced", ln, f64::ln, 0.0, 100.0, 1);
         check_f32("ln f32 sliced near 1", ln, f64::ln, 0.5, 2.0, 1);
-        for (x, want) in [(0.0, f32::NEG_INFINITY), (-0.0, f32::NEG_INFINITY), (f32::INFINITY, f32::INFINITY), (1.0, 0.0)] {
+        for (x, want) in
+            [(0.0, f32::NEG_INFINITY), (-0.0, f32::NEG_INFINITY), (f32::INFINITY, f32::INFINITY), (1.0, 0.0)]
+        {
             assert_eq!(ln(x), want, "ln {x}");
         }
         for x in [-1.0, -f32::from_bits(1), f32::NEG_INFINITY, f32::NAN] {
@@ -525,9 +527,10 @@ mod tests {
         }
         each::<Fused>(sig);
         each::<Unfused>(sig);
-        for (f, name, reference, lo, hi) in
-            [(Sliced::Tanh, "tanh sliced", f64::tanh as fn(f64) -> f64, -10.0, 10.0), (Sliced::Ln, "ln sliced", f64::ln, 0.0, f32::INFINITY)]
-        {
+        for (f, name, reference, lo, hi) in [
+            (Sliced::Tanh, "tanh sliced", f64::tanh as fn(f64) -> f64, -10.0, 10.0),
+            (Sliced::Ln, "ln sliced", f64::ln, 0.0, f32::INFINITY),
+        ] {
             if let Some(b) = block::<f32>(f) {
                 // SAFETY: x and y have the same length; block only hands out kernels the CPU runs.
                 sweep(name, &|x, y| unsafe { b(x.as_ptr(), y.as_mut_ptr(), x.len()) }, reference, lo, hi);
