@@ -120,6 +120,32 @@ def ln_tables():
     return invs, logcs, q
 
 
+def ln_f64_tables():
+    """f64 `ln`: 16 entries (m in [1, 3/2) in 8 steps, then [3/4, 1)), c ~ 1/m with 9 bits (1 next
+    to 1), -ln c as a double-double; q of degree 9 (Chebyshev interpolation at 50 digits: the
+    least-squares fit above cannot see errors near 2^-53)."""
+    mp.mp.dps = 50
+    invs, hi, lo, rlo, rhi = [], [], [], mp.mpf(0), mp.mpf(0)
+    for i in range(16):
+        a = mp.mpf(1) + mp.mpf(i) / 16 if i < 8 else mp.mpf(3) / 4 + mp.mpf(i - 8) / 32
+        b = a + (mp.mpf(1) / 16 if i < 8 else mp.mpf(1) / 32)
+        c = mp.mpf(1) if i in (0, 15) else mp.mpf(round(2 / (a + b) * 512)) / 512
+        L = -mp.log(c)
+        invs.append(float(c))
+        hi.append(float(L))
+        lo.append(float(L - mp.mpf(float(L))))
+        rlo, rhi = min(rlo, a * c - 1), max(rhi, b * c - 1)
+    poly, err = mp.chebyfit(lambda r: (mp.log1p(r) - r) / r**2 if r else mp.mpf(-0.5), [rlo, rhi], 10, error=True)
+    print(f"ln f64 q: degree 9, r in [{float(rlo):.4f}, {float(rhi):.4f}], error {float(err):.3g}", file=sys.stderr)
+    mp.mp.dps = 40
+    return invs, hi, lo, [float(c) for c in reversed(poly)]
+
+
+def rust_table64(doc, name, vals):
+    rows = ["    " + ", ".join(f"{np.float64(v).view(np.uint64):#018x}" for v in vals[i : i + 4]) + "," for i in range(0, len(vals), 4)]
+    return f"/// {doc}\npub(super) const {name}: [u64; {len(vals)}] = [\n" + "\n".join(rows) + "\n];"
+
+
 def print_tables():
     starts, coefs = tanh_tables()
     invs, logcs, q = ln_tables()
@@ -134,6 +160,11 @@ def print_tables():
     print("];")
     print(rust_table("`ln`: per entry, c ~ 1/m.", "LN_INV", invs))
     print(rust_table("`ln`: -ln c, rounded.", "LN_LOGC", logcs))
+    invs64, hi64, lo64, q64 = ln_f64_tables()
+    print(rust_table64("f64 `ln`: per entry, c ~ 1/m.", "LN64_INV", invs64))
+    print(rust_table64("f64 `ln`: -ln c, rounded.", "LN64_LOGC", hi64))
+    print(rust_table64("f64 `ln`: what -ln c's rounding left.", "LN64_LOGC_LO", lo64))
+    print(rust_table64("f64 `ln`: q(r) = -1/2 + q1 r + ... + q9 r^9.", "LN64_Q", q64))
     print(rust_table("`ln`: q(r) = -1/2 + q1 r + q2 r^2.", "LN_Q", q))
 
 

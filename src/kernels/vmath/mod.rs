@@ -20,8 +20,9 @@
 //! - `tanh`: expm1(2|x|) / (expm1(2|x|) + 2) with the sign of x; |x| clamped where tanh is 1.
 //! - `sigmoid`: 1 / (1 + exp(-|x|)), or exp(-|x|) / (1 + exp(-|x|)) for x < 0.
 //!
-//! f32 `tanh` and `ln` also have AVX-512 slice kernels in explicit intrinsics (`avx512`, other
-//! algorithms: tables in registers, no division), which `block` hands out for contiguous runs.
+//! f32 `tanh` and `ln` and f64 `ln` also have AVX-512 slice kernels in explicit intrinsics
+//! (`avx512`, other algorithms: tables in registers, no division), which `block` hands out for
+//! contiguous runs.
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod avx512;
@@ -82,15 +83,17 @@ pub enum Sliced {
 }
 
 /// The slice kernel of `f` for `T` (`o[i] = f(a[i])` over a contiguous run): the AVX-512 one
-/// when `T` is f32 and `isa()` runs AVX-512; `None` otherwise (the caller's per-element code).
+/// when there is one for `T` (f32 `tanh` and `ln`, f64 `ln`) and `isa()` runs AVX-512; `None`
+/// otherwise (the caller's per-element code).
 pub fn block<T: 'static>(f: Sliced) -> Option<Block<T, T>> {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     if crate::kernels::isa() == crate::kernels::Isa::Avx512 {
-        let b: Block<f32, f32> = match f {
-            Sliced::Tanh => avx512::tanh_f32,
-            Sliced::Ln => avx512::ln_f32,
+        let (b32, b64): (Block<f32, f32>, Option<Block<f64, f64>>) = match f {
+            Sliced::Tanh => (avx512::tanh_f32, None),
+            Sliced::Ln => (avx512::ln_f32, Some(avx512::ln_f64)),
         };
-        return (&b as &dyn std::any::Any).downcast_ref::<Block<T, T>>().copied();
+        let as_t = |b: &dyn std::any::Any| b.downcast_ref::<Block<T, T>>().copied();
+        return as_t(&b32).or_else(|| b64.and_then(|b| as_t(&b)));
     }
     let _ = f;
     None
@@ -434,6 +437,18 @@ mod tests {
             return; // not an AVX-512 run
         }
         assert!(block::<f64>(Sliced::Tanh).is_none() && block::<i32>(Sliced::Ln).is_none());
+        fn ln64(x: f64) -> f64 {
+            let b = block::<f64>(Sliced::Ln).unwrap();
+            let mut y = 0.0;
+            // SAFETY: one double each way; block only hands out kernels the CPU can run.
+            unsafe { b(&x, &mut y, 1) };
+            y
+        }
+        check_f64("ln f64 sliced", ln64, f64::ln, 0.0, 100.0, 2);
+        check_f64("ln f64 sliced near 1", ln64, f64::ln, 0.5, 2.0, 2);
+        assert!(ln64(0.0) == f64::NEG_INFINITY && ln64(-0.0) == f64::NEG_INFINITY && ln64(1.0) == 0.0);
+        assert!(ln64(f64::INFINITY) == f64::INFINITY && ln64(-1.0).is_nan() && ln64(f64::NAN).is_nan());
+        assert_eq!(ln64(f64::from_bits(1)), (f64::from_bits(1)).ln());
         check_f32("tanh f32 sliced", tanh, f64::tanh, -12.0, 12.0, 1);
         check_f32("ln f32 sliced", ln, f64::ln, 0.0, 100.0, 1);
         check_f32("ln f32 sliced near 1", ln, f64::ln, 0.5, 2.0, 1);
