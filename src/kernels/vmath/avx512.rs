@@ -1,7 +1,7 @@
-//! The AVX-512 slice kernels of f32 `tanh` and `ln`, in explicit intrinsics: they look
-//! coefficients up in tables held in registers (`vpermt2ps`, 32 entries) and use `vgetmantps` /
-//! `vgetexpps`, which LLVM does not produce from the generic scalar code of `super`. Neither
-//! divides (a 512-bit division costs as much as ten multiply-adds here). `isa()` hands them out
+//! The AVX-512 slice kernels of f32 `tanh` and `ln` and f64 `ln`, in explicit intrinsics: they
+//! look coefficients up in tables held in registers (`vpermt2ps` / `vpermt2pd`) and use
+//! `vgetmant` / `vgetexp`, which LLVM does not produce from the generic scalar code of `super`.
+//! None divides (a 512-bit division takes as long as several multiply-adds). `isa()` hands them out
 //! through `super::block` for contiguous runs only; strided runs and the other instruction sets
 //! keep the generic functions, whose results differ from these in the last bit (both within
 //! the bounds the tests check, these over every f32 in `every_f32`).
@@ -19,7 +19,7 @@
 //!   (`vgetmantps` gives NaN for negative inputs, not -0). Max error 1 ulp.
 //! - f64 `ln`: the same with 16 entries (m's top four mantissa bits), c of 9 bits, -ln c as
 //!   two doubles, q of degree 9 for r in [-1/32, 1/16]. Max error 1 ulp against libm over
-//!   10^8 random inputs.
+//!   10^8 random inputs (the unit tests check sampled inputs).
 //!
 //! The coefficients come from scripts/vmath_fit.py (`--tables`).
 
