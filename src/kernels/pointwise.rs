@@ -92,13 +92,27 @@ struct ChunkBuf([std::mem::MaybeUninit<u8>; CHUNK]);
 /// Smallest contiguous output (bytes) worth streaming.
 const MIN_STREAM: usize = 256;
 
-/// `o[i] = g(i)` for `i < n`, `o` contiguous; with `nt`, the 64-byte aligned middle is computed
-/// chunk by chunk into an L1 buffer and streamed out (head and tail use ordinary stores).
-///
-/// Every piece (the whole output without `nt`; head, chunks and tail with it) goes through the
-/// one loop, so each kernel holds one vectorized copy of `g`'s loop, not one per piece.
+/// `o[i] = g(i)` for `i < n`, `o` contiguous, through `write_pieces`.
 #[inline(always)]
 unsafe fn write_contig<S: Streamer, O: Copy>(n: usize, o: *mut O, nt: bool, g: impl Fn(usize) -> O) {
+    // SAFETY: caller contract; each piece writes its len elements at dst from g(i..i + len).
+    unsafe {
+        write_pieces::<S, O>(n, o, nt, |i, len, dst| {
+            for j in 0..len {
+                dst.add(j).write(g(i + j));
+            }
+        })
+    }
+}
+
+/// `o[i]` for `i < n`, `o` contiguous, written by `piece(i, len, dst)`, which writes elements
+/// `i..i + len` at `dst`; with `nt`, the 64-byte aligned middle is computed chunk by chunk into
+/// an L1 buffer and streamed out (head and tail use ordinary stores).
+///
+/// Every piece (the whole output without `nt`; head, chunks and tail with it) goes through the
+/// one call, so each kernel holds one vectorized copy of its loop, not one per piece.
+#[inline(always)]
+unsafe fn write_pieces<S: Streamer, O: Copy>(n: usize, o: *mut O, nt: bool, piece: impl Fn(usize, usize, *mut O)) {
     let sz = size_of::<O>();
     let stream = nt && sz != 0 && n * sz >= MIN_STREAM && (o as usize).is_multiple_of(sz) && 64usize.is_multiple_of(sz);
     // elements before the first 64-byte line, per chunk, per line (streamed pieces only)
@@ -120,14 +134,12 @@ unsafe fn write_contig<S: Streamer, O: Copy>(n: usize, o: *mut O, nt: bool, g: i
                 len => (len, true),
             }
         };
-        // SAFETY: caller contract: o is valid for n elements; g(i) reads only inputs valid at
-        // i < n. The buffer holds CHUNK / sz >= len elements of O, 64-byte aligned, and both o
-        // + i (a multiple of 64 bytes past the head) and the buffer are aligned when streamed.
+        // SAFETY: caller contract: o is valid for n elements; piece writes i..i + len < n. The
+        // buffer holds CHUNK / sz >= len elements of O, 64-byte aligned, and both o + i (a
+        // multiple of 64 bytes past the head) and the buffer are aligned when streamed.
         unsafe {
             let dst = if streamed { b } else { o.add(i) };
-            for j in 0..len {
-                dst.add(j).write(g(i + j));
-            }
+            piece(i, len, dst);
             if streamed {
                 S::stream(o.add(i) as *mut u8, b as *const u8, len * sz);
             }
@@ -254,6 +266,37 @@ multiversion! { @base
     pub fn map2_base<O: Copy, A: Copy, B: Copy, F: Fn(A, B) -> O>(n: usize, o: Strided<*mut O>, a: Strided<*const A>, b: Strided<*const B>, nt: bool, f: &F) => map2_body
 }
 
+/// A slice kernel: `o[i] = f(a[i])` for `i < n`, `a` and `o` contiguous (equal or not
+/// overlapping), written in one instruction set's intrinsics (`vmath::block` hands them out).
+pub type Block<O, A> = unsafe fn(*const A, *mut O, usize);
+
+#[inline(always)]
+unsafe fn block_body<S: Streamer, O: Copy, A: Copy>(n: usize, o: *mut O, a: *const A, nt: bool, block: Block<O, A>) {
+    // SAFETY: caller contract: a and o valid for n elements, each piece within them.
+    unsafe { write_pieces::<S, O>(n, o, nt, |i, len, dst| block(a.add(i), dst, len)) }
+}
+
+/// `map1_run` for contiguous operands through a slice kernel (in place of a per-element
+/// closure); `nt` as there. The slice kernels are AVX-512 code, so this is the AVX-512 copy.
+///
+/// # Safety
+/// `a` and `o` valid for `n` elements (equal or not overlapping); `block` one that
+/// `vmath::block` handed out (so the CPU runs AVX-512).
+pub unsafe fn map1_block<O: Copy, A: Copy>(n: usize, o: *mut O, a: *const A, nt: bool, block: Block<O, A>) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        multiversion!(@copy Avx512, fn v512<O: Copy, A: Copy>(n: usize, o: *mut O, a: *const A, nt: bool, block: Block<O, A>)
+            => block_body::<Avx512, O, A>(n, o, a, nt, block));
+        // SAFETY: caller contract (the CPU has AVX-512).
+        unsafe { v512(n, o, a, nt, block) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: caller contract.
+    unsafe {
+        block_body::<Base, O, A>(n, o, a, nt, block)
+    }
+}
+
 /// Bytes an elementwise op must touch (all operands) before its contiguous output is streamed:
 /// `TH_STREAM_BYTES` when set, else the last-level cache size as Linux's sysfs reports it for
 /// cpu0 (32 MiB when unknown). (`sysconf(_SC_LEVEL3_CACHE_SIZE)` is not used: in VMs it can
@@ -307,6 +350,29 @@ mod tests {
                 }
                 store_fence();
                 assert_eq!(a, b, "off {off} n {n}");
+            }
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "no AVX-512 kernels under Miri")]
+    fn streamed_blocks_match_direct_ones() {
+        let Some(b) = crate::kernels::vmath::block::<f32>(crate::kernels::vmath::Sliced::Tanh) else {
+            return; // not an AVX-512 run
+        };
+        let src: Vec<f32> = (0..40_000).map(|i| i as f32 * 0.001 - 20.0).collect();
+        for off in 0..17 {
+            for &n in &[0usize, 1, 15, 2047, 2049, 4096, 10_000, 39_000] {
+                let mut a = vec![-1.0f32; n + 40];
+                let mut want = vec![-1.0f32; n + 40];
+                // SAFETY: both outputs hold off + n elements; src holds n; block came from
+                // vmath::block, so the CPU runs it.
+                unsafe {
+                    map1_block(n, a.as_mut_ptr().add(off), src.as_ptr(), true, b);
+                    b(src.as_ptr(), want.as_mut_ptr().add(off), n);
+                }
+                store_fence();
+                assert_eq!(a, want, "off {off} n {n}");
             }
         }
     }

@@ -4,12 +4,12 @@
 //! `r` aliasing an input exactly, and runs through `ops::pointwise*` and the pointwise plan (`exec::plan`).
 
 use super::num::{Float, Num, Real};
-use super::{Operand, map0, pointwise1, pointwise1_plain, pointwise2, pointwise2_plain, pointwise3};
+use super::{Operand, map0, pointwise1, pointwise1_block, pointwise1_plain, pointwise2, pointwise2_plain, pointwise3};
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
 use crate::cuda::launch::Call;
-use crate::kernels::vmath::{Fused, Mode, Unfused, VMath};
+use crate::kernels::vmath::{self, Fused, Mode, Sliced, Unfused, VMath};
 use crate::kernels::{Isa, isa};
 
 /// `r` filled with `v` in place (no resize).
@@ -377,9 +377,11 @@ fn unary_vmath<T: Float, M: Mode>(r: &Tensor<T>, t: &impl Operand<T>, op: Unary)
     // (closures naming the function: a function pointer would be an indirect call per element)
     match op {
         Unary::Sigmoid => pointwise1(r, t, call, |v: T| T::from_r(v.to_r().vsigmoid::<M>())),
-        Unary::Log => pointwise1(r, t, call, |v: T| T::from_r(v.to_r().vln::<M>())),
+        Unary::Log => pointwise1_block(r, t, call, vmath::block(Sliced::Ln), |v: T| T::from_r(v.to_r().vln::<M>())),
         Unary::Exp => pointwise1(r, t, call, |v: T| T::from_r(v.to_r().vexp::<M>())),
-        Unary::Tanh => pointwise1(r, t, call, |v: T| T::from_r(v.to_r().vtanh::<M>())),
+        Unary::Tanh => {
+            pointwise1_block(r, t, call, vmath::block(Sliced::Tanh), |v: T| T::from_r(v.to_r().vtanh::<M>()))
+        }
         _ => unreachable!("not a vmath function"),
     }
 }

@@ -21,7 +21,7 @@ use crate::exec::backend::{Backend, host_base};
 use crate::exec::overlap::{partial_overlap, self_overlapping};
 use crate::exec::parallel::{self, SharedPtr};
 use crate::exec::plan::Plan;
-use crate::kernels::pointwise::{self as kernels, Strided};
+use crate::kernels::pointwise::{self as kernels, Block, Strided};
 
 fn check_same<A: Scalar, B: Scalar>(o: &View<A>, a: &View<B>) -> Result<()> {
     if o.sizes != a.sizes {
@@ -58,14 +58,16 @@ pub fn map0<O: Scalar>(o: &View<O>, k: Call, f: impl Fn() -> O + Sync) -> Result
 
 /// `o[i] = f(a[i])` for same-shaped views.
 pub fn map1<O: Scalar, A: Scalar>(o: &View<O>, a: &View<A>, k: Call, f: impl Fn(A) -> O + Sync) -> Result<()> {
-    map1_with::<true, O, A>(o, a, k, f)
+    map1_with::<true, O, A>(o, a, k, None, f)
 }
 
-/// `map1`; `SIMD`: whether the kernel gets its AVX2 / AVX-512 copies (see `pointwise1_plain`).
+/// `map1`; `SIMD`: whether the kernel gets its AVX2 / AVX-512 copies (see `pointwise1_plain`);
+/// `block`: a slice kernel for the contiguous runs (see `pointwise1_block`).
 fn map1_with<const SIMD: bool, O: Scalar, A: Scalar>(
     o: &View<O>,
     a: &View<A>,
     k: Call,
+    block: Option<Block<O, A>>,
     f: impl Fn(A) -> O + Sync,
 ) -> Result<()> {
     check_same(o, a)?;
@@ -83,7 +85,7 @@ fn map1_with<const SIMD: bool, O: Scalar, A: Scalar>(
     // SAFETY: both views were checked against their storages; runs write disjoint outputs.
     unsafe {
         plan.run(bases, [size_of::<O>(), size_of::<A>()], self_overlapping(&o.sizes, &o.strides), |p, s, n| {
-            run1::<SIMD, O, A, _>(n, Strided(p[0] as *mut O, s[0]), Strided(p[1] as *const A, s[1]), nt, &f);
+            run1::<SIMD, O, A, _>(n, Strided(p[0] as *mut O, s[0]), Strided(p[1] as *const A, s[1]), nt, &f, block);
         })
     };
     Ok(())
@@ -171,10 +173,10 @@ pub fn map3<O: Scalar, A: Scalar, B: Scalar, C: Scalar>(
     Ok(())
 }
 
-/// `kernels::map1_run`, or its plain copy alone without `SIMD`.
+/// `kernels::map1_run`, or its plain copy alone without `SIMD`, or `block` on a contiguous run.
 ///
 /// # Safety
-/// As `kernels::map1_run`.
+/// As `kernels::map1_run`; `block` as `kernels::map1_block` requires.
 #[inline(always)]
 unsafe fn run1<const SIMD: bool, O: Copy, A: Copy, F: Fn(A) -> O>(
     n: usize,
@@ -182,9 +184,16 @@ unsafe fn run1<const SIMD: bool, O: Copy, A: Copy, F: Fn(A) -> O>(
     a: Strided<*const A>,
     nt: bool,
     f: &F,
+    block: Option<Block<O, A>>,
 ) {
     // SAFETY: forwarded contract.
-    unsafe { if SIMD { kernels::map1_run(n, o, a, nt, f) } else { kernels::map1_base(n, o, a, nt, f) } }
+    unsafe {
+        match block {
+            Some(b) if o.1 == 1 && a.1 == 1 => kernels::map1_block(n, o.0, a.0, nt, b),
+            _ if SIMD => kernels::map1_run(n, o, a, nt, f),
+            _ => kernels::map1_base(n, o, a, nt, f),
+        }
+    }
 }
 
 /// `kernels::map2_run`, or its plain copy alone without `SIMD`.
@@ -398,7 +407,20 @@ pub fn pointwise1<O: Scalar, A: Scalar>(
     k: Call,
     f: impl Fn(A) -> O + Sync,
 ) -> Result<()> {
-    pointwise1_with::<true, O, A>(r, a, k, f)
+    pointwise1_with::<true, O, A>(r, a, k, None, f)
+}
+
+/// `pointwise1` with a slice kernel (`kernels::vmath::block`) for the contiguous runs, `f`
+/// for the others (and everything when `block` is `None`). The two may differ in the last bits
+/// (each within its function's accuracy bound).
+pub fn pointwise1_block<O: Scalar, A: Scalar>(
+    r: &Tensor<O>,
+    a: &impl Operand<A>,
+    k: Call,
+    block: Option<Block<O, A>>,
+    f: impl Fn(A) -> O + Sync,
+) -> Result<()> {
+    pointwise1_with::<true, O, A>(r, a, k, block, f)
 }
 
 /// `pointwise1` for an `f` whose loop no instruction set speeds up (a libm call, integer
@@ -409,13 +431,14 @@ pub fn pointwise1_plain<O: Scalar, A: Scalar>(
     k: Call,
     f: impl Fn(A) -> O + Sync,
 ) -> Result<()> {
-    pointwise1_with::<false, O, A>(r, a, k, f)
+    pointwise1_with::<false, O, A>(r, a, k, None, f)
 }
 
 fn pointwise1_with<const SIMD: bool, O: Scalar, A: Scalar>(
     r: &Tensor<O>,
     a: &impl Operand<A>,
     k: Call,
+    block: Option<Block<O, A>>,
     f: impl Fn(A) -> O + Sync,
 ) -> Result<()> {
     if let Some(o) = flat_out(r)
@@ -429,7 +452,7 @@ fn pointwise1_with<const SIMD: bool, O: Scalar, A: Scalar>(
             // disjoint.
             unsafe {
                 let a = Strided(pa.offset(s as isize).cast_const(), 1);
-                run1::<SIMD, O, A, _>(e - s, Strided(po.offset(s as isize), 1), a, nt, &f);
+                run1::<SIMD, O, A, _>(e - s, Strided(po.offset(s as isize), 1), a, nt, &f, block);
             }
             if nt {
                 kernels::store_fence();
@@ -440,7 +463,7 @@ fn pointwise1_with<const SIMD: bool, O: Scalar, A: Scalar>(
     let a = a.snapshot();
     Backend::of(&[r.with_view(|v| v.device()), a.device()])?;
     let shape = a.sizes.clone();
-    into_output(r, &shape, |o| partial_overlap(o, &a), |o| map1_with::<SIMD, O, A>(o, &a, k, f))
+    into_output(r, &shape, |o| partial_overlap(o, &a), |o| map1_with::<SIMD, O, A>(o, &a, k, block, f))
 }
 
 /// `r = f(a, b)` elementwise with broadcasting, `r` resized to the common shape.

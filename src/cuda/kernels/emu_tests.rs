@@ -73,6 +73,36 @@ fn check<T: Scalar>(what: &str, got: &[T], want: &[T], exact_nan: bool) {
     }
 }
 
+/// The functions whose host results need not have the device's bits: on AVX-512 the host runs
+/// f32 `log` and `tanh` and f64 `log` through slice kernels with other algorithms
+/// (`kernels::vmath::block`), while the device kernels follow the generic `kernels::vmath` code.
+/// Both are within the bound (f32 2 ulp, f64 3 ulp; the slice kernels within 1), so within 3
+/// (f32) and 4 (f64) ulp of each other.
+fn sliced(name: &str, dtype: crate::core::dtype::DType) -> Option<i64> {
+    use crate::core::dtype::DType;
+    match (name, dtype) {
+        ("log" | "tanh", DType::Float) => Some(3),
+        ("log", DType::Double) => Some(4),
+        _ => None,
+    }
+}
+
+/// `check` for the `sliced` functions (f32, f64): the same infinities and NaNs, finite values
+/// within `ulps`.
+fn check_near<T: Scalar>(what: &str, got: &[T], want: &[T], ulps: i64) {
+    // the bits as a signed integer, monotonic in the value
+    let key = |v: T| {
+        let i = if size_of::<T>() == 4 { bits(v) as u32 as i32 as i64 } else { bits(v) as i64 };
+        if i < 0 { i64::MIN - i } else { i }
+    };
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let finite = |v: T| matches!(v.to_prim(), crate::core::dtype::Prim::F(x) if x.is_finite());
+        let near = finite(g) && finite(w) && key(g).abs_diff(key(w)) <= ulps as u64;
+        let same = bits(g) == bits(w) || is_nan(g) && is_nan(w) || near;
+        assert!(same, "{what} [{i}]: device {g:?} ({:#x}), host {w:?} ({:#x})", bits(g), bits(w));
+    }
+}
+
 fn host<T: Scalar>(v: &[T]) -> View<T> {
     View::from_slice(v, &[N as i64]).unwrap()
 }
@@ -194,7 +224,12 @@ fn check_same_ops<T: Num + Sample>(float: impl Fn(&str, &[T], &[T], T) -> Vec<T>
                     p.set_value(1, w);
                 });
                 for g in got {
-                    check(&format!("{} {:?} {out:?}/{input:?} v={v:?} w={w:?}", op.name, T::DTYPE), &g, &want, false);
+                    let what = format!("{} {:?} {out:?}/{input:?} v={v:?} w={w:?}", op.name, T::DTYPE);
+                    if let Some(ulps) = sliced(op.name, T::DTYPE) {
+                        check_near(&what, &g, &want, ulps);
+                    } else {
+                        check(&what, &g, &want, false);
+                    }
                 }
             }
         }

@@ -34,8 +34,12 @@ __forceinline__ float th_lgamma(float x) { return ::lgammaf(x); }
 __forceinline__ double th_lgamma(double x) { return ::lgamma(x); }
 #endif
 
-// ---- exp, ln, tanh, sigmoid: src/kernels/vmath.rs operation for operation, as its `Fused`
-// evaluation (the host's FMA kernel copies: the same bits there) ----
+// ---- exp, ln, tanh, sigmoid: src/kernels/vmath/mod.rs operation for operation, as its `Fused`
+// evaluation (the host's FMA kernel copies: the same bits there). Except f32 ln and tanh and
+// f64 ln on AVX-512 hosts, whose contiguous runs take the slice kernels of
+// src/kernels/vmath/avx512.rs (register tables, no division): the device keeps this code, so
+// those differ from the host in the last bits, each within the same bound (the emulator tests
+// compare them within 3 / 4 ulp instead of bit for bit) ----
 
 // c0 + t (c1 + t (c2 + ...)), innermost first as vmath's `horner`, each step one fma.
 template <class F> __forceinline__ F th_horner(F, F c) { return c; }

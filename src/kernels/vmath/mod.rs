@@ -19,6 +19,15 @@
 //!   series in s; subnormal inputs are scaled first.
 //! - `tanh`: expm1(2|x|) / (expm1(2|x|) + 2) with the sign of x; |x| clamped where tanh is 1.
 //! - `sigmoid`: 1 / (1 + exp(-|x|)), or exp(-|x|) / (1 + exp(-|x|)) for x < 0.
+//!
+//! f32 `tanh` and `ln` and f64 `ln` also have AVX-512 slice kernels in explicit intrinsics
+//! (`avx512`, other algorithms: tables in registers, no division), which `block` hands out for
+//! contiguous runs.
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+mod avx512;
+
+use crate::kernels::pointwise::Block;
 
 /// How the functions evaluate `a * b + c`. `Fused`: one rounding, the FMA instruction, for the
 /// kernel copies compiled with FMA (AVX2, AVX-512); it saves an instruction in every Horner
@@ -64,6 +73,30 @@ pub trait VMath: Copy {
     fn vln<M: Mode>(self) -> Self;
     fn vtanh<M: Mode>(self) -> Self;
     fn vsigmoid<M: Mode>(self) -> Self;
+}
+
+/// The functions with slice kernels (`block`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sliced {
+    Tanh,
+    Ln,
+}
+
+/// The slice kernel of `f` for `T` (`o[i] = f(a[i])` over a contiguous run): the AVX-512 one
+/// when there is one for `T` (f32 `tanh` and `ln`, f64 `ln`) and `isa()` runs AVX-512; `None`
+/// otherwise (the caller's per-element code).
+pub fn block<T: 'static>(f: Sliced) -> Option<Block<T, T>> {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    if crate::kernels::isa() == crate::kernels::Isa::Avx512 {
+        let (b32, b64): (Block<f32, f32>, Option<Block<f64, f64>>) = match f {
+            Sliced::Tanh => (avx512::tanh_f32, None),
+            Sliced::Ln => (avx512::ln_f32, Some(avx512::ln_f64)),
+        };
+        let as_t = |b: &dyn std::any::Any| b.downcast_ref::<Block<T, T>>().copied();
+        return as_t(&b32).or_else(|| b64.and_then(|b| as_t(&b)));
+    }
+    let _ = f;
+    None
 }
 
 /// c[0] + t (c[1] + t (c[2] + ...)), by Horner's rule from the last coefficient.
@@ -378,14 +411,87 @@ mod tests {
         tanh_sigmoid_checks::<Unfused>();
     }
 
+    /// The AVX-512 slice kernel of `f` as a function of one float (the masked tail), when this
+    /// CPU runs it.
+    fn sliced(f: Sliced) -> Option<impl Fn(f32) -> f32> {
+        let b = block::<f32>(f)?;
+        Some(move |x: f32| {
+            let mut y = 0.0;
+            // SAFETY: one float each way; block only hands out kernels the CPU can run.
+            unsafe { b(&x, &mut y, 1) };
+            y
+        })
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "no AVX-512 kernels under Miri")]
+    fn sliced_accuracy() {
+        // (fn items: check_f32 takes function pointers)
+        fn tanh(x: f32) -> f32 {
+            sliced(Sliced::Tanh).unwrap()(x)
+        }
+        fn ln(x: f32) -> f32 {
+            sliced(Sliced::Ln).unwrap()(x)
+        }
+        if block::<f32>(Sliced::Tanh).is_none() {
+            return; // not an AVX-512 run
+        }
+        assert!(block::<f64>(Sliced::Tanh).is_none() && block::<i32>(Sliced::Ln).is_none());
+        fn ln64(x: f64) -> f64 {
+            let b = block::<f64>(Sliced::Ln).unwrap();
+            let mut y = 0.0;
+            // SAFETY: one double each way; block only hands out kernels the CPU can run.
+            unsafe { b(&x, &mut y, 1) };
+            y
+        }
+        check_f64("ln f64 sliced", ln64, f64::ln, 0.0, 100.0, 2);
+        check_f64("ln f64 sliced near 1", ln64, f64::ln, 0.5, 2.0, 2);
+        assert!(ln64(0.0) == f64::NEG_INFINITY && ln64(-0.0) == f64::NEG_INFINITY && ln64(1.0) == 0.0);
+        assert!(ln64(f64::INFINITY) == f64::INFINITY && ln64(-1.0).is_nan() && ln64(f64::NAN).is_nan());
+        assert_eq!(ln64(f64::from_bits(1)), (f64::from_bits(1)).ln());
+        check_f32("tanh f32 sliced", tanh, f64::tanh, -12.0, 12.0, 1);
+        check_f32("ln f32 sliced", ln, f64::ln, 0.0, 100.0, 1);
+        check_f32("ln f32 sliced near 1", ln, f64::ln, 0.5, 2.0, 1);
+        for (x, want) in
+            [(0.0, f32::NEG_INFINITY), (-0.0, f32::NEG_INFINITY), (f32::INFINITY, f32::INFINITY), (1.0, 0.0)]
+        {
+            assert_eq!(ln(x), want, "ln {x}");
+        }
+        for x in [-1.0, -f32::from_bits(1), f32::NEG_INFINITY, f32::NAN] {
+            assert!(ln(x).is_nan(), "ln {x}");
+        }
+        assert!(tanh(f32::NAN).is_nan() && tanh(f32::INFINITY) == 1.0 && tanh(-10.0) == -1.0);
+        assert_eq!(tanh(-0.0).to_bits(), (-0.0f32).to_bits());
+        // Whole vectors and masked tails give the same results, in place too.
+        let b = block::<f32>(Sliced::Tanh).unwrap();
+        let x: Vec<f32> = (0..77).map(|i| i as f32 * 0.13 - 5.0).collect();
+        for n in [0, 1, 15, 16, 17, 77] {
+            let mut y = vec![7.0f32; 78];
+            let mut z = x.clone();
+            // SAFETY: x and y hold at least n floats; z (in place) holds 77.
+            unsafe {
+                b(x.as_ptr(), y.as_mut_ptr(), n);
+                b(z.as_ptr(), z.as_mut_ptr(), n);
+            }
+            for i in 0..n {
+                assert_eq!(y[i], tanh(x[i]), "n {n} i {i}");
+                assert_eq!(z[i], y[i]);
+            }
+            assert_eq!(y[n], 7.0, "n {n}: wrote past the end");
+        }
+    }
+
     /// Every f32 of each function's range (both signs up to where the result saturates; every
-    /// positive float for ln), both evaluations, on all cores: about 2^31 inputs per function
-    /// and evaluation, minutes in a release build:
-    /// `cargo test --release --lib every_f32 -- --ignored`.
+    /// positive float for ln), both evaluations and the AVX-512 slice kernels where the CPU
+    /// runs them, on all cores: about 2^31 inputs per function and evaluation, minutes in a
+    /// release build: `cargo test --release --lib every_f32 -- --ignored --nocapture` (prints
+    /// each worst case).
     #[test]
     #[ignore = "minutes: every f32 input; run in release"]
     fn every_f32() {
-        fn sweep(name: &str, f: fn(f32) -> f32, reference: fn(f64) -> f64, lo: f32, hi: f32) {
+        /// `f` over slices: the slice kernel itself, or a function of one float in a loop.
+        type Batch<'a> = &'a (dyn Fn(&[f32], &mut [f32]) + Sync);
+        fn sweep(name: &str, f: Batch, reference: fn(f64) -> f64, lo: f32, hi: f32) {
             // through the bit patterns in order: key is monotonic in the value
             let key = |x: f32| {
                 let i = x.to_bits() as i32;
@@ -402,11 +508,17 @@ mod tests {
                     .map(|t| {
                         s.spawn(move || {
                             let mut worst = (0u64, 0.0f32);
-                            for k in (a + (b - a + 1) * t / threads)..(a + (b - a + 1) * (t + 1) / threads) {
-                                let x = of(k);
-                                let d = ulps_f32(f(x), reference(x as f64) as f32);
-                                if d > worst.0 {
-                                    worst = (d, x);
+                            let (mut x, mut y) = (Vec::with_capacity(4096), vec![0.0f32; 4096]);
+                            let (start, end) = (a + (b - a + 1) * t / threads, a + (b - a + 1) * (t + 1) / threads);
+                            for k0 in (start..end).step_by(4096) {
+                                x.clear();
+                                x.extend((k0..end.min(k0 + 4096)).map(of));
+                                f(&x, &mut y[..x.len()]);
+                                for (&x, &y) in x.iter().zip(&y) {
+                                    let d = ulps_f32(y, reference(x as f64) as f32);
+                                    if d > worst.0 {
+                                        worst = (d, x);
+                                    }
                                 }
                             }
                             worst
@@ -415,16 +527,29 @@ mod tests {
                     .collect();
                 parts.into_iter().map(|p| p.join().unwrap()).max_by_key(|w| w.0).unwrap()
             });
+            println!("{name}: max {} ulp (at x = {:e})", worst.0, worst.1);
             assert!(worst.0 <= 2, "{name}: {} ulps at x = {:e}", worst.0, worst.1);
+        }
+        fn one(f: fn(f32) -> f32) -> impl Fn(&[f32], &mut [f32]) + Sync {
+            move |x, y| x.iter().zip(y).for_each(|(&x, y)| *y = f(x))
         }
         let sig = |x: f64| if x < 0.0 { x.exp() / (1.0 + x.exp()) } else { 1.0 / (1.0 + (-x).exp()) };
         fn each<M: Mode>(sig: fn(f64) -> f64) {
-            sweep("exp", exp_f32::<M>, f64::exp, -105.0, 90.0);
-            sweep("ln", ln_f32::<M>, f64::ln, 0.0, f32::INFINITY);
-            sweep("tanh", tanh_f32::<M>, f64::tanh, -10.0, 10.0);
-            sweep("sigmoid", VMath::vsigmoid::<M>, sig, -105.0, 105.0);
+            sweep("exp", &one(exp_f32::<M>), f64::exp, -105.0, 90.0);
+            sweep("ln", &one(ln_f32::<M>), f64::ln, 0.0, f32::INFINITY);
+            sweep("tanh", &one(tanh_f32::<M>), f64::tanh, -10.0, 10.0);
+            sweep("sigmoid", &one(VMath::vsigmoid::<M>), sig, -105.0, 105.0);
         }
         each::<Fused>(sig);
         each::<Unfused>(sig);
+        for (f, name, reference, lo, hi) in [
+            (Sliced::Tanh, "tanh sliced", f64::tanh as fn(f64) -> f64, -10.0, 10.0),
+            (Sliced::Ln, "ln sliced", f64::ln, 0.0, f32::INFINITY),
+        ] {
+            if let Some(b) = block::<f32>(f) {
+                // SAFETY: x and y have the same length; block only hands out kernels the CPU runs.
+                sweep(name, &|x, y| unsafe { b(x.as_ptr(), y.as_mut_ptr(), x.len()) }, reference, lo, hi);
+            }
+        }
     }
 }
