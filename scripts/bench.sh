@@ -2,7 +2,8 @@
 # Benchmarks libth against numpy (see docs/performance.md, "Benchmarks").
 #   scripts/bench.sh [math|gemm|conv|all] [ARGS...]
 # math: bench/bench.py (pointwise ops, reductions; with the STREAM add probe bench/stream_add.c
-# and the C per-call driver bench/percall.c); gemm: bench/bench_gemm.py (sgemm/dgemm 128..2048,
+# and the C per-call driver bench/percall.c), then bench/transposed.c (A.T+B against A+B from
+# C, per dtype); gemm: bench/bench_gemm.py (sgemm/dgemm 128..2048,
 # tall-skinny, transposed, Half/BFloat16, as GFLOP/s and fraction of peak); conv: bench/conv.py
 # (THTensorConv against numpy's im2col + BLAS). Default: all three, ARGS to bench.py (e.g.
 # --quick, --only cadd, --json out.json); with a name, ARGS go to that script (conv.py takes
@@ -30,6 +31,9 @@ if [ "$what" = math ] || [ "$what" = all ]; then
      -Ltarget/release -lth -Wl,-rpath,"$PWD/target/release" -o target/bench/percall
   .venv/bin/python bench/bench.py --lib "$lib" \
     --stream target/bench/stream_add --percall target/bench/percall "$@"
+  cc -std=c99 -O2 -Wall -Wextra -Werror -Iinclude bench/transposed.c \
+     -Ltarget/release -lth -Wl,-rpath,"$PWD/target/release" -o target/bench/transposed
+  target/bench/transposed
 fi
 if [ "$what" = all ]; then
   set --
