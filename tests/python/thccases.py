@@ -57,7 +57,8 @@ ELEMENTWISE = {
 
 # Maximum ULP differences allowed against the host on a real GPU (see test_thc's docstring): CUDA's
 # documented maximum errors of its single / double precision functions, plus one for the host's
-# libm. On the emulator the kernels call the host's libm, so every result must be bit-exact.
+# libm. On the emulator the kernels call the host's libm, so every result must be bit-exact
+# (but for `ALGO_ULPS`).
 ULPS_FLOAT = {"exp": 3, "log": 2, "log1p": 2, "sin": 3, "cos": 3, "tan": 5, "asin": 3, "acos": 3, "atan": 3,
               "sinh": 4, "cosh": 3, "tanh": 3, "sigmoid": 4, "pow": 5, "tpow": 5, "cpow": 5, "atan2": 4,
               "rsqrt": 3, "lgamma": 7}
@@ -66,11 +67,20 @@ ULPS_DOUBLE = {"exp": 2, "log": 2, "log1p": 2, "sin": 3, "cos": 3, "tan": 3, "as
                "rsqrt": 2, "lgamma": 5}
 
 
+# Where the host runs another algorithm than the device, on the emulator too: on AVX-512 the
+# host computes contiguous runs of these with slice kernels (src/kernels/vmath/avx512.rs, within
+# 1 ulp), the device with the generic code (within 2 ulp in f32, 3 in f64).
+ALGO_ULPS = {("log", "Float"): 3, ("tanh", "Float"): 3, ("log", "Double"): 4}
+
+
 def ulps(op, real):
     """ULPs allowed between device and host results of `op` on dtype `real`."""
-    if real not in FLOATS or emulated():
+    if real not in FLOATS:
         return 0
-    n = (ULPS_DOUBLE if real == "Double" else ULPS_FLOAT).get(op, 0)
+    algo = ALGO_ULPS.get((op, real), 0)
+    if emulated():
+        return algo
+    n = max(algo, (ULPS_DOUBLE if real == "Double" else ULPS_FLOAT).get(op, 0))
     return min(n, 1) if real in ("Half", "BFloat16") else n  # 16-bit: computed in float, then rounded
 
 
