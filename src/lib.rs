@@ -21,6 +21,7 @@ pub mod ffi;
 pub mod io;
 pub mod kernels;
 pub mod linalg;
+pub mod nn;
 pub mod ops;
 
 pub use crate::core::dtype::{DType, Scalar};

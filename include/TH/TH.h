@@ -452,6 +452,11 @@ typedef struct THLongTensor THLongTensor;
 typedef struct THMapAllocatorContext THMapAllocatorContext;
 
 /**
+ * torch7's `THNNState` (there `typedef void`): an opaque type that th never reads; pass NULL.
+ */
+typedef struct THNNState THNNState;
+
+/**
  *Opaque handle to a Short storage (a refcounted buffer).
  */
 typedef struct THShortStorage THShortStorage;
@@ -18792,6 +18797,78 @@ void THCudaBoolTensor_eqTensorT(struct THCState *state,
                                 struct THCudaBoolTensor *r_,
                                 struct THCudaBoolTensor *ta,
                                 struct THCudaBoolTensor *tb);
+
+/**
+ * `output` (outputSize, or nframe x outputSize) = `input` (inputSize, or nframe x
+ * inputSize) @ `weight`^T (`weight`: outputSize x inputSize) + `bias` (may be NULL).
+ * `addBuffer` (may be NULL) is set to nframe ones for a 2-D input, as in torch7.
+ */
+void THNN_FloatLinear_updateOutput(struct THNNState *state,
+                                   struct THFloatTensor *input,
+                                   struct THFloatTensor *output,
+                                   struct THFloatTensor *weight,
+                                   struct THFloatTensor *bias,
+                                   struct THFloatTensor *add_buffer);
+
+/**
+ * `gradInput` (shaped like `input`) = `gradOutput` @ `weight`; nothing when `gradInput` is NULL.
+ */
+void THNN_FloatLinear_updateGradInput(struct THNNState *state,
+                                      struct THFloatTensor *input,
+                                      struct THFloatTensor *grad_output,
+                                      struct THFloatTensor *grad_input,
+                                      struct THFloatTensor *weight);
+
+/**
+ * `gradWeight += scale * gradOutput^T @ input`; with `bias`, `gradBias += scale *
+ * gradOutput` summed over the batch. `gradInput` is unused (torch7's signature).
+ */
+void THNN_FloatLinear_accGradParameters(struct THNNState *state,
+                                        struct THFloatTensor *input,
+                                        struct THFloatTensor *grad_output,
+                                        struct THFloatTensor *grad_input,
+                                        struct THFloatTensor *weight,
+                                        struct THFloatTensor *bias,
+                                        struct THFloatTensor *grad_weight,
+                                        struct THFloatTensor *grad_bias,
+                                        struct THFloatTensor *add_buffer,
+                                        double scale);
+
+/**
+ * `output` (outputSize, or nframe x outputSize) = `input` (inputSize, or nframe x
+ * inputSize) @ `weight`^T (`weight`: outputSize x inputSize) + `bias` (may be NULL).
+ * `addBuffer` (may be NULL) is set to nframe ones for a 2-D input, as in torch7.
+ */
+void THNN_DoubleLinear_updateOutput(struct THNNState *state,
+                                    struct THDoubleTensor *input,
+                                    struct THDoubleTensor *output,
+                                    struct THDoubleTensor *weight,
+                                    struct THDoubleTensor *bias,
+                                    struct THDoubleTensor *add_buffer);
+
+/**
+ * `gradInput` (shaped like `input`) = `gradOutput` @ `weight`; nothing when `gradInput` is NULL.
+ */
+void THNN_DoubleLinear_updateGradInput(struct THNNState *state,
+                                       struct THDoubleTensor *input,
+                                       struct THDoubleTensor *grad_output,
+                                       struct THDoubleTensor *grad_input,
+                                       struct THDoubleTensor *weight);
+
+/**
+ * `gradWeight += scale * gradOutput^T @ input`; with `bias`, `gradBias += scale *
+ * gradOutput` summed over the batch. `gradInput` is unused (torch7's signature).
+ */
+void THNN_DoubleLinear_accGradParameters(struct THNNState *state,
+                                         struct THDoubleTensor *input,
+                                         struct THDoubleTensor *grad_output,
+                                         struct THDoubleTensor *grad_input,
+                                         struct THDoubleTensor *weight,
+                                         struct THDoubleTensor *bias,
+                                         struct THDoubleTensor *grad_weight,
+                                         struct THDoubleTensor *grad_bias,
+                                         struct THDoubleTensor *add_buffer,
+                                         double scale);
 
 /**
  *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).

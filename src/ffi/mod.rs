@@ -18,6 +18,7 @@ pub mod index;
 pub mod lapack;
 pub mod linalg;
 pub mod math;
+pub mod nn;
 pub mod npy;
 pub mod random;
 pub mod reduce;

@@ -1,0 +1,1 @@
+//! The other convolutions: SpatialConvolutionLocal, SpatialConvolutionMap, SpatialFullConvolutionMap, SpatialSubSampling, TemporalConvolution, TemporalRowConvolution, TemporalSubSampling.

@@ -1,0 +1,1 @@
+//! The fused GRU and LSTM cells (GRUFused, LSTMFused).

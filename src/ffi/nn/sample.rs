@@ -1,0 +1,1 @@
+//! Padding (reflection, replication), upsampling (nearest, bilinear, trilinear) and the bilinear grid sampler.

@@ -1,0 +1,67 @@
+//! THNN: the layers of torch7's `nn` package on the CPU (`lib/THNN`), for Float and Double.
+//!
+//! Each family's file holds the forward (`updateOutput`), backward (`updateGradInput`) and
+//! parameter-gradient (`accGradParameters`, `accUpdateGradParameters`) passes of its modules,
+//! generic over [`NnReal`] (f32, f64). The C wrappers (`ffi::nn`) only convert handles; every
+//! check and every computation is here.
+//!
+//! Conventions shared by the families (docs/nn.md has the user-facing version):
+//! - **Checks first, then writes.** A function validates every argument (dimensionality,
+//!   sizes, indices, targets, buffer sizes) before it resizes or writes any output, so a
+//!   refused call leaves its outputs as they were. Errors name the argument by its 1-based
+//!   position in the C call, the state counting as argument 1 (as torch7's `THArgCheck`s do):
+//!   [`check`] builds them.
+//! - **Outputs** are resized by the callee ([`buf::Out`]); a caller's output that already has
+//!   the right shape keeps its strides. Gradients of parameters are accumulated into the
+//!   caller's tensors, which must already hold as many elements as the parameter
+//!   ([`buf::Acc`]).
+//! - **Inputs** may be any strided view: contiguous ones are read in place, others copied once
+//!   ([`buf::read`]).
+//! - **Indices are 0-based** (class targets, pooling indices, lookup rows), like the rest of th.
+//! - `accreal` is f64 for both types: scalar arguments arrive as f64 and sums that torch7
+//!   keeps in `accreal` are kept in f64.
+
+pub mod buf;
+pub mod check;
+
+pub mod activation;
+pub mod conv;
+pub mod conv_misc;
+pub mod criterion;
+pub mod linear;
+pub mod norm;
+pub mod pool;
+pub mod rnn;
+pub mod sample;
+pub mod sparse;
+
+use crate::linalg::gemm::Gemm;
+use crate::ops::num::{Float, Real};
+
+/// THNN's element types: f32 and f64, computed natively (`Float::R == Self`), with a GEMM.
+pub trait NnReal:
+    Float<R = Self>
+    + Real
+    + Gemm
+    + crate::ops::conv::ConvElem<K = Self>
+    + std::iter::Sum
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+    + std::ops::AddAssign
+    + std::ops::SubAssign
+    + std::ops::MulAssign
+    + std::ops::DivAssign
+{
+    /// The type's epsilon (used by criterions that clamp logarithms, as torch7's do).
+    const EPS: Self;
+}
+
+impl NnReal for f32 {
+    const EPS: f32 = f32::EPSILON;
+}
+impl NnReal for f64 {
+    const EPS: f64 = f64::EPSILON;
+}

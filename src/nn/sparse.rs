@@ -1,0 +1,1 @@
+//! LookupTable, IndexLinear, SparseLinear (and its legacy forms).
