@@ -88,7 +88,7 @@ def test_errors_leave_outputs(nn, rng):
         nn.call(real, "Linear_updateOutput", np.zeros((2, 4), np.float32), out, w, np.zeros(2, np.float32), None)
     with pytest.raises(THError, match=r"argument 2 \(input\)"):
         nn.call(real, "Linear_updateOutput", np.zeros((2, 2, 4), np.float32), out, w, None, None)
-    with pytest.raises(THError, match=r"argument 4 \(weight\) is NULL"):
+    with pytest.raises(THError, match=r"argument 4 \(THFloatTensor\) is NULL"):
         nn.call(real, "Linear_updateOutput", np.zeros((2, 4), np.float32), out, None, None, None)
     gw = nn.tensor(real, np.full((3, 3), 1.0))
     with pytest.raises(THError, match=r"argument 7 \(gradWeight\)"):
