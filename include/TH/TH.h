@@ -49865,3 +49865,10 @@ void _THAssertionFailed(const char *file, const int line, const char *exp, const
 #define THStorage_(NAME) TH_CONCAT_4(TH, Real, Storage_, NAME)
 #define THTensor TH_CONCAT_3(TH, Real, Tensor)
 #define THTensor_(NAME) TH_CONCAT_4(TH, Real, Tensor_, NAME)
+/* THNN's: with Real defined, THNN_(Linear_updateOutput) is THNN_FloatLinear_updateOutput. */
+#define THNN_(NAME) TH_CONCAT_3(THNN_, Real, NAME)
+/* torch7's THNN.h names for its index and integer tensor types (0-based indices in th). */
+#define THIndexTensor THLongTensor
+#define THIntegerTensor THIntTensor
+#define THIndex_t int64_t
+#define THInteger_t int32_t
