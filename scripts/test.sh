@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test. On a fresh machine (Rust, gcc, python3 only) it first installs what the tests
-# need: valgrind (Debian package) and a local venv (.venv) with numpy and pytest. Steps:
+# need: valgrind (Debian package) and a local venv (.venv) with numpy, pytest, torch and
+# scikit-learn. Steps:
 #   1. cargo fmt --check, cargo clippy -D warnings
 #   2. cargo test: Rust unit tests, header staleness + symbol set, C tests + examples + C++ header;
 #      the CPU-only build (--no-default-features) exports the same symbols
 #   3. the C tests and examples again under valgrind (no errors, no definite leaks)
 #   4. the numpy differential suite (tests/python) against target/debug/libth.so, then again
-#      (and the kernel unit tests) with TH_CPU_CAPABILITY=scalar and =avx2
+#      (and the kernel unit tests) with TH_CPU_CAPABILITY=scalar and =avx2; beside them the THNN
+#      suite (tests/nn: PyTorch references, finite differences, the digits example)
 #   5. THC on the CPU emulator (a `cuda-emulator` build in target/emu, TH_CUDA_EMULATOR=1): the
 #      kernels' Rust tests, the THC C tests under valgrind, the THC differential suite
 #      (tests/python/test_thc*.py); the kernel sources under ASan+UBSan and TSan
@@ -45,9 +47,12 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, pytest" 2>/dev/null; then
+# torch is the THNN suite's reference (tests/nn: torch.nn.functional and autograd in float64;
+# about 5 GB with its CUDA libraries, ~2 minutes from PyPI); scikit-learn ships the 8x8 digits
+# that the THNN training example learns.
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, pytest, torch, sklearn" 2>/dev/null; then
   python3 -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check "numpy==2.4.6" "pytest>=8"
+  .venv/bin/pip install -q --disable-pip-version-check "numpy==2.4.6" "pytest>=8" "torch==2.15.0" "scikit-learn==1.9.1"
 fi
 
 cargo fmt --check
@@ -81,9 +86,15 @@ for cap in $caps; do
   pids+=($!)
 done
 unset TH_CPU_CAPABILITY
+# ... and beside them the THNN suite (every layer against PyTorch, finite differences, the digits
+# training example from C), once, with the best kernels.
+TH_LIB="$PWD/target/debug/libth.so" .venv/bin/python -m pytest -q -p no:cacheprovider tests/nn \
+  >"target/pytest-nn.log" 2>&1 &
+pids+=($!)
 status=0
 for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 for cap in $caps; do echo "tests/python ($cap kernels): $(tail -n 1 "target/pytest-$cap.log")"; done
+echo "tests/nn: $(tail -n 1 target/pytest-nn.log)"
 if [ "$status" != 0 ]; then cat target/pytest-*.log; exit 1; fi
 # Every kernel compiled by NVRTC for sm_80 and sm_90 (no spills, registers within budget).
 TH_NVRTC_DIR="$(PYTHON=.venv/bin/python scripts/nvrtc.sh)" TH_REQUIRE_NVRTC=1 cargo test -q --test cuda_nvrtc

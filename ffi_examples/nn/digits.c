@@ -4,12 +4,13 @@
  *   conv 3x3 (1 -> 8, pad 1) - ReLU - max pool 2x2 - conv 3x3 (8 -> 16, pad 1) - ReLU
  *   - max pool 2x2 - linear (64 -> 10) - LogSoftMax - ClassNLL; plain SGD on mini-batches.
  *
- * Usage: digits DATA_DIR [OUT_DIR]
+ * Usage: digits DATA_DIR [OUT_DIR [EPOCHS]]
  *   DATA_DIR holds x.npy (1797 x 64 float64, pixels / 16) and y.npy (1797 int64 labels 0..9),
  *   written by tests/nn/test_digits.py from the copy that scikit-learn ships. The first four
  *   fifths train, the last fifth is held out. With OUT_DIR, the initial weights are saved there
  *   as .npy files (so another framework can start from the same point) and every step's loss
- *   is printed. Build with -DDIGITS_DOUBLE for Double instead of Float.
+ *   is printed; EPOCHS (default 12) shortens the run. Build with -DDIGITS_DOUBLE for Double
+ *   instead of Float.
  *
  * Every call is checked: a call that fails records an error (THGetLastErrorCode) and leaves its
  * outputs alone, so the program reports the first failure and stops. */
@@ -139,10 +140,11 @@ static void save(const char *dir, Param *p) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s DATA_DIR [OUT_DIR]\n", argv[0]);
+    fprintf(stderr, "usage: %s DATA_DIR [OUT_DIR [EPOCHS]]\n", argv[0]);
     return 2;
   }
   const char *out_dir = argc > 2 ? argv[2] : NULL;
+  int epochs = argc > 3 ? atoi(argv[3]) : EPOCHS;
   char path[4096];
   snprintf(path, sizeof path, "%s/x.npy", argv[1]);
   THDoubleTensor *xd = THDoubleTensor_loadNpy(path);
@@ -176,7 +178,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 6; i++) save(out_dir, params(&n, i));
 
   int64_t step = 0;
-  for (int epoch = 0; epoch < EPOCHS; epoch++) {
+  for (int epoch = 0; epoch < epochs; epoch++) {
     double sum = 0;
     int64_t batches = 0;
     for (int64_t lo = 0; lo < train; lo += BATCH, step++, batches++) {

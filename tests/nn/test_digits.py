@@ -79,7 +79,7 @@ def torch_losses(x, y, w, steps):
 
 
 def test_double_losses_match_pytorch(data, tmp_path):
-    out = run(build(tmp_path, double=True), data, tmp_path)
+    out = run(build(tmp_path, double=True), data, tmp_path, 1)  # one epoch: 45 steps
     got = [float(l.split()[3]) for l in out.splitlines() if l.startswith("step ")][:20]
     w = {k: np.load(tmp_path / f"{k}.npy") for k in ["w1", "b1", "w2", "b2", "w3", "b3"]}
     want = torch_losses(np.load(data / "x.npy"), np.load(data / "y.npy"), w, 20)
