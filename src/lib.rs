@@ -8,6 +8,8 @@
 //!   element types, so a device backend can reuse them;
 //! - `kernels`: the instruction-set dispatch and the typed inner loops it selects;
 //! - `ops`, `linalg`: TH's math by family, generic over the element type;
+//! - `nn`: THNN, torch7 nn's layers (forward, backward, parameter gradients) by family, on
+//!   `ops` and `linalg`;
 //! - `io`: files, `.npy`, DLPack, memory mappings;
 //! - `ffi`: the C ABI, made only of macro-generated wrappers over the above.
 
