@@ -115,7 +115,7 @@ class NN:
 
 def fd_grad(f, x, eps=1e-6):
     """d f(x) / d x by central differences, f returning a scalar (x float64, copied)."""
-    x = np.array(x, dtype=np.float64)
+    x = np.array(x, dtype=np.float64, order="C")  # reshape(-1) below must be a view
     g = np.zeros_like(x)
     flat = x.reshape(-1)
     gf = g.reshape(-1)

@@ -1,1 +1,89 @@
-//! LookupTable, IndexLinear, SparseLinear (and its legacy forms).
+//! LookupTable, IndexLinear, SparseLinear (and its legacy forms). Every index is 0-based
+//! (torch7's are 1-based): lookup rows and `paddingValue`, `key + keysOffset`, SparseLinear's
+//! rows and features.
+
+use super::*;
+use crate::nn::sparse::{self, SparseFormat};
+use std::ffi::c_int;
+
+macro_rules! sparse_api {
+    ($R:ident, $T:ty) => { pastey::paste! { nn_fn! {
+        /// `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
+        /// 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
+        /// -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
+        /// be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
+        fn [<THNN_ $R LookupTable_accGradParameters>](state: *mut THNNState, input: *mut THLongTensor as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, count: *mut THIntTensor as opt_obj, sorted: *mut [<TH $R Tensor>], indices: *mut THLongTensor, scale_grad_by_freq: bool, padding_value: c_int, scale: f64) {
+            let _ = (sorted, indices);
+            sparse::lookup_table_acc_grad_parameters::<$T>(&input, &grad_output, grad_weight, count.map(|t| &**t), scale_grad_by_freq, padding_value as i64, scale)
+        }
+        /// Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
+        /// `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
+        fn [<THNN_ $R LookupTable_renorm>](state: *mut THNNState, idx: *mut THLongTensor as view, weight: *mut [<TH $R Tensor>] as obj, max_norm: f64, norm_type: f64) {
+            sparse::lookup_table_renorm::<$T>(&idx, weight, max_norm, norm_type)
+        }
+        /// `output[j] = bias + sum over sample j's (key, value) pairs of value * weight[key +
+        /// keysOffset]` (0-based rows); max-normalized when `weight` has 4 extra columns (then
+        /// `normalizedValues`, may be NULL, receives the normalized values and `train` updates
+        /// the per-key statistics in `weight`).
+        fn [<THNN_ $R IndexLinear_updateOutput>](state: *mut THNNState, keys: *mut THLongTensor as view, keys_offset: i64, values: *mut [<TH $R Tensor>] as view, sizes: *mut THLongTensor as view, cum_sum_sizes: *mut THLongTensor as view, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as obj, bias: *mut [<TH $R Tensor>] as view, normalized_values: *mut [<TH $R Tensor>] as opt_obj, train: c_int) {
+            sparse::index_linear_update_output::<$T>(&keys, keys_offset, &values, &sizes, &cum_sum_sizes, output, weight, &bias, normalized_values.map(|t| &**t), train != 0)
+        }
+        /// `gradWeight` (resized: one row per key) = the per-key gradient; `gradBias += scale *
+        /// sum(gradOutput)`. `valuesBuffer` (may be NULL) and `weightDecay` are unused.
+        fn [<THNN_ $R IndexLinear_accGradParameters>](state: *mut THNNState, keys: *mut THLongTensor as view, keys_offset: i64, values: *mut [<TH $R Tensor>] as view, sizes: *mut THLongTensor as view, cum_sum_sizes: *mut THLongTensor as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>] as view, values_buffer: *mut [<TH $R Tensor>], weight_decay: f64, scale: f64) {
+            let _ = (values_buffer, weight_decay);
+            sparse::index_linear_acc_grad_parameters::<$T>(&keys, keys_offset, &values, &sizes, &cum_sum_sizes, &grad_output, grad_weight, grad_bias, &weight, &bias, scale)
+        }
+        /// The gradient step applied to `weight` and `bias` directly, pair by pair (with
+        /// `weightDecay` on the touched rows).
+        fn [<THNN_ $R IndexLinear_accUpdateGradParameters>](state: *mut THNNState, keys: *mut THLongTensor as view, keys_offset: i64, values: *mut [<TH $R Tensor>] as view, sizes: *mut THLongTensor as view, cum_sum_sizes: *mut THLongTensor as view, grad_output: *mut [<TH $R Tensor>] as view, weight: *mut [<TH $R Tensor>] as obj, bias: *mut [<TH $R Tensor>] as obj, weight_decay: f64, scale: f64) {
+            sparse::index_linear_acc_update_grad_parameters::<$T>(&keys, keys_offset, &values, &sizes, &cum_sum_sizes, &grad_output, weight, bias, weight_decay, scale)
+        }
+        /// Applies the per-key `gradWeight` (rows for `runningKeys`) and `gradBias` with
+        /// `learningRate` and `weightDecay`. `cumSumSizes` is unused (may be NULL).
+        fn [<THNN_ $R IndexLinear_updateParameters>](state: *mut THNNState, grad_weight: *mut [<TH $R Tensor>] as view, grad_bias: *mut [<TH $R Tensor>] as view, weight: *mut [<TH $R Tensor>] as obj, bias: *mut [<TH $R Tensor>] as obj, running_keys: *mut THLongTensor as view, cum_sum_sizes: *mut THLongTensor, keys_offset: i64, weight_decay: f64, learning_rate: f64) {
+            let _ = cum_sum_sizes;
+            sparse::index_linear_update_parameters::<$T>(&grad_weight, &grad_bias, weight, bias, &running_keys, keys_offset, weight_decay, learning_rate)
+        }
+        /// `output` (batch x outputSize) = `bias` + the COO `input` (nnz x 3: 0-based row,
+        /// 0-based feature, value) times `weight`^T; the batch is `output`'s first size when it
+        /// is 2-D, else 1 + the largest row.
+        fn [<THNN_ $R SparseLinear_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>] as view) {
+            sparse::sparse_linear_update_output::<$T>(&input, output, &weight, &bias, SparseFormat::Coo)
+        }
+        /// `gradWeight += scale * gradOutput^T @ input (+ weightDecay * weight)`, `gradBias +=
+        /// scale * sum(gradOutput)`; COO `input`. `bias` is unused (may be NULL).
+        fn [<THNN_ $R SparseLinear_accGradParameters>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>], weight_decay: f64, scale: f64) {
+            let _ = bias;
+            sparse::sparse_linear_acc_grad_parameters::<$T>(&input, &grad_output, grad_weight, grad_bias, &weight, weight_decay, scale, SparseFormat::Coo)
+        }
+        /// Zeroes `gradBias` and the `gradWeight` columns of the features in `lastInput` (COO).
+        fn [<THNN_ $R SparseLinear_zeroGradParameters>](state: *mut THNNState, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as obj, last_input: *mut [<TH $R Tensor>] as view) {
+            sparse::sparse_linear_zero_grad_parameters::<$T>(grad_weight, grad_bias, &last_input, SparseFormat::Coo)
+        }
+        /// `bias -= learningRate * gradBias`; `weight[:, c] -= learningRate * gradWeight[:, c]`
+        /// for the features `c` in `lastInput` (COO).
+        fn [<THNN_ $R SparseLinear_updateParameters>](state: *mut THNNState, weight: *mut [<TH $R Tensor>] as obj, bias: *mut [<TH $R Tensor>] as obj, grad_weight: *mut [<TH $R Tensor>] as view, grad_bias: *mut [<TH $R Tensor>] as view, last_input: *mut [<TH $R Tensor>] as view, learning_rate: f64) {
+            sparse::sparse_linear_update_parameters::<$T>(weight, bias, &grad_weight, &grad_bias, &last_input, learning_rate, SparseFormat::Coo)
+        }
+        /// As `SparseLinear_updateOutput` for a batch x nnz x 2 `input` of (0-based feature,
+        /// value) pairs; `output` is resized to batch x outputSize.
+        fn [<THNN_ $R SparseLinear_legacyUpdateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>] as view) {
+            sparse::sparse_linear_update_output::<$T>(&input, output, &weight, &bias, SparseFormat::Legacy)
+        }
+        /// As `SparseLinear_accGradParameters` for a batch x nnz x 2 `input`.
+        fn [<THNN_ $R SparseLinear_legacyAccGradParameters>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>], weight_decay: f64, scale: f64) {
+            let _ = bias;
+            sparse::sparse_linear_acc_grad_parameters::<$T>(&input, &grad_output, grad_weight, grad_bias, &weight, weight_decay, scale, SparseFormat::Legacy)
+        }
+        /// As `SparseLinear_zeroGradParameters` for a batch x nnz x 2 `lastInput`.
+        fn [<THNN_ $R SparseLinear_legacyZeroGradParameters>](state: *mut THNNState, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as obj, last_input: *mut [<TH $R Tensor>] as view) {
+            sparse::sparse_linear_zero_grad_parameters::<$T>(grad_weight, grad_bias, &last_input, SparseFormat::Legacy)
+        }
+        /// As `SparseLinear_updateParameters` for a batch x nnz x 2 `lastInput`.
+        fn [<THNN_ $R SparseLinear_legacyUpdateParameters>](state: *mut THNNState, weight: *mut [<TH $R Tensor>] as obj, bias: *mut [<TH $R Tensor>] as obj, grad_weight: *mut [<TH $R Tensor>] as view, grad_bias: *mut [<TH $R Tensor>] as view, last_input: *mut [<TH $R Tensor>] as view, learning_rate: f64) {
+            sparse::sparse_linear_update_parameters::<$T>(weight, bias, &grad_weight, &grad_bias, &last_input, learning_rate, SparseFormat::Legacy)
+        }
+    } } };
+}
+nn_reals!(sparse_api);

@@ -1,0 +1,130 @@
+//! Activations: elementwise layers ([`elementwise`]: Abs, ELU, HardShrink, HardTanh, LeakyReLU,
+//! LogSigmoid, Sigmoid, SoftPlus, SoftShrink, Sqrt, Square, Tanh, Threshold), the normalizations over
+//! one dimension ([`softmax`]: SoftMax, LogSoftMax) and the layers with parameters, noise or
+//! halves ([`param`]: PReLU, RReLU, GatedLinear).
+//!
+//! Conventions of the family:
+//! - Elementwise layers run on th's pointwise engine (`ops::pointwise1/2/3`): any strides,
+//!   threads for large tensors, SIMD copies of the kernel, an output that partially overlaps an
+//!   input computed through a temporary. Scalar options (`accreal` in the C API) are converted
+//!   to the element type first, as torch7 does (`TH_CONVERT_ACCREAL_TO_REAL`).
+//! - A backward pass pairs `input` (or `output`) with `gradOutput` element by element in
+//!   row-major order: they must hold as many elements (the same shape where torch7 checks
+//!   shapes: Square, Sqrt, Tanh, SoftMax, LogSoftMax). `gradInput` is resized like `input` (like
+//!   `output` for the layers whose backward reads `output`).
+//! - `inplace`: the forward pass overwrites `input` and makes `output` a view of it (torch7's
+//!   `THTensor_set`); the backward pass overwrites `gradOutput` (keeping its shape) and makes
+//!   `gradInput` a view of it.
+//! - NaN: comparisons are written so that a NaN input stays NaN in the forward pass of
+//!   Threshold and HardTanh, whether in place or not (torch7's two code paths disagree there).
+
+pub mod elementwise;
+pub mod param;
+pub mod softmax;
+
+pub use elementwise::*;
+
+use super::NnReal;
+use super::check;
+use crate::core::error::Result;
+use crate::core::tensor::{Tensor, View};
+use crate::cuda::launch::Call;
+use crate::ops;
+
+/// The element types of the activations: [`NnReal`] plus `expm1` and the vectorizable
+/// functions of `kernels::vmath`.
+pub trait ActReal: NnReal + crate::kernels::vmath::VMath {
+    /// `exp(self) - 1`, accurate near 0.
+    fn expm1(self) -> Self;
+}
+
+impl ActReal for f32 {
+    #[inline(always)]
+    fn expm1(self) -> f32 {
+        self.exp_m1()
+    }
+}
+
+impl ActReal for f64 {
+    #[inline(always)]
+    fn expm1(self) -> f64 {
+        self.exp_m1()
+    }
+}
+
+/// A scalar option converted to the element type (torch7 converts `accreal` to `real` first).
+#[inline]
+fn real<T: NnReal>(v: f64) -> T {
+    T::from_f64(v)
+}
+
+/// `v` with the sizes `sizes` (same element count, checked by the caller): itself, a
+/// reshaped view when contiguous, else a contiguous copy (torch7 pairs elements by position).
+pub(crate) fn paired<T: NnReal>(v: View<T>, sizes: &[i64]) -> Result<View<T>> {
+    if v.sizes == sizes {
+        return Ok(v);
+    }
+    if v.is_contiguous() {
+        return v.reshape_view(sizes);
+    }
+    View::from_slice(&v.to_vec()?, sizes)
+}
+
+/// `output = f(input)` elementwise; in place: `input = f(input)` and `output` set to `input`.
+/// `SIMD`: whether the kernel gets vectorized copies (false for libm calls).
+fn forward<const SIMD: bool, T: NnReal>(
+    input: &Tensor<T>,
+    output: &Tensor<T>,
+    inplace: bool,
+    name: &'static str,
+    f: impl Fn(T) -> T + Sync,
+) -> Result<()> {
+    let x = input.view();
+    let r = if inplace { input } else { output };
+    let k = Call::host_only(name);
+    if SIMD {
+        ops::pointwise1(r, &x, k, f)?
+    } else {
+        ops::pointwise1_plain(r, &x, k, f)?
+    }
+    if inplace {
+        output.set_view(input.view());
+    }
+    Ok(())
+}
+
+/// `gradInput = f(x, gradOutput)` elementwise, shaped `shape` (`x`: `input` or `output`, as
+/// many elements as `gradOutput`, checked by the caller). In place: `gradOutput = f(x,
+/// gradOutput)` (its shape kept) and `gradInput` set to `gradOutput`.
+fn backward<const SIMD: bool, T: NnReal>(
+    x: View<T>,
+    shape: &[i64],
+    grad_output: &Tensor<T>,
+    grad_input: &Tensor<T>,
+    inplace: bool,
+    name: &'static str,
+    f: impl Fn(T, T) -> T + Sync,
+) -> Result<()> {
+    let g = grad_output.view();
+    let k = Call::host_only(name);
+    let (r, x, g) = if inplace {
+        let sizes = g.sizes.clone();
+        (grad_output, paired(x, &sizes)?, g)
+    } else {
+        (grad_input, paired(x, shape)?, paired(g, shape)?)
+    };
+    if SIMD {
+        ops::pointwise2(r, &x, &g, k, f)?
+    } else {
+        ops::pointwise2_plain(r, &x, &g, k, f)?
+    }
+    if inplace {
+        grad_input.set_view(grad_output.view());
+    }
+    Ok(())
+}
+
+/// `gradOutput` (argument 3) holds as many elements as `like` (argument `arg`, `name`).
+fn check_nelement<T: NnReal>(grad_output: &View<T>, like: &View<T>, name: &str) -> Result<()> {
+    check::same_numel(grad_output, 3, "gradOutput", like, name)
+}

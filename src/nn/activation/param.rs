@@ -1,0 +1,331 @@
+//! The activations with a parameter, noise or halves: PReLU (a learned negative slope, one per
+//! plane or shared), RReLU (random negative slopes in training) and GatedLinear (the first half
+//! of a dimension gated by the sigmoid of the second).
+
+use super::{backward, check_nelement, forward, real};
+use crate::core::error::{Error, Result};
+use crate::core::tensor::{Tensor, View};
+use crate::nn::NnReal;
+use crate::nn::buf::{self, Out};
+use crate::nn::check;
+use crate::ops::random::Generator;
+
+/// `1 / (1 + exp(-x))` without overflow.
+#[inline(always)]
+fn sigmoid<T: NnReal>(x: T) -> T {
+    let e = (-x.abs()).exp();
+    let r = T::one() / (T::one() + e);
+    if x >= T::zero() { r } else { e * r }
+}
+
+/// GatedLinear's layout: `outer` blocks of `2 * half` rows of `inner` elements (halving
+/// dimension `dim`, 0-based, argument `dim_arg`) and the output's shape.
+fn glu_dims<T: NnReal>(input: &View<T>, dim: i32, dim_arg: u32) -> Result<(usize, usize, usize, Vec<i64>)> {
+    let nd = input.ndim();
+    if dim < 0 || dim as usize >= nd {
+        return Err(check::invalid(
+            dim_arg,
+            "dim",
+            format_args!("dimension {dim} out of range for input {} (0-based)", input.desc()),
+        ));
+    }
+    let d = dim as usize;
+    let n = input.sizes[d];
+    if n % 2 != 0 {
+        return Err(check::size_err(
+            2,
+            "input",
+            format_args!("halving dimension {dim} must have an even size, got {}", input.desc()),
+        ));
+    }
+    let outer: i64 = input.sizes[..d].iter().product();
+    let inner: i64 = input.sizes[d + 1..].iter().product();
+    let mut shape = input.sizes.clone();
+    shape[d] = n / 2;
+    Ok((outer as usize, (n / 2) as usize, inner as usize, shape))
+}
+
+/// `GatedLinear_updateOutput(input, output, dim)`: `a * sigmoid(b)` where `a` and `b` are the
+/// first and second halves of `input` along `dim` (0-based).
+pub fn glu_update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, dim: i32) -> Result<()> {
+    let (_, half, inner, shape) = glu_dims(input, dim, 4)?;
+    let hi = half * inner;
+    let mut out = Out::new(output, &shape)?;
+    let x = buf::read(input, &[out.view()])?;
+    buf::par_chunks(out.as_mut(), hi, x.len() * 4, |o, c| {
+        let (a, b) = x[2 * o * hi..2 * (o + 1) * hi].split_at(hi);
+        for ((c, &a), &b) in c.iter_mut().zip(a).zip(b) {
+            *c = a * sigmoid(b);
+        }
+    });
+    out.finish()
+}
+
+/// `GatedLinear_updateGradInput(input, gradOutput, gradInput, dim)`: `gradInput`'s first half
+/// `sigmoid(b) * g`, its second half `(1 - sigmoid(b)) * sigmoid(b) * g * a`.
+pub fn glu_update_grad_input<T: NnReal>(
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_input: &Tensor<T>,
+    dim: i32,
+) -> Result<()> {
+    let (_, half, inner, shape) = glu_dims(input, dim, 5)?;
+    check::shape(grad_output, 3, "gradOutput", &shape)?;
+    let hi = half * inner;
+    let mut gi = Out::new(grad_input, &input.sizes)?;
+    let x = buf::read(input, &[gi.view()])?;
+    let g = buf::read(grad_output, &[gi.view()])?;
+    buf::par_chunks(gi.as_mut(), 2 * hi, x.len() * 4, |o, c| {
+        let (ga, gb) = c.split_at_mut(hi);
+        let (a, b) = x[2 * o * hi..2 * (o + 1) * hi].split_at(hi);
+        let g = &g[o * hi..(o + 1) * hi];
+        for ((((ga, gb), &a), &b), &g) in ga.iter_mut().zip(gb).zip(a).zip(b).zip(g) {
+            let s = sigmoid(b);
+            *ga = s * g;
+            *gb = (T::one() - s) * s * g * a;
+        }
+    });
+    gi.finish()
+}
+
+/// PReLU's per-plane layout: `batch` blocks of `planes` planes of `ks` elements; `None` for one
+/// shared weight (`nOutputPlane == 0`). Checks `weight` (argument `w_arg`) and `nOutputPlane`
+/// (argument `p_arg`).
+fn prelu_dims<T: NnReal>(
+    input: &View<T>,
+    weight: &View<T>,
+    w_arg: u32,
+    planes: i64,
+    p_arg: u32,
+) -> Result<Option<(usize, usize, usize)>> {
+    check::non_negative(planes, p_arg, "nOutputPlane")?;
+    check::numel(weight, w_arg, "weight", planes.max(1) as usize)?;
+    if planes == 0 {
+        return Ok(None);
+    }
+    let nd = input.ndim();
+    let cdim = usize::from(nd > 1);
+    if input.sizes.get(cdim) != Some(&planes) {
+        return Err(check::size_err(
+            2,
+            "input",
+            format_args!("expected nOutputPlane = {planes} planes in dimension {cdim}, got {}", input.desc()),
+        ));
+    }
+    let batch = if nd > 1 { input.sizes[0] } else { 1 };
+    let ks: i64 = input.sizes.iter().skip(2).product();
+    Ok(Some((batch as usize, planes as usize, ks as usize)))
+}
+
+/// `PReLU_updateOutput(input, output, weight, nOutputPlane)`: `x > 0 ? x : w * x`, `w` the
+/// weight of the element's plane (dimension 1, or 0 for a 1-D input), or `weight[0]` for all
+/// when `nOutputPlane` is 0.
+pub fn prelu_update_output<T: NnReal>(
+    input: &Tensor<T>,
+    output: &Tensor<T>,
+    weight: &View<T>,
+    planes: i64,
+) -> Result<()> {
+    let xv = input.view();
+    let layout = prelu_dims(&xv, weight, 4, planes, 5)?;
+    let w = weight.to_vec()?;
+    let Some((_, planes, ks)) = layout else {
+        let w = w[0];
+        return forward::<true, T>(
+            input,
+            output,
+            false,
+            "PReLU_updateOutput",
+            move |x| {
+                if x > T::zero() { x } else { w * x }
+            },
+        );
+    };
+    let mut out = Out::new(output, &xv.sizes)?;
+    let x = buf::read(&xv, &[out.view()])?;
+    buf::par_chunks(out.as_mut(), ks, x.len() * 2, |i, c| {
+        let w = w[i % planes];
+        for (o, &v) in c.iter_mut().zip(&x[i * ks..(i + 1) * ks]) {
+            *o = if v > T::zero() { v } else { w * v };
+        }
+    });
+    out.finish()
+}
+
+/// `PReLU_updateGradInput(input, gradOutput, gradInput, weight, nOutputPlane)`: `x > 0 ? g :
+/// w * g`.
+pub fn prelu_update_grad_input<T: NnReal>(
+    input: &View<T>,
+    grad_output: &Tensor<T>,
+    grad_input: &Tensor<T>,
+    weight: &View<T>,
+    planes: i64,
+) -> Result<()> {
+    let gv = grad_output.view();
+    check_nelement(&gv, input, "input")?;
+    let layout = prelu_dims(input, weight, 5, planes, 6)?;
+    let w = weight.to_vec()?;
+    let Some((_, planes, ks)) = layout else {
+        let w = w[0];
+        return backward::<true, T>(
+            input.clone(),
+            &input.sizes,
+            grad_output,
+            grad_input,
+            false,
+            "PReLU_updateGradInput",
+            move |x, g| {
+                if x > T::zero() { g } else { w * g }
+            },
+        );
+    };
+    let mut gi = Out::new(grad_input, &input.sizes)?;
+    let x = buf::read(input, &[gi.view()])?;
+    let g = buf::read(&gv, &[gi.view()])?;
+    buf::par_chunks(gi.as_mut(), ks, x.len() * 3, |i, c| {
+        let w = w[i % planes];
+        let r = i * ks..(i + 1) * ks;
+        for ((o, &v), &g) in c.iter_mut().zip(&x[r.clone()]).zip(&g[r]) {
+            *o = if v > T::zero() { g } else { w * g };
+        }
+    });
+    gi.finish()
+}
+
+/// `sum of x * g over the elements with x <= 0`, in f64.
+fn neg_dot<T: NnReal>(x: &[T], g: &[T]) -> f64 {
+    x.iter().zip(g).fold(0.0, |s, (&x, &g)| if x <= T::zero() { s + (x * g).to_f64() } else { s })
+}
+
+/// Elements per block of the shared-weight sum.
+const BLOCK: usize = 8192;
+
+/// `PReLU_accGradParameters(input, gradOutput, gradInput, weight, gradWeight, gradWeightBuf,
+/// gradWeightBuf2, nOutputPlane, scale)`: `gradWeight[plane] += scale * sum(x * g)` over the
+/// plane's elements with `x <= 0` (all elements into `gradWeight[0]` when `nOutputPlane` is 0).
+/// Sums are kept in f64; `gradWeightBuf` and `gradWeightBuf2` are not used (nor are they by
+/// torch7).
+pub fn prelu_acc_grad_parameters<T: NnReal>(
+    input: &View<T>,
+    grad_output: &View<T>,
+    weight: &View<T>,
+    grad_weight: &Tensor<T>,
+    planes: i64,
+    scale: f64,
+) -> Result<()> {
+    check_nelement(grad_output, input, "input")?;
+    let layout = prelu_dims(input, weight, 5, planes, 9)?;
+    let n_w = layout.map_or(1, |(_, p, _)| p);
+    let mut gw = Out::acc(grad_weight, n_w, 6, "gradWeight")?;
+    let x = buf::read(input, &[gw.view()])?;
+    let g = buf::read(grad_output, &[gw.view()])?;
+    let mut sums = vec![0.0f64; n_w];
+    match layout {
+        None => {
+            let mut parts = vec![0.0f64; x.len().div_ceil(BLOCK)];
+            buf::par_chunks(&mut parts, 1, x.len() * 2, |k, s| {
+                let r = k * BLOCK..((k + 1) * BLOCK).min(x.len());
+                s[0] = neg_dot(&x[r.clone()], &g[r]);
+            });
+            sums[0] = parts.iter().sum();
+        }
+        Some((batch, planes, ks)) => {
+            buf::par_chunks(&mut sums, 1, x.len() * 2, |j, s| {
+                s[0] = (0..batch).map(|b| (b * planes + j) * ks).map(|o| neg_dot(&x[o..o + ks], &g[o..o + ks])).sum();
+            });
+        }
+    }
+    let sc: T = real(scale);
+    for (w, &s) in gw.as_mut().iter_mut().zip(&sums) {
+        *w += sc * T::from_f64(s);
+    }
+    gw.finish()
+}
+
+/// `RReLU_updateOutput(input, output, noise, lower, upper, train, inplace, generator)`.
+/// Training: each element `x <= 0` is multiplied by a slope drawn uniformly in `[lower, upper)`
+/// from `generator` (in row-major order), stored in `noise` (1 for the others; `noise` is
+/// resized like `input`). Evaluation: the slope is `(lower + upper) / 2`; `noise` and
+/// `generator` are not used (may be NULL).
+#[allow(clippy::too_many_arguments)] // torch7's signature
+pub fn rrelu_update_output<T: NnReal>(
+    input: &Tensor<T>,
+    output: &Tensor<T>,
+    noise: Option<&Tensor<T>>,
+    lower: f64,
+    upper: f64,
+    train: bool,
+    inplace: bool,
+    generator: Option<&Generator>,
+) -> Result<()> {
+    let (lo, hi): (T, T) = (real(lower), real(upper));
+    if !train {
+        let s = (lo + hi) / real(2.0);
+        return forward::<true, T>(input, output, inplace, "RReLU_updateOutput", move |x| {
+            if x <= T::zero() { x * s } else { x }
+        });
+    }
+    let noise = noise.ok_or_else(|| Error::null(4, "noise"))?;
+    let (l, u) = (lo.to_f64(), hi.to_f64());
+    if !(l.is_finite() && u.is_finite() && l <= u) {
+        return Err(check::invalid(
+            5,
+            "lower",
+            format_args!("expected finite lower <= upper, got {lower} and {upper}"),
+        ));
+    }
+    let generator = generator.ok_or_else(|| Error::null(9, "generator"))?;
+    let xv = input.view();
+    let mut nz = Out::new(noise, &xv.sizes)?;
+    let mut out = if inplace { Out::acc(input, xv.numel(), 2, "input")? } else { Out::new(output, &xv.sizes)? };
+    let x = if inplace { None } else { Some(buf::read(&xv, &[out.view(), nz.view()])?) };
+    {
+        let (o, r) = (out.as_mut(), nz.as_mut());
+        let mut mt = generator.lock();
+        for (i, (o, r)) in o.iter_mut().zip(r.iter_mut()).enumerate() {
+            let v = x.as_ref().map_or(*o, |x| x[i]);
+            if v <= T::zero() {
+                let s = T::from_f64(mt.uniform(l, u));
+                *o = v * s;
+                *r = s;
+            } else {
+                *o = v;
+                *r = T::one();
+            }
+        }
+    }
+    out.finish()?;
+    nz.finish()?;
+    if inplace {
+        output.set_view(input.view());
+    }
+    Ok(())
+}
+
+/// `RReLU_updateGradInput(input, gradOutput, gradInput, noise, lower, upper, train, inplace)`:
+/// in training (when `upper - lower > 1e-6`, as torch7) `g * noise`, else `x <= 0 ? g * (lower
+/// + upper) / 2 : g`.
+#[allow(clippy::too_many_arguments)] // torch7's signature
+pub fn rrelu_update_grad_input<T: NnReal>(
+    input: &View<T>,
+    grad_output: &Tensor<T>,
+    grad_input: &Tensor<T>,
+    noise: Option<&View<T>>,
+    lower: f64,
+    upper: f64,
+    train: bool,
+    inplace: bool,
+) -> Result<()> {
+    check_nelement(&grad_output.view(), input, "input")?;
+    let (lo, hi): (T, T) = (real(lower), real(upper));
+    let name = "RReLU_updateGradInput";
+    if train && (hi - lo).to_f64() > 1e-6 {
+        let noise = noise.ok_or_else(|| Error::null(5, "noise"))?;
+        check::same_numel(noise, 5, "noise", input, "input")?;
+        return backward::<true, T>(noise.clone(), &input.sizes, grad_output, grad_input, inplace, name, |r, g| g * r);
+    }
+    let s = (lo + hi) / real(2.0);
+    backward::<true, T>(input.clone(), &input.sizes, grad_output, grad_input, inplace, name, move |x, g| {
+        if x <= T::zero() { g * s } else { g }
+    })
+}

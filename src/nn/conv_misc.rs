@@ -1,1 +1,0 @@
-//! The other convolutions: SpatialConvolutionLocal, SpatialConvolutionMap, SpatialFullConvolutionMap, SpatialSubSampling, TemporalConvolution, TemporalRowConvolution, TemporalSubSampling.

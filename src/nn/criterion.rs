@@ -1,1 +1,0 @@
-//! Criterions: ClassNLL, SpatialClassNLL, BCE, MSE, Abs, SmoothL1, SoftMargin, Margin, MultiMargin, MultiLabelMargin, DistKLDiv, L1Cost.

@@ -1,0 +1,99 @@
+//! Criterions (losses): a scalar `output` from `input` and `target`, and `gradInput`, the
+//! gradient of that scalar with respect to `input` (criterions take no `gradOutput`: it is 1).
+//!
+//! - Elementwise ([`pointwise`]): Abs, MSE, SmoothL1, SoftMargin, Margin, BCE, DistKLDiv, L1Cost.
+//!   `input` and `target` pair their elements in row-major order and must hold as many
+//!   elements (their shapes may differ, as in torch7).
+//! - Class targets ([`class_nll`]): ClassNLL (1-D or 2-D input) and SpatialClassNLL (N x C x H
+//!   x W input).
+//! - Margins over classes ([`margin`]): MultiMargin and MultiLabelMargin.
+//!
+//! Conventions of the family:
+//! - `output` (and ClassNLL's `total_weight`) is resized to a 1-element 1-D tensor. Sums are
+//!   kept in f64 (torch7's `accreal`), cast to the element type once at the end.
+//! - `sizeAverage` divides by the number of elements (by the total weight for ClassNLL, by the
+//!   number of frames for the multi-class margins), as PyTorch's `reduction='mean'`; a mean over
+//!   nothing is 0/0 = NaN, as in PyTorch.
+//! - Class targets are 0-based `THLongTensor`s; a target out of range is an index error naming
+//!   the target argument, raised before any output is touched.
+//! - `gradInput` is resized to `input`'s shape and every element is written (torch7's ClassNLL
+//!   needs the caller to resize and zero it; th does both).
+//! - Sums are taken over fixed blocks whose partial sums are added in block order, so results
+//!   do not depend on the number of threads.
+
+pub mod class_nll;
+pub mod margin;
+pub mod pointwise;
+
+use super::NnReal;
+use super::buf::{self, Out};
+use crate::core::error::Result;
+use crate::core::tensor::Tensor;
+
+/// Items (elements or rows) per block of a parallel sum or map.
+const BLOCK: usize = 8192;
+
+/// The sum over `[0, n)` of `f(lo, hi)` taken on the fixed blocks `[k * block, (k + 1) * block)`
+/// and combined with `add` in block order (so independent of the thread count); blocks run in
+/// parallel when `work` (elements touched in all) is large enough.
+fn block_sum<A: Copy + Default + Send + Sync>(
+    n: usize,
+    block: usize,
+    work: usize,
+    f: impl Fn(usize, usize) -> A + Sync,
+    add: impl Fn(A, A) -> A,
+) -> A {
+    let block = block.max(1);
+    let blocks = n.div_ceil(block);
+    if blocks <= 1 {
+        return f(0, n);
+    }
+    let mut parts = vec![A::default(); blocks];
+    buf::par_chunks(&mut parts, 1, work, |k, p| {
+        if let Some(p) = p.first_mut() {
+            *p = f(k * block, ((k + 1) * block).min(n));
+        }
+    });
+    parts.into_iter().fold(A::default(), add)
+}
+
+/// Rows of `len` items in a block of about `BLOCK` items (at least one row).
+fn rows_per_block(len: usize) -> usize {
+    BLOCK.checked_div(len).unwrap_or(BLOCK).max(1)
+}
+
+/// A plain f64 sum over elements, by [`block_sum`].
+fn sum_f64(n: usize, f: impl Fn(usize, usize) -> f64 + Sync) -> f64 {
+    block_sum(n, BLOCK, n, f, |a, b| a + b)
+}
+
+/// Runs `f(first, chunk)` over `out` cut into `BLOCK`-element chunks (`first`: the index of the
+/// chunk's first element), in parallel when `out` is large.
+fn map_chunks<T: Send + Sync>(out: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
+    let n = out.len();
+    let full = n - n % BLOCK;
+    let (head, tail) = out.split_at_mut(full);
+    buf::par_chunks(head, BLOCK, n, |k, s| f(k * BLOCK, s));
+    if !tail.is_empty() {
+        f(full, tail);
+    }
+}
+
+/// Stores `v` into `output` resized to one element.
+fn set_scalar<T: NnReal>(output: &Tensor<T>, v: f64) -> Result<()> {
+    let mut o = Out::new(output, &[1])?;
+    if let Some(x) = o.as_mut().first_mut() {
+        *x = T::from_f64(v);
+    }
+    o.finish()
+}
+
+/// `sum / n` when `size_average` (NaN for n = 0, as PyTorch's mean), else `sum`.
+fn average(sum: f64, n: usize, size_average: bool) -> f64 {
+    if size_average { sum / n as f64 } else { sum }
+}
+
+/// The gradient's scale: `1 / n` when `size_average`, else 1, in the element type.
+fn norm<T: NnReal>(n: usize, size_average: bool) -> T {
+    T::from_f64(if size_average { 1.0 / n as f64 } else { 1.0 })
+}

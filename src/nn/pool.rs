@@ -1,1 +1,0 @@
-//! Pooling: max, dilated max, average, adaptive max/average, fractional max, unpooling (spatial, volumetric), TemporalMaxPooling, FeatureLPPooling.
