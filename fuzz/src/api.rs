@@ -8,6 +8,9 @@
 //! caller's side of the safety contract (live handles or NULL, buffers as long as the count
 //! passed); every other argument (sizes, strides, offsets, dims, indices, values) is hostile.
 //!
+//! THNN layers (Float, Double) take part too: slot tensors as inputs, outputs and parameters,
+//! hostile kernel sizes, strides and paddings.
+//!
 //! Checked after each call (a violation panics, which libFuzzer reports as a crash):
 //! - no call ends in `TH_ERR_PANIC` or `TH_ERR_INTERNAL` (a caught panic is still a bug);
 //! - a failing call leaves its output tensor as it was: geometry, storage and storage bytes;
@@ -953,6 +956,55 @@ fn step_num<D: Num>(st: &mut State, inp: &mut Input) {
     }
 }
 
+/// A NULL handle of any type (the THNN state, optional tensors).
+fn z<T>() -> *mut T {
+    std::ptr::null_mut()
+}
+
+/// THNN layers of Float and Double (`$D`): slot tensors as inputs, outputs and parameters,
+/// hostile kernel sizes, strides, paddings and flags. The main output must be untouched when
+/// a call fails (`guarded`); the layers' checks must reject every bad combination without a
+/// panic or an internal error.
+macro_rules! nn_steps {
+    ($f:ident, $D:ident, $R:ident) => { pastey::paste! {
+        fn $f(st: &mut State, inp: &mut Input) {
+            use th::ffi::nn::{activation::*, conv_misc::*, criterion::*, linear::*, pool::*, sparse::*};
+            let op = inp.below(16);
+            let t: [*mut [<TH $R Tensor>]; 6] = std::array::from_fn(|_| pick_t::<$D>(st, inp));
+            let (idx, cnt) = (pick_t::<DLong>(st, inp), pick_t::<DInt>(st, inp));
+            let k: [c_int; 8] = std::array::from_fn(|_| inp.num().clamp(c_int::MIN as i64, c_int::MAX as i64) as c_int);
+            let (flag, flag2, val) = (inp.flag(), inp.flag(), inp.val() as f64);
+            let ignore = inp.num();
+            if !(t.iter().all(|&x| small::<$D>(x)) && small::<DLong>(idx) && small::<DInt>(cnt)) {
+                return;
+            }
+            // SAFETY (whole match): every handle passed is NULL or live in a slot.
+            unsafe {
+                match op {
+                    0 => guarded::<$D, _>("Linear_updateOutput", t[1], || [<THNN_ $R Linear_updateOutput>](z(), t[0], t[1], t[2], t[3], t[4])),
+                    1 => guarded::<$D, _>("Linear_accGradParameters", t[4], || [<THNN_ $R Linear_accGradParameters>](z(), t[0], t[1], z(), t[2], t[3], t[4], t[5], z(), val)),
+                    2 => guarded::<$D, _>("Threshold_updateOutput", t[1], || [<THNN_ $R Threshold_updateOutput>](z(), t[0], t[1], val, 0.0, flag)),
+                    3 => guarded::<$D, _>("SoftMax_updateOutput", t[1], || [<THNN_ $R SoftMax_updateOutput>](z(), t[0], t[1])),
+                    4 => guarded::<$D, _>("LogSoftMax_updateGradInput", t[2], || [<THNN_ $R LogSoftMax_updateGradInput>](z(), t[0], t[1], t[2], t[3])),
+                    5 => guarded::<$D, _>("ClassNLLCriterion_updateOutput", t[1], || [<THNN_ $R ClassNLLCriterion_updateOutput>](z(), t[0], idx, t[1], flag, t[2], t[3], ignore)),
+                    6 => guarded::<$D, _>("MSECriterion_updateOutput", t[2], || [<THNN_ $R MSECriterion_updateOutput>](z(), t[0], t[1], t[2], flag)),
+                    7 => guarded::<$D, _>("MultiLabelMarginCriterion_updateOutput", t[1], || [<THNN_ $R MultiLabelMarginCriterion_updateOutput>](z(), t[0], idx, t[1], t[2], flag)),
+                    8 => guarded::<$D, _>("SpatialMaxPooling_updateOutput", t[1], || [<THNN_ $R SpatialMaxPooling_updateOutput>](z(), t[0], t[1], idx, k[0], k[1], k[2], k[3], k[4], k[5], flag)),
+                    9 => guarded::<$D, _>("SpatialMaxPooling_updateGradInput", t[2], || [<THNN_ $R SpatialMaxPooling_updateGradInput>](z(), t[0], t[1], t[2], idx, k[0], k[1], k[2], k[3], k[4], k[5], flag)),
+                    10 => guarded::<$D, _>("SpatialAveragePooling_updateOutput", t[1], || [<THNN_ $R SpatialAveragePooling_updateOutput>](z(), t[0], t[1], k[0], k[1], k[2], k[3], k[4], k[5], flag, flag2)),
+                    11 => guarded::<$D, _>("SpatialAdaptiveAveragePooling_updateOutput", t[1], || [<THNN_ $R SpatialAdaptiveAveragePooling_updateOutput>](z(), t[0], t[1], k[0], k[1])),
+                    12 => guarded::<$D, _>("SpatialMaxUnpooling_updateOutput", t[1], || [<THNN_ $R SpatialMaxUnpooling_updateOutput>](z(), t[0], t[1], idx, k[0], k[1])),
+                    13 => guarded::<$D, _>("TemporalConvolution_updateOutput", t[1], || [<THNN_ $R TemporalConvolution_updateOutput>](z(), t[0], t[1], t[2], t[3], k[0], k[1], k[2], k[3])),
+                    14 => guarded::<$D, _>("SpatialSubSampling_updateOutput", t[1], || [<THNN_ $R SpatialSubSampling_updateOutput>](z(), t[0], t[1], t[2], t[3], k[0], k[1], k[2], k[3])),
+                    _ => guarded::<$D, _>("LookupTable_accGradParameters", t[1], || [<THNN_ $R LookupTable_accGradParameters>](z(), idx, t[0], t[1], cnt, t[2], z(), flag, k[0], val)),
+                };
+            }
+        }
+    } };
+}
+nn_steps!(step_nn_float, DFloat, Float);
+nn_steps!(step_nn_double, DDouble, Double);
+
 fn check_everything(st: &mut State) {
     // SAFETY: slots hold live handles or NULL.
     unsafe {
@@ -993,7 +1045,7 @@ pub fn run(data: &[u8]) {
         if inp.done() {
             break;
         }
-        match inp.u8() % 12 {
+        match inp.u8() % 13 {
             0 | 1 => step_common::<DFloat>(&mut st, &mut inp),
             2 => step_common::<DDouble>(&mut st, &mut inp),
             3 => step_common::<DHalf>(&mut st, &mut inp),
@@ -1008,7 +1060,11 @@ pub fn run(data: &[u8]) {
                 2 => step_num::<DInt>(&mut st, &mut inp),
                 _ => step_num::<DByte>(&mut st, &mut inp),
             },
-            _ => step_num::<DLong>(&mut st, &mut inp),
+            11 => step_num::<DLong>(&mut st, &mut inp),
+            _ => match inp.below(2) {
+                0 => step_nn_float(&mut st, &mut inp),
+                _ => step_nn_double(&mut st, &mut inp),
+            },
         }
         check_everything(&mut st);
     }

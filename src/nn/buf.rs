@@ -87,8 +87,21 @@ impl<T: Scalar> Out<T> {
         &self.view
     }
 
+    /// Stores a temporary into the caller's view.
+    pub fn finish(self) -> Result<()> {
+        match self.temp {
+            None => Ok(()),
+            Some(t) => {
+                let src = View::from_slice(&t, &self.view.sizes)?;
+                crate::ops::copy::copy(&self.view, &src)
+            }
+        }
+    }
+}
+
+impl<T: Scalar> AsMut<[T]> for Out<T> {
     /// The elements, row-major.
-    pub fn as_mut(&mut self) -> &mut [T] {
+    fn as_mut(&mut self) -> &mut [T] {
         if let Some(t) = &mut self.temp {
             return t;
         }
@@ -99,17 +112,6 @@ impl<T: Scalar> Out<T> {
         // (data_ptr checked), kept alive by `self.view`; the slice borrows `self` mutably, so no
         // other slice of this output exists, and inputs sharing its storage were copied (`read`).
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.view.numel()) }
-    }
-
-    /// Stores a temporary into the caller's view.
-    pub fn finish(self) -> Result<()> {
-        match self.temp {
-            None => Ok(()),
-            Some(t) => {
-                let src = View::from_slice(&t, &self.view.sizes)?;
-                crate::ops::copy::copy(&self.view, &src)
-            }
-        }
     }
 }
 

@@ -1,1 +1,0 @@
-//! Padding (reflection, replication), upsampling (nearest, bilinear, trilinear) and the bilinear grid sampler.
