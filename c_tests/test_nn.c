@@ -65,8 +65,88 @@ static void linear(void) {
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) THDoubleTensor_free(all[i]);
 }
 
+/* ReLU as Threshold(0, 0), out of place and in place (output becomes a view of input). */
+static void threshold(void) {
+  const double xv[4] = {-1, 0.5, 0, 2};
+  THDoubleTensor *x = vec(4, xv), *out = THDoubleTensor_new(), *g = vec(4, xv), *gin = THDoubleTensor_new();
+  EXPECT_OK(THNN_(Threshold_updateOutput)(NULL, x, out, 0, 0, 0));
+  CHECK(THDoubleTensor_get1d(out, 0) == 0 && THDoubleTensor_get1d(out, 1) == 0.5 && THDoubleTensor_get1d(out, 2) == 0 &&
+        THDoubleTensor_get1d(out, 3) == 2);
+  CHECK(THDoubleTensor_get1d(x, 0) == -1);
+  /* gradient passes where input > threshold */
+  EXPECT_OK(THNN_(Threshold_updateGradInput)(NULL, x, g, gin, 0, 0, 0));
+  CHECK(THDoubleTensor_get1d(gin, 0) == 0 && THDoubleTensor_get1d(gin, 1) == 0.5 && THDoubleTensor_get1d(gin, 2) == 0 &&
+        THDoubleTensor_get1d(gin, 3) == 2);
+  EXPECT_OK(THNN_(Threshold_updateOutput)(NULL, x, out, 0, 0, 1));
+  CHECK(THDoubleTensor_get1d(x, 0) == 0 && THDoubleTensor_data(out) == THDoubleTensor_data(x));
+  THDoubleTensor_free(x);
+  THDoubleTensor_free(out);
+  THDoubleTensor_free(g);
+  THDoubleTensor_free(gin);
+}
+
+/* LogSoftMax over the classes of a 2-D batch, then ClassNLL with 0-based targets. */
+static void log_softmax_nll(void) {
+  const double xv[6] = {0, 0, 0, 1, 2, 3};
+  THDoubleTensor *x = mat(2, 3, xv), *logp = THDoubleTensor_new(), *loss = THDoubleTensor_new();
+  THDoubleTensor *tw = THDoubleTensor_new(), *g = THDoubleTensor_new();
+  EXPECT_OK(THNN_(LogSoftMax_updateOutput)(NULL, x, logp));
+  CHECK_CLOSE(THDoubleTensor_get2d(logp, 0, 1), -log(3.0), 1e-15);
+  double z = log(exp(1.0) + exp(2.0) + exp(3.0));
+  CHECK_CLOSE(THDoubleTensor_get2d(logp, 1, 2), 3 - z, 1e-15);
+  THLongTensor *y = THLongTensor_newWithSize1d(2);
+  THLongTensor_set1d(y, 0, 0);
+  THLongTensor_set1d(y, 1, 2);
+  /* mean of -logp[i][y[i]] */
+  EXPECT_OK(THNN_(ClassNLLCriterion_updateOutput)(NULL, logp, y, loss, 1, NULL, tw, -100));
+  CHECK_CLOSE(THDoubleTensor_get1d(loss, 0), (log(3.0) + z - 3) / 2, 1e-15);
+  CHECK(THDoubleTensor_get1d(tw, 0) == 2);
+  EXPECT_OK(THNN_(ClassNLLCriterion_updateGradInput)(NULL, logp, y, g, 1, NULL, tw, -100));
+  CHECK(THDoubleTensor_get2d(g, 0, 0) == -0.5 && THDoubleTensor_get2d(g, 0, 1) == 0 &&
+        THDoubleTensor_get2d(g, 1, 2) == -0.5);
+  /* ignore_index: the ignored row counts for nothing */
+  EXPECT_OK(THNN_(ClassNLLCriterion_updateOutput)(NULL, logp, y, loss, 1, NULL, tw, 2));
+  CHECK_CLOSE(THDoubleTensor_get1d(loss, 0), log(3.0), 1e-15);
+  /* a target of 3 is out of range for 3 classes: an index error, the loss untouched */
+  THLongTensor_set1d(y, 1, 3);
+  EXPECT_ERROR(THNN_(ClassNLLCriterion_updateOutput)(NULL, logp, y, loss, 1, NULL, tw, -100));
+  CHECK(THGetLastErrorCode() == TH_ERR_INDEX && strstr(THGetLastError(), "argument 3") != NULL);
+  CHECK_CLOSE(THDoubleTensor_get1d(loss, 0), log(3.0), 1e-15);
+  THLongTensor_free(y);
+  THDoubleTensor *all[] = {x, logp, loss, tw, g};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) THDoubleTensor_free(all[i]);
+}
+
+/* 2x2 max pooling of one 4x4 plane: values, 0-based flat indices, the scattered gradient. */
+static void max_pooling(void) {
+  THDoubleTensor *x = THDoubleTensor_newWithSize3d(1, 4, 4);
+  for (int i = 0; i < 16; i++) THDoubleTensor_set3d(x, 0, i / 4, i % 4, (i * 7) % 16);
+  THDoubleTensor *out = THDoubleTensor_new(), *gin = THDoubleTensor_new();
+  THLongTensor *idx = THLongTensor_new();
+  EXPECT_OK(THNN_(SpatialMaxPooling_updateOutput)(NULL, x, out, idx, 2, 2, 2, 2, 0, 0, 0));
+  CHECK(THDoubleTensor_nDimension(out) == 3 && THDoubleTensor_size(out, 1) == 2 && THDoubleTensor_size(out, 2) == 2);
+  /* plane: 0 7 14 5 / 12 3 10 1 / 8 15 6 13 / 4 11 2 9 */
+  CHECK(THDoubleTensor_get3d(out, 0, 0, 0) == 12 && THDoubleTensor_get3d(out, 0, 0, 1) == 14);
+  CHECK(THDoubleTensor_get3d(out, 0, 1, 0) == 15 && THDoubleTensor_get3d(out, 0, 1, 1) == 13);
+  CHECK(THLongTensor_get3d(idx, 0, 0, 0) == 4 && THLongTensor_get3d(idx, 0, 0, 1) == 2 &&
+        THLongTensor_get3d(idx, 0, 1, 0) == 9 && THLongTensor_get3d(idx, 0, 1, 1) == 11);
+  THDoubleTensor *g = THDoubleTensor_newWithSize3d(1, 2, 2);
+  THDoubleTensor_fill(g, 1);
+  EXPECT_OK(THNN_(SpatialMaxPooling_updateGradInput)(NULL, x, g, gin, idx, 2, 2, 2, 2, 0, 0, 0));
+  CHECK(THDoubleTensor_sumall(gin) == 4 && THDoubleTensor_get3d(gin, 0, 1, 0) == 1 && THDoubleTensor_get3d(gin, 0, 0, 0) == 0);
+  /* a 5x5 kernel does not fit a 4x4 plane: error, output untouched */
+  EXPECT_ERROR(THNN_(SpatialMaxPooling_updateOutput)(NULL, x, out, idx, 5, 5, 1, 1, 0, 0, 0));
+  CHECK(THDoubleTensor_size(out, 1) == 2 && THDoubleTensor_get3d(out, 0, 0, 0) == 12);
+  THLongTensor_free(idx);
+  THDoubleTensor *all[] = {x, out, gin, g};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) THDoubleTensor_free(all[i]);
+}
+
 int main(void) {
   th_test_install_handlers();
   linear();
+  threshold();
+  log_softmax_nll();
+  max_pooling();
   return TH_TEST_DONE();
 }
