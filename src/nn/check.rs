@@ -50,15 +50,31 @@ pub fn numel<T: Scalar>(v: &View<T>, arg: u32, name: &str, n: usize) -> Result<(
 }
 
 /// `v` has as many elements as `like` (torch7's pointwise layers pair elements by count).
-pub fn same_numel<T: Scalar, U: Scalar>(v: &View<T>, arg: u32, name: &str, like: &View<U>, like_name: &str) -> Result<()> {
+pub fn same_numel<T: Scalar, U: Scalar>(
+    v: &View<T>,
+    arg: u32,
+    name: &str,
+    like: &View<U>,
+    like_name: &str,
+) -> Result<()> {
     if v.numel() == like.numel() {
         return Ok(());
     }
-    Err(size_err(arg, name, format_args!("has {} elements but {like_name} has {} ({})", v.numel(), like.numel(), like.desc())))
+    Err(size_err(
+        arg,
+        name,
+        format_args!("has {} elements but {like_name} has {} ({})", v.numel(), like.numel(), like.desc()),
+    ))
 }
 
 /// `v` has exactly the shape of `like`.
-pub fn same_shape<T: Scalar, U: Scalar>(v: &View<T>, arg: u32, name: &str, like: &View<U>, like_name: &str) -> Result<()> {
+pub fn same_shape<T: Scalar, U: Scalar>(
+    v: &View<T>,
+    arg: u32,
+    name: &str,
+    like: &View<U>,
+    like_name: &str,
+) -> Result<()> {
     if v.sizes == like.sizes {
         return Ok(());
     }

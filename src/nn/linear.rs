@@ -17,7 +17,13 @@ struct Dims {
 }
 
 /// Checks `input` (argument 2), `weight` (argument `w_arg`) and `bias` (`bias_arg`).
-fn dims<T: NnReal>(input: &View<T>, weight: &View<T>, w_arg: u32, bias: Option<&View<T>>, bias_arg: u32) -> Result<Dims> {
+fn dims<T: NnReal>(
+    input: &View<T>,
+    weight: &View<T>,
+    w_arg: u32,
+    bias: Option<&View<T>>,
+    bias_arg: u32,
+) -> Result<Dims> {
     check::dims(input, 2, "input", &[1, 2])?;
     check::dims(weight, w_arg, "weight", &[2])?;
     let (n_out, n_in) = (weight.sizes[0] as usize, weight.sizes[1] as usize);
@@ -95,7 +101,17 @@ pub fn update_grad_input<T: NnReal>(
     let mut out = Out::new(gi, &input.sizes)?;
     let g = buf::read(grad_output, &[out.view()])?;
     let w = buf::read(weight, &[out.view()])?;
-    buf::gemm(d.rows, d.n_in, d.n_out, T::one(), Mat::n(&g, d.n_out), Mat::n(&w, d.n_in), T::zero(), out.as_mut(), d.n_in)?;
+    buf::gemm(
+        d.rows,
+        d.n_in,
+        d.n_out,
+        T::one(),
+        Mat::n(&g, d.n_out),
+        Mat::n(&w, d.n_in),
+        T::zero(),
+        out.as_mut(),
+        d.n_in,
+    )?;
     out.finish()
 }
 
