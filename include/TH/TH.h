@@ -18799,6 +18799,3080 @@ void THCudaBoolTensor_eqTensorT(struct THCState *state,
                                 struct THCudaBoolTensor *tb);
 
 /**
+ * `output = |input|`.
+ */
+void THNN_FloatAbs_updateOutput(struct THNNState *state,
+                                struct THFloatTensor *input,
+                                struct THFloatTensor *output);
+
+/**
+ * `gradInput = gradOutput * (input >= 0 ? 1 : -1)`.
+ */
+void THNN_FloatAbs_updateGradInput(struct THNNState *state,
+                                   struct THFloatTensor *input,
+                                   struct THFloatTensor *grad_output,
+                                   struct THFloatTensor *grad_input);
+
+/**
+ * `output = input > 0 ? input : alpha * (exp(input) - 1)`.
+ */
+void THNN_FloatELU_updateOutput(struct THNNState *state,
+                                struct THFloatTensor *input,
+                                struct THFloatTensor *output,
+                                double alpha,
+                                bool inplace);
+
+/**
+ * From `output`: `gradInput = output > 0 ? gradOutput : gradOutput * (output + alpha)`.
+ */
+void THNN_FloatELU_updateGradInput(struct THNNState *state,
+                                   struct THFloatTensor *input,
+                                   struct THFloatTensor *grad_output,
+                                   struct THFloatTensor *grad_input,
+                                   struct THFloatTensor *output,
+                                   double alpha,
+                                   bool inplace);
+
+/**
+ * `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
+ */
+void THNN_FloatGatedLinear_updateOutput(struct THNNState *state,
+                                        struct THFloatTensor *input,
+                                        struct THFloatTensor *output,
+                                        int dim);
+
+/**
+ * The gradient of GatedLinear with respect to both halves of `input`.
+ */
+void THNN_FloatGatedLinear_updateGradInput(struct THNNState *state,
+                                           struct THFloatTensor *input,
+                                           struct THFloatTensor *grad_output,
+                                           struct THFloatTensor *grad_input,
+                                           int dim);
+
+/**
+ * `output = |input| > lambda ? input : 0`.
+ */
+void THNN_FloatHardShrink_updateOutput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *output,
+                                       double lambda);
+
+/**
+ * `gradInput = |input| > lambda ? gradOutput : 0`.
+ */
+void THNN_FloatHardShrink_updateGradInput(struct THNNState *state,
+                                          struct THFloatTensor *input,
+                                          struct THFloatTensor *grad_output,
+                                          struct THFloatTensor *grad_input,
+                                          double lambda);
+
+/**
+ * `output = input` clamped to `[min_val, max_val]`.
+ */
+void THNN_FloatHardTanh_updateOutput(struct THNNState *state,
+                                     struct THFloatTensor *input,
+                                     struct THFloatTensor *output,
+                                     double min_val,
+                                     double max_val,
+                                     bool inplace);
+
+/**
+ * `gradInput = min_val < input < max_val ? gradOutput : 0`.
+ */
+void THNN_FloatHardTanh_updateGradInput(struct THNNState *state,
+                                        struct THFloatTensor *input,
+                                        struct THFloatTensor *grad_output,
+                                        struct THFloatTensor *grad_input,
+                                        double min_val,
+                                        double max_val,
+                                        bool inplace);
+
+/**
+ * `output = input > 0 ? input : negval * input`.
+ */
+void THNN_FloatLeakyReLU_updateOutput(struct THNNState *state,
+                                      struct THFloatTensor *input,
+                                      struct THFloatTensor *output,
+                                      double negval,
+                                      bool inplace);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : negval * gradOutput`.
+ */
+void THNN_FloatLeakyReLU_updateGradInput(struct THNNState *state,
+                                         struct THFloatTensor *input,
+                                         struct THFloatTensor *grad_output,
+                                         struct THFloatTensor *grad_input,
+                                         double negval,
+                                         bool inplace);
+
+/**
+ * `output = log(sigmoid(input))`; `buffer` is not used (may be NULL).
+ */
+void THNN_FloatLogSigmoid_updateOutput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *output,
+                                       struct THFloatTensor *buffer);
+
+/**
+ * `gradInput = gradOutput * (1 - sigmoid(input))`; `buffer` is not used (may be NULL).
+ */
+void THNN_FloatLogSigmoid_updateGradInput(struct THNNState *state,
+                                          struct THFloatTensor *input,
+                                          struct THFloatTensor *grad_output,
+                                          struct THFloatTensor *grad_input,
+                                          struct THFloatTensor *buffer);
+
+/**
+ * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_FloatLogSoftMax_updateOutput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
+ */
+void THNN_FloatLogSoftMax_updateGradInput(struct THNNState *state,
+                                          struct THFloatTensor *input,
+                                          struct THFloatTensor *grad_output,
+                                          struct THFloatTensor *grad_input,
+                                          struct THFloatTensor *output);
+
+/**
+ * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
+ * shared (`nOutputPlane = 0`, one weight).
+ */
+void THNN_FloatPReLU_updateOutput(struct THNNState *state,
+                                  struct THFloatTensor *input,
+                                  struct THFloatTensor *output,
+                                  struct THFloatTensor *weight,
+                                  int64_t n_output_plane);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : w * gradOutput`.
+ */
+void THNN_FloatPReLU_updateGradInput(struct THNNState *state,
+                                     struct THFloatTensor *input,
+                                     struct THFloatTensor *grad_output,
+                                     struct THFloatTensor *grad_input,
+                                     struct THFloatTensor *weight,
+                                     int64_t n_output_plane);
+
+/**
+ * `gradWeight += scale * sum(input * gradOutput)` over each plane's elements with
+ * `input <= 0`. `gradInput`, `gradWeightBuf` and `gradWeightBuf2` are not used (may be NULL).
+ */
+void THNN_FloatPReLU_accGradParameters(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *grad_output,
+                                       struct THFloatTensor *grad_input,
+                                       struct THFloatTensor *weight,
+                                       struct THFloatTensor *grad_weight,
+                                       struct THFloatTensor *grad_weight_buf,
+                                       struct THFloatTensor *grad_weight_buf2,
+                                       int64_t n_output_plane,
+                                       double scale);
+
+/**
+ * Training: slopes drawn in `[lower, upper)` from `generator` for the elements `<= 0`,
+ * kept in `noise`. Evaluation: slope `(lower + upper) / 2` (`noise`, `generator` may be NULL).
+ */
+void THNN_FloatRReLU_updateOutput(struct THNNState *state,
+                                  struct THFloatTensor *input,
+                                  struct THFloatTensor *output,
+                                  struct THFloatTensor *noise,
+                                  double lower,
+                                  double upper,
+                                  bool train,
+                                  bool inplace,
+                                  struct THGenerator *generator);
+
+/**
+ * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
+ */
+void THNN_FloatRReLU_updateGradInput(struct THNNState *state,
+                                     struct THFloatTensor *input,
+                                     struct THFloatTensor *grad_output,
+                                     struct THFloatTensor *grad_input,
+                                     struct THFloatTensor *noise,
+                                     double lower,
+                                     double upper,
+                                     bool train,
+                                     bool inplace);
+
+/**
+ * `output = 1 / (1 + exp(-input))`.
+ */
+void THNN_FloatSigmoid_updateOutput(struct THNNState *state,
+                                    struct THFloatTensor *input,
+                                    struct THFloatTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput * (1 - output) * output` (`input` is not read).
+ */
+void THNN_FloatSigmoid_updateGradInput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *grad_output,
+                                       struct THFloatTensor *grad_input,
+                                       struct THFloatTensor *output);
+
+/**
+ * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_FloatSoftMax_updateOutput(struct THNNState *state,
+                                    struct THFloatTensor *input,
+                                    struct THFloatTensor *output);
+
+/**
+ * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
+ */
+void THNN_FloatSoftMax_updateGradInput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *grad_output,
+                                       struct THFloatTensor *grad_input,
+                                       struct THFloatTensor *output);
+
+/**
+ * `output = input * beta > threshold ? input : log(1 + exp(beta * input)) / beta`.
+ */
+void THNN_FloatSoftPlus_updateOutput(struct THNNState *state,
+                                     struct THFloatTensor *input,
+                                     struct THFloatTensor *output,
+                                     double beta,
+                                     double threshold);
+
+/**
+ * From `output`: `gradInput = output * beta > threshold ? gradOutput : gradOutput * (1 - exp(-beta * output))`.
+ */
+void THNN_FloatSoftPlus_updateGradInput(struct THNNState *state,
+                                        struct THFloatTensor *input,
+                                        struct THFloatTensor *grad_output,
+                                        struct THFloatTensor *grad_input,
+                                        struct THFloatTensor *output,
+                                        double beta,
+                                        double threshold);
+
+/**
+ * `output = input -/+ lambda` beyond `[-lambda, lambda]`, 0 inside.
+ */
+void THNN_FloatSoftShrink_updateOutput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *output,
+                                       double lambda);
+
+/**
+ * `gradInput = |input| > lambda ? gradOutput : 0`.
+ */
+void THNN_FloatSoftShrink_updateGradInput(struct THNNState *state,
+                                          struct THFloatTensor *input,
+                                          struct THFloatTensor *grad_output,
+                                          struct THFloatTensor *grad_input,
+                                          double lambda);
+
+/**
+ * `output = sqrt(input)` (`eps` is not used, as in torch7).
+ */
+void THNN_FloatSqrt_updateOutput(struct THNNState *state,
+                                 struct THFloatTensor *input,
+                                 struct THFloatTensor *output,
+                                 double eps);
+
+/**
+ * From `output`: `gradInput = output == 0 ? 0 : gradOutput / (2 * output)`.
+ */
+void THNN_FloatSqrt_updateGradInput(struct THNNState *state,
+                                    struct THFloatTensor *input,
+                                    struct THFloatTensor *grad_output,
+                                    struct THFloatTensor *grad_input,
+                                    struct THFloatTensor *output);
+
+/**
+ * `output = input * input`.
+ */
+void THNN_FloatSquare_updateOutput(struct THNNState *state,
+                                   struct THFloatTensor *input,
+                                   struct THFloatTensor *output);
+
+/**
+ * `gradInput = 2 * gradOutput * input`.
+ */
+void THNN_FloatSquare_updateGradInput(struct THNNState *state,
+                                      struct THFloatTensor *input,
+                                      struct THFloatTensor *grad_output,
+                                      struct THFloatTensor *grad_input);
+
+/**
+ * `output = tanh(input)`.
+ */
+void THNN_FloatTanh_updateOutput(struct THNNState *state,
+                                 struct THFloatTensor *input,
+                                 struct THFloatTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput * (1 - output^2)` (`input` is not read).
+ */
+void THNN_FloatTanh_updateGradInput(struct THNNState *state,
+                                    struct THFloatTensor *input,
+                                    struct THFloatTensor *grad_output,
+                                    struct THFloatTensor *grad_input,
+                                    struct THFloatTensor *output);
+
+/**
+ * `output = input <= threshold ? val : input`.
+ */
+void THNN_FloatThreshold_updateOutput(struct THNNState *state,
+                                      struct THFloatTensor *input,
+                                      struct THFloatTensor *output,
+                                      double threshold,
+                                      double val,
+                                      bool inplace);
+
+/**
+ * `gradInput = input <= threshold ? 0 : gradOutput` (`val` is not used).
+ */
+void THNN_FloatThreshold_updateGradInput(struct THNNState *state,
+                                         struct THFloatTensor *input,
+                                         struct THFloatTensor *grad_output,
+                                         struct THFloatTensor *grad_input,
+                                         double threshold,
+                                         double val,
+                                         bool inplace);
+
+/**
+ * `output = |input|`.
+ */
+void THNN_DoubleAbs_updateOutput(struct THNNState *state,
+                                 struct THDoubleTensor *input,
+                                 struct THDoubleTensor *output);
+
+/**
+ * `gradInput = gradOutput * (input >= 0 ? 1 : -1)`.
+ */
+void THNN_DoubleAbs_updateGradInput(struct THNNState *state,
+                                    struct THDoubleTensor *input,
+                                    struct THDoubleTensor *grad_output,
+                                    struct THDoubleTensor *grad_input);
+
+/**
+ * `output = input > 0 ? input : alpha * (exp(input) - 1)`.
+ */
+void THNN_DoubleELU_updateOutput(struct THNNState *state,
+                                 struct THDoubleTensor *input,
+                                 struct THDoubleTensor *output,
+                                 double alpha,
+                                 bool inplace);
+
+/**
+ * From `output`: `gradInput = output > 0 ? gradOutput : gradOutput * (output + alpha)`.
+ */
+void THNN_DoubleELU_updateGradInput(struct THNNState *state,
+                                    struct THDoubleTensor *input,
+                                    struct THDoubleTensor *grad_output,
+                                    struct THDoubleTensor *grad_input,
+                                    struct THDoubleTensor *output,
+                                    double alpha,
+                                    bool inplace);
+
+/**
+ * `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
+ */
+void THNN_DoubleGatedLinear_updateOutput(struct THNNState *state,
+                                         struct THDoubleTensor *input,
+                                         struct THDoubleTensor *output,
+                                         int dim);
+
+/**
+ * The gradient of GatedLinear with respect to both halves of `input`.
+ */
+void THNN_DoubleGatedLinear_updateGradInput(struct THNNState *state,
+                                            struct THDoubleTensor *input,
+                                            struct THDoubleTensor *grad_output,
+                                            struct THDoubleTensor *grad_input,
+                                            int dim);
+
+/**
+ * `output = |input| > lambda ? input : 0`.
+ */
+void THNN_DoubleHardShrink_updateOutput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *output,
+                                        double lambda);
+
+/**
+ * `gradInput = |input| > lambda ? gradOutput : 0`.
+ */
+void THNN_DoubleHardShrink_updateGradInput(struct THNNState *state,
+                                           struct THDoubleTensor *input,
+                                           struct THDoubleTensor *grad_output,
+                                           struct THDoubleTensor *grad_input,
+                                           double lambda);
+
+/**
+ * `output = input` clamped to `[min_val, max_val]`.
+ */
+void THNN_DoubleHardTanh_updateOutput(struct THNNState *state,
+                                      struct THDoubleTensor *input,
+                                      struct THDoubleTensor *output,
+                                      double min_val,
+                                      double max_val,
+                                      bool inplace);
+
+/**
+ * `gradInput = min_val < input < max_val ? gradOutput : 0`.
+ */
+void THNN_DoubleHardTanh_updateGradInput(struct THNNState *state,
+                                         struct THDoubleTensor *input,
+                                         struct THDoubleTensor *grad_output,
+                                         struct THDoubleTensor *grad_input,
+                                         double min_val,
+                                         double max_val,
+                                         bool inplace);
+
+/**
+ * `output = input > 0 ? input : negval * input`.
+ */
+void THNN_DoubleLeakyReLU_updateOutput(struct THNNState *state,
+                                       struct THDoubleTensor *input,
+                                       struct THDoubleTensor *output,
+                                       double negval,
+                                       bool inplace);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : negval * gradOutput`.
+ */
+void THNN_DoubleLeakyReLU_updateGradInput(struct THNNState *state,
+                                          struct THDoubleTensor *input,
+                                          struct THDoubleTensor *grad_output,
+                                          struct THDoubleTensor *grad_input,
+                                          double negval,
+                                          bool inplace);
+
+/**
+ * `output = log(sigmoid(input))`; `buffer` is not used (may be NULL).
+ */
+void THNN_DoubleLogSigmoid_updateOutput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *output,
+                                        struct THDoubleTensor *buffer);
+
+/**
+ * `gradInput = gradOutput * (1 - sigmoid(input))`; `buffer` is not used (may be NULL).
+ */
+void THNN_DoubleLogSigmoid_updateGradInput(struct THNNState *state,
+                                           struct THDoubleTensor *input,
+                                           struct THDoubleTensor *grad_output,
+                                           struct THDoubleTensor *grad_input,
+                                           struct THDoubleTensor *buffer);
+
+/**
+ * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_DoubleLogSoftMax_updateOutput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
+ */
+void THNN_DoubleLogSoftMax_updateGradInput(struct THNNState *state,
+                                           struct THDoubleTensor *input,
+                                           struct THDoubleTensor *grad_output,
+                                           struct THDoubleTensor *grad_input,
+                                           struct THDoubleTensor *output);
+
+/**
+ * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
+ * shared (`nOutputPlane = 0`, one weight).
+ */
+void THNN_DoublePReLU_updateOutput(struct THNNState *state,
+                                   struct THDoubleTensor *input,
+                                   struct THDoubleTensor *output,
+                                   struct THDoubleTensor *weight,
+                                   int64_t n_output_plane);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : w * gradOutput`.
+ */
+void THNN_DoublePReLU_updateGradInput(struct THNNState *state,
+                                      struct THDoubleTensor *input,
+                                      struct THDoubleTensor *grad_output,
+                                      struct THDoubleTensor *grad_input,
+                                      struct THDoubleTensor *weight,
+                                      int64_t n_output_plane);
+
+/**
+ * `gradWeight += scale * sum(input * gradOutput)` over each plane's elements with
+ * `input <= 0`. `gradInput`, `gradWeightBuf` and `gradWeightBuf2` are not used (may be NULL).
+ */
+void THNN_DoublePReLU_accGradParameters(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *grad_output,
+                                        struct THDoubleTensor *grad_input,
+                                        struct THDoubleTensor *weight,
+                                        struct THDoubleTensor *grad_weight,
+                                        struct THDoubleTensor *grad_weight_buf,
+                                        struct THDoubleTensor *grad_weight_buf2,
+                                        int64_t n_output_plane,
+                                        double scale);
+
+/**
+ * Training: slopes drawn in `[lower, upper)` from `generator` for the elements `<= 0`,
+ * kept in `noise`. Evaluation: slope `(lower + upper) / 2` (`noise`, `generator` may be NULL).
+ */
+void THNN_DoubleRReLU_updateOutput(struct THNNState *state,
+                                   struct THDoubleTensor *input,
+                                   struct THDoubleTensor *output,
+                                   struct THDoubleTensor *noise,
+                                   double lower,
+                                   double upper,
+                                   bool train,
+                                   bool inplace,
+                                   struct THGenerator *generator);
+
+/**
+ * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
+ */
+void THNN_DoubleRReLU_updateGradInput(struct THNNState *state,
+                                      struct THDoubleTensor *input,
+                                      struct THDoubleTensor *grad_output,
+                                      struct THDoubleTensor *grad_input,
+                                      struct THDoubleTensor *noise,
+                                      double lower,
+                                      double upper,
+                                      bool train,
+                                      bool inplace);
+
+/**
+ * `output = 1 / (1 + exp(-input))`.
+ */
+void THNN_DoubleSigmoid_updateOutput(struct THNNState *state,
+                                     struct THDoubleTensor *input,
+                                     struct THDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput * (1 - output) * output` (`input` is not read).
+ */
+void THNN_DoubleSigmoid_updateGradInput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *grad_output,
+                                        struct THDoubleTensor *grad_input,
+                                        struct THDoubleTensor *output);
+
+/**
+ * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_DoubleSoftMax_updateOutput(struct THNNState *state,
+                                     struct THDoubleTensor *input,
+                                     struct THDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
+ */
+void THNN_DoubleSoftMax_updateGradInput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *grad_output,
+                                        struct THDoubleTensor *grad_input,
+                                        struct THDoubleTensor *output);
+
+/**
+ * `output = input * beta > threshold ? input : log(1 + exp(beta * input)) / beta`.
+ */
+void THNN_DoubleSoftPlus_updateOutput(struct THNNState *state,
+                                      struct THDoubleTensor *input,
+                                      struct THDoubleTensor *output,
+                                      double beta,
+                                      double threshold);
+
+/**
+ * From `output`: `gradInput = output * beta > threshold ? gradOutput : gradOutput * (1 - exp(-beta * output))`.
+ */
+void THNN_DoubleSoftPlus_updateGradInput(struct THNNState *state,
+                                         struct THDoubleTensor *input,
+                                         struct THDoubleTensor *grad_output,
+                                         struct THDoubleTensor *grad_input,
+                                         struct THDoubleTensor *output,
+                                         double beta,
+                                         double threshold);
+
+/**
+ * `output = input -/+ lambda` beyond `[-lambda, lambda]`, 0 inside.
+ */
+void THNN_DoubleSoftShrink_updateOutput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *output,
+                                        double lambda);
+
+/**
+ * `gradInput = |input| > lambda ? gradOutput : 0`.
+ */
+void THNN_DoubleSoftShrink_updateGradInput(struct THNNState *state,
+                                           struct THDoubleTensor *input,
+                                           struct THDoubleTensor *grad_output,
+                                           struct THDoubleTensor *grad_input,
+                                           double lambda);
+
+/**
+ * `output = sqrt(input)` (`eps` is not used, as in torch7).
+ */
+void THNN_DoubleSqrt_updateOutput(struct THNNState *state,
+                                  struct THDoubleTensor *input,
+                                  struct THDoubleTensor *output,
+                                  double eps);
+
+/**
+ * From `output`: `gradInput = output == 0 ? 0 : gradOutput / (2 * output)`.
+ */
+void THNN_DoubleSqrt_updateGradInput(struct THNNState *state,
+                                     struct THDoubleTensor *input,
+                                     struct THDoubleTensor *grad_output,
+                                     struct THDoubleTensor *grad_input,
+                                     struct THDoubleTensor *output);
+
+/**
+ * `output = input * input`.
+ */
+void THNN_DoubleSquare_updateOutput(struct THNNState *state,
+                                    struct THDoubleTensor *input,
+                                    struct THDoubleTensor *output);
+
+/**
+ * `gradInput = 2 * gradOutput * input`.
+ */
+void THNN_DoubleSquare_updateGradInput(struct THNNState *state,
+                                       struct THDoubleTensor *input,
+                                       struct THDoubleTensor *grad_output,
+                                       struct THDoubleTensor *grad_input);
+
+/**
+ * `output = tanh(input)`.
+ */
+void THNN_DoubleTanh_updateOutput(struct THNNState *state,
+                                  struct THDoubleTensor *input,
+                                  struct THDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput * (1 - output^2)` (`input` is not read).
+ */
+void THNN_DoubleTanh_updateGradInput(struct THNNState *state,
+                                     struct THDoubleTensor *input,
+                                     struct THDoubleTensor *grad_output,
+                                     struct THDoubleTensor *grad_input,
+                                     struct THDoubleTensor *output);
+
+/**
+ * `output = input <= threshold ? val : input`.
+ */
+void THNN_DoubleThreshold_updateOutput(struct THNNState *state,
+                                       struct THDoubleTensor *input,
+                                       struct THDoubleTensor *output,
+                                       double threshold,
+                                       double val,
+                                       bool inplace);
+
+/**
+ * `gradInput = input <= threshold ? 0 : gradOutput` (`val` is not used).
+ */
+void THNN_DoubleThreshold_updateGradInput(struct THNNState *state,
+                                          struct THDoubleTensor *input,
+                                          struct THDoubleTensor *grad_output,
+                                          struct THDoubleTensor *grad_input,
+                                          double threshold,
+                                          double val,
+                                          bool inplace);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_FloatSpatialConvolutionMM_updateOutput(struct THNNState *state,
+                                                 struct THFloatTensor *input,
+                                                 struct THFloatTensor *output,
+                                                 struct THFloatTensor *weight,
+                                                 struct THFloatTensor *bias,
+                                                 struct THFloatTensor *finput,
+                                                 struct THFloatTensor *fgrad_input,
+                                                 int k_w,
+                                                 int k_h,
+                                                 int d_w,
+                                                 int d_h,
+                                                 int pad_w,
+                                                 int pad_h);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_FloatSpatialConvolutionMM_updateGradInput(struct THNNState *state,
+                                                    struct THFloatTensor *input,
+                                                    struct THFloatTensor *grad_output,
+                                                    struct THFloatTensor *grad_input,
+                                                    struct THFloatTensor *weight,
+                                                    struct THFloatTensor *finput,
+                                                    struct THFloatTensor *fgrad_input,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int pad_w,
+                                                    int pad_h);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_FloatSpatialConvolutionMM_accGradParameters(struct THNNState *state,
+                                                      struct THFloatTensor *input,
+                                                      struct THFloatTensor *grad_output,
+                                                      struct THFloatTensor *grad_weight,
+                                                      struct THFloatTensor *grad_bias,
+                                                      struct THFloatTensor *finput,
+                                                      struct THFloatTensor *fgrad_input,
+                                                      int k_w,
+                                                      int k_h,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int pad_w,
+                                                      int pad_h,
+                                                      double scale);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_FloatSpatialDilatedConvolution_updateOutput(struct THNNState *state,
+                                                      struct THFloatTensor *input,
+                                                      struct THFloatTensor *output,
+                                                      struct THFloatTensor *weight,
+                                                      struct THFloatTensor *bias,
+                                                      struct THFloatTensor *columns,
+                                                      struct THFloatTensor *ones,
+                                                      int k_w,
+                                                      int k_h,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int pad_w,
+                                                      int pad_h,
+                                                      int dilation_w,
+                                                      int dilation_h);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_FloatSpatialDilatedConvolution_updateGradInput(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THFloatTensor *grad_output,
+                                                         struct THFloatTensor *grad_input,
+                                                         struct THFloatTensor *weight,
+                                                         struct THFloatTensor *grad_columns,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         int dilation_w,
+                                                         int dilation_h);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_FloatSpatialDilatedConvolution_accGradParameters(struct THNNState *state,
+                                                           struct THFloatTensor *input,
+                                                           struct THFloatTensor *grad_output,
+                                                           struct THFloatTensor *grad_weight,
+                                                           struct THFloatTensor *grad_bias,
+                                                           struct THFloatTensor *columns,
+                                                           struct THFloatTensor *ones,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_w,
+                                                           int pad_h,
+                                                           int dilation_w,
+                                                           int dilation_h,
+                                                           double scale);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_FloatSpatialFullConvolution_updateOutput(struct THNNState *state,
+                                                   struct THFloatTensor *input,
+                                                   struct THFloatTensor *output,
+                                                   struct THFloatTensor *weight,
+                                                   struct THFloatTensor *bias,
+                                                   struct THFloatTensor *columns,
+                                                   struct THFloatTensor *ones,
+                                                   int k_w,
+                                                   int k_h,
+                                                   int d_w,
+                                                   int d_h,
+                                                   int pad_w,
+                                                   int pad_h,
+                                                   int adj_w,
+                                                   int adj_h);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_FloatSpatialFullConvolution_updateGradInput(struct THNNState *state,
+                                                      struct THFloatTensor *input,
+                                                      struct THFloatTensor *grad_output,
+                                                      struct THFloatTensor *grad_input,
+                                                      struct THFloatTensor *weight,
+                                                      struct THFloatTensor *grad_columns,
+                                                      int k_w,
+                                                      int k_h,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int pad_w,
+                                                      int pad_h,
+                                                      int adj_w,
+                                                      int adj_h);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_FloatSpatialFullConvolution_accGradParameters(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THFloatTensor *grad_output,
+                                                        struct THFloatTensor *grad_weight,
+                                                        struct THFloatTensor *grad_bias,
+                                                        struct THFloatTensor *columns,
+                                                        struct THFloatTensor *ones,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        int adj_w,
+                                                        int adj_h,
+                                                        double scale);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_FloatSpatialFullDilatedConvolution_updateOutput(struct THNNState *state,
+                                                          struct THFloatTensor *input,
+                                                          struct THFloatTensor *output,
+                                                          struct THFloatTensor *weight,
+                                                          struct THFloatTensor *bias,
+                                                          struct THFloatTensor *columns,
+                                                          struct THFloatTensor *ones,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int pad_w,
+                                                          int pad_h,
+                                                          int dilation_w,
+                                                          int dilation_h,
+                                                          int adj_w,
+                                                          int adj_h);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_FloatSpatialFullDilatedConvolution_updateGradInput(struct THNNState *state,
+                                                             struct THFloatTensor *input,
+                                                             struct THFloatTensor *grad_output,
+                                                             struct THFloatTensor *grad_input,
+                                                             struct THFloatTensor *weight,
+                                                             struct THFloatTensor *grad_columns,
+                                                             int k_w,
+                                                             int k_h,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int pad_w,
+                                                             int pad_h,
+                                                             int dilation_w,
+                                                             int dilation_h,
+                                                             int adj_w,
+                                                             int adj_h);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_FloatSpatialFullDilatedConvolution_accGradParameters(struct THNNState *state,
+                                                               struct THFloatTensor *input,
+                                                               struct THFloatTensor *grad_output,
+                                                               struct THFloatTensor *grad_weight,
+                                                               struct THFloatTensor *grad_bias,
+                                                               struct THFloatTensor *columns,
+                                                               struct THFloatTensor *ones,
+                                                               int k_w,
+                                                               int k_h,
+                                                               int d_w,
+                                                               int d_h,
+                                                               int pad_w,
+                                                               int pad_h,
+                                                               int dilation_w,
+                                                               int dilation_h,
+                                                               int adj_w,
+                                                               int adj_h,
+                                                               double scale);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_FloatVolumetricConvolution_updateOutput(struct THNNState *state,
+                                                  struct THFloatTensor *input,
+                                                  struct THFloatTensor *output,
+                                                  struct THFloatTensor *weight,
+                                                  struct THFloatTensor *bias,
+                                                  struct THFloatTensor *finput,
+                                                  struct THFloatTensor *fgrad_input,
+                                                  int d_t,
+                                                  int d_w,
+                                                  int d_h,
+                                                  int p_t,
+                                                  int p_w,
+                                                  int p_h);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_FloatVolumetricConvolution_updateGradInput(struct THNNState *state,
+                                                     struct THFloatTensor *input,
+                                                     struct THFloatTensor *grad_output,
+                                                     struct THFloatTensor *grad_input,
+                                                     struct THFloatTensor *weight,
+                                                     struct THFloatTensor *finput,
+                                                     int d_t,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int p_t,
+                                                     int p_w,
+                                                     int p_h);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_FloatVolumetricConvolution_accGradParameters(struct THNNState *state,
+                                                       struct THFloatTensor *input,
+                                                       struct THFloatTensor *grad_output,
+                                                       struct THFloatTensor *grad_weight,
+                                                       struct THFloatTensor *grad_bias,
+                                                       struct THFloatTensor *finput,
+                                                       struct THFloatTensor *fgrad_input,
+                                                       int d_t,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int p_t,
+                                                       int p_w,
+                                                       int p_h,
+                                                       double scale);
+
+/**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_FloatVolumetricConvolutionMM_updateOutput(struct THNNState *state,
+                                                    struct THFloatTensor *input,
+                                                    struct THFloatTensor *output,
+                                                    struct THFloatTensor *weight,
+                                                    struct THFloatTensor *bias,
+                                                    struct THFloatTensor *finput,
+                                                    int k_t,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_t,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int p_t,
+                                                    int p_w,
+                                                    int p_h);
+
+/**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_FloatVolumetricConvolutionMM_updateGradInput(struct THNNState *state,
+                                                       struct THFloatTensor *input,
+                                                       struct THFloatTensor *grad_output,
+                                                       struct THFloatTensor *grad_input,
+                                                       struct THFloatTensor *weight,
+                                                       struct THFloatTensor *finput,
+                                                       struct THFloatTensor *fgrad_input,
+                                                       int k_t,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_t,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int p_t,
+                                                       int p_w,
+                                                       int p_h);
+
+/**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_FloatVolumetricConvolutionMM_accGradParameters(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THFloatTensor *grad_output,
+                                                         struct THFloatTensor *grad_weight,
+                                                         struct THFloatTensor *grad_bias,
+                                                         struct THFloatTensor *finput,
+                                                         int k_t,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_t,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int p_t,
+                                                         int p_w,
+                                                         int p_h,
+                                                         double scale);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_FloatVolumetricDilatedConvolution_updateOutput(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THFloatTensor *output,
+                                                         struct THFloatTensor *weight,
+                                                         struct THFloatTensor *bias,
+                                                         struct THFloatTensor *columns,
+                                                         struct THFloatTensor *ones,
+                                                         int k_t,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_t,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_t,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         int dilation_t,
+                                                         int dilation_w,
+                                                         int dilation_h);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_FloatVolumetricDilatedConvolution_updateGradInput(struct THNNState *state,
+                                                            struct THFloatTensor *input,
+                                                            struct THFloatTensor *grad_output,
+                                                            struct THFloatTensor *grad_input,
+                                                            struct THFloatTensor *weight,
+                                                            struct THFloatTensor *grad_columns,
+                                                            int k_t,
+                                                            int k_w,
+                                                            int k_h,
+                                                            int d_t,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int pad_t,
+                                                            int pad_w,
+                                                            int pad_h,
+                                                            int dilation_t,
+                                                            int dilation_w,
+                                                            int dilation_h);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_FloatVolumetricDilatedConvolution_accGradParameters(struct THNNState *state,
+                                                              struct THFloatTensor *input,
+                                                              struct THFloatTensor *grad_output,
+                                                              struct THFloatTensor *grad_weight,
+                                                              struct THFloatTensor *grad_bias,
+                                                              struct THFloatTensor *columns,
+                                                              struct THFloatTensor *ones,
+                                                              int k_t,
+                                                              int k_w,
+                                                              int k_h,
+                                                              int d_t,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int pad_t,
+                                                              int pad_w,
+                                                              int pad_h,
+                                                              int dilation_t,
+                                                              int dilation_w,
+                                                              int dilation_h,
+                                                              double scale);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_FloatVolumetricFullConvolution_updateOutput(struct THNNState *state,
+                                                      struct THFloatTensor *input,
+                                                      struct THFloatTensor *output,
+                                                      struct THFloatTensor *weight,
+                                                      struct THFloatTensor *bias,
+                                                      struct THFloatTensor *finput,
+                                                      struct THFloatTensor *fgrad_input,
+                                                      int d_t,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int p_t,
+                                                      int p_w,
+                                                      int p_h,
+                                                      int a_t,
+                                                      int a_w,
+                                                      int a_h);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_FloatVolumetricFullConvolution_updateGradInput(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THFloatTensor *grad_output,
+                                                         struct THFloatTensor *grad_input,
+                                                         struct THFloatTensor *weight,
+                                                         struct THFloatTensor *finput,
+                                                         struct THFloatTensor *fgrad_input,
+                                                         int d_t,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int p_t,
+                                                         int p_w,
+                                                         int p_h,
+                                                         int a_t,
+                                                         int a_w,
+                                                         int a_h);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_FloatVolumetricFullConvolution_accGradParameters(struct THNNState *state,
+                                                           struct THFloatTensor *input,
+                                                           struct THFloatTensor *grad_output,
+                                                           struct THFloatTensor *grad_weight,
+                                                           struct THFloatTensor *grad_bias,
+                                                           struct THFloatTensor *finput,
+                                                           struct THFloatTensor *fgrad_input,
+                                                           int d_t,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int p_t,
+                                                           int p_w,
+                                                           int p_h,
+                                                           int a_t,
+                                                           int a_w,
+                                                           int a_h,
+                                                           double scale);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_FloatVolumetricFullDilatedConvolution_updateOutput(struct THNNState *state,
+                                                             struct THFloatTensor *input,
+                                                             struct THFloatTensor *output,
+                                                             struct THFloatTensor *weight,
+                                                             struct THFloatTensor *bias,
+                                                             struct THFloatTensor *finput,
+                                                             struct THFloatTensor *fgrad_input,
+                                                             int d_t,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int p_t,
+                                                             int p_w,
+                                                             int p_h,
+                                                             int dilation_t,
+                                                             int dilation_w,
+                                                             int dilation_h,
+                                                             int a_t,
+                                                             int a_w,
+                                                             int a_h);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_FloatVolumetricFullDilatedConvolution_updateGradInput(struct THNNState *state,
+                                                                struct THFloatTensor *input,
+                                                                struct THFloatTensor *grad_output,
+                                                                struct THFloatTensor *grad_input,
+                                                                struct THFloatTensor *weight,
+                                                                struct THFloatTensor *finput,
+                                                                struct THFloatTensor *fgrad_input,
+                                                                int d_t,
+                                                                int d_w,
+                                                                int d_h,
+                                                                int p_t,
+                                                                int p_w,
+                                                                int p_h,
+                                                                int dilation_t,
+                                                                int dilation_w,
+                                                                int dilation_h,
+                                                                int a_t,
+                                                                int a_w,
+                                                                int a_h);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_FloatVolumetricFullDilatedConvolution_accGradParameters(struct THNNState *state,
+                                                                  struct THFloatTensor *input,
+                                                                  struct THFloatTensor *grad_output,
+                                                                  struct THFloatTensor *grad_weight,
+                                                                  struct THFloatTensor *grad_bias,
+                                                                  struct THFloatTensor *finput,
+                                                                  struct THFloatTensor *fgrad_input,
+                                                                  int d_t,
+                                                                  int d_w,
+                                                                  int d_h,
+                                                                  int p_t,
+                                                                  int p_w,
+                                                                  int p_h,
+                                                                  int dilation_t,
+                                                                  int dilation_w,
+                                                                  int dilation_h,
+                                                                  int a_t,
+                                                                  int a_w,
+                                                                  int a_h,
+                                                                  double scale);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
+ */
+void THNN_FloatSpatialDepthWiseConvolution_updateOutput(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THFloatTensor *output,
+                                                        struct THFloatTensor *weight,
+                                                        struct THFloatTensor *bias,
+                                                        struct THFloatTensor *finput,
+                                                        struct THFloatTensor *fgrad_input,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_w,
+                                                        int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). `gradInput` from `gradOutput`.
+ */
+void THNN_FloatSpatialDepthWiseConvolution_updateGradInput(struct THNNState *state,
+                                                           struct THFloatTensor *input,
+                                                           struct THFloatTensor *grad_output,
+                                                           struct THFloatTensor *grad_input,
+                                                           struct THFloatTensor *weight,
+                                                           struct THFloatTensor *finput,
+                                                           struct THFloatTensor *fgrad_input,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_w,
+                                                           int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Parameter gradients, scaled.
+ */
+void THNN_FloatSpatialDepthWiseConvolution_accGradParameters(struct THNNState *state,
+                                                             struct THFloatTensor *input,
+                                                             struct THFloatTensor *grad_output,
+                                                             struct THFloatTensor *grad_weight,
+                                                             struct THFloatTensor *grad_bias,
+                                                             struct THFloatTensor *finput,
+                                                             struct THFloatTensor *fgrad_input,
+                                                             int k_w,
+                                                             int k_h,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int pad_w,
+                                                             int pad_h,
+                                                             double scale);
+
+/**
+ * torch7's im2col: `finput` (nInputPlane*kH*kW x outputHeight*outputWidth elements,
+ * written in place) = the columns of `input` (as `F.unfold`). No state argument.
+ */
+void THNN_Floatunfolded_copy(struct THFloatTensor *finput,
+                             struct THFloatTensor *input,
+                             int k_w,
+                             int k_h,
+                             int d_w,
+                             int d_h,
+                             int pad_w,
+                             int pad_h,
+                             int n_input_plane,
+                             int input_width,
+                             int input_height,
+                             int output_width,
+                             int output_height);
+
+/**
+ * torch7's col2im: `input` += the columns `finput` folded back (as `F.fold`, added to
+ * `input`'s values). No state argument.
+ */
+void THNN_Floatunfolded_acc(struct THFloatTensor *finput,
+                            struct THFloatTensor *input,
+                            int k_w,
+                            int k_h,
+                            int d_w,
+                            int d_h,
+                            int pad_w,
+                            int pad_h,
+                            int n_input_plane,
+                            int input_width,
+                            int input_height,
+                            int output_width,
+                            int output_height);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_DoubleSpatialConvolutionMM_updateOutput(struct THNNState *state,
+                                                  struct THDoubleTensor *input,
+                                                  struct THDoubleTensor *output,
+                                                  struct THDoubleTensor *weight,
+                                                  struct THDoubleTensor *bias,
+                                                  struct THDoubleTensor *finput,
+                                                  struct THDoubleTensor *fgrad_input,
+                                                  int k_w,
+                                                  int k_h,
+                                                  int d_w,
+                                                  int d_h,
+                                                  int pad_w,
+                                                  int pad_h);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_DoubleSpatialConvolutionMM_updateGradInput(struct THNNState *state,
+                                                     struct THDoubleTensor *input,
+                                                     struct THDoubleTensor *grad_output,
+                                                     struct THDoubleTensor *grad_input,
+                                                     struct THDoubleTensor *weight,
+                                                     struct THDoubleTensor *finput,
+                                                     struct THDoubleTensor *fgrad_input,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int pad_w,
+                                                     int pad_h);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_DoubleSpatialConvolutionMM_accGradParameters(struct THNNState *state,
+                                                       struct THDoubleTensor *input,
+                                                       struct THDoubleTensor *grad_output,
+                                                       struct THDoubleTensor *grad_weight,
+                                                       struct THDoubleTensor *grad_bias,
+                                                       struct THDoubleTensor *finput,
+                                                       struct THDoubleTensor *fgrad_input,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_w,
+                                                       int pad_h,
+                                                       double scale);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_DoubleSpatialDilatedConvolution_updateOutput(struct THNNState *state,
+                                                       struct THDoubleTensor *input,
+                                                       struct THDoubleTensor *output,
+                                                       struct THDoubleTensor *weight,
+                                                       struct THDoubleTensor *bias,
+                                                       struct THDoubleTensor *columns,
+                                                       struct THDoubleTensor *ones,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_w,
+                                                       int pad_h,
+                                                       int dilation_w,
+                                                       int dilation_h);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_DoubleSpatialDilatedConvolution_updateGradInput(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THDoubleTensor *grad_output,
+                                                          struct THDoubleTensor *grad_input,
+                                                          struct THDoubleTensor *weight,
+                                                          struct THDoubleTensor *grad_columns,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int pad_w,
+                                                          int pad_h,
+                                                          int dilation_w,
+                                                          int dilation_h);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_DoubleSpatialDilatedConvolution_accGradParameters(struct THNNState *state,
+                                                            struct THDoubleTensor *input,
+                                                            struct THDoubleTensor *grad_output,
+                                                            struct THDoubleTensor *grad_weight,
+                                                            struct THDoubleTensor *grad_bias,
+                                                            struct THDoubleTensor *columns,
+                                                            struct THDoubleTensor *ones,
+                                                            int k_w,
+                                                            int k_h,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int pad_w,
+                                                            int pad_h,
+                                                            int dilation_w,
+                                                            int dilation_h,
+                                                            double scale);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_DoubleSpatialFullConvolution_updateOutput(struct THNNState *state,
+                                                    struct THDoubleTensor *input,
+                                                    struct THDoubleTensor *output,
+                                                    struct THDoubleTensor *weight,
+                                                    struct THDoubleTensor *bias,
+                                                    struct THDoubleTensor *columns,
+                                                    struct THDoubleTensor *ones,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int pad_w,
+                                                    int pad_h,
+                                                    int adj_w,
+                                                    int adj_h);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_DoubleSpatialFullConvolution_updateGradInput(struct THNNState *state,
+                                                       struct THDoubleTensor *input,
+                                                       struct THDoubleTensor *grad_output,
+                                                       struct THDoubleTensor *grad_input,
+                                                       struct THDoubleTensor *weight,
+                                                       struct THDoubleTensor *grad_columns,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_w,
+                                                       int pad_h,
+                                                       int adj_w,
+                                                       int adj_h);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_DoubleSpatialFullConvolution_accGradParameters(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THDoubleTensor *grad_output,
+                                                         struct THDoubleTensor *grad_weight,
+                                                         struct THDoubleTensor *grad_bias,
+                                                         struct THDoubleTensor *columns,
+                                                         struct THDoubleTensor *ones,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         int adj_w,
+                                                         int adj_h,
+                                                         double scale);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_DoubleSpatialFullDilatedConvolution_updateOutput(struct THNNState *state,
+                                                           struct THDoubleTensor *input,
+                                                           struct THDoubleTensor *output,
+                                                           struct THDoubleTensor *weight,
+                                                           struct THDoubleTensor *bias,
+                                                           struct THDoubleTensor *columns,
+                                                           struct THDoubleTensor *ones,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_w,
+                                                           int pad_h,
+                                                           int dilation_w,
+                                                           int dilation_h,
+                                                           int adj_w,
+                                                           int adj_h);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_DoubleSpatialFullDilatedConvolution_updateGradInput(struct THNNState *state,
+                                                              struct THDoubleTensor *input,
+                                                              struct THDoubleTensor *grad_output,
+                                                              struct THDoubleTensor *grad_input,
+                                                              struct THDoubleTensor *weight,
+                                                              struct THDoubleTensor *grad_columns,
+                                                              int k_w,
+                                                              int k_h,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int pad_w,
+                                                              int pad_h,
+                                                              int dilation_w,
+                                                              int dilation_h,
+                                                              int adj_w,
+                                                              int adj_h);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_DoubleSpatialFullDilatedConvolution_accGradParameters(struct THNNState *state,
+                                                                struct THDoubleTensor *input,
+                                                                struct THDoubleTensor *grad_output,
+                                                                struct THDoubleTensor *grad_weight,
+                                                                struct THDoubleTensor *grad_bias,
+                                                                struct THDoubleTensor *columns,
+                                                                struct THDoubleTensor *ones,
+                                                                int k_w,
+                                                                int k_h,
+                                                                int d_w,
+                                                                int d_h,
+                                                                int pad_w,
+                                                                int pad_h,
+                                                                int dilation_w,
+                                                                int dilation_h,
+                                                                int adj_w,
+                                                                int adj_h,
+                                                                double scale);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_DoubleVolumetricConvolution_updateOutput(struct THNNState *state,
+                                                   struct THDoubleTensor *input,
+                                                   struct THDoubleTensor *output,
+                                                   struct THDoubleTensor *weight,
+                                                   struct THDoubleTensor *bias,
+                                                   struct THDoubleTensor *finput,
+                                                   struct THDoubleTensor *fgrad_input,
+                                                   int d_t,
+                                                   int d_w,
+                                                   int d_h,
+                                                   int p_t,
+                                                   int p_w,
+                                                   int p_h);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_DoubleVolumetricConvolution_updateGradInput(struct THNNState *state,
+                                                      struct THDoubleTensor *input,
+                                                      struct THDoubleTensor *grad_output,
+                                                      struct THDoubleTensor *grad_input,
+                                                      struct THDoubleTensor *weight,
+                                                      struct THDoubleTensor *finput,
+                                                      int d_t,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int p_t,
+                                                      int p_w,
+                                                      int p_h);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_DoubleVolumetricConvolution_accGradParameters(struct THNNState *state,
+                                                        struct THDoubleTensor *input,
+                                                        struct THDoubleTensor *grad_output,
+                                                        struct THDoubleTensor *grad_weight,
+                                                        struct THDoubleTensor *grad_bias,
+                                                        struct THDoubleTensor *finput,
+                                                        struct THDoubleTensor *fgrad_input,
+                                                        int d_t,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int p_t,
+                                                        int p_w,
+                                                        int p_h,
+                                                        double scale);
+
+/**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_DoubleVolumetricConvolutionMM_updateOutput(struct THNNState *state,
+                                                     struct THDoubleTensor *input,
+                                                     struct THDoubleTensor *output,
+                                                     struct THDoubleTensor *weight,
+                                                     struct THDoubleTensor *bias,
+                                                     struct THDoubleTensor *finput,
+                                                     int k_t,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_t,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int p_t,
+                                                     int p_w,
+                                                     int p_h);
+
+/**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_DoubleVolumetricConvolutionMM_updateGradInput(struct THNNState *state,
+                                                        struct THDoubleTensor *input,
+                                                        struct THDoubleTensor *grad_output,
+                                                        struct THDoubleTensor *grad_input,
+                                                        struct THDoubleTensor *weight,
+                                                        struct THDoubleTensor *finput,
+                                                        struct THDoubleTensor *fgrad_input,
+                                                        int k_t,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_t,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int p_t,
+                                                        int p_w,
+                                                        int p_h);
+
+/**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_DoubleVolumetricConvolutionMM_accGradParameters(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THDoubleTensor *grad_output,
+                                                          struct THDoubleTensor *grad_weight,
+                                                          struct THDoubleTensor *grad_bias,
+                                                          struct THDoubleTensor *finput,
+                                                          int k_t,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_t,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int p_t,
+                                                          int p_w,
+                                                          int p_h,
+                                                          double scale);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_DoubleVolumetricDilatedConvolution_updateOutput(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THDoubleTensor *output,
+                                                          struct THDoubleTensor *weight,
+                                                          struct THDoubleTensor *bias,
+                                                          struct THDoubleTensor *columns,
+                                                          struct THDoubleTensor *ones,
+                                                          int k_t,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_t,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int pad_t,
+                                                          int pad_w,
+                                                          int pad_h,
+                                                          int dilation_t,
+                                                          int dilation_w,
+                                                          int dilation_h);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_DoubleVolumetricDilatedConvolution_updateGradInput(struct THNNState *state,
+                                                             struct THDoubleTensor *input,
+                                                             struct THDoubleTensor *grad_output,
+                                                             struct THDoubleTensor *grad_input,
+                                                             struct THDoubleTensor *weight,
+                                                             struct THDoubleTensor *grad_columns,
+                                                             int k_t,
+                                                             int k_w,
+                                                             int k_h,
+                                                             int d_t,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int pad_t,
+                                                             int pad_w,
+                                                             int pad_h,
+                                                             int dilation_t,
+                                                             int dilation_w,
+                                                             int dilation_h);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_DoubleVolumetricDilatedConvolution_accGradParameters(struct THNNState *state,
+                                                               struct THDoubleTensor *input,
+                                                               struct THDoubleTensor *grad_output,
+                                                               struct THDoubleTensor *grad_weight,
+                                                               struct THDoubleTensor *grad_bias,
+                                                               struct THDoubleTensor *columns,
+                                                               struct THDoubleTensor *ones,
+                                                               int k_t,
+                                                               int k_w,
+                                                               int k_h,
+                                                               int d_t,
+                                                               int d_w,
+                                                               int d_h,
+                                                               int pad_t,
+                                                               int pad_w,
+                                                               int pad_h,
+                                                               int dilation_t,
+                                                               int dilation_w,
+                                                               int dilation_h,
+                                                               double scale);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_DoubleVolumetricFullConvolution_updateOutput(struct THNNState *state,
+                                                       struct THDoubleTensor *input,
+                                                       struct THDoubleTensor *output,
+                                                       struct THDoubleTensor *weight,
+                                                       struct THDoubleTensor *bias,
+                                                       struct THDoubleTensor *finput,
+                                                       struct THDoubleTensor *fgrad_input,
+                                                       int d_t,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int p_t,
+                                                       int p_w,
+                                                       int p_h,
+                                                       int a_t,
+                                                       int a_w,
+                                                       int a_h);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_DoubleVolumetricFullConvolution_updateGradInput(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THDoubleTensor *grad_output,
+                                                          struct THDoubleTensor *grad_input,
+                                                          struct THDoubleTensor *weight,
+                                                          struct THDoubleTensor *finput,
+                                                          struct THDoubleTensor *fgrad_input,
+                                                          int d_t,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int p_t,
+                                                          int p_w,
+                                                          int p_h,
+                                                          int a_t,
+                                                          int a_w,
+                                                          int a_h);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_DoubleVolumetricFullConvolution_accGradParameters(struct THNNState *state,
+                                                            struct THDoubleTensor *input,
+                                                            struct THDoubleTensor *grad_output,
+                                                            struct THDoubleTensor *grad_weight,
+                                                            struct THDoubleTensor *grad_bias,
+                                                            struct THDoubleTensor *finput,
+                                                            struct THDoubleTensor *fgrad_input,
+                                                            int d_t,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int p_t,
+                                                            int p_w,
+                                                            int p_h,
+                                                            int a_t,
+                                                            int a_w,
+                                                            int a_h,
+                                                            double scale);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_DoubleVolumetricFullDilatedConvolution_updateOutput(struct THNNState *state,
+                                                              struct THDoubleTensor *input,
+                                                              struct THDoubleTensor *output,
+                                                              struct THDoubleTensor *weight,
+                                                              struct THDoubleTensor *bias,
+                                                              struct THDoubleTensor *finput,
+                                                              struct THDoubleTensor *fgrad_input,
+                                                              int d_t,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int p_t,
+                                                              int p_w,
+                                                              int p_h,
+                                                              int dilation_t,
+                                                              int dilation_w,
+                                                              int dilation_h,
+                                                              int a_t,
+                                                              int a_w,
+                                                              int a_h);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_DoubleVolumetricFullDilatedConvolution_updateGradInput(struct THNNState *state,
+                                                                 struct THDoubleTensor *input,
+                                                                 struct THDoubleTensor *grad_output,
+                                                                 struct THDoubleTensor *grad_input,
+                                                                 struct THDoubleTensor *weight,
+                                                                 struct THDoubleTensor *finput,
+                                                                 struct THDoubleTensor *fgrad_input,
+                                                                 int d_t,
+                                                                 int d_w,
+                                                                 int d_h,
+                                                                 int p_t,
+                                                                 int p_w,
+                                                                 int p_h,
+                                                                 int dilation_t,
+                                                                 int dilation_w,
+                                                                 int dilation_h,
+                                                                 int a_t,
+                                                                 int a_w,
+                                                                 int a_h);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_DoubleVolumetricFullDilatedConvolution_accGradParameters(struct THNNState *state,
+                                                                   struct THDoubleTensor *input,
+                                                                   struct THDoubleTensor *grad_output,
+                                                                   struct THDoubleTensor *grad_weight,
+                                                                   struct THDoubleTensor *grad_bias,
+                                                                   struct THDoubleTensor *finput,
+                                                                   struct THDoubleTensor *fgrad_input,
+                                                                   int d_t,
+                                                                   int d_w,
+                                                                   int d_h,
+                                                                   int p_t,
+                                                                   int p_w,
+                                                                   int p_h,
+                                                                   int dilation_t,
+                                                                   int dilation_w,
+                                                                   int dilation_h,
+                                                                   int a_t,
+                                                                   int a_w,
+                                                                   int a_h,
+                                                                   double scale);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
+ */
+void THNN_DoubleSpatialDepthWiseConvolution_updateOutput(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THDoubleTensor *output,
+                                                         struct THDoubleTensor *weight,
+                                                         struct THDoubleTensor *bias,
+                                                         struct THDoubleTensor *finput,
+                                                         struct THDoubleTensor *fgrad_input,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). `gradInput` from `gradOutput`.
+ */
+void THNN_DoubleSpatialDepthWiseConvolution_updateGradInput(struct THNNState *state,
+                                                            struct THDoubleTensor *input,
+                                                            struct THDoubleTensor *grad_output,
+                                                            struct THDoubleTensor *grad_input,
+                                                            struct THDoubleTensor *weight,
+                                                            struct THDoubleTensor *finput,
+                                                            struct THDoubleTensor *fgrad_input,
+                                                            int k_w,
+                                                            int k_h,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int pad_w,
+                                                            int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Parameter gradients, scaled.
+ */
+void THNN_DoubleSpatialDepthWiseConvolution_accGradParameters(struct THNNState *state,
+                                                              struct THDoubleTensor *input,
+                                                              struct THDoubleTensor *grad_output,
+                                                              struct THDoubleTensor *grad_weight,
+                                                              struct THDoubleTensor *grad_bias,
+                                                              struct THDoubleTensor *finput,
+                                                              struct THDoubleTensor *fgrad_input,
+                                                              int k_w,
+                                                              int k_h,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int pad_w,
+                                                              int pad_h,
+                                                              double scale);
+
+/**
+ * torch7's im2col: `finput` (nInputPlane*kH*kW x outputHeight*outputWidth elements,
+ * written in place) = the columns of `input` (as `F.unfold`). No state argument.
+ */
+void THNN_Doubleunfolded_copy(struct THDoubleTensor *finput,
+                              struct THDoubleTensor *input,
+                              int k_w,
+                              int k_h,
+                              int d_w,
+                              int d_h,
+                              int pad_w,
+                              int pad_h,
+                              int n_input_plane,
+                              int input_width,
+                              int input_height,
+                              int output_width,
+                              int output_height);
+
+/**
+ * torch7's col2im: `input` += the columns `finput` folded back (as `F.fold`, added to
+ * `input`'s values). No state argument.
+ */
+void THNN_Doubleunfolded_acc(struct THDoubleTensor *finput,
+                             struct THDoubleTensor *input,
+                             int k_w,
+                             int k_h,
+                             int d_w,
+                             int d_h,
+                             int pad_w,
+                             int pad_h,
+                             int n_input_plane,
+                             int input_width,
+                             int input_height,
+                             int output_width,
+                             int output_height);
+
+/**
+ * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
+ * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
+ * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
+ */
+void THNN_FloatTemporalConvolution_updateOutput(struct THNNState *state,
+                                                struct THFloatTensor *input,
+                                                struct THFloatTensor *output,
+                                                struct THFloatTensor *weight,
+                                                struct THFloatTensor *bias,
+                                                int k_w,
+                                                int d_w,
+                                                int input_frame_size,
+                                                int output_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalConvolution.
+ */
+void THNN_FloatTemporalConvolution_updateGradInput(struct THNNState *state,
+                                                   struct THFloatTensor *input,
+                                                   struct THFloatTensor *grad_output,
+                                                   struct THFloatTensor *grad_input,
+                                                   struct THFloatTensor *weight,
+                                                   int k_w,
+                                                   int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_FloatTemporalConvolution_accGradParameters(struct THNNState *state,
+                                                     struct THFloatTensor *input,
+                                                     struct THFloatTensor *grad_output,
+                                                     struct THFloatTensor *grad_weight,
+                                                     struct THFloatTensor *grad_bias,
+                                                     int k_w,
+                                                     int d_w,
+                                                     double scale);
+
+/**
+ * `output[t][f] = weight[f] * sum_{k<kW} input[t*dW+k][f] + bias[f]`: `input` `[T,
+ * inputFrameSize]` (or `[N, T, inputFrameSize]`), `bias` may be NULL.
+ */
+void THNN_FloatTemporalSubSampling_updateOutput(struct THNNState *state,
+                                                struct THFloatTensor *input,
+                                                struct THFloatTensor *output,
+                                                struct THFloatTensor *weight,
+                                                struct THFloatTensor *bias,
+                                                int k_w,
+                                                int d_w,
+                                                int input_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalSubSampling.
+ */
+void THNN_FloatTemporalSubSampling_updateGradInput(struct THNNState *state,
+                                                   struct THFloatTensor *input,
+                                                   struct THFloatTensor *grad_output,
+                                                   struct THFloatTensor *grad_input,
+                                                   struct THFloatTensor *weight,
+                                                   int k_w,
+                                                   int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_FloatTemporalSubSampling_accGradParameters(struct THNNState *state,
+                                                     struct THFloatTensor *input,
+                                                     struct THFloatTensor *grad_output,
+                                                     struct THFloatTensor *grad_weight,
+                                                     struct THFloatTensor *grad_bias,
+                                                     int k_w,
+                                                     int d_w,
+                                                     double scale);
+
+/**
+ * Depthwise 1-D convolution: `weight` `[F, 1, kW]`, `bias` `[F]` (may be NULL), zero
+ * padding `padW`; `input` `[F, T]`/`[N, F, T]` with `featFirst`, else `[T, F]`/`[N, T,
+ * F]`; `output` in the same layout. `finput`, `fgradInput` are not used (may be NULL).
+ */
+void THNN_FloatTemporalRowConvolution_updateOutput(struct THNNState *state,
+                                                   struct THFloatTensor *input,
+                                                   struct THFloatTensor *output,
+                                                   struct THFloatTensor *weight,
+                                                   struct THFloatTensor *bias,
+                                                   struct THFloatTensor *finput,
+                                                   struct THFloatTensor *fgrad_input,
+                                                   int k_w,
+                                                   int d_w,
+                                                   int pad_w,
+                                                   bool feat_first);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalRowConvolution.
+ */
+void THNN_FloatTemporalRowConvolution_updateGradInput(struct THNNState *state,
+                                                      struct THFloatTensor *input,
+                                                      struct THFloatTensor *grad_output,
+                                                      struct THFloatTensor *grad_input,
+                                                      struct THFloatTensor *weight,
+                                                      struct THFloatTensor *finput,
+                                                      struct THFloatTensor *fgrad_input,
+                                                      int k_w,
+                                                      int d_w,
+                                                      int pad_w,
+                                                      bool feat_first);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients (from
+ * `input`, not `finput`).
+ */
+void THNN_FloatTemporalRowConvolution_accGradParameters(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THFloatTensor *grad_output,
+                                                        struct THFloatTensor *grad_weight,
+                                                        struct THFloatTensor *grad_bias,
+                                                        struct THFloatTensor *finput,
+                                                        struct THFloatTensor *fgrad_input,
+                                                        int k_w,
+                                                        int d_w,
+                                                        int pad_w,
+                                                        bool feat_first,
+                                                        double scale);
+
+/**
+ * `output[c] = weight[c] * (kH x kW window sums of input[c], strides dH, dW) +
+ * bias[c]`: `input` `[C, H, W]` or `[N, C, H, W]`, `bias` may be NULL.
+ */
+void THNN_FloatSpatialSubSampling_updateOutput(struct THNNState *state,
+                                               struct THFloatTensor *input,
+                                               struct THFloatTensor *output,
+                                               struct THFloatTensor *weight,
+                                               struct THFloatTensor *bias,
+                                               int k_w,
+                                               int k_h,
+                                               int d_w,
+                                               int d_h);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialSubSampling.
+ */
+void THNN_FloatSpatialSubSampling_updateGradInput(struct THNNState *state,
+                                                  struct THFloatTensor *input,
+                                                  struct THFloatTensor *grad_output,
+                                                  struct THFloatTensor *grad_input,
+                                                  struct THFloatTensor *weight,
+                                                  int k_w,
+                                                  int k_h,
+                                                  int d_w,
+                                                  int d_h);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_FloatSpatialSubSampling_accGradParameters(struct THNNState *state,
+                                                    struct THFloatTensor *input,
+                                                    struct THFloatTensor *grad_output,
+                                                    struct THFloatTensor *grad_weight,
+                                                    struct THFloatTensor *grad_bias,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_w,
+                                                    int d_h,
+                                                    double scale);
+
+/**
+ * Valid strided cross-correlation along `connTable` (`[nConn, 2]` of 0-based (input
+ * plane, output plane)), `weight` `[nConn, kH, kW]`, `bias` `[nOutputPlane]` (may be
+ * NULL); `input` `[C, H, W]` or `[N, C, H, W]`, `C >= nInputPlane`.
+ */
+void THNN_FloatSpatialConvolutionMap_updateOutput(struct THNNState *state,
+                                                  struct THFloatTensor *input,
+                                                  struct THFloatTensor *output,
+                                                  struct THFloatTensor *weight,
+                                                  struct THFloatTensor *bias,
+                                                  struct THFloatTensor *conn_table,
+                                                  int n_input_plane,
+                                                  int n_output_plane,
+                                                  int d_w,
+                                                  int d_h);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialConvolutionMap; `bias` is unused (may be NULL).
+ */
+void THNN_FloatSpatialConvolutionMap_updateGradInput(struct THNNState *state,
+                                                     struct THFloatTensor *input,
+                                                     struct THFloatTensor *grad_output,
+                                                     struct THFloatTensor *grad_input,
+                                                     struct THFloatTensor *weight,
+                                                     struct THFloatTensor *bias,
+                                                     struct THFloatTensor *conn_table,
+                                                     int n_input_plane,
+                                                     int n_output_plane,
+                                                     int d_w,
+                                                     int d_h);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_FloatSpatialConvolutionMap_accGradParameters(struct THNNState *state,
+                                                       struct THFloatTensor *input,
+                                                       struct THFloatTensor *grad_output,
+                                                       struct THFloatTensor *grad_weight,
+                                                       struct THFloatTensor *grad_bias,
+                                                       struct THFloatTensor *conn_table,
+                                                       int n_input_plane,
+                                                       int n_output_plane,
+                                                       int d_w,
+                                                       int d_h,
+                                                       double scale);
+
+/**
+ * Full (transposed) strided convolution along `connTable` (as SpatialConvolutionMap's):
+ * output `[nOutputPlane, (H-1)*dH+kH, (W-1)*dW+kW]` (batched `[N, ...]`).
+ */
+void THNN_FloatSpatialFullConvolutionMap_updateOutput(struct THNNState *state,
+                                                      struct THFloatTensor *input,
+                                                      struct THFloatTensor *output,
+                                                      struct THFloatTensor *weight,
+                                                      struct THFloatTensor *bias,
+                                                      struct THFloatTensor *conn_table,
+                                                      int n_input_plane,
+                                                      int n_output_plane,
+                                                      int d_w,
+                                                      int d_h);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialFullConvolutionMap; `bias` is unused (may be NULL).
+ */
+void THNN_FloatSpatialFullConvolutionMap_updateGradInput(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THFloatTensor *grad_output,
+                                                         struct THFloatTensor *grad_input,
+                                                         struct THFloatTensor *weight,
+                                                         struct THFloatTensor *bias,
+                                                         struct THFloatTensor *conn_table,
+                                                         int n_input_plane,
+                                                         int n_output_plane,
+                                                         int d_w,
+                                                         int d_h);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_FloatSpatialFullConvolutionMap_accGradParameters(struct THNNState *state,
+                                                           struct THFloatTensor *input,
+                                                           struct THFloatTensor *grad_output,
+                                                           struct THFloatTensor *grad_weight,
+                                                           struct THFloatTensor *grad_bias,
+                                                           struct THFloatTensor *conn_table,
+                                                           int n_input_plane,
+                                                           int n_output_plane,
+                                                           int d_w,
+                                                           int d_h,
+                                                           double scale);
+
+/**
+ * Unshared-weight 2-D convolution: `weight` `[oH*oW, nOutputPlane, nInputPlane*kH*kW]`
+ * (or 6-D `[oH, oW, nOutputPlane, nInputPlane, kH, kW]`), `bias` `[nOutputPlane, oH,
+ * oW]` (may be NULL). `finput` is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_FloatSpatialConvolutionLocal_updateOutput(struct THNNState *state,
+                                                    struct THFloatTensor *input,
+                                                    struct THFloatTensor *output,
+                                                    struct THFloatTensor *weight,
+                                                    struct THFloatTensor *bias,
+                                                    struct THFloatTensor *finput,
+                                                    struct THFloatTensor *fgrad_input,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int pad_w,
+                                                    int pad_h,
+                                                    int64_t input_width,
+                                                    int64_t input_height,
+                                                    int64_t output_width,
+                                                    int64_t output_height);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialConvolutionLocal; `fgradInput` is scratch
+ * (resized; may be NULL), `finput` unused.
+ */
+void THNN_FloatSpatialConvolutionLocal_updateGradInput(struct THNNState *state,
+                                                       struct THFloatTensor *input,
+                                                       struct THFloatTensor *grad_output,
+                                                       struct THFloatTensor *grad_input,
+                                                       struct THFloatTensor *weight,
+                                                       struct THFloatTensor *finput,
+                                                       struct THFloatTensor *fgrad_input,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_w,
+                                                       int pad_h,
+                                                       int64_t input_width,
+                                                       int64_t input_height,
+                                                       int64_t output_width,
+                                                       int64_t output_height);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients; `finput`
+ * is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_FloatSpatialConvolutionLocal_accGradParameters(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THFloatTensor *grad_output,
+                                                         struct THFloatTensor *grad_weight,
+                                                         struct THFloatTensor *grad_bias,
+                                                         struct THFloatTensor *finput,
+                                                         struct THFloatTensor *fgrad_input,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         int64_t input_width,
+                                                         int64_t input_height,
+                                                         int64_t output_width,
+                                                         int64_t output_height,
+                                                         double scale);
+
+/**
+ * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
+ * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
+ * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
+ */
+void THNN_DoubleTemporalConvolution_updateOutput(struct THNNState *state,
+                                                 struct THDoubleTensor *input,
+                                                 struct THDoubleTensor *output,
+                                                 struct THDoubleTensor *weight,
+                                                 struct THDoubleTensor *bias,
+                                                 int k_w,
+                                                 int d_w,
+                                                 int input_frame_size,
+                                                 int output_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalConvolution.
+ */
+void THNN_DoubleTemporalConvolution_updateGradInput(struct THNNState *state,
+                                                    struct THDoubleTensor *input,
+                                                    struct THDoubleTensor *grad_output,
+                                                    struct THDoubleTensor *grad_input,
+                                                    struct THDoubleTensor *weight,
+                                                    int k_w,
+                                                    int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_DoubleTemporalConvolution_accGradParameters(struct THNNState *state,
+                                                      struct THDoubleTensor *input,
+                                                      struct THDoubleTensor *grad_output,
+                                                      struct THDoubleTensor *grad_weight,
+                                                      struct THDoubleTensor *grad_bias,
+                                                      int k_w,
+                                                      int d_w,
+                                                      double scale);
+
+/**
+ * `output[t][f] = weight[f] * sum_{k<kW} input[t*dW+k][f] + bias[f]`: `input` `[T,
+ * inputFrameSize]` (or `[N, T, inputFrameSize]`), `bias` may be NULL.
+ */
+void THNN_DoubleTemporalSubSampling_updateOutput(struct THNNState *state,
+                                                 struct THDoubleTensor *input,
+                                                 struct THDoubleTensor *output,
+                                                 struct THDoubleTensor *weight,
+                                                 struct THDoubleTensor *bias,
+                                                 int k_w,
+                                                 int d_w,
+                                                 int input_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalSubSampling.
+ */
+void THNN_DoubleTemporalSubSampling_updateGradInput(struct THNNState *state,
+                                                    struct THDoubleTensor *input,
+                                                    struct THDoubleTensor *grad_output,
+                                                    struct THDoubleTensor *grad_input,
+                                                    struct THDoubleTensor *weight,
+                                                    int k_w,
+                                                    int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_DoubleTemporalSubSampling_accGradParameters(struct THNNState *state,
+                                                      struct THDoubleTensor *input,
+                                                      struct THDoubleTensor *grad_output,
+                                                      struct THDoubleTensor *grad_weight,
+                                                      struct THDoubleTensor *grad_bias,
+                                                      int k_w,
+                                                      int d_w,
+                                                      double scale);
+
+/**
+ * Depthwise 1-D convolution: `weight` `[F, 1, kW]`, `bias` `[F]` (may be NULL), zero
+ * padding `padW`; `input` `[F, T]`/`[N, F, T]` with `featFirst`, else `[T, F]`/`[N, T,
+ * F]`; `output` in the same layout. `finput`, `fgradInput` are not used (may be NULL).
+ */
+void THNN_DoubleTemporalRowConvolution_updateOutput(struct THNNState *state,
+                                                    struct THDoubleTensor *input,
+                                                    struct THDoubleTensor *output,
+                                                    struct THDoubleTensor *weight,
+                                                    struct THDoubleTensor *bias,
+                                                    struct THDoubleTensor *finput,
+                                                    struct THDoubleTensor *fgrad_input,
+                                                    int k_w,
+                                                    int d_w,
+                                                    int pad_w,
+                                                    bool feat_first);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalRowConvolution.
+ */
+void THNN_DoubleTemporalRowConvolution_updateGradInput(struct THNNState *state,
+                                                       struct THDoubleTensor *input,
+                                                       struct THDoubleTensor *grad_output,
+                                                       struct THDoubleTensor *grad_input,
+                                                       struct THDoubleTensor *weight,
+                                                       struct THDoubleTensor *finput,
+                                                       struct THDoubleTensor *fgrad_input,
+                                                       int k_w,
+                                                       int d_w,
+                                                       int pad_w,
+                                                       bool feat_first);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients (from
+ * `input`, not `finput`).
+ */
+void THNN_DoubleTemporalRowConvolution_accGradParameters(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THDoubleTensor *grad_output,
+                                                         struct THDoubleTensor *grad_weight,
+                                                         struct THDoubleTensor *grad_bias,
+                                                         struct THDoubleTensor *finput,
+                                                         struct THDoubleTensor *fgrad_input,
+                                                         int k_w,
+                                                         int d_w,
+                                                         int pad_w,
+                                                         bool feat_first,
+                                                         double scale);
+
+/**
+ * `output[c] = weight[c] * (kH x kW window sums of input[c], strides dH, dW) +
+ * bias[c]`: `input` `[C, H, W]` or `[N, C, H, W]`, `bias` may be NULL.
+ */
+void THNN_DoubleSpatialSubSampling_updateOutput(struct THNNState *state,
+                                                struct THDoubleTensor *input,
+                                                struct THDoubleTensor *output,
+                                                struct THDoubleTensor *weight,
+                                                struct THDoubleTensor *bias,
+                                                int k_w,
+                                                int k_h,
+                                                int d_w,
+                                                int d_h);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialSubSampling.
+ */
+void THNN_DoubleSpatialSubSampling_updateGradInput(struct THNNState *state,
+                                                   struct THDoubleTensor *input,
+                                                   struct THDoubleTensor *grad_output,
+                                                   struct THDoubleTensor *grad_input,
+                                                   struct THDoubleTensor *weight,
+                                                   int k_w,
+                                                   int k_h,
+                                                   int d_w,
+                                                   int d_h);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_DoubleSpatialSubSampling_accGradParameters(struct THNNState *state,
+                                                     struct THDoubleTensor *input,
+                                                     struct THDoubleTensor *grad_output,
+                                                     struct THDoubleTensor *grad_weight,
+                                                     struct THDoubleTensor *grad_bias,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_w,
+                                                     int d_h,
+                                                     double scale);
+
+/**
+ * Valid strided cross-correlation along `connTable` (`[nConn, 2]` of 0-based (input
+ * plane, output plane)), `weight` `[nConn, kH, kW]`, `bias` `[nOutputPlane]` (may be
+ * NULL); `input` `[C, H, W]` or `[N, C, H, W]`, `C >= nInputPlane`.
+ */
+void THNN_DoubleSpatialConvolutionMap_updateOutput(struct THNNState *state,
+                                                   struct THDoubleTensor *input,
+                                                   struct THDoubleTensor *output,
+                                                   struct THDoubleTensor *weight,
+                                                   struct THDoubleTensor *bias,
+                                                   struct THDoubleTensor *conn_table,
+                                                   int n_input_plane,
+                                                   int n_output_plane,
+                                                   int d_w,
+                                                   int d_h);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialConvolutionMap; `bias` is unused (may be NULL).
+ */
+void THNN_DoubleSpatialConvolutionMap_updateGradInput(struct THNNState *state,
+                                                      struct THDoubleTensor *input,
+                                                      struct THDoubleTensor *grad_output,
+                                                      struct THDoubleTensor *grad_input,
+                                                      struct THDoubleTensor *weight,
+                                                      struct THDoubleTensor *bias,
+                                                      struct THDoubleTensor *conn_table,
+                                                      int n_input_plane,
+                                                      int n_output_plane,
+                                                      int d_w,
+                                                      int d_h);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_DoubleSpatialConvolutionMap_accGradParameters(struct THNNState *state,
+                                                        struct THDoubleTensor *input,
+                                                        struct THDoubleTensor *grad_output,
+                                                        struct THDoubleTensor *grad_weight,
+                                                        struct THDoubleTensor *grad_bias,
+                                                        struct THDoubleTensor *conn_table,
+                                                        int n_input_plane,
+                                                        int n_output_plane,
+                                                        int d_w,
+                                                        int d_h,
+                                                        double scale);
+
+/**
+ * Full (transposed) strided convolution along `connTable` (as SpatialConvolutionMap's):
+ * output `[nOutputPlane, (H-1)*dH+kH, (W-1)*dW+kW]` (batched `[N, ...]`).
+ */
+void THNN_DoubleSpatialFullConvolutionMap_updateOutput(struct THNNState *state,
+                                                       struct THDoubleTensor *input,
+                                                       struct THDoubleTensor *output,
+                                                       struct THDoubleTensor *weight,
+                                                       struct THDoubleTensor *bias,
+                                                       struct THDoubleTensor *conn_table,
+                                                       int n_input_plane,
+                                                       int n_output_plane,
+                                                       int d_w,
+                                                       int d_h);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialFullConvolutionMap; `bias` is unused (may be NULL).
+ */
+void THNN_DoubleSpatialFullConvolutionMap_updateGradInput(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THDoubleTensor *grad_output,
+                                                          struct THDoubleTensor *grad_input,
+                                                          struct THDoubleTensor *weight,
+                                                          struct THDoubleTensor *bias,
+                                                          struct THDoubleTensor *conn_table,
+                                                          int n_input_plane,
+                                                          int n_output_plane,
+                                                          int d_w,
+                                                          int d_h);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_DoubleSpatialFullConvolutionMap_accGradParameters(struct THNNState *state,
+                                                            struct THDoubleTensor *input,
+                                                            struct THDoubleTensor *grad_output,
+                                                            struct THDoubleTensor *grad_weight,
+                                                            struct THDoubleTensor *grad_bias,
+                                                            struct THDoubleTensor *conn_table,
+                                                            int n_input_plane,
+                                                            int n_output_plane,
+                                                            int d_w,
+                                                            int d_h,
+                                                            double scale);
+
+/**
+ * Unshared-weight 2-D convolution: `weight` `[oH*oW, nOutputPlane, nInputPlane*kH*kW]`
+ * (or 6-D `[oH, oW, nOutputPlane, nInputPlane, kH, kW]`), `bias` `[nOutputPlane, oH,
+ * oW]` (may be NULL). `finput` is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_DoubleSpatialConvolutionLocal_updateOutput(struct THNNState *state,
+                                                     struct THDoubleTensor *input,
+                                                     struct THDoubleTensor *output,
+                                                     struct THDoubleTensor *weight,
+                                                     struct THDoubleTensor *bias,
+                                                     struct THDoubleTensor *finput,
+                                                     struct THDoubleTensor *fgrad_input,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int pad_w,
+                                                     int pad_h,
+                                                     int64_t input_width,
+                                                     int64_t input_height,
+                                                     int64_t output_width,
+                                                     int64_t output_height);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialConvolutionLocal; `fgradInput` is scratch
+ * (resized; may be NULL), `finput` unused.
+ */
+void THNN_DoubleSpatialConvolutionLocal_updateGradInput(struct THNNState *state,
+                                                        struct THDoubleTensor *input,
+                                                        struct THDoubleTensor *grad_output,
+                                                        struct THDoubleTensor *grad_input,
+                                                        struct THDoubleTensor *weight,
+                                                        struct THDoubleTensor *finput,
+                                                        struct THDoubleTensor *fgrad_input,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        int64_t input_width,
+                                                        int64_t input_height,
+                                                        int64_t output_width,
+                                                        int64_t output_height);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients; `finput`
+ * is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_DoubleSpatialConvolutionLocal_accGradParameters(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THDoubleTensor *grad_output,
+                                                          struct THDoubleTensor *grad_weight,
+                                                          struct THDoubleTensor *grad_bias,
+                                                          struct THDoubleTensor *finput,
+                                                          struct THDoubleTensor *fgrad_input,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int pad_w,
+                                                          int pad_h,
+                                                          int64_t input_width,
+                                                          int64_t input_height,
+                                                          int64_t output_width,
+                                                          int64_t output_height,
+                                                          double scale);
+
+/**
+ *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.
+ */
+void THNN_FloatAbsCriterion_updateOutput(struct THNNState *state,
+                                         struct THFloatTensor *input,
+                                         struct THFloatTensor *target,
+                                         struct THFloatTensor *output,
+                                         bool size_average);
+
+/**
+ *`gradInput` = `sign(input - target)` (0 where equal), divided by the element count with `sizeAverage`.
+ */
+void THNN_FloatAbsCriterion_updateGradInput(struct THNNState *state,
+                                            struct THFloatTensor *input,
+                                            struct THFloatTensor *target,
+                                            struct THFloatTensor *grad_input,
+                                            bool size_average);
+
+/**
+ *`output` = sum of `(input - target)^2` (mean with `sizeAverage`).
+ */
+void THNN_FloatMSECriterion_updateOutput(struct THNNState *state,
+                                         struct THFloatTensor *input,
+                                         struct THFloatTensor *target,
+                                         struct THFloatTensor *output,
+                                         bool size_average);
+
+/**
+ *`gradInput` = `2 (input - target)`, divided by the element count with `sizeAverage`.
+ */
+void THNN_FloatMSECriterion_updateGradInput(struct THNNState *state,
+                                            struct THFloatTensor *input,
+                                            struct THFloatTensor *target,
+                                            struct THFloatTensor *grad_input,
+                                            bool size_average);
+
+/**
+ *`output` = sum of `z^2/2` (`z = |input - target| < 1`) or `z - 1/2` (mean with `sizeAverage`).
+ */
+void THNN_FloatSmoothL1Criterion_updateOutput(struct THNNState *state,
+                                              struct THFloatTensor *input,
+                                              struct THFloatTensor *target,
+                                              struct THFloatTensor *output,
+                                              bool size_average);
+
+/**
+ *`gradInput` = `input - target` clamped to [-1, 1], divided by the element count with `sizeAverage`.
+ */
+void THNN_FloatSmoothL1Criterion_updateGradInput(struct THNNState *state,
+                                                 struct THFloatTensor *input,
+                                                 struct THFloatTensor *target,
+                                                 struct THFloatTensor *grad_input,
+                                                 bool size_average);
+
+/**
+ *`output` = sum of `log(1 + exp(-input * target))` (mean with `sizeAverage`).
+ */
+void THNN_FloatSoftMarginCriterion_updateOutput(struct THNNState *state,
+                                                struct THFloatTensor *input,
+                                                struct THFloatTensor *target,
+                                                struct THFloatTensor *output,
+                                                bool size_average);
+
+/**
+ *`gradInput` = `-target * sigmoid(-input * target)`, divided by the element count with `sizeAverage`.
+ */
+void THNN_FloatSoftMarginCriterion_updateGradInput(struct THNNState *state,
+                                                   struct THFloatTensor *input,
+                                                   struct THFloatTensor *target,
+                                                   struct THFloatTensor *grad_input,
+                                                   bool size_average);
+
+/**
+ *`output` = sum of `target * (log(target) - input)` over `target > 0` (mean over all elements with `sizeAverage`).
+ */
+void THNN_FloatDistKLDivCriterion_updateOutput(struct THNNState *state,
+                                               struct THFloatTensor *input,
+                                               struct THFloatTensor *target,
+                                               struct THFloatTensor *output,
+                                               bool size_average);
+
+/**
+ *`gradInput` = `-target` where `target > 0`, else 0, divided by the element count with `sizeAverage`.
+ */
+void THNN_FloatDistKLDivCriterion_updateGradInput(struct THNNState *state,
+                                                  struct THFloatTensor *input,
+                                                  struct THFloatTensor *target,
+                                                  struct THFloatTensor *grad_input,
+                                                  bool size_average);
+
+/**
+ * `output` = sum of `max(0, margin - input * target)` (mean with `sizeAverage`).
+ */
+void THNN_FloatMarginCriterion_updateOutput(struct THNNState *state,
+                                            struct THFloatTensor *input,
+                                            struct THFloatTensor *target,
+                                            struct THFloatTensor *output,
+                                            bool size_average,
+                                            double margin);
+
+/**
+ * `gradInput` = `-target` where `input * target < margin`, else 0 (over the count with `sizeAverage`).
+ */
+void THNN_FloatMarginCriterion_updateGradInput(struct THNNState *state,
+                                               struct THFloatTensor *input,
+                                               struct THFloatTensor *target,
+                                               struct THFloatTensor *grad_input,
+                                               bool size_average,
+                                               double margin);
+
+/**
+ * Binary cross-entropy of probabilities `input` (each in [0, 1]) against `target`,
+ * each term times `weights` (as many elements as `input`; may be NULL); logarithms
+ * clamped at -100 (PyTorch's rule).
+ */
+void THNN_FloatBCECriterion_updateOutput(struct THNNState *state,
+                                         struct THFloatTensor *input,
+                                         struct THFloatTensor *target,
+                                         struct THFloatTensor *output,
+                                         bool size_average,
+                                         struct THFloatTensor *weights);
+
+/**
+ * `gradInput` = `weights * (input - target) / max(input (1 - input), 1e-12)` (over the count with `sizeAverage`).
+ */
+void THNN_FloatBCECriterion_updateGradInput(struct THNNState *state,
+                                            struct THFloatTensor *input,
+                                            struct THFloatTensor *target,
+                                            struct THFloatTensor *grad_input,
+                                            bool size_average,
+                                            struct THFloatTensor *weights);
+
+/**
+ * `output` = `sum |input|`.
+ */
+void THNN_FloatL1Cost_updateOutput(struct THNNState *state,
+                                   struct THFloatTensor *input,
+                                   struct THFloatTensor *output);
+
+/**
+ * `gradInput` = `sign(input)`; `gradOutput` may be NULL, else it must hold as many
+ * elements as `input` (its values are not used, as in torch7).
+ */
+void THNN_FloatL1Cost_updateGradInput(struct THNNState *state,
+                                      struct THFloatTensor *input,
+                                      struct THFloatTensor *grad_output,
+                                      struct THFloatTensor *grad_input);
+
+/**
+ * Negative log-likelihood: `input` (C, or N x C) log-probabilities, `target` 0-based
+ * classes (one, or N); targets equal to `ignore_index` are skipped. `output` =
+ * `-sum w[t] input[i, t]` (divided by `total_weight` = `sum w[t]` with
+ * `sizeAverage`); `weights` (C, may be NULL) default to 1.
+ */
+void THNN_FloatClassNLLCriterion_updateOutput(struct THNNState *state,
+                                              struct THFloatTensor *input,
+                                              struct THLongTensor *target,
+                                              struct THFloatTensor *output,
+                                              bool size_average,
+                                              struct THFloatTensor *weights,
+                                              struct THFloatTensor *total_weight,
+                                              int64_t ignore_index);
+
+/**
+ * `gradInput` (shaped like `input`) = `-w[t]` (over `total_weight`, the one the
+ * forward stored, with `sizeAverage`) at each (i, target[i]) not ignored, 0 elsewhere.
+ */
+void THNN_FloatClassNLLCriterion_updateGradInput(struct THNNState *state,
+                                                 struct THFloatTensor *input,
+                                                 struct THLongTensor *target,
+                                                 struct THFloatTensor *grad_input,
+                                                 bool size_average,
+                                                 struct THFloatTensor *weights,
+                                                 struct THFloatTensor *total_weight,
+                                                 int64_t ignore_index);
+
+/**
+ * ClassNLL at every position of N x C x H x W log-probabilities, `target` N x H x W.
+ */
+void THNN_FloatSpatialClassNLLCriterion_updateOutput(struct THNNState *state,
+                                                     struct THFloatTensor *input,
+                                                     struct THLongTensor *target,
+                                                     struct THFloatTensor *output,
+                                                     bool size_average,
+                                                     struct THFloatTensor *weights,
+                                                     struct THFloatTensor *total_weight);
+
+/**
+ * The gradient of SpatialClassNLL (as ClassNLL's, per position).
+ */
+void THNN_FloatSpatialClassNLLCriterion_updateGradInput(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THLongTensor *target,
+                                                        struct THFloatTensor *grad_input,
+                                                        bool size_average,
+                                                        struct THFloatTensor *weights,
+                                                        struct THFloatTensor *total_weight);
+
+/**
+ * Multi-class hinge loss: for each frame of `input` (dim, or nframe x dim) with 0-based
+ * class `target`, `sum over d != y of w[y] max(0, margin - input[y] + input[d])^p`
+ * over dim (and nframe with `sizeAverage`); `p` is 1 or 2, `weights` (dim) may be NULL.
+ */
+void THNN_FloatMultiMarginCriterion_updateOutput(struct THNNState *state,
+                                                 struct THFloatTensor *input,
+                                                 struct THLongTensor *target,
+                                                 struct THFloatTensor *output,
+                                                 bool size_average,
+                                                 int p,
+                                                 struct THFloatTensor *weights,
+                                                 double margin);
+
+/**
+ * The gradient of MultiMargin, shaped like `input`.
+ */
+void THNN_FloatMultiMarginCriterion_updateGradInput(struct THNNState *state,
+                                                    struct THFloatTensor *input,
+                                                    struct THLongTensor *target,
+                                                    struct THFloatTensor *grad_input,
+                                                    bool size_average,
+                                                    int p,
+                                                    struct THFloatTensor *weights,
+                                                    double margin);
+
+/**
+ * Multi-label hinge loss: `target` (shaped like `input`) lists each frame's classes,
+ * 0-based, ended by the first -1; `isTarget` is set to the 0/1 mask of listed classes.
+ */
+void THNN_FloatMultiLabelMarginCriterion_updateOutput(struct THNNState *state,
+                                                      struct THFloatTensor *input,
+                                                      struct THLongTensor *target,
+                                                      struct THFloatTensor *output,
+                                                      struct THFloatTensor *is_target,
+                                                      bool size_average);
+
+/**
+ * The gradient of MultiLabelMargin; `isTarget` is the mask the forward set.
+ */
+void THNN_FloatMultiLabelMarginCriterion_updateGradInput(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THLongTensor *target,
+                                                         struct THFloatTensor *grad_input,
+                                                         struct THFloatTensor *is_target,
+                                                         bool size_average);
+
+/**
+ *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.
+ */
+void THNN_DoubleAbsCriterion_updateOutput(struct THNNState *state,
+                                          struct THDoubleTensor *input,
+                                          struct THDoubleTensor *target,
+                                          struct THDoubleTensor *output,
+                                          bool size_average);
+
+/**
+ *`gradInput` = `sign(input - target)` (0 where equal), divided by the element count with `sizeAverage`.
+ */
+void THNN_DoubleAbsCriterion_updateGradInput(struct THNNState *state,
+                                             struct THDoubleTensor *input,
+                                             struct THDoubleTensor *target,
+                                             struct THDoubleTensor *grad_input,
+                                             bool size_average);
+
+/**
+ *`output` = sum of `(input - target)^2` (mean with `sizeAverage`).
+ */
+void THNN_DoubleMSECriterion_updateOutput(struct THNNState *state,
+                                          struct THDoubleTensor *input,
+                                          struct THDoubleTensor *target,
+                                          struct THDoubleTensor *output,
+                                          bool size_average);
+
+/**
+ *`gradInput` = `2 (input - target)`, divided by the element count with `sizeAverage`.
+ */
+void THNN_DoubleMSECriterion_updateGradInput(struct THNNState *state,
+                                             struct THDoubleTensor *input,
+                                             struct THDoubleTensor *target,
+                                             struct THDoubleTensor *grad_input,
+                                             bool size_average);
+
+/**
+ *`output` = sum of `z^2/2` (`z = |input - target| < 1`) or `z - 1/2` (mean with `sizeAverage`).
+ */
+void THNN_DoubleSmoothL1Criterion_updateOutput(struct THNNState *state,
+                                               struct THDoubleTensor *input,
+                                               struct THDoubleTensor *target,
+                                               struct THDoubleTensor *output,
+                                               bool size_average);
+
+/**
+ *`gradInput` = `input - target` clamped to [-1, 1], divided by the element count with `sizeAverage`.
+ */
+void THNN_DoubleSmoothL1Criterion_updateGradInput(struct THNNState *state,
+                                                  struct THDoubleTensor *input,
+                                                  struct THDoubleTensor *target,
+                                                  struct THDoubleTensor *grad_input,
+                                                  bool size_average);
+
+/**
+ *`output` = sum of `log(1 + exp(-input * target))` (mean with `sizeAverage`).
+ */
+void THNN_DoubleSoftMarginCriterion_updateOutput(struct THNNState *state,
+                                                 struct THDoubleTensor *input,
+                                                 struct THDoubleTensor *target,
+                                                 struct THDoubleTensor *output,
+                                                 bool size_average);
+
+/**
+ *`gradInput` = `-target * sigmoid(-input * target)`, divided by the element count with `sizeAverage`.
+ */
+void THNN_DoubleSoftMarginCriterion_updateGradInput(struct THNNState *state,
+                                                    struct THDoubleTensor *input,
+                                                    struct THDoubleTensor *target,
+                                                    struct THDoubleTensor *grad_input,
+                                                    bool size_average);
+
+/**
+ *`output` = sum of `target * (log(target) - input)` over `target > 0` (mean over all elements with `sizeAverage`).
+ */
+void THNN_DoubleDistKLDivCriterion_updateOutput(struct THNNState *state,
+                                                struct THDoubleTensor *input,
+                                                struct THDoubleTensor *target,
+                                                struct THDoubleTensor *output,
+                                                bool size_average);
+
+/**
+ *`gradInput` = `-target` where `target > 0`, else 0, divided by the element count with `sizeAverage`.
+ */
+void THNN_DoubleDistKLDivCriterion_updateGradInput(struct THNNState *state,
+                                                   struct THDoubleTensor *input,
+                                                   struct THDoubleTensor *target,
+                                                   struct THDoubleTensor *grad_input,
+                                                   bool size_average);
+
+/**
+ * `output` = sum of `max(0, margin - input * target)` (mean with `sizeAverage`).
+ */
+void THNN_DoubleMarginCriterion_updateOutput(struct THNNState *state,
+                                             struct THDoubleTensor *input,
+                                             struct THDoubleTensor *target,
+                                             struct THDoubleTensor *output,
+                                             bool size_average,
+                                             double margin);
+
+/**
+ * `gradInput` = `-target` where `input * target < margin`, else 0 (over the count with `sizeAverage`).
+ */
+void THNN_DoubleMarginCriterion_updateGradInput(struct THNNState *state,
+                                                struct THDoubleTensor *input,
+                                                struct THDoubleTensor *target,
+                                                struct THDoubleTensor *grad_input,
+                                                bool size_average,
+                                                double margin);
+
+/**
+ * Binary cross-entropy of probabilities `input` (each in [0, 1]) against `target`,
+ * each term times `weights` (as many elements as `input`; may be NULL); logarithms
+ * clamped at -100 (PyTorch's rule).
+ */
+void THNN_DoubleBCECriterion_updateOutput(struct THNNState *state,
+                                          struct THDoubleTensor *input,
+                                          struct THDoubleTensor *target,
+                                          struct THDoubleTensor *output,
+                                          bool size_average,
+                                          struct THDoubleTensor *weights);
+
+/**
+ * `gradInput` = `weights * (input - target) / max(input (1 - input), 1e-12)` (over the count with `sizeAverage`).
+ */
+void THNN_DoubleBCECriterion_updateGradInput(struct THNNState *state,
+                                             struct THDoubleTensor *input,
+                                             struct THDoubleTensor *target,
+                                             struct THDoubleTensor *grad_input,
+                                             bool size_average,
+                                             struct THDoubleTensor *weights);
+
+/**
+ * `output` = `sum |input|`.
+ */
+void THNN_DoubleL1Cost_updateOutput(struct THNNState *state,
+                                    struct THDoubleTensor *input,
+                                    struct THDoubleTensor *output);
+
+/**
+ * `gradInput` = `sign(input)`; `gradOutput` may be NULL, else it must hold as many
+ * elements as `input` (its values are not used, as in torch7).
+ */
+void THNN_DoubleL1Cost_updateGradInput(struct THNNState *state,
+                                       struct THDoubleTensor *input,
+                                       struct THDoubleTensor *grad_output,
+                                       struct THDoubleTensor *grad_input);
+
+/**
+ * Negative log-likelihood: `input` (C, or N x C) log-probabilities, `target` 0-based
+ * classes (one, or N); targets equal to `ignore_index` are skipped. `output` =
+ * `-sum w[t] input[i, t]` (divided by `total_weight` = `sum w[t]` with
+ * `sizeAverage`); `weights` (C, may be NULL) default to 1.
+ */
+void THNN_DoubleClassNLLCriterion_updateOutput(struct THNNState *state,
+                                               struct THDoubleTensor *input,
+                                               struct THLongTensor *target,
+                                               struct THDoubleTensor *output,
+                                               bool size_average,
+                                               struct THDoubleTensor *weights,
+                                               struct THDoubleTensor *total_weight,
+                                               int64_t ignore_index);
+
+/**
+ * `gradInput` (shaped like `input`) = `-w[t]` (over `total_weight`, the one the
+ * forward stored, with `sizeAverage`) at each (i, target[i]) not ignored, 0 elsewhere.
+ */
+void THNN_DoubleClassNLLCriterion_updateGradInput(struct THNNState *state,
+                                                  struct THDoubleTensor *input,
+                                                  struct THLongTensor *target,
+                                                  struct THDoubleTensor *grad_input,
+                                                  bool size_average,
+                                                  struct THDoubleTensor *weights,
+                                                  struct THDoubleTensor *total_weight,
+                                                  int64_t ignore_index);
+
+/**
+ * ClassNLL at every position of N x C x H x W log-probabilities, `target` N x H x W.
+ */
+void THNN_DoubleSpatialClassNLLCriterion_updateOutput(struct THNNState *state,
+                                                      struct THDoubleTensor *input,
+                                                      struct THLongTensor *target,
+                                                      struct THDoubleTensor *output,
+                                                      bool size_average,
+                                                      struct THDoubleTensor *weights,
+                                                      struct THDoubleTensor *total_weight);
+
+/**
+ * The gradient of SpatialClassNLL (as ClassNLL's, per position).
+ */
+void THNN_DoubleSpatialClassNLLCriterion_updateGradInput(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THLongTensor *target,
+                                                         struct THDoubleTensor *grad_input,
+                                                         bool size_average,
+                                                         struct THDoubleTensor *weights,
+                                                         struct THDoubleTensor *total_weight);
+
+/**
+ * Multi-class hinge loss: for each frame of `input` (dim, or nframe x dim) with 0-based
+ * class `target`, `sum over d != y of w[y] max(0, margin - input[y] + input[d])^p`
+ * over dim (and nframe with `sizeAverage`); `p` is 1 or 2, `weights` (dim) may be NULL.
+ */
+void THNN_DoubleMultiMarginCriterion_updateOutput(struct THNNState *state,
+                                                  struct THDoubleTensor *input,
+                                                  struct THLongTensor *target,
+                                                  struct THDoubleTensor *output,
+                                                  bool size_average,
+                                                  int p,
+                                                  struct THDoubleTensor *weights,
+                                                  double margin);
+
+/**
+ * The gradient of MultiMargin, shaped like `input`.
+ */
+void THNN_DoubleMultiMarginCriterion_updateGradInput(struct THNNState *state,
+                                                     struct THDoubleTensor *input,
+                                                     struct THLongTensor *target,
+                                                     struct THDoubleTensor *grad_input,
+                                                     bool size_average,
+                                                     int p,
+                                                     struct THDoubleTensor *weights,
+                                                     double margin);
+
+/**
+ * Multi-label hinge loss: `target` (shaped like `input`) lists each frame's classes,
+ * 0-based, ended by the first -1; `isTarget` is set to the 0/1 mask of listed classes.
+ */
+void THNN_DoubleMultiLabelMarginCriterion_updateOutput(struct THNNState *state,
+                                                       struct THDoubleTensor *input,
+                                                       struct THLongTensor *target,
+                                                       struct THDoubleTensor *output,
+                                                       struct THDoubleTensor *is_target,
+                                                       bool size_average);
+
+/**
+ * The gradient of MultiLabelMargin; `isTarget` is the mask the forward set.
+ */
+void THNN_DoubleMultiLabelMarginCriterion_updateGradInput(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THLongTensor *target,
+                                                          struct THDoubleTensor *grad_input,
+                                                          struct THDoubleTensor *is_target,
+                                                          bool size_average);
+
+/**
  * `output` (outputSize, or nframe x outputSize) = `input` (inputSize, or nframe x
  * inputSize) @ `weight`^T (`weight`: outputSize x inputSize) + `bias` (may be NULL).
  * `addBuffer` (may be NULL) is set to nframe ones for a 2-D input, as in torch7.
@@ -18869,6 +21943,1764 @@ void THNN_DoubleLinear_accGradParameters(struct THNNState *state,
                                          struct THDoubleTensor *grad_bias,
                                          struct THDoubleTensor *add_buffer,
                                          double scale);
+
+/**
+ * `output` = (`input` - mean) * invstd * `weight` + `bias` per feature (dimension 1 of
+ * an input of 2 or more dimensions; `weight`, `bias` may be NULL). `train`: the batch's
+ * statistics, stored in `save_mean` / `save_std` (1 / sqrt(var + eps); resized here,
+ * may be NULL), `running_mean` / `running_var` updated with `momentum` (unbiased
+ * variance; may be NULL). Otherwise the running statistics are used (required).
+ */
+void THNN_FloatBatchNormalization_updateOutput(struct THNNState *state,
+                                               struct THFloatTensor *input,
+                                               struct THFloatTensor *output,
+                                               struct THFloatTensor *weight,
+                                               struct THFloatTensor *bias,
+                                               struct THFloatTensor *running_mean,
+                                               struct THFloatTensor *running_var,
+                                               struct THFloatTensor *save_mean,
+                                               struct THFloatTensor *save_std,
+                                               bool train,
+                                               double momentum,
+                                               double eps);
+
+/**
+ * `gradInput` (may be NULL) from `gradOutput`, with the statistics of `save_mean` /
+ * `save_std` (`train`) or `running_mean` / `running_var` (evaluation); `gradWeight +=
+ * scale * sum(gradOutput * xhat)`, `gradBias += scale * sum(gradOutput)` per feature
+ * (each may be NULL; they must hold one value per feature).
+ */
+void THNN_FloatBatchNormalization_backward(struct THNNState *state,
+                                           struct THFloatTensor *input,
+                                           struct THFloatTensor *grad_output,
+                                           struct THFloatTensor *grad_input,
+                                           struct THFloatTensor *grad_weight,
+                                           struct THFloatTensor *grad_bias,
+                                           struct THFloatTensor *weight,
+                                           struct THFloatTensor *running_mean,
+                                           struct THFloatTensor *running_var,
+                                           struct THFloatTensor *save_mean,
+                                           struct THFloatTensor *save_std,
+                                           bool train,
+                                           double scale,
+                                           double eps);
+
+/**
+ * `output` = (`input` - mean) * invstd * `weight` + `bias` per feature (dimension 1 of
+ * an input of 2 or more dimensions; `weight`, `bias` may be NULL). `train`: the batch's
+ * statistics, stored in `save_mean` / `save_std` (1 / sqrt(var + eps); resized here,
+ * may be NULL), `running_mean` / `running_var` updated with `momentum` (unbiased
+ * variance; may be NULL). Otherwise the running statistics are used (required).
+ */
+void THNN_DoubleBatchNormalization_updateOutput(struct THNNState *state,
+                                                struct THDoubleTensor *input,
+                                                struct THDoubleTensor *output,
+                                                struct THDoubleTensor *weight,
+                                                struct THDoubleTensor *bias,
+                                                struct THDoubleTensor *running_mean,
+                                                struct THDoubleTensor *running_var,
+                                                struct THDoubleTensor *save_mean,
+                                                struct THDoubleTensor *save_std,
+                                                bool train,
+                                                double momentum,
+                                                double eps);
+
+/**
+ * `gradInput` (may be NULL) from `gradOutput`, with the statistics of `save_mean` /
+ * `save_std` (`train`) or `running_mean` / `running_var` (evaluation); `gradWeight +=
+ * scale * sum(gradOutput * xhat)`, `gradBias += scale * sum(gradOutput)` per feature
+ * (each may be NULL; they must hold one value per feature).
+ */
+void THNN_DoubleBatchNormalization_backward(struct THNNState *state,
+                                            struct THDoubleTensor *input,
+                                            struct THDoubleTensor *grad_output,
+                                            struct THDoubleTensor *grad_input,
+                                            struct THDoubleTensor *grad_weight,
+                                            struct THDoubleTensor *grad_bias,
+                                            struct THDoubleTensor *weight,
+                                            struct THDoubleTensor *running_mean,
+                                            struct THDoubleTensor *running_var,
+                                            struct THDoubleTensor *save_mean,
+                                            struct THDoubleTensor *save_std,
+                                            bool train,
+                                            double scale,
+                                            double eps);
+
+/**
+ * `output`, `indices` = max over `kH x kW` windows (stride, padding) of each plane of
+ * `input` (C x H x W or N x C x H x W).
+ */
+void THNN_FloatSpatialMaxPooling_updateOutput(struct THNNState *state,
+                                              struct THFloatTensor *input,
+                                              struct THFloatTensor *output,
+                                              struct THLongTensor *indices,
+                                              int k_w,
+                                              int k_h,
+                                              int d_w,
+                                              int d_h,
+                                              int pad_w,
+                                              int pad_h,
+                                              bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_FloatSpatialMaxPooling_updateGradInput(struct THNNState *state,
+                                                 struct THFloatTensor *input,
+                                                 struct THFloatTensor *grad_output,
+                                                 struct THFloatTensor *grad_input,
+                                                 struct THLongTensor *indices,
+                                                 int k_w,
+                                                 int k_h,
+                                                 int d_w,
+                                                 int d_h,
+                                                 int pad_w,
+                                                 int pad_h,
+                                                 bool ceil_mode);
+
+/**
+ * As SpatialMaxPooling, windows dilated by `dilationH x dilationW`.
+ */
+void THNN_FloatSpatialDilatedMaxPooling_updateOutput(struct THNNState *state,
+                                                     struct THFloatTensor *input,
+                                                     struct THFloatTensor *output,
+                                                     struct THLongTensor *indices,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int pad_w,
+                                                     int pad_h,
+                                                     int dilation_w,
+                                                     int dilation_h,
+                                                     bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_FloatSpatialDilatedMaxPooling_updateGradInput(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THFloatTensor *grad_output,
+                                                        struct THFloatTensor *grad_input,
+                                                        struct THLongTensor *indices,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        int dilation_w,
+                                                        int dilation_h,
+                                                        bool ceil_mode);
+
+/**
+ * `output` = mean over `kH x kW` windows (padding counted when `count_include_pad`).
+ */
+void THNN_FloatSpatialAveragePooling_updateOutput(struct THNNState *state,
+                                                  struct THFloatTensor *input,
+                                                  struct THFloatTensor *output,
+                                                  int k_w,
+                                                  int k_h,
+                                                  int d_w,
+                                                  int d_h,
+                                                  int pad_w,
+                                                  int pad_h,
+                                                  bool ceil_mode,
+                                                  bool count_include_pad);
+
+/**
+ * `gradInput` of the average pooling.
+ */
+void THNN_FloatSpatialAveragePooling_updateGradInput(struct THNNState *state,
+                                                     struct THFloatTensor *input,
+                                                     struct THFloatTensor *grad_output,
+                                                     struct THFloatTensor *grad_input,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int pad_w,
+                                                     int pad_h,
+                                                     bool ceil_mode,
+                                                     bool count_include_pad);
+
+/**
+ * `output`, `indices` = max over `kT x kH x kW` windows of each volume of `input`
+ * (C x T x H x W or N x C x T x H x W).
+ */
+void THNN_FloatVolumetricMaxPooling_updateOutput(struct THNNState *state,
+                                                 struct THFloatTensor *input,
+                                                 struct THFloatTensor *output,
+                                                 struct THLongTensor *indices,
+                                                 int k_t,
+                                                 int k_w,
+                                                 int k_h,
+                                                 int d_t,
+                                                 int d_w,
+                                                 int d_h,
+                                                 int p_t,
+                                                 int p_w,
+                                                 int p_h,
+                                                 bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_FloatVolumetricMaxPooling_updateGradInput(struct THNNState *state,
+                                                    struct THFloatTensor *input,
+                                                    struct THFloatTensor *grad_output,
+                                                    struct THFloatTensor *grad_input,
+                                                    struct THLongTensor *indices,
+                                                    int k_t,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_t,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int p_t,
+                                                    int p_w,
+                                                    int p_h,
+                                                    bool ceil_mode);
+
+/**
+ * As VolumetricMaxPooling, windows dilated by `dilationT x dilationH x dilationW`.
+ */
+void THNN_FloatVolumetricDilatedMaxPooling_updateOutput(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THFloatTensor *output,
+                                                        struct THLongTensor *indices,
+                                                        int k_t,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_t,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int p_t,
+                                                        int p_w,
+                                                        int p_h,
+                                                        int dilation_t,
+                                                        int dilation_w,
+                                                        int dilation_h,
+                                                        bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_FloatVolumetricDilatedMaxPooling_updateGradInput(struct THNNState *state,
+                                                           struct THFloatTensor *input,
+                                                           struct THFloatTensor *grad_output,
+                                                           struct THFloatTensor *grad_input,
+                                                           struct THLongTensor *indices,
+                                                           int k_t,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_t,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int p_t,
+                                                           int p_w,
+                                                           int p_h,
+                                                           int dilation_t,
+                                                           int dilation_w,
+                                                           int dilation_h,
+                                                           bool ceil_mode);
+
+/**
+ * `output` = mean over `kT x kH x kW` windows (padding counted when `count_include_pad`).
+ */
+void THNN_FloatVolumetricAveragePooling_updateOutput(struct THNNState *state,
+                                                     struct THFloatTensor *input,
+                                                     struct THFloatTensor *output,
+                                                     int k_t,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_t,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int pad_t,
+                                                     int pad_w,
+                                                     int pad_h,
+                                                     bool ceil_mode,
+                                                     bool count_include_pad);
+
+/**
+ * `gradInput` of the average pooling.
+ */
+void THNN_FloatVolumetricAveragePooling_updateGradInput(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THFloatTensor *grad_output,
+                                                        struct THFloatTensor *grad_input,
+                                                        int k_t,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_t,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_t,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        bool ceil_mode,
+                                                        bool count_include_pad);
+
+/**
+ * `output`, `indices` = max over the `oheight x owidth` adaptive windows of each plane.
+ */
+void THNN_FloatSpatialAdaptiveMaxPooling_updateOutput(struct THNNState *state,
+                                                      struct THFloatTensor *input,
+                                                      struct THFloatTensor *output,
+                                                      struct THLongTensor *indices,
+                                                      int owidth,
+                                                      int oheight);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_FloatSpatialAdaptiveMaxPooling_updateGradInput(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THFloatTensor *grad_output,
+                                                         struct THFloatTensor *grad_input,
+                                                         struct THLongTensor *indices);
+
+/**
+ * `output` = mean over the `oheight x owidth` adaptive windows of each plane.
+ */
+void THNN_FloatSpatialAdaptiveAveragePooling_updateOutput(struct THNNState *state,
+                                                          struct THFloatTensor *input,
+                                                          struct THFloatTensor *output,
+                                                          int owidth,
+                                                          int oheight);
+
+/**
+ * `gradInput` of the adaptive average pooling (output size from `gradOutput`).
+ */
+void THNN_FloatSpatialAdaptiveAveragePooling_updateGradInput(struct THNNState *state,
+                                                             struct THFloatTensor *input,
+                                                             struct THFloatTensor *grad_output,
+                                                             struct THFloatTensor *grad_input);
+
+/**
+ * Fractional max pooling to `outputH x outputW` with `poolSizeH x poolSizeW` windows
+ * placed by `randomSamples` (N x C x 2, samples (w, h), each in [0, 1)).
+ */
+void THNN_FloatSpatialFractionalMaxPooling_updateOutput(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THFloatTensor *output,
+                                                        int output_w,
+                                                        int output_h,
+                                                        int pool_size_w,
+                                                        int pool_size_h,
+                                                        struct THLongTensor *indices,
+                                                        struct THFloatTensor *random_samples);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_FloatSpatialFractionalMaxPooling_updateGradInput(struct THNNState *state,
+                                                           struct THFloatTensor *input,
+                                                           struct THFloatTensor *grad_output,
+                                                           struct THFloatTensor *grad_input,
+                                                           int output_w,
+                                                           int output_h,
+                                                           int pool_size_w,
+                                                           int pool_size_h,
+                                                           struct THLongTensor *indices);
+
+/**
+ * Fractional max pooling of volumes (C x T x H x W or N x C x T x H x W) with
+ * `randomSamples` N x C x 3 (samples (t, h, w)).
+ */
+void THNN_FloatVolumetricFractionalMaxPooling_updateOutput(struct THNNState *state,
+                                                           struct THFloatTensor *input,
+                                                           struct THFloatTensor *output,
+                                                           int output_t,
+                                                           int output_w,
+                                                           int output_h,
+                                                           int pool_size_t,
+                                                           int pool_size_w,
+                                                           int pool_size_h,
+                                                           struct THLongTensor *indices,
+                                                           struct THFloatTensor *random_samples);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_FloatVolumetricFractionalMaxPooling_updateGradInput(struct THNNState *state,
+                                                              struct THFloatTensor *input,
+                                                              struct THFloatTensor *grad_output,
+                                                              struct THFloatTensor *grad_input,
+                                                              int output_t,
+                                                              int output_w,
+                                                              int output_h,
+                                                              int pool_size_t,
+                                                              int pool_size_w,
+                                                              int pool_size_h,
+                                                              struct THLongTensor *indices);
+
+/**
+ * `output` (planes `oheight x owidth`) is zero but for each input element placed at its
+ * 0-based `indices` offset.
+ */
+void THNN_FloatSpatialMaxUnpooling_updateOutput(struct THNNState *state,
+                                                struct THFloatTensor *input,
+                                                struct THFloatTensor *output,
+                                                struct THLongTensor *indices,
+                                                int owidth,
+                                                int oheight);
+
+/**
+ * `gradInput` = `gradOutput` gathered at `indices`.
+ */
+void THNN_FloatSpatialMaxUnpooling_updateGradInput(struct THNNState *state,
+                                                   struct THFloatTensor *input,
+                                                   struct THFloatTensor *grad_output,
+                                                   struct THFloatTensor *grad_input,
+                                                   struct THLongTensor *indices,
+                                                   int owidth,
+                                                   int oheight);
+
+/**
+ * `output` (volumes `oT x oH x oW`) is zero but for each input element placed at its
+ * 0-based `indices` offset; strides and paddings are only checked.
+ */
+void THNN_FloatVolumetricMaxUnpooling_updateOutput(struct THNNState *state,
+                                                   struct THFloatTensor *input,
+                                                   struct THFloatTensor *output,
+                                                   struct THLongTensor *indices,
+                                                   int o_t,
+                                                   int o_w,
+                                                   int o_h,
+                                                   int d_t,
+                                                   int d_w,
+                                                   int d_h,
+                                                   int p_t,
+                                                   int p_w,
+                                                   int p_h);
+
+/**
+ * `gradInput` = `gradOutput` gathered at `indices`.
+ */
+void THNN_FloatVolumetricMaxUnpooling_updateGradInput(struct THNNState *state,
+                                                      struct THFloatTensor *input,
+                                                      struct THFloatTensor *grad_output,
+                                                      struct THFloatTensor *grad_input,
+                                                      struct THLongTensor *indices,
+                                                      int o_t,
+                                                      int o_w,
+                                                      int o_h,
+                                                      int d_t,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int p_t,
+                                                      int p_w,
+                                                      int p_h);
+
+/**
+ * `output`, `indices` = max over windows of `kW` frames (stride `dW`) of `input` (T x F
+ * or N x T x F), each feature separately; `indices` are input frames.
+ */
+void THNN_FloatTemporalMaxPooling_updateOutput(struct THNNState *state,
+                                               struct THFloatTensor *input,
+                                               struct THFloatTensor *output,
+                                               struct THLongTensor *indices,
+                                               int k_w,
+                                               int d_w);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the frames in `indices`.
+ */
+void THNN_FloatTemporalMaxPooling_updateGradInput(struct THNNState *state,
+                                                  struct THFloatTensor *input,
+                                                  struct THFloatTensor *grad_output,
+                                                  struct THFloatTensor *grad_input,
+                                                  struct THLongTensor *indices,
+                                                  int k_w,
+                                                  int d_w);
+
+/**
+ * `output` = Lp norm (`power`) over windows of `width` features (stride `stride`) of the
+ * feature dimension (the second when `batchMode`, else the first).
+ */
+void THNN_FloatFeatureLPPooling_updateOutput(struct THNNState *state,
+                                             struct THFloatTensor *input,
+                                             struct THFloatTensor *output,
+                                             double power,
+                                             int width,
+                                             int stride,
+                                             bool batch_mode);
+
+/**
+ * `gradInput` of FeatureLPPooling, from the forward's `output`.
+ */
+void THNN_FloatFeatureLPPooling_updateGradInput(struct THNNState *state,
+                                                struct THFloatTensor *grad_output,
+                                                struct THFloatTensor *input,
+                                                struct THFloatTensor *output,
+                                                struct THFloatTensor *grad_input,
+                                                double power,
+                                                int width,
+                                                int stride,
+                                                bool batch_mode);
+
+/**
+ * `output`, `indices` = max over `kH x kW` windows (stride, padding) of each plane of
+ * `input` (C x H x W or N x C x H x W).
+ */
+void THNN_DoubleSpatialMaxPooling_updateOutput(struct THNNState *state,
+                                               struct THDoubleTensor *input,
+                                               struct THDoubleTensor *output,
+                                               struct THLongTensor *indices,
+                                               int k_w,
+                                               int k_h,
+                                               int d_w,
+                                               int d_h,
+                                               int pad_w,
+                                               int pad_h,
+                                               bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_DoubleSpatialMaxPooling_updateGradInput(struct THNNState *state,
+                                                  struct THDoubleTensor *input,
+                                                  struct THDoubleTensor *grad_output,
+                                                  struct THDoubleTensor *grad_input,
+                                                  struct THLongTensor *indices,
+                                                  int k_w,
+                                                  int k_h,
+                                                  int d_w,
+                                                  int d_h,
+                                                  int pad_w,
+                                                  int pad_h,
+                                                  bool ceil_mode);
+
+/**
+ * As SpatialMaxPooling, windows dilated by `dilationH x dilationW`.
+ */
+void THNN_DoubleSpatialDilatedMaxPooling_updateOutput(struct THNNState *state,
+                                                      struct THDoubleTensor *input,
+                                                      struct THDoubleTensor *output,
+                                                      struct THLongTensor *indices,
+                                                      int k_w,
+                                                      int k_h,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int pad_w,
+                                                      int pad_h,
+                                                      int dilation_w,
+                                                      int dilation_h,
+                                                      bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_DoubleSpatialDilatedMaxPooling_updateGradInput(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THDoubleTensor *grad_output,
+                                                         struct THDoubleTensor *grad_input,
+                                                         struct THLongTensor *indices,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         int dilation_w,
+                                                         int dilation_h,
+                                                         bool ceil_mode);
+
+/**
+ * `output` = mean over `kH x kW` windows (padding counted when `count_include_pad`).
+ */
+void THNN_DoubleSpatialAveragePooling_updateOutput(struct THNNState *state,
+                                                   struct THDoubleTensor *input,
+                                                   struct THDoubleTensor *output,
+                                                   int k_w,
+                                                   int k_h,
+                                                   int d_w,
+                                                   int d_h,
+                                                   int pad_w,
+                                                   int pad_h,
+                                                   bool ceil_mode,
+                                                   bool count_include_pad);
+
+/**
+ * `gradInput` of the average pooling.
+ */
+void THNN_DoubleSpatialAveragePooling_updateGradInput(struct THNNState *state,
+                                                      struct THDoubleTensor *input,
+                                                      struct THDoubleTensor *grad_output,
+                                                      struct THDoubleTensor *grad_input,
+                                                      int k_w,
+                                                      int k_h,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int pad_w,
+                                                      int pad_h,
+                                                      bool ceil_mode,
+                                                      bool count_include_pad);
+
+/**
+ * `output`, `indices` = max over `kT x kH x kW` windows of each volume of `input`
+ * (C x T x H x W or N x C x T x H x W).
+ */
+void THNN_DoubleVolumetricMaxPooling_updateOutput(struct THNNState *state,
+                                                  struct THDoubleTensor *input,
+                                                  struct THDoubleTensor *output,
+                                                  struct THLongTensor *indices,
+                                                  int k_t,
+                                                  int k_w,
+                                                  int k_h,
+                                                  int d_t,
+                                                  int d_w,
+                                                  int d_h,
+                                                  int p_t,
+                                                  int p_w,
+                                                  int p_h,
+                                                  bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_DoubleVolumetricMaxPooling_updateGradInput(struct THNNState *state,
+                                                     struct THDoubleTensor *input,
+                                                     struct THDoubleTensor *grad_output,
+                                                     struct THDoubleTensor *grad_input,
+                                                     struct THLongTensor *indices,
+                                                     int k_t,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_t,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int p_t,
+                                                     int p_w,
+                                                     int p_h,
+                                                     bool ceil_mode);
+
+/**
+ * As VolumetricMaxPooling, windows dilated by `dilationT x dilationH x dilationW`.
+ */
+void THNN_DoubleVolumetricDilatedMaxPooling_updateOutput(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THDoubleTensor *output,
+                                                         struct THLongTensor *indices,
+                                                         int k_t,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_t,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int p_t,
+                                                         int p_w,
+                                                         int p_h,
+                                                         int dilation_t,
+                                                         int dilation_w,
+                                                         int dilation_h,
+                                                         bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_DoubleVolumetricDilatedMaxPooling_updateGradInput(struct THNNState *state,
+                                                            struct THDoubleTensor *input,
+                                                            struct THDoubleTensor *grad_output,
+                                                            struct THDoubleTensor *grad_input,
+                                                            struct THLongTensor *indices,
+                                                            int k_t,
+                                                            int k_w,
+                                                            int k_h,
+                                                            int d_t,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int p_t,
+                                                            int p_w,
+                                                            int p_h,
+                                                            int dilation_t,
+                                                            int dilation_w,
+                                                            int dilation_h,
+                                                            bool ceil_mode);
+
+/**
+ * `output` = mean over `kT x kH x kW` windows (padding counted when `count_include_pad`).
+ */
+void THNN_DoubleVolumetricAveragePooling_updateOutput(struct THNNState *state,
+                                                      struct THDoubleTensor *input,
+                                                      struct THDoubleTensor *output,
+                                                      int k_t,
+                                                      int k_w,
+                                                      int k_h,
+                                                      int d_t,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int pad_t,
+                                                      int pad_w,
+                                                      int pad_h,
+                                                      bool ceil_mode,
+                                                      bool count_include_pad);
+
+/**
+ * `gradInput` of the average pooling.
+ */
+void THNN_DoubleVolumetricAveragePooling_updateGradInput(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THDoubleTensor *grad_output,
+                                                         struct THDoubleTensor *grad_input,
+                                                         int k_t,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_t,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_t,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         bool ceil_mode,
+                                                         bool count_include_pad);
+
+/**
+ * `output`, `indices` = max over the `oheight x owidth` adaptive windows of each plane.
+ */
+void THNN_DoubleSpatialAdaptiveMaxPooling_updateOutput(struct THNNState *state,
+                                                       struct THDoubleTensor *input,
+                                                       struct THDoubleTensor *output,
+                                                       struct THLongTensor *indices,
+                                                       int owidth,
+                                                       int oheight);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_DoubleSpatialAdaptiveMaxPooling_updateGradInput(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THDoubleTensor *grad_output,
+                                                          struct THDoubleTensor *grad_input,
+                                                          struct THLongTensor *indices);
+
+/**
+ * `output` = mean over the `oheight x owidth` adaptive windows of each plane.
+ */
+void THNN_DoubleSpatialAdaptiveAveragePooling_updateOutput(struct THNNState *state,
+                                                           struct THDoubleTensor *input,
+                                                           struct THDoubleTensor *output,
+                                                           int owidth,
+                                                           int oheight);
+
+/**
+ * `gradInput` of the adaptive average pooling (output size from `gradOutput`).
+ */
+void THNN_DoubleSpatialAdaptiveAveragePooling_updateGradInput(struct THNNState *state,
+                                                              struct THDoubleTensor *input,
+                                                              struct THDoubleTensor *grad_output,
+                                                              struct THDoubleTensor *grad_input);
+
+/**
+ * Fractional max pooling to `outputH x outputW` with `poolSizeH x poolSizeW` windows
+ * placed by `randomSamples` (N x C x 2, samples (w, h), each in [0, 1)).
+ */
+void THNN_DoubleSpatialFractionalMaxPooling_updateOutput(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THDoubleTensor *output,
+                                                         int output_w,
+                                                         int output_h,
+                                                         int pool_size_w,
+                                                         int pool_size_h,
+                                                         struct THLongTensor *indices,
+                                                         struct THDoubleTensor *random_samples);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_DoubleSpatialFractionalMaxPooling_updateGradInput(struct THNNState *state,
+                                                            struct THDoubleTensor *input,
+                                                            struct THDoubleTensor *grad_output,
+                                                            struct THDoubleTensor *grad_input,
+                                                            int output_w,
+                                                            int output_h,
+                                                            int pool_size_w,
+                                                            int pool_size_h,
+                                                            struct THLongTensor *indices);
+
+/**
+ * Fractional max pooling of volumes (C x T x H x W or N x C x T x H x W) with
+ * `randomSamples` N x C x 3 (samples (t, h, w)).
+ */
+void THNN_DoubleVolumetricFractionalMaxPooling_updateOutput(struct THNNState *state,
+                                                            struct THDoubleTensor *input,
+                                                            struct THDoubleTensor *output,
+                                                            int output_t,
+                                                            int output_w,
+                                                            int output_h,
+                                                            int pool_size_t,
+                                                            int pool_size_w,
+                                                            int pool_size_h,
+                                                            struct THLongTensor *indices,
+                                                            struct THDoubleTensor *random_samples);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_DoubleVolumetricFractionalMaxPooling_updateGradInput(struct THNNState *state,
+                                                               struct THDoubleTensor *input,
+                                                               struct THDoubleTensor *grad_output,
+                                                               struct THDoubleTensor *grad_input,
+                                                               int output_t,
+                                                               int output_w,
+                                                               int output_h,
+                                                               int pool_size_t,
+                                                               int pool_size_w,
+                                                               int pool_size_h,
+                                                               struct THLongTensor *indices);
+
+/**
+ * `output` (planes `oheight x owidth`) is zero but for each input element placed at its
+ * 0-based `indices` offset.
+ */
+void THNN_DoubleSpatialMaxUnpooling_updateOutput(struct THNNState *state,
+                                                 struct THDoubleTensor *input,
+                                                 struct THDoubleTensor *output,
+                                                 struct THLongTensor *indices,
+                                                 int owidth,
+                                                 int oheight);
+
+/**
+ * `gradInput` = `gradOutput` gathered at `indices`.
+ */
+void THNN_DoubleSpatialMaxUnpooling_updateGradInput(struct THNNState *state,
+                                                    struct THDoubleTensor *input,
+                                                    struct THDoubleTensor *grad_output,
+                                                    struct THDoubleTensor *grad_input,
+                                                    struct THLongTensor *indices,
+                                                    int owidth,
+                                                    int oheight);
+
+/**
+ * `output` (volumes `oT x oH x oW`) is zero but for each input element placed at its
+ * 0-based `indices` offset; strides and paddings are only checked.
+ */
+void THNN_DoubleVolumetricMaxUnpooling_updateOutput(struct THNNState *state,
+                                                    struct THDoubleTensor *input,
+                                                    struct THDoubleTensor *output,
+                                                    struct THLongTensor *indices,
+                                                    int o_t,
+                                                    int o_w,
+                                                    int o_h,
+                                                    int d_t,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int p_t,
+                                                    int p_w,
+                                                    int p_h);
+
+/**
+ * `gradInput` = `gradOutput` gathered at `indices`.
+ */
+void THNN_DoubleVolumetricMaxUnpooling_updateGradInput(struct THNNState *state,
+                                                       struct THDoubleTensor *input,
+                                                       struct THDoubleTensor *grad_output,
+                                                       struct THDoubleTensor *grad_input,
+                                                       struct THLongTensor *indices,
+                                                       int o_t,
+                                                       int o_w,
+                                                       int o_h,
+                                                       int d_t,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int p_t,
+                                                       int p_w,
+                                                       int p_h);
+
+/**
+ * `output`, `indices` = max over windows of `kW` frames (stride `dW`) of `input` (T x F
+ * or N x T x F), each feature separately; `indices` are input frames.
+ */
+void THNN_DoubleTemporalMaxPooling_updateOutput(struct THNNState *state,
+                                                struct THDoubleTensor *input,
+                                                struct THDoubleTensor *output,
+                                                struct THLongTensor *indices,
+                                                int k_w,
+                                                int d_w);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the frames in `indices`.
+ */
+void THNN_DoubleTemporalMaxPooling_updateGradInput(struct THNNState *state,
+                                                   struct THDoubleTensor *input,
+                                                   struct THDoubleTensor *grad_output,
+                                                   struct THDoubleTensor *grad_input,
+                                                   struct THLongTensor *indices,
+                                                   int k_w,
+                                                   int d_w);
+
+/**
+ * `output` = Lp norm (`power`) over windows of `width` features (stride `stride`) of the
+ * feature dimension (the second when `batchMode`, else the first).
+ */
+void THNN_DoubleFeatureLPPooling_updateOutput(struct THNNState *state,
+                                              struct THDoubleTensor *input,
+                                              struct THDoubleTensor *output,
+                                              double power,
+                                              int width,
+                                              int stride,
+                                              bool batch_mode);
+
+/**
+ * `gradInput` of FeatureLPPooling, from the forward's `output`.
+ */
+void THNN_DoubleFeatureLPPooling_updateGradInput(struct THNNState *state,
+                                                 struct THDoubleTensor *grad_output,
+                                                 struct THDoubleTensor *input,
+                                                 struct THDoubleTensor *output,
+                                                 struct THDoubleTensor *grad_input,
+                                                 double power,
+                                                 int width,
+                                                 int stride,
+                                                 bool batch_mode);
+
+/**
+ * `hy` (resized like `hx`) = one GRU step from the gate pre-activations `input` and
+ * `hidden` (rows of 3H: reset, update, new) and the biases (3H, may be NULL); `storage`
+ * (resized: last size times 5) keeps what `updateGradInput` needs.
+ */
+void THNN_FloatGRUFused_updateOutput(struct THNNState *state,
+                                     struct THFloatTensor *input,
+                                     struct THFloatTensor *hidden,
+                                     struct THFloatTensor *bias1,
+                                     struct THFloatTensor *bias2,
+                                     struct THFloatTensor *hx,
+                                     struct THFloatTensor *output,
+                                     struct THFloatTensor *storage);
+
+/**
+ * The gradients of the input gates (`gradInInput`), the hidden gates (`gradInHidden`),
+ * both resized to 3H rows, and of `hx` (`gradInputHx`) from `gradOutput` and `storage`.
+ */
+void THNN_FloatGRUFused_updateGradInput(struct THNNState *state,
+                                        struct THFloatTensor *grad_in_input,
+                                        struct THFloatTensor *grad_in_hidden,
+                                        struct THFloatTensor *grad_output,
+                                        struct THFloatTensor *grad_input_hx,
+                                        struct THFloatTensor *storage);
+
+/**
+ * `cy = f * cx + i * g`, `hy = o * tanh(cy)` (resized like `cx`) from the gate
+ * pre-activations `input` and `hidden` (rows of 4H: input, forget, cell, output) and
+ * the biases (4H, may be NULL); `input` is overwritten with the activated gates.
+ */
+void THNN_FloatLSTMFused_updateOutput(struct THNNState *state,
+                                      struct THFloatTensor *input,
+                                      struct THFloatTensor *hidden,
+                                      struct THFloatTensor *bias1,
+                                      struct THFloatTensor *bias2,
+                                      struct THFloatTensor *cell,
+                                      struct THFloatTensor *output,
+                                      struct THFloatTensor *output_cell);
+
+/**
+ * `gradInGates` (resized to 4H rows: the gradient of the gate pre-activations) and
+ * `gradInputCx` (the gradient of `cx`) from the activated gates `storage`, `cx`, `cy`
+ * and the gradients of `hy` and `cy`.
+ */
+void THNN_FloatLSTMFused_updateGradInput(struct THNNState *state,
+                                         struct THFloatTensor *storage,
+                                         struct THFloatTensor *grad_in_gates,
+                                         struct THFloatTensor *cx,
+                                         struct THFloatTensor *cy,
+                                         struct THFloatTensor *grad_output,
+                                         struct THFloatTensor *grad_output_cell,
+                                         struct THFloatTensor *grad_input_cx);
+
+/**
+ * `hy` (resized like `hx`) = one GRU step from the gate pre-activations `input` and
+ * `hidden` (rows of 3H: reset, update, new) and the biases (3H, may be NULL); `storage`
+ * (resized: last size times 5) keeps what `updateGradInput` needs.
+ */
+void THNN_DoubleGRUFused_updateOutput(struct THNNState *state,
+                                      struct THDoubleTensor *input,
+                                      struct THDoubleTensor *hidden,
+                                      struct THDoubleTensor *bias1,
+                                      struct THDoubleTensor *bias2,
+                                      struct THDoubleTensor *hx,
+                                      struct THDoubleTensor *output,
+                                      struct THDoubleTensor *storage);
+
+/**
+ * The gradients of the input gates (`gradInInput`), the hidden gates (`gradInHidden`),
+ * both resized to 3H rows, and of `hx` (`gradInputHx`) from `gradOutput` and `storage`.
+ */
+void THNN_DoubleGRUFused_updateGradInput(struct THNNState *state,
+                                         struct THDoubleTensor *grad_in_input,
+                                         struct THDoubleTensor *grad_in_hidden,
+                                         struct THDoubleTensor *grad_output,
+                                         struct THDoubleTensor *grad_input_hx,
+                                         struct THDoubleTensor *storage);
+
+/**
+ * `cy = f * cx + i * g`, `hy = o * tanh(cy)` (resized like `cx`) from the gate
+ * pre-activations `input` and `hidden` (rows of 4H: input, forget, cell, output) and
+ * the biases (4H, may be NULL); `input` is overwritten with the activated gates.
+ */
+void THNN_DoubleLSTMFused_updateOutput(struct THNNState *state,
+                                       struct THDoubleTensor *input,
+                                       struct THDoubleTensor *hidden,
+                                       struct THDoubleTensor *bias1,
+                                       struct THDoubleTensor *bias2,
+                                       struct THDoubleTensor *cell,
+                                       struct THDoubleTensor *output,
+                                       struct THDoubleTensor *output_cell);
+
+/**
+ * `gradInGates` (resized to 4H rows: the gradient of the gate pre-activations) and
+ * `gradInputCx` (the gradient of `cx`) from the activated gates `storage`, `cx`, `cy`
+ * and the gradients of `hy` and `cy`.
+ */
+void THNN_DoubleLSTMFused_updateGradInput(struct THNNState *state,
+                                          struct THDoubleTensor *storage,
+                                          struct THDoubleTensor *grad_in_gates,
+                                          struct THDoubleTensor *cx,
+                                          struct THDoubleTensor *cy,
+                                          struct THDoubleTensor *grad_output,
+                                          struct THDoubleTensor *grad_output_cell,
+                                          struct THDoubleTensor *grad_input_cx);
+
+/**
+ * `output`: `input` (C x H x W or N x C x H x W) padded by reflection (the edge not
+ * repeated) by `pad_l`, `pad_r` (width) and `pad_t`, `pad_b` (height); a negative pad
+ * crops. Each pad must be less than the input size it reflects.
+ */
+void THNN_FloatSpatialReflectionPadding_updateOutput(struct THNNState *state,
+                                                     struct THFloatTensor *input,
+                                                     struct THFloatTensor *output,
+                                                     int pad_l,
+                                                     int pad_r,
+                                                     int pad_t,
+                                                     int pad_b);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_FloatSpatialReflectionPadding_updateGradInput(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THFloatTensor *grad_output,
+                                                        struct THFloatTensor *grad_input,
+                                                        int pad_l,
+                                                        int pad_r,
+                                                        int pad_t,
+                                                        int pad_b);
+
+/**
+ * `output`: `input` (C x H x W or N x C x H x W) padded by repeating its edges by
+ * `pad_l`, `pad_r` (width) and `pad_t`, `pad_b` (height); a negative pad crops.
+ */
+void THNN_FloatSpatialReplicationPadding_updateOutput(struct THNNState *state,
+                                                      struct THFloatTensor *input,
+                                                      struct THFloatTensor *output,
+                                                      int pad_l,
+                                                      int pad_r,
+                                                      int pad_t,
+                                                      int pad_b);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_FloatSpatialReplicationPadding_updateGradInput(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THFloatTensor *grad_output,
+                                                         struct THFloatTensor *grad_input,
+                                                         int pad_l,
+                                                         int pad_r,
+                                                         int pad_t,
+                                                         int pad_b);
+
+/**
+ * `output`: `input` (C x D x H x W or N x C x D x H x W) padded by repeating its edges
+ * by `pleft`, `pright` (width), `ptop`, `pbottom` (height), `pfront`, `pback` (depth);
+ * a negative pad crops.
+ */
+void THNN_FloatVolumetricReplicationPadding_updateOutput(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THFloatTensor *output,
+                                                         int pleft,
+                                                         int pright,
+                                                         int ptop,
+                                                         int pbottom,
+                                                         int pfront,
+                                                         int pback);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_FloatVolumetricReplicationPadding_updateGradInput(struct THNNState *state,
+                                                            struct THFloatTensor *input,
+                                                            struct THFloatTensor *grad_output,
+                                                            struct THFloatTensor *grad_input,
+                                                            int pleft,
+                                                            int pright,
+                                                            int ptop,
+                                                            int pbottom,
+                                                            int pfront,
+                                                            int pback);
+
+/**
+ * `output`: each element of `input` (C x H x W or N x C x H x W) repeated
+ * `scale_factor` (>= 1) times along height and width.
+ */
+void THNN_FloatSpatialUpSamplingNearest_updateOutput(struct THNNState *state,
+                                                     struct THFloatTensor *input,
+                                                     struct THFloatTensor *output,
+                                                     int scale_factor);
+
+/**
+ * `gradInput` (like `input`): the sums of `gradOutput` over each element's block.
+ */
+void THNN_FloatSpatialUpSamplingNearest_updateGradInput(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THFloatTensor *grad_output,
+                                                        struct THFloatTensor *grad_input,
+                                                        int scale_factor);
+
+/**
+ * `output`: each element of `input` (C x D x H x W or N x C x D x H x W) repeated
+ * `scale_factor` (>= 1) times along depth, height and width.
+ */
+void THNN_FloatVolumetricUpSamplingNearest_updateOutput(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THFloatTensor *output,
+                                                        int scale_factor);
+
+/**
+ * `gradInput` (like `input`): the sums of `gradOutput` over each element's block.
+ */
+void THNN_FloatVolumetricUpSamplingNearest_updateGradInput(struct THNNState *state,
+                                                           struct THFloatTensor *input,
+                                                           struct THFloatTensor *grad_output,
+                                                           struct THFloatTensor *grad_input,
+                                                           int scale_factor);
+
+/**
+ * `output` (N x C x outputHeight x outputWidth): `input` (N x C x H x W) interpolated
+ * bilinearly with the corner pixels aligned.
+ */
+void THNN_FloatSpatialUpSamplingBilinear_updateOutput(struct THNNState *state,
+                                                      struct THFloatTensor *input,
+                                                      struct THFloatTensor *output,
+                                                      int output_height,
+                                                      int output_width);
+
+/**
+ * `gradInput` (nbatch x nchannels x inputHeight x inputWidth) from `gradOutput`
+ * (nbatch x nchannels x outputHeight x outputWidth).
+ */
+void THNN_FloatSpatialUpSamplingBilinear_updateGradInput(struct THNNState *state,
+                                                         struct THFloatTensor *grad_output,
+                                                         struct THFloatTensor *grad_input,
+                                                         int nbatch,
+                                                         int nchannels,
+                                                         int input_height,
+                                                         int input_width,
+                                                         int output_height,
+                                                         int output_width);
+
+/**
+ * `output` (N x C x outputDepth x outputHeight x outputWidth): `input` (N x C x D x H x
+ * W) interpolated trilinearly with the corner voxels aligned.
+ */
+void THNN_FloatVolumetricUpSamplingTrilinear_updateOutput(struct THNNState *state,
+                                                          struct THFloatTensor *input,
+                                                          struct THFloatTensor *output,
+                                                          int output_depth,
+                                                          int output_height,
+                                                          int output_width);
+
+/**
+ * `gradInput` (nbatch x nchannels x input sizes) from `gradOutput` (nbatch x nchannels
+ * x output sizes).
+ */
+void THNN_FloatVolumetricUpSamplingTrilinear_updateGradInput(struct THNNState *state,
+                                                             struct THFloatTensor *grad_output,
+                                                             struct THFloatTensor *grad_input,
+                                                             int nbatch,
+                                                             int nchannels,
+                                                             int input_depth,
+                                                             int input_height,
+                                                             int input_width,
+                                                             int output_depth,
+                                                             int output_height,
+                                                             int output_width);
+
+/**
+ * `output` (N x C x H x W): `input` (N x C x IH x IW) sampled bilinearly at `grid` (N x
+ * H x W x 2, (x, y) in [-1, 1], corners aligned), zero outside.
+ */
+void THNN_FloatSpatialGridSamplerBilinear_updateOutput(struct THNNState *state,
+                                                       struct THFloatTensor *input,
+                                                       struct THFloatTensor *grid,
+                                                       struct THFloatTensor *output);
+
+/**
+ * `gradInput` (like `input`) and `gradGrid` (like `grid`) from `gradOutput`; either may
+ * be NULL (not computed).
+ */
+void THNN_FloatSpatialGridSamplerBilinear_updateGradInput(struct THNNState *state,
+                                                          struct THFloatTensor *input,
+                                                          struct THFloatTensor *grad_input,
+                                                          struct THFloatTensor *grid,
+                                                          struct THFloatTensor *grad_grid,
+                                                          struct THFloatTensor *grad_output);
+
+/**
+ * `output`: `input` (C x H x W or N x C x H x W) padded by reflection (the edge not
+ * repeated) by `pad_l`, `pad_r` (width) and `pad_t`, `pad_b` (height); a negative pad
+ * crops. Each pad must be less than the input size it reflects.
+ */
+void THNN_DoubleSpatialReflectionPadding_updateOutput(struct THNNState *state,
+                                                      struct THDoubleTensor *input,
+                                                      struct THDoubleTensor *output,
+                                                      int pad_l,
+                                                      int pad_r,
+                                                      int pad_t,
+                                                      int pad_b);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_DoubleSpatialReflectionPadding_updateGradInput(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THDoubleTensor *grad_output,
+                                                         struct THDoubleTensor *grad_input,
+                                                         int pad_l,
+                                                         int pad_r,
+                                                         int pad_t,
+                                                         int pad_b);
+
+/**
+ * `output`: `input` (C x H x W or N x C x H x W) padded by repeating its edges by
+ * `pad_l`, `pad_r` (width) and `pad_t`, `pad_b` (height); a negative pad crops.
+ */
+void THNN_DoubleSpatialReplicationPadding_updateOutput(struct THNNState *state,
+                                                       struct THDoubleTensor *input,
+                                                       struct THDoubleTensor *output,
+                                                       int pad_l,
+                                                       int pad_r,
+                                                       int pad_t,
+                                                       int pad_b);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_DoubleSpatialReplicationPadding_updateGradInput(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THDoubleTensor *grad_output,
+                                                          struct THDoubleTensor *grad_input,
+                                                          int pad_l,
+                                                          int pad_r,
+                                                          int pad_t,
+                                                          int pad_b);
+
+/**
+ * `output`: `input` (C x D x H x W or N x C x D x H x W) padded by repeating its edges
+ * by `pleft`, `pright` (width), `ptop`, `pbottom` (height), `pfront`, `pback` (depth);
+ * a negative pad crops.
+ */
+void THNN_DoubleVolumetricReplicationPadding_updateOutput(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THDoubleTensor *output,
+                                                          int pleft,
+                                                          int pright,
+                                                          int ptop,
+                                                          int pbottom,
+                                                          int pfront,
+                                                          int pback);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_DoubleVolumetricReplicationPadding_updateGradInput(struct THNNState *state,
+                                                             struct THDoubleTensor *input,
+                                                             struct THDoubleTensor *grad_output,
+                                                             struct THDoubleTensor *grad_input,
+                                                             int pleft,
+                                                             int pright,
+                                                             int ptop,
+                                                             int pbottom,
+                                                             int pfront,
+                                                             int pback);
+
+/**
+ * `output`: each element of `input` (C x H x W or N x C x H x W) repeated
+ * `scale_factor` (>= 1) times along height and width.
+ */
+void THNN_DoubleSpatialUpSamplingNearest_updateOutput(struct THNNState *state,
+                                                      struct THDoubleTensor *input,
+                                                      struct THDoubleTensor *output,
+                                                      int scale_factor);
+
+/**
+ * `gradInput` (like `input`): the sums of `gradOutput` over each element's block.
+ */
+void THNN_DoubleSpatialUpSamplingNearest_updateGradInput(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THDoubleTensor *grad_output,
+                                                         struct THDoubleTensor *grad_input,
+                                                         int scale_factor);
+
+/**
+ * `output`: each element of `input` (C x D x H x W or N x C x D x H x W) repeated
+ * `scale_factor` (>= 1) times along depth, height and width.
+ */
+void THNN_DoubleVolumetricUpSamplingNearest_updateOutput(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THDoubleTensor *output,
+                                                         int scale_factor);
+
+/**
+ * `gradInput` (like `input`): the sums of `gradOutput` over each element's block.
+ */
+void THNN_DoubleVolumetricUpSamplingNearest_updateGradInput(struct THNNState *state,
+                                                            struct THDoubleTensor *input,
+                                                            struct THDoubleTensor *grad_output,
+                                                            struct THDoubleTensor *grad_input,
+                                                            int scale_factor);
+
+/**
+ * `output` (N x C x outputHeight x outputWidth): `input` (N x C x H x W) interpolated
+ * bilinearly with the corner pixels aligned.
+ */
+void THNN_DoubleSpatialUpSamplingBilinear_updateOutput(struct THNNState *state,
+                                                       struct THDoubleTensor *input,
+                                                       struct THDoubleTensor *output,
+                                                       int output_height,
+                                                       int output_width);
+
+/**
+ * `gradInput` (nbatch x nchannels x inputHeight x inputWidth) from `gradOutput`
+ * (nbatch x nchannels x outputHeight x outputWidth).
+ */
+void THNN_DoubleSpatialUpSamplingBilinear_updateGradInput(struct THNNState *state,
+                                                          struct THDoubleTensor *grad_output,
+                                                          struct THDoubleTensor *grad_input,
+                                                          int nbatch,
+                                                          int nchannels,
+                                                          int input_height,
+                                                          int input_width,
+                                                          int output_height,
+                                                          int output_width);
+
+/**
+ * `output` (N x C x outputDepth x outputHeight x outputWidth): `input` (N x C x D x H x
+ * W) interpolated trilinearly with the corner voxels aligned.
+ */
+void THNN_DoubleVolumetricUpSamplingTrilinear_updateOutput(struct THNNState *state,
+                                                           struct THDoubleTensor *input,
+                                                           struct THDoubleTensor *output,
+                                                           int output_depth,
+                                                           int output_height,
+                                                           int output_width);
+
+/**
+ * `gradInput` (nbatch x nchannels x input sizes) from `gradOutput` (nbatch x nchannels
+ * x output sizes).
+ */
+void THNN_DoubleVolumetricUpSamplingTrilinear_updateGradInput(struct THNNState *state,
+                                                              struct THDoubleTensor *grad_output,
+                                                              struct THDoubleTensor *grad_input,
+                                                              int nbatch,
+                                                              int nchannels,
+                                                              int input_depth,
+                                                              int input_height,
+                                                              int input_width,
+                                                              int output_depth,
+                                                              int output_height,
+                                                              int output_width);
+
+/**
+ * `output` (N x C x H x W): `input` (N x C x IH x IW) sampled bilinearly at `grid` (N x
+ * H x W x 2, (x, y) in [-1, 1], corners aligned), zero outside.
+ */
+void THNN_DoubleSpatialGridSamplerBilinear_updateOutput(struct THNNState *state,
+                                                        struct THDoubleTensor *input,
+                                                        struct THDoubleTensor *grid,
+                                                        struct THDoubleTensor *output);
+
+/**
+ * `gradInput` (like `input`) and `gradGrid` (like `grid`) from `gradOutput`; either may
+ * be NULL (not computed).
+ */
+void THNN_DoubleSpatialGridSamplerBilinear_updateGradInput(struct THNNState *state,
+                                                           struct THDoubleTensor *input,
+                                                           struct THDoubleTensor *grad_input,
+                                                           struct THDoubleTensor *grid,
+                                                           struct THDoubleTensor *grad_grid,
+                                                           struct THDoubleTensor *grad_output);
+
+/**
+ * `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
+ * 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
+ * -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
+ * be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
+ */
+void THNN_FloatLookupTable_accGradParameters(struct THNNState *state,
+                                             struct THLongTensor *input,
+                                             struct THFloatTensor *grad_output,
+                                             struct THFloatTensor *grad_weight,
+                                             struct THIntTensor *count,
+                                             struct THFloatTensor *sorted,
+                                             struct THLongTensor *indices,
+                                             bool scale_grad_by_freq,
+                                             int padding_value,
+                                             double scale);
+
+/**
+ * Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
+ * `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
+ */
+void THNN_FloatLookupTable_renorm(struct THNNState *state,
+                                  struct THLongTensor *idx,
+                                  struct THFloatTensor *weight,
+                                  double max_norm,
+                                  double norm_type);
+
+/**
+ * `output[j] = bias + sum over sample j's (key, value) pairs of value * weight[key +
+ * keysOffset]` (0-based rows); max-normalized when `weight` has 4 extra columns (then
+ * `normalizedValues`, may be NULL, receives the normalized values and `train` updates
+ * the per-key statistics in `weight`).
+ */
+void THNN_FloatIndexLinear_updateOutput(struct THNNState *state,
+                                        struct THLongTensor *keys,
+                                        int64_t keys_offset,
+                                        struct THFloatTensor *values,
+                                        struct THLongTensor *sizes,
+                                        struct THLongTensor *cum_sum_sizes,
+                                        struct THFloatTensor *output,
+                                        struct THFloatTensor *weight,
+                                        struct THFloatTensor *bias,
+                                        struct THFloatTensor *normalized_values,
+                                        int train);
+
+/**
+ * `gradWeight` (resized: one row per key) = the per-key gradient; `gradBias += scale *
+ * sum(gradOutput)`. `valuesBuffer` (may be NULL) and `weightDecay` are unused.
+ */
+void THNN_FloatIndexLinear_accGradParameters(struct THNNState *state,
+                                             struct THLongTensor *keys,
+                                             int64_t keys_offset,
+                                             struct THFloatTensor *values,
+                                             struct THLongTensor *sizes,
+                                             struct THLongTensor *cum_sum_sizes,
+                                             struct THFloatTensor *grad_output,
+                                             struct THFloatTensor *grad_weight,
+                                             struct THFloatTensor *grad_bias,
+                                             struct THFloatTensor *weight,
+                                             struct THFloatTensor *bias,
+                                             struct THFloatTensor *values_buffer,
+                                             double weight_decay,
+                                             double scale);
+
+/**
+ * The gradient step applied to `weight` and `bias` directly, pair by pair (with
+ * `weightDecay` on the touched rows).
+ */
+void THNN_FloatIndexLinear_accUpdateGradParameters(struct THNNState *state,
+                                                   struct THLongTensor *keys,
+                                                   int64_t keys_offset,
+                                                   struct THFloatTensor *values,
+                                                   struct THLongTensor *sizes,
+                                                   struct THLongTensor *cum_sum_sizes,
+                                                   struct THFloatTensor *grad_output,
+                                                   struct THFloatTensor *weight,
+                                                   struct THFloatTensor *bias,
+                                                   double weight_decay,
+                                                   double scale);
+
+/**
+ * Applies the per-key `gradWeight` (rows for `runningKeys`) and `gradBias` with
+ * `learningRate` and `weightDecay`. `cumSumSizes` is unused (may be NULL).
+ */
+void THNN_FloatIndexLinear_updateParameters(struct THNNState *state,
+                                            struct THFloatTensor *grad_weight,
+                                            struct THFloatTensor *grad_bias,
+                                            struct THFloatTensor *weight,
+                                            struct THFloatTensor *bias,
+                                            struct THLongTensor *running_keys,
+                                            struct THLongTensor *cum_sum_sizes,
+                                            int64_t keys_offset,
+                                            double weight_decay,
+                                            double learning_rate);
+
+/**
+ * `output` (batch x outputSize) = `bias` + the COO `input` (nnz x 3: 0-based row,
+ * 0-based feature, value) times `weight`^T; the batch is `output`'s first size when it
+ * is 2-D, else 1 + the largest row.
+ */
+void THNN_FloatSparseLinear_updateOutput(struct THNNState *state,
+                                         struct THFloatTensor *input,
+                                         struct THFloatTensor *output,
+                                         struct THFloatTensor *weight,
+                                         struct THFloatTensor *bias);
+
+/**
+ * `gradWeight += scale * gradOutput^T @ input (+ weightDecay * weight)`, `gradBias +=
+ * scale * sum(gradOutput)`; COO `input`. `bias` is unused (may be NULL).
+ */
+void THNN_FloatSparseLinear_accGradParameters(struct THNNState *state,
+                                              struct THFloatTensor *input,
+                                              struct THFloatTensor *grad_output,
+                                              struct THFloatTensor *grad_weight,
+                                              struct THFloatTensor *grad_bias,
+                                              struct THFloatTensor *weight,
+                                              struct THFloatTensor *bias,
+                                              double weight_decay,
+                                              double scale);
+
+/**
+ * Zeroes `gradBias` and the `gradWeight` columns of the features in `lastInput` (COO).
+ */
+void THNN_FloatSparseLinear_zeroGradParameters(struct THNNState *state,
+                                               struct THFloatTensor *grad_weight,
+                                               struct THFloatTensor *grad_bias,
+                                               struct THFloatTensor *last_input);
+
+/**
+ * `bias -= learningRate * gradBias`; `weight[:, c] -= learningRate * gradWeight[:, c]`
+ * for the features `c` in `lastInput` (COO).
+ */
+void THNN_FloatSparseLinear_updateParameters(struct THNNState *state,
+                                             struct THFloatTensor *weight,
+                                             struct THFloatTensor *bias,
+                                             struct THFloatTensor *grad_weight,
+                                             struct THFloatTensor *grad_bias,
+                                             struct THFloatTensor *last_input,
+                                             double learning_rate);
+
+/**
+ * As `SparseLinear_updateOutput` for a batch x nnz x 2 `input` of (0-based feature,
+ * value) pairs; `output` is resized to batch x outputSize.
+ */
+void THNN_FloatSparseLinear_legacyUpdateOutput(struct THNNState *state,
+                                               struct THFloatTensor *input,
+                                               struct THFloatTensor *output,
+                                               struct THFloatTensor *weight,
+                                               struct THFloatTensor *bias);
+
+/**
+ * As `SparseLinear_accGradParameters` for a batch x nnz x 2 `input`.
+ */
+void THNN_FloatSparseLinear_legacyAccGradParameters(struct THNNState *state,
+                                                    struct THFloatTensor *input,
+                                                    struct THFloatTensor *grad_output,
+                                                    struct THFloatTensor *grad_weight,
+                                                    struct THFloatTensor *grad_bias,
+                                                    struct THFloatTensor *weight,
+                                                    struct THFloatTensor *bias,
+                                                    double weight_decay,
+                                                    double scale);
+
+/**
+ * As `SparseLinear_zeroGradParameters` for a batch x nnz x 2 `lastInput`.
+ */
+void THNN_FloatSparseLinear_legacyZeroGradParameters(struct THNNState *state,
+                                                     struct THFloatTensor *grad_weight,
+                                                     struct THFloatTensor *grad_bias,
+                                                     struct THFloatTensor *last_input);
+
+/**
+ * As `SparseLinear_updateParameters` for a batch x nnz x 2 `lastInput`.
+ */
+void THNN_FloatSparseLinear_legacyUpdateParameters(struct THNNState *state,
+                                                   struct THFloatTensor *weight,
+                                                   struct THFloatTensor *bias,
+                                                   struct THFloatTensor *grad_weight,
+                                                   struct THFloatTensor *grad_bias,
+                                                   struct THFloatTensor *last_input,
+                                                   double learning_rate);
+
+/**
+ * `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
+ * 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
+ * -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
+ * be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
+ */
+void THNN_DoubleLookupTable_accGradParameters(struct THNNState *state,
+                                              struct THLongTensor *input,
+                                              struct THDoubleTensor *grad_output,
+                                              struct THDoubleTensor *grad_weight,
+                                              struct THIntTensor *count,
+                                              struct THDoubleTensor *sorted,
+                                              struct THLongTensor *indices,
+                                              bool scale_grad_by_freq,
+                                              int padding_value,
+                                              double scale);
+
+/**
+ * Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
+ * `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
+ */
+void THNN_DoubleLookupTable_renorm(struct THNNState *state,
+                                   struct THLongTensor *idx,
+                                   struct THDoubleTensor *weight,
+                                   double max_norm,
+                                   double norm_type);
+
+/**
+ * `output[j] = bias + sum over sample j's (key, value) pairs of value * weight[key +
+ * keysOffset]` (0-based rows); max-normalized when `weight` has 4 extra columns (then
+ * `normalizedValues`, may be NULL, receives the normalized values and `train` updates
+ * the per-key statistics in `weight`).
+ */
+void THNN_DoubleIndexLinear_updateOutput(struct THNNState *state,
+                                         struct THLongTensor *keys,
+                                         int64_t keys_offset,
+                                         struct THDoubleTensor *values,
+                                         struct THLongTensor *sizes,
+                                         struct THLongTensor *cum_sum_sizes,
+                                         struct THDoubleTensor *output,
+                                         struct THDoubleTensor *weight,
+                                         struct THDoubleTensor *bias,
+                                         struct THDoubleTensor *normalized_values,
+                                         int train);
+
+/**
+ * `gradWeight` (resized: one row per key) = the per-key gradient; `gradBias += scale *
+ * sum(gradOutput)`. `valuesBuffer` (may be NULL) and `weightDecay` are unused.
+ */
+void THNN_DoubleIndexLinear_accGradParameters(struct THNNState *state,
+                                              struct THLongTensor *keys,
+                                              int64_t keys_offset,
+                                              struct THDoubleTensor *values,
+                                              struct THLongTensor *sizes,
+                                              struct THLongTensor *cum_sum_sizes,
+                                              struct THDoubleTensor *grad_output,
+                                              struct THDoubleTensor *grad_weight,
+                                              struct THDoubleTensor *grad_bias,
+                                              struct THDoubleTensor *weight,
+                                              struct THDoubleTensor *bias,
+                                              struct THDoubleTensor *values_buffer,
+                                              double weight_decay,
+                                              double scale);
+
+/**
+ * The gradient step applied to `weight` and `bias` directly, pair by pair (with
+ * `weightDecay` on the touched rows).
+ */
+void THNN_DoubleIndexLinear_accUpdateGradParameters(struct THNNState *state,
+                                                    struct THLongTensor *keys,
+                                                    int64_t keys_offset,
+                                                    struct THDoubleTensor *values,
+                                                    struct THLongTensor *sizes,
+                                                    struct THLongTensor *cum_sum_sizes,
+                                                    struct THDoubleTensor *grad_output,
+                                                    struct THDoubleTensor *weight,
+                                                    struct THDoubleTensor *bias,
+                                                    double weight_decay,
+                                                    double scale);
+
+/**
+ * Applies the per-key `gradWeight` (rows for `runningKeys`) and `gradBias` with
+ * `learningRate` and `weightDecay`. `cumSumSizes` is unused (may be NULL).
+ */
+void THNN_DoubleIndexLinear_updateParameters(struct THNNState *state,
+                                             struct THDoubleTensor *grad_weight,
+                                             struct THDoubleTensor *grad_bias,
+                                             struct THDoubleTensor *weight,
+                                             struct THDoubleTensor *bias,
+                                             struct THLongTensor *running_keys,
+                                             struct THLongTensor *cum_sum_sizes,
+                                             int64_t keys_offset,
+                                             double weight_decay,
+                                             double learning_rate);
+
+/**
+ * `output` (batch x outputSize) = `bias` + the COO `input` (nnz x 3: 0-based row,
+ * 0-based feature, value) times `weight`^T; the batch is `output`'s first size when it
+ * is 2-D, else 1 + the largest row.
+ */
+void THNN_DoubleSparseLinear_updateOutput(struct THNNState *state,
+                                          struct THDoubleTensor *input,
+                                          struct THDoubleTensor *output,
+                                          struct THDoubleTensor *weight,
+                                          struct THDoubleTensor *bias);
+
+/**
+ * `gradWeight += scale * gradOutput^T @ input (+ weightDecay * weight)`, `gradBias +=
+ * scale * sum(gradOutput)`; COO `input`. `bias` is unused (may be NULL).
+ */
+void THNN_DoubleSparseLinear_accGradParameters(struct THNNState *state,
+                                               struct THDoubleTensor *input,
+                                               struct THDoubleTensor *grad_output,
+                                               struct THDoubleTensor *grad_weight,
+                                               struct THDoubleTensor *grad_bias,
+                                               struct THDoubleTensor *weight,
+                                               struct THDoubleTensor *bias,
+                                               double weight_decay,
+                                               double scale);
+
+/**
+ * Zeroes `gradBias` and the `gradWeight` columns of the features in `lastInput` (COO).
+ */
+void THNN_DoubleSparseLinear_zeroGradParameters(struct THNNState *state,
+                                                struct THDoubleTensor *grad_weight,
+                                                struct THDoubleTensor *grad_bias,
+                                                struct THDoubleTensor *last_input);
+
+/**
+ * `bias -= learningRate * gradBias`; `weight[:, c] -= learningRate * gradWeight[:, c]`
+ * for the features `c` in `lastInput` (COO).
+ */
+void THNN_DoubleSparseLinear_updateParameters(struct THNNState *state,
+                                              struct THDoubleTensor *weight,
+                                              struct THDoubleTensor *bias,
+                                              struct THDoubleTensor *grad_weight,
+                                              struct THDoubleTensor *grad_bias,
+                                              struct THDoubleTensor *last_input,
+                                              double learning_rate);
+
+/**
+ * As `SparseLinear_updateOutput` for a batch x nnz x 2 `input` of (0-based feature,
+ * value) pairs; `output` is resized to batch x outputSize.
+ */
+void THNN_DoubleSparseLinear_legacyUpdateOutput(struct THNNState *state,
+                                                struct THDoubleTensor *input,
+                                                struct THDoubleTensor *output,
+                                                struct THDoubleTensor *weight,
+                                                struct THDoubleTensor *bias);
+
+/**
+ * As `SparseLinear_accGradParameters` for a batch x nnz x 2 `input`.
+ */
+void THNN_DoubleSparseLinear_legacyAccGradParameters(struct THNNState *state,
+                                                     struct THDoubleTensor *input,
+                                                     struct THDoubleTensor *grad_output,
+                                                     struct THDoubleTensor *grad_weight,
+                                                     struct THDoubleTensor *grad_bias,
+                                                     struct THDoubleTensor *weight,
+                                                     struct THDoubleTensor *bias,
+                                                     double weight_decay,
+                                                     double scale);
+
+/**
+ * As `SparseLinear_zeroGradParameters` for a batch x nnz x 2 `lastInput`.
+ */
+void THNN_DoubleSparseLinear_legacyZeroGradParameters(struct THNNState *state,
+                                                      struct THDoubleTensor *grad_weight,
+                                                      struct THDoubleTensor *grad_bias,
+                                                      struct THDoubleTensor *last_input);
+
+/**
+ * As `SparseLinear_updateParameters` for a batch x nnz x 2 `lastInput`.
+ */
+void THNN_DoubleSparseLinear_legacyUpdateParameters(struct THNNState *state,
+                                                    struct THDoubleTensor *weight,
+                                                    struct THDoubleTensor *bias,
+                                                    struct THDoubleTensor *grad_weight,
+                                                    struct THDoubleTensor *grad_bias,
+                                                    struct THDoubleTensor *last_input,
+                                                    double learning_rate);
 
 /**
  *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).

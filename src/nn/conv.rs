@@ -1,1 +1,0 @@
-//! Convolutions by unfolding and GEMM: SpatialConvolutionMM, SpatialDilatedConvolution, SpatialFullConvolution, SpatialFullDilatedConvolution, SpatialDepthWiseConvolution, VolumetricConvolution, VolumetricConvolutionMM, VolumetricDilatedConvolution, VolumetricFullConvolution, VolumetricFullDilatedConvolution, unfolded_copy/acc.
