@@ -968,8 +968,8 @@ fn z<T>() -> *mut T {
 macro_rules! nn_steps {
     ($f:ident, $D:ident, $R:ident) => { pastey::paste! {
         fn $f(st: &mut State, inp: &mut Input) {
-            use th::ffi::nn::{activation::*, conv_misc::*, criterion::*, linear::*, pool::*, sparse::*};
-            let op = inp.below(16);
+            use th::ffi::nn::{activation::*, conv::*, conv_misc::*, criterion::*, linear::*, norm::*, pool::*, sample::*, sparse::*};
+            let op = inp.below(22);
             let t: [*mut [<TH $R Tensor>]; 6] = std::array::from_fn(|_| pick_t::<$D>(st, inp));
             let (idx, cnt) = (pick_t::<DLong>(st, inp), pick_t::<DInt>(st, inp));
             let k: [c_int; 8] = std::array::from_fn(|_| inp.num().clamp(c_int::MIN as i64, c_int::MAX as i64) as c_int);
@@ -996,7 +996,13 @@ macro_rules! nn_steps {
                     12 => guarded::<$D, _>("SpatialMaxUnpooling_updateOutput", t[1], || [<THNN_ $R SpatialMaxUnpooling_updateOutput>](z(), t[0], t[1], idx, k[0], k[1])),
                     13 => guarded::<$D, _>("TemporalConvolution_updateOutput", t[1], || [<THNN_ $R TemporalConvolution_updateOutput>](z(), t[0], t[1], t[2], t[3], k[0], k[1], k[2], k[3])),
                     14 => guarded::<$D, _>("SpatialSubSampling_updateOutput", t[1], || [<THNN_ $R SpatialSubSampling_updateOutput>](z(), t[0], t[1], t[2], t[3], k[0], k[1], k[2], k[3])),
-                    _ => guarded::<$D, _>("LookupTable_accGradParameters", t[1], || [<THNN_ $R LookupTable_accGradParameters>](z(), idx, t[0], t[1], cnt, t[2], z(), flag, k[0], val)),
+                    15 => guarded::<$D, _>("LookupTable_accGradParameters", t[1], || [<THNN_ $R LookupTable_accGradParameters>](z(), idx, t[0], t[1], cnt, t[2], z(), flag, k[0], val)),
+                    16 => guarded::<$D, _>("SpatialConvolutionMM_updateOutput", t[1], || [<THNN_ $R SpatialConvolutionMM_updateOutput>](z(), t[0], t[1], t[2], t[3], t[4], t[5], k[0], k[1], k[2], k[3], k[4], k[5])),
+                    17 => guarded::<$D, _>("SpatialConvolutionMM_updateGradInput", t[2], || [<THNN_ $R SpatialConvolutionMM_updateGradInput>](z(), t[0], t[1], t[2], t[3], t[4], t[5], k[0], k[1], k[2], k[3], k[4], k[5])),
+                    18 => guarded::<$D, _>("SpatialFullConvolution_updateOutput", t[1], || [<THNN_ $R SpatialFullConvolution_updateOutput>](z(), t[0], t[1], t[2], t[3], t[4], t[5], k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7])),
+                    19 => guarded::<$D, _>("BatchNormalization_updateOutput", t[1], || [<THNN_ $R BatchNormalization_updateOutput>](z(), t[0], t[1], t[2], t[3], t[4], t[5], z(), z(), flag, 0.1, val.abs())),
+                    20 => guarded::<$D, _>("SpatialReflectionPadding_updateOutput", t[1], || [<THNN_ $R SpatialReflectionPadding_updateOutput>](z(), t[0], t[1], k[0], k[1], k[2], k[3])),
+                    _ => guarded::<$D, _>("SpatialUpSamplingBilinear_updateOutput", t[1], || [<THNN_ $R SpatialUpSamplingBilinear_updateOutput>](z(), t[0], t[1], k[0], k[1])),
                 };
             }
         }
