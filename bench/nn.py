@@ -9,8 +9,10 @@ torch.nn.functional call. Backward: th's updateGradInput plus accGradParameters 
 has parameters) against torch.autograd.grad of the same output for the input and the
 parameters. Both sides use the same number of threads (THSetNumThreads / torch.set_num_threads)
 and Float data. Samples alternate between th and torch round after round (paired: load and
-drift hit both alike); each sample repeats the call until it lasts >= ~20 ms, timed with
-perf_counter (wall time: both sides are multi-threaded). Reported per row and thread count: the
+drift hit both alike); each sample follows a rest of --pause seconds (so that neither side's
+spinning threads hold the cores during the other's sample) and one untimed call, then repeats
+the call until it lasts >= ~20 ms, timed with perf_counter (wall time: both sides are
+multi-threaded). Reported per row and thread count: the
 median time per call of each and the median over rounds of torch_time / th_time (> 1: th is
 faster) with its spread (10th-90th percentile). Rows whose THNN functions the library does not
 export are listed as missing.
@@ -153,9 +155,11 @@ def depthwise_row(nn, rng, name, n, c, hw, k, p):
     y = F.conv2d(x, w, b, padding=p, groups=c)
     g = torch.randn_like(y)
     T = lambda a: nn.tensor("Float", a.detach().numpy())  # noqa: E731
-    tx, tw, tb, tg = T(x), T(w), T(b), T(g)
+    # torch7's depthwise weight is (multiplier, nInputPlane, kH, kW): with multiplier 1 the same
+    # numbers as torch's (C, 1, kH, kW)
+    tx, tw, tb, tg = T(x), T(w.reshape(1, c, k, k)), T(b), T(g)
     out, gin, f1, f2 = (nn.empty("Float") for _ in range(4))
-    gw, gb = T(torch.zeros_like(w)), T(torch.zeros(c))
+    gw, gb = T(torch.zeros(1, c, k, k)), T(torch.zeros(c))
     mod = "SpatialDepthWiseConvolution"
     fwd = bound(nn, f"{mod}_updateOutput", tx, out, tw, tb, f1, f2, k, k, 1, 1, p, p)
     bwd = seq(bound(nn, f"{mod}_updateGradInput", tx, tg, gin, tw, f1, f2, k, k, 1, 1, p, p),
@@ -278,7 +282,13 @@ def rows(nn, rng, quick):
     ]
 
 
-def sample(f, reps):
+def sample(f, reps, pause=0.0):
+    # The other library's threads spin for a while after its last call (OpenMP's wait policy,
+    # th's lingering workers) and would take the cores from this one: let them fall asleep,
+    # then warm this library's threads with one untimed call.
+    if pause:
+        time.sleep(pause)
+        f()
     t0 = time.perf_counter()
     for _ in range(reps):
         f()
@@ -296,14 +306,15 @@ def pct(v, q):
     return v[min(len(v) - 1, int(q * (len(v) - 1) + 0.5))]
 
 
-def measure(th_f, torch_f, rounds, lib):
+def measure(th_f, torch_f, rounds, lib, pause):
+    lib.dll.THClearLastError()
     th_f()
     check_ok(lib)
     kt, kp = reps_for(th_f), reps_for(torch_f)
     ts, ps, ratios = [], [], []
     for _ in range(rounds):
-        a = sample(th_f, kt)
-        b = sample(torch_f, kp)
+        a = sample(th_f, kt, pause)
+        b = sample(torch_f, kp, pause)
         ts.append(a)
         ps.append(b)
         ratios.append(b / a)
@@ -318,6 +329,7 @@ def main():
     ap.add_argument("--only", default=None, help="row group: conv, pool, norm, softmax, loss, act, linear")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="smaller batches, 3 rounds")
+    ap.add_argument("--pause", type=float, default=0.3, help="seconds of rest before each sample (see sample())")
     args = ap.parse_args()
     lib = Lib(os.path.abspath(args.lib))
     nn = NN(lib)
@@ -343,7 +355,7 @@ def main():
         for c in cases:
             for which, thf, tf in (("fwd", c.th_fwd, c.torch_fwd), ("bwd", c.th_bwd, c.torch_bwd)):
                 try:
-                    t, p, r, lo, hi = measure(thf, tf, rounds, lib)
+                    t, p, r, lo, hi = measure(thf, tf, rounds, lib, args.pause)
                     print(f"{c.name:40} {which:5} {t * 1e3:9.3f} {p * 1e3:9.3f} {r:6.2f}  [{lo:.2f}-{hi:.2f}]", flush=True)
                 except RuntimeError as e:
                     print(f"{c.name:40} {which:5} error: {e}", flush=True)

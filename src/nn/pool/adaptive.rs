@@ -102,7 +102,7 @@ pub fn avg_update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, owidth:
     let mut out = Out::new(output, &pl.shape(osz))?;
     let x = buf::read(input, &[out.view()])?;
     let (ilen, olen, iw) = (pl.len(), osz[1] * osz[2], pl.size[2]);
-    buf::par_chunks(out.as_mut(), olen, ilen + olen, |p, o| {
+    super::par_planes(out.as_mut(), olen, ilen + olen, |p, o| {
         let xp = &x[p * ilen..(p + 1) * ilen];
         let mut q = 0;
         for (&hs, &hn) in wh.start.iter().zip(&wh.count) {
@@ -131,7 +131,7 @@ pub fn avg_update_grad_input<T: NnReal>(input: &View<T>, grad_output: &View<T>, 
     let mut gi = Out::new(grad_input, &input.sizes)?;
     let go = buf::read(grad_output, &[gi.view()])?;
     let (ilen, olen, iw) = (pl.len(), osz[1] * osz[2], pl.size[2]);
-    buf::par_chunks(gi.as_mut(), ilen, ilen + olen, |p, gp| {
+    super::par_planes(gi.as_mut(), ilen, ilen + olen, |p, gp| {
         gp.fill(T::zero());
         let gop = &go[p * olen..(p + 1) * olen];
         let mut q = 0;

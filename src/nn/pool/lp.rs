@@ -62,7 +62,7 @@ pub fn update_output<T: NnReal>(
     let mut out = Out::new(output, &shape)?;
     let x = buf::read(input, &[out.view()])?;
     let (w, s, inv) = (width as usize, stride as usize, 1.0 / power);
-    buf::par_chunks(out.as_mut(), fo * r, fo * r * w, |b, o| {
+    super::par_planes(out.as_mut(), fo * r, fo * r * w, |b, o| {
         let xb = &x[b * f * r..(b + 1) * f * r];
         let mut acc = vec![0f64; r];
         for (j, orow) in o.chunks_mut(r.max(1)).enumerate() {
@@ -102,7 +102,7 @@ pub fn update_grad_input<T: NnReal>(
     let y = buf::read(output, &[gi.view()])?;
     let go = buf::read(grad_output, &[gi.view()])?;
     let (w, s, olen) = (width as usize, stride as usize, fo * r);
-    buf::par_chunks(gi.as_mut(), f * r, f * r + olen * w, |b, g| {
+    super::par_planes(gi.as_mut(), f * r, f * r + olen * w, |b, g| {
         g.fill(T::zero());
         let xb = &x[b * f * r..(b + 1) * f * r];
         let (yb, gb) = (&y[b * olen..(b + 1) * olen], &go[b * olen..(b + 1) * olen]);

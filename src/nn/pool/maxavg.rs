@@ -311,7 +311,7 @@ pub fn avg_update_output<T: NnReal>(
     let [wt, wh, ww] = &w;
     let (hw, iw) = (pl.size[1] * pl.size[2], pl.size[2]);
     let kk = g.k.iter().product::<i64>() as usize;
-    buf::par_chunks(out.as_mut(), olen, olen * kk, |p, o| {
+    super::par_planes(out.as_mut(), olen, olen * kk, |p, o| {
         let xp = &x[p * ilen..(p + 1) * ilen];
         let mut q = 0;
         for (&ts, &tn) in wt.start.iter().zip(&wt.count) {
@@ -355,7 +355,7 @@ pub fn avg_update_grad_input<T: NnReal>(
     let [wt, wh, ww] = &w;
     let (hw, iw) = (pl.size[1] * pl.size[2], pl.size[2]);
     let kk = g.k.iter().product::<i64>() as usize;
-    buf::par_chunks(gi.as_mut(), ilen, ilen + olen * kk, |p, gp| {
+    super::par_planes(gi.as_mut(), ilen, ilen + olen * kk, |p, gp| {
         gp.fill(T::zero());
         let gop = &go[p * olen..(p + 1) * olen];
         let mut q = 0;

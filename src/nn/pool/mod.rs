@@ -88,8 +88,16 @@ impl Windows {
     }
 }
 
+/// `buf::par_chunks` over planes of `len` elements, `work` being what one plane touches (the
+/// loop's total is that times the plane count).
+pub(crate) fn par_planes<T: Send + Sync>(out: &mut [T], len: usize, work: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    let n = out.len().checked_div(len).unwrap_or(0);
+    buf::par_chunks(out, len, work.saturating_mul(n), f)
+}
+
 /// Runs `f(plane, out_plane, idx_plane)` over the planes of two outputs (`out` and `idx`
-/// hold `out.len() / olen` planes of `olen` elements), in parallel, one piece per plane.
+/// hold `out.len() / olen` planes of `olen` elements), in parallel, one piece per plane;
+/// `work` is what one plane touches.
 pub(crate) fn par_planes2<T: Send + Sync, U: Send + Sync>(
     out: &mut [T],
     idx: &mut [U],
@@ -102,7 +110,7 @@ pub(crate) fn par_planes2<T: Send + Sync, U: Send + Sync>(
     }
     let n = out.len() / olen;
     let (po, pi) = (SharedPtr(out.as_mut_ptr()), SharedPtr(idx.as_mut_ptr()));
-    parallel::for_range(n, work, |a, b| {
+    parallel::for_range(n, work.saturating_mul(n), |a, b| {
         for p in a..b {
             // SAFETY: plane p (< n) of both buffers, which hold n * olen elements; the pieces get
             // disjoint ranges of planes, so no two slices overlap, and the buffers outlive the loop.
@@ -155,7 +163,7 @@ pub(crate) fn scatter_backward<T: NnReal>(
     let go = buf::read(grad_output, &[gi.view()])?;
     let olen: usize = out.iter().product();
     let ilen = pl.len();
-    buf::par_chunks(gi.as_mut(), ilen, ilen + olen, |p, g| {
+    par_planes(gi.as_mut(), ilen, ilen + olen, |p, g| {
         g.fill(T::zero());
         let (gp, ip) = (&go[p * olen..(p + 1) * olen], &ind[p * olen..(p + 1) * olen]);
         for (&v, &i) in gp.iter().zip(ip) {

@@ -91,7 +91,7 @@ pub fn update_grad_input<T: NnReal>(
     let mut gi = Out::new(grad_input, &input.sizes)?;
     let go = buf::read(grad_output, &[gi.view()])?;
     let olen = to * f;
-    buf::par_chunks(gi.as_mut(), ti * f, ti * f + olen, |b, g| {
+    super::par_planes(gi.as_mut(), ti * f, ti * f + olen, |b, g| {
         g.fill(T::zero());
         let (gb, ib) = (&go[b * olen..(b + 1) * olen], &ind[b * olen..(b + 1) * olen]);
         for (grow, irow) in gb.chunks(f.max(1)).zip(ib.chunks(f.max(1))) {

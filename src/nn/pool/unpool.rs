@@ -83,7 +83,7 @@ pub fn update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, indices: &V
     let mut out = Out::new(output, &pl.shape(osz))?;
     let x = buf::read(input, &[out.view()])?;
     let (ilen, olen) = (pl.len(), osz.iter().product::<usize>());
-    buf::par_chunks(out.as_mut(), olen, olen + ilen, |p, o| {
+    super::par_planes(out.as_mut(), olen, olen + ilen, |p, o| {
         o.fill(T::zero());
         for (&v, &i) in x[p * ilen..(p + 1) * ilen].iter().zip(&ind[p * ilen..(p + 1) * ilen]) {
             o[i as usize] = v;
@@ -106,7 +106,7 @@ pub fn update_grad_input<T: NnReal>(
     let mut gi = Out::new(grad_input, &input.sizes)?;
     let go = buf::read(grad_output, &[gi.view()])?;
     let (ilen, olen) = (pl.len(), osz.iter().product::<usize>());
-    buf::par_chunks(gi.as_mut(), ilen, olen + ilen, |p, g| {
+    super::par_planes(gi.as_mut(), ilen, olen + ilen, |p, g| {
         let gop = &go[p * olen..(p + 1) * olen];
         for (e, &i) in g.iter_mut().zip(&ind[p * ilen..(p + 1) * ilen]) {
             *e = gop[i as usize];
