@@ -35,7 +35,7 @@ import sys
 import time
 
 import numpy as np
-from cuda_compute import SIGS as COMPUTE_SIGS, Compute, report as compute_report
+from cuda_compute import SIGS as COMPUTE_SIGS, Compute
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 vp, f32, i64, i32, lng = C.c_void_p, C.c_float, C.c_int64, C.c_int, C.c_long
@@ -205,6 +205,7 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, one short sample: proves the script")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-compute", action="store_true", help="only the bandwidth cases (no addmm, sort, topk)")
+    ap.add_argument("--quick", action="store_true", help="2^24 elements, 3 samples, fewer compute sizes")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
 
@@ -222,11 +223,11 @@ def main():
         print(f"this libth lacks {sorted(th.missing & set(need))}: cannot benchmark")
         return 1
 
-    n = 4096 if args.smoke else args.n
+    n = 4096 if args.smoke else min(args.n, 1 << 24) if args.quick else args.n
     k = 1 << max(1, (n.bit_length() - 1) // 2)  # a near-square M x K with M * K <= n
     m = n // k
     n = m * k
-    min_s, samples = (0.0, 1) if args.smoke else (0.02, 5)
+    min_s, samples = (0.0, 1) if args.smoke else (0.02, 3) if args.quick else (0.02, 5)
 
     peak, name = (None, None) if emulated else device_peak_gbs()
     label = "emulator: not GPU speed" if emulated else (name or "device 0")
@@ -304,8 +305,9 @@ def main():
         }
 
     tcases = torch_cases() if torch else {}
-    rows, copy_gbs = [], None
-    for name_, run, nbytes, ref in cases:
+    rows = []
+
+    def measure(name_, run, nbytes, ref):
         th.THClearLastError()
         run()  # compiles the kernels; checked below
         th.sync()
@@ -320,13 +322,20 @@ def main():
         sec = timed(run, th.sync, min_s, samples)
         th.check(name_)
         gbs = nbytes / sec / 1e9
-        if name_ == "copy":
-            copy_gbs = gbs
         row_ = {"op": name_, "us": sec * 1e6, "GB/s": gbs}
         if name_ in tcases:
             tsec = timed(tcases[name_], torch.cuda.synchronize, min_s, samples)
             row_["torch GB/s"], row_["th/torch"] = nbytes / tsec / 1e9, tsec / sec
-        rows.append(row_)
+        return row_
+
+    failed = []
+    for name_, run, nbytes, ref in cases:
+        try:
+            rows.append(measure(name_, run, nbytes, ref))
+        except (AssertionError, RuntimeError) as e:  # a wrong or failing op: report it, go on
+            print(f"{name_}: FAILED: {e}", flush=True)
+            failed.append(name_)
+    copy_gbs = next((x["GB/s"] for x in rows if x["op"] == "copy"), None)
 
     print(f"{'op':<16}{'us/call':>10}{'GB/s':>9}{'%peak':>7}{'%copy':>7}{'torch':>9}{'th/torch':>9}")
     for x in rows:
@@ -344,18 +353,20 @@ def main():
         print("compute cases: skipped (--no-compute)")
     elif compute.ok():
         print()
-        compute_rows = compute.all()
-        compute_report(compute_rows)
+        compute_rows = compute.all(args.quick)
     else:
         print(f"compute cases: this libth lacks {sorted(th.missing & set(COMPUTE_SIGS))}: not measured")
+    failed += compute.failed
+    if failed:
+        print(f"FAILED: {', '.join(failed)}")
     if emulated:
         print("emulator: not GPU speed (the numbers above only prove the script runs)")
     th.THCState_free(st)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": label, "n": n, "peak_GB/s": peak, "copy_GB/s": copy_gbs, "rows": rows,
-                       "emulated": emulated, "not_measured": skipped, "compute": compute_rows}, f, indent=1)
-    return 0
+                       "emulated": emulated, "not_measured": skipped, "failed": failed, "compute": compute_rows}, f, indent=1)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -72,6 +72,7 @@ def best_paired(runs, min_s, reps):
 class Compute:
     def __init__(self, th, torch, smoke):
         self.th, self.torch, self.smoke = th, torch, smoke
+        self.failed = []
         self.st = th.state
         self.min_s, self.reps = (0.0, 1) if smoke else (0.02, 5)
         self.rng = np.random.default_rng(1)
@@ -191,19 +192,41 @@ class Compute:
             r["th/torch"] = best["torch"] / best["th"]
         return r
 
-    def all(self):
+    def all(self, quick=False):
+        """Runs every case, printing each row as it finishes (a slow case cut short by a
+        timeout loses only itself and those after it)."""
         if self.smoke:
             plan = [("addmm", 64, np.float32), ("addmm", 64, np.float16), ("sort", 1 << 10), ("topk", 2, 1000, 10)]
+        elif quick:
+            plan = [("addmm", 4096, dt) for dt in (np.float32, np.float16)]
+            plan += [("sort", 1 << e) for e in (20, 24)] + [("topk", 8, 1000000, 100)]
         else:
             plan = [("addmm", n, dt) for dt in (np.float32, np.float16) for n in (1024, 2048, 4096)]
             plan += [("sort", 1 << e) for e in (20, 22, 24)] + [("topk", 8, 1000000, 100)]
-        return [getattr(self, case[0])(*case[1:]) for case in plan]
+        print(HEADER, flush=True)
+        rows = []
+        for case in plan:
+            try:
+                rows.append(getattr(self, case[0])(*case[1:]))
+            except (AssertionError, RuntimeError) as e:  # a wrong or failing op: report it, go on
+                print(f"{case[0]} {case[1:]}: FAILED: {e}", flush=True)
+                self.failed.append(f"{case[0]} {case[1:]}")
+                continue
+            print(line(rows[-1]), flush=True)
+        return rows
+
+
+HEADER = f"{'op':<16}{'size':>14}{'ms':>10}{'rate':>10}{'unit':>9}{'torch ms':>10}{'torch':>10}{'th/torch':>9}"
+
+
+def line(r):
+    tm = f"{r['torch ms']:.3f}" if "torch ms" in r else "-"
+    tr = f"{r['torch rate']:.1f}" if "torch rate" in r else "-"
+    x = f"{r['th/torch']:.2f}" if "th/torch" in r else "-"
+    return f"{r['op']:<16}{r['size']:>14}{r['ms']:>10.3f}{r['rate']:>10.1f}{r['unit']:>9}{tm:>10}{tr:>10}{x:>9}"
 
 
 def report(rows):
-    print(f"{'op':<16}{'size':>14}{'ms':>10}{'rate':>10}{'unit':>9}{'torch ms':>10}{'torch':>10}{'th/torch':>9}")
+    print(HEADER)
     for r in rows:
-        tm = f"{r['torch ms']:.3f}" if "torch ms" in r else "-"
-        tr = f"{r['torch rate']:.1f}" if "torch rate" in r else "-"
-        x = f"{r['th/torch']:.2f}" if "th/torch" in r else "-"
-        print(f"{r['op']:<16}{r['size']:>14}{r['ms']:>10.3f}{r['rate']:>10.1f}{r['unit']:>9}{tm:>10}{tr:>10}{x:>9}")
+        print(line(r))

@@ -6,6 +6,10 @@
 #                                 stay under 64 MiB)
 #   th-gpu/include/              th-gpu/c_tests/        th-gpu/tests/python/
 #   th-gpu/scripts/test_gpu.sh   th-gpu/bench/cuda.py   th-gpu/BUILD_INFO
+#   th-gpu/cubin/                every kernel module's sm_90 CUBIN under its disk-cache name, compiled
+#                                 here by NVRTC (scripts/nvrtc.sh), so the GPU machine compiles
+#                                 nothing when its NVRTC has the same version (test_gpu.sh points
+#                                 TH_CUDA_CACHE_DIR at a copy); --no-cubin leaves them out
 #   th-gpu/ffi_examples/python/{th,tests/{test_cuda,_data}.py}   (the th package: DLPack with torch)
 #
 # There: tar xzf th-gpu.tar.gz && th-gpu/scripts/test_gpu.sh   (and python3 th-gpu/bench/cuda.py)
@@ -13,18 +17,20 @@
 # Usage: scripts/pack_gpu.sh [--debug] [--no-build] [--check] [--out FILE]
 #   --debug     pack the debug build instead of the release build
 #   --no-build  pack what target/<profile> already holds
+#   --no-cubin  ship no CUBINs (the GPU machine compiles each module at first use)
 #   --check     unpack the tarball into a temporary folder and run its test_gpu.sh there
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-profile=release build=1 check=0 out=target/th-gpu.tar.gz
+profile=release build=1 cubin=1 check=0 out=target/th-gpu.tar.gz
 while [ $# -gt 0 ]; do
   case "$1" in
     --debug) profile=debug; shift ;;
     --no-build) build=0; shift ;;
+    --no-cubin) cubin=0; shift ;;
     --check) check=1; shift ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "pack_gpu.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -57,6 +63,16 @@ cp -r ffi_examples/python/th "$root/ffi_examples/python/th"
 cp ffi_examples/python/tests/test_cuda.py ffi_examples/python/tests/_data.py "$root/ffi_examples/python/tests/"
 find "$root" -name __pycache__ -type d -prune -exec rm -rf {} +
 cp scripts/test_gpu.sh "$root/scripts/"
+if [ "$cubin" = 1 ]; then
+  # The NVRTC gate test compiles every module for sm_80 and sm_90 and, given TH_CUBIN_DIR,
+  # writes the sm_90 CUBINs there.
+  mkdir -p "$root/cubin"
+  nvrtc_dir=$(scripts/nvrtc.sh)
+  if [ "$profile" = release ]; then rel=--release; else rel=; fi
+  TH_NVRTC_DIR="$nvrtc_dir" TH_REQUIRE_NVRTC=1 TH_CUBIN_DIR="$root/cubin" \
+    cargo test $rel --test cuda_nvrtc -q every_module_compiles_within_budget >&2
+  echo "pack_gpu.sh: $(ls "$root/cubin" | wc -l) sm_90 CUBINs" >&2
+fi
 cp bench/cuda*.py "$root/bench/" 2>/dev/null || true
 {
   echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with local changes)')"

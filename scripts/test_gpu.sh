@@ -49,6 +49,16 @@ soname=$(LC_ALL=C readelf -d "$lib" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)
 soname=${soname:-libth.so.0} # no readelf: the name build.rs gives a 0.x version
 [ -n "$soname" ] && [ "$soname" != libth.so ] && ln -s "$lib" "$libdir/$soname"
 
+# CUBINs shipped by scripts/pack_gpu.sh: a writable copy serves as the disk cache, so nothing
+# compiles when this machine's NVRTC has the packing machine's version (else each module
+# compiles at first use and is cached there).
+if [ -z "${TH_CUDA_CACHE_DIR+x}" ] && [ -d "$here/cubin" ]; then
+  mkdir -p "$work/cubin"
+  cp "$here/cubin"/*.cubin "$work/cubin/" 2>/dev/null || true
+  export TH_CUDA_CACHE_DIR="$work/cubin"
+  say "cubins: $(ls "$work/cubin" | wc -l) shipped"
+fi
+
 # --- the machine's CUDA libraries ---------------------------------------------------------
 # Folders of the nvidia-* pip wheels of $PY (CUDA 13 wheels: nvidia/cu13/lib; CUDA 12 ones:
 # nvidia/<component>/lib).
@@ -157,7 +167,8 @@ pytest_part() {
   fi
 }
 thc_suites=(tests/python/test_thc_blas.py tests/python/test_thc_sort.py tests/python/test_thc_index.py
-  tests/python/test_thc_random.py tests/python/test_thc.py tests/python/test_thc_math.py)
+  tests/python/test_thc_random.py tests/python/test_thc.py tests/python/test_thc_math.py
+  tests/python/test_thc_conv.py tests/python/test_thc_lapack.py tests/python/test_thc_entry_points.py)
 if [ "${TH_SKIP_PYTHON:-0}" = 1 ]; then
   say "python parts: skipped (TH_SKIP_PYTHON=1)"
 elif ! "$PY" -c "import numpy, pytest" 2>/dev/null; then
@@ -168,6 +179,8 @@ else
   pytest_part "index, mask, scatter/gather, nonzero" tests/python/test_thc_index.py
   pytest_part "random: Philox bits, state round trip, distributions" tests/python/test_thc_random.py
   pytest_part "pointwise, reductions, constructors (differential)" tests/python/test_thc.py tests/python/test_thc_math.py
+  pytest_part "convolutions, LAPACK, entry points" tests/python/test_thc_conv.py tests/python/test_thc_lapack.py \
+    tests/python/test_thc_entry_points.py
   # The th package's device tensors and DLPack: th -> torch.from_dlpack (shared pointer, the
   # stream argument) and torch -> th.from_dlpack; the torch tests skip without torch+CUDA.
   if [ -f ffi_examples/python/tests/test_cuda.py ]; then

@@ -3,6 +3,9 @@
 //! and exactly the kernels `kernels_of` names (the Rust op table mirrors the C lists). Writes the
 //! per-kernel register table to target/cuda-kernels.txt.
 //!
+//! `TH_CUBIN_DIR=DIR` also writes the sm_90 CUBINs into DIR under their disk-cache names
+//! (scripts/pack_gpu.sh ships them so a GPU machine compiles nothing).
+//!
 //! Needs libnvrtc.so.13: `TH_NVRTC_DIR=$(scripts/nvrtc.sh) cargo test --test cuda_nvrtc`.
 //! Without one the test passes with "skipped: no libnvrtc", unless TH_REQUIRE_NVRTC=1.
 #![cfg(feature = "cuda")]
@@ -35,6 +38,9 @@ fn compile_checked(m: &Module, arch: (i32, i32)) -> BTreeMap<String, u32> {
     want.sort();
     let got: Vec<String> = regs.keys().cloned().collect();
     assert_eq!(got, want, "module {}: compiled kernels differ from kernels_of", m.name);
+    if let Some(dir) = std::env::var_os("TH_CUBIN_DIR").filter(|_| arch == (9, 0)) {
+        kernels::cache::store_in(std::path::Path::new(&dir), m, arch, &c.cubin).unwrap();
+    }
     eprintln!("  {:9} sm_{}{}: {:4} kernels in {:.1}s", m.name, arch.0, arch.1, regs.len(), t.elapsed().as_secs_f64());
     regs
 }

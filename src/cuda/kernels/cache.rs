@@ -30,6 +30,16 @@ pub fn cubin_in(dir: Option<&Path>, m: &Module, arch: (i32, i32)) -> Result<Vec<
     Ok(c.cubin)
 }
 
+/// Writes `cubin`, compiled elsewhere from `m` for `sm_<arch>`, into the cache folder `dir`
+/// under the name a later `cubin_in(Some(dir), ..)` looks for: how a build machine ships
+/// CUBINs to a GPU machine (scripts/pack_gpu.sh), so nothing compiles there. The key holds this
+/// machine's NVRTC version: a GPU machine with another one compiles anew.
+pub fn store_in(dir: &Path, m: &Module, arch: (i32, i32), cubin: &[u8]) -> Result<PathBuf> {
+    let path = dir.join(file_name(m, arch, nvrtc::version()?));
+    store(dir, &path, cubin).map_err(|e| crate::core::error::Error::io(format!("{}: {e}", path.display())))?;
+    Ok(path)
+}
+
 fn store(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
