@@ -47,7 +47,7 @@ inline bool line_kernel(const char *k) {
                                     "scatterAdd", "indexFill", "scatterFill", "maskedFill", "maskedFillBool",
                                     "flagNonzero", "maskedCopy", "maskedSelect", "rankCount", "rankScan",
                                     "rankWrite", "nonzero", "sortInit", "sortPermute", "sortStep", "sortCopy",
-                                    "sortMode", "cumsum", "cumprod"};
+                                    "sortMode", "cumsum", "cumprod", "sortLocal"};
   for (const char *op : ops) {
     const size_t n = std::strlen(op);
     // th_<op>_<dtype>...: the op must be followed by '_' (scatter vs scatterAdd).
@@ -56,6 +56,8 @@ inline bool line_kernel(const char *k) {
   return false;
 }
 
+// (sortLocal takes a THCSortLocal, not a THCLines; it is listed here so every_kernel leaves it
+// to test_lines.cpp, which gives it a real workspace.)
 // Line kernels whose addresses do not depend on the data (every_kernel runs them on random
 // bytes); the others follow indices, positions or masks (test_lines.cpp gives them valid ones).
 inline bool data_independent_line_kernel(const char *k) {

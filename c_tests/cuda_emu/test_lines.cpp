@@ -23,6 +23,7 @@
 #include "num.cuh"
 #include "reduce.cuh"
 #include "lines.cuh"
+#include "sort.cuh"
 #include "harness.h"
 
 namespace {
@@ -354,13 +355,30 @@ template <class T> void sort(bool desc) {
   std::vector<long long> pos(m * P, -7);
   Dims rows = contiguous(items).strides;
   for (auto &r : rows) r *= P;
-  run("sortInit", sfx<T>(), items,
-      {{keys.data(), rows, P, 1}, {pos.data(), rows, P, 1}, {t.data(), without(lt.strides, d), n, lt.strides[d]}});
+  // sortInit: one item per workspace element (the row's element dim last).
+  Dims elems = items, erow = rows, ein = without(lt.strides, d);
+  elems.push_back(P), erow.push_back(1), ein.push_back(lt.strides[d]);
+  run("sortInit", sfx<T>(), elems,
+      {{keys.data(), erow, 1, 0}, {pos.data(), erow, 1, 0}, {t.data(), ein, 1, lt.strides[d]}}, n, P);
   Dims pairs = items, prow = rows;
   pairs.push_back(P / 2), prow.push_back(0);
-  for (long long size = 2; size <= P; size *= 2)
-    for (long long dist = size / 2; dist > 0; dist /= 2)
-      run("sortStep", sfx<T>(), pairs, {{keys.data(), prow, P, 1}, {pos.data(), prow, P, 1}}, desc ? -size : size, dist);
+  static int turn = 0;  // every other network of a dtype in shared memory, the others by stages
+  if (P >= 2 && turn++ % 2 == 0) {
+    // The whole network in shared memory (P is within one tile here), a random grid and block.
+    THCSortLocal sl = {(unsigned long long)keys.data(), (unsigned long long)pos.data(), m * P, P, 2, P, desc, 0};
+    const std::string name = std::string("th_sortLocal_") + sfx<T>();
+    covered().insert(name);
+    const unsigned g[3] = {(unsigned)pick(1, 3), 1, 1}, b[3] = {(unsigned)pick(1, 9), 1, 1};
+    void *args[1] = {&sl};
+    char err[256] = "";
+    CHECK(th_emu_launch(name.c_str(), g, b, TH_SORT_TILE * (8 + sizeof(T)), args, err, sizeof err) == 0, "%s: %s",
+          name.c_str(), err);
+  } else {
+    for (long long size = 2; size <= P; size *= 2)
+      for (long long dist = size / 2; dist > 0; dist /= 2)
+        run("sortStep", sfx<T>(), pairs, {{keys.data(), prow, P, 1}, {pos.data(), prow, P, 1}}, desc ? -size : size,
+            dist);
+  }
   // The reference: each line's positions, stably sorted by key.
   std::vector<std::vector<long long>> order;
   each(items, [&](const Dims &it) {

@@ -1,10 +1,14 @@
 // The CPU emulator's launcher: a table of the kernels (filled by TH_KERNEL's static
 // registrations in each module) and th_emu_launch, which runs a grid on host threads.
 // Independent kernels run thread after thread on the caller's thread; cooperative ones run each
-// block's threads as real threads meeting at a std::barrier, one block at a time.
+// block's threads as real threads meeting at a std::barrier, one block at a time, on a pool of
+// workers kept between launches (starting a thread per CUDA thread per block made launches of
+// many small blocks cost more than the kernels).
 #include <algorithm>
 #include <barrier>
+#include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,6 +39,52 @@ thread_local unsigned char *dynamic_shared = nullptr;
 
 // Cooperative kernels keep __shared__ arrays in static storage: one block at a time, process-wide.
 std::mutex cooperative_lock;
+
+// Host threads that run a cooperative block's CUDA threads: worker w runs job(w) for w < n in
+// each round; run() returns when every one has. Workers are started as rounds need them and
+// live for the process (idle on a condition variable).
+class Pool {
+ public:
+  void run(unsigned n, const std::function<void(unsigned)> &job) {
+    std::unique_lock<std::mutex> lk(m_);
+    while (workers_.size() < n) {
+      const unsigned w = (unsigned)workers_.size();
+      workers_.emplace_back([this, w] { loop(w); });
+      workers_.back().detach();
+    }
+    job_ = &job, n_ = n, left_ = n, ++round_;
+    start_.notify_all();
+    done_.wait(lk, [&] { return left_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  void loop(unsigned w) {
+    unsigned long long seen = 0;
+    std::unique_lock<std::mutex> lk(m_);
+    for (;;) {
+      start_.wait(lk, [&] { return round_ != seen; });
+      seen = round_;
+      if (w >= n_) continue;
+      const std::function<void(unsigned)> *job = job_;
+      lk.unlock();
+      (*job)(w);
+      lk.lock();
+      if (--left_ == 0) done_.notify_one();
+    }
+  }
+  std::mutex m_;
+  std::condition_variable start_, done_;
+  std::vector<std::thread> workers_;
+  const std::function<void(unsigned)> *job_ = nullptr;
+  unsigned n_ = 0, left_ = 0;
+  unsigned long long round_ = 0;
+};
+
+Pool &pool() {
+  static Pool *p = new Pool;  // never destroyed: its detached workers outlive static destruction
+  return *p;
+}
 
 // CUDA's limits on a launch shape.
 const unsigned long long MAX_BLOCK_THREADS = 1024, MAX_SHARED = 48 * 1024;
@@ -116,22 +166,17 @@ extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const u
     for (unsigned by = 0; by < g.y; ++by)
       for (unsigned bx = 0; bx < g.x; ++bx) {
         std::barrier<> bar((std::ptrdiff_t)threads);
-        std::vector<std::thread> pool;
-        pool.reserve(threads);
-        for (unsigned tz = 0; tz < b.z; ++tz)
-          for (unsigned ty = 0; ty < b.y; ++ty)
-            for (unsigned tx = 0; tx < b.x; ++tx)
-              pool.emplace_back([&, bx, by, bz, tx, ty, tz] {
-                gridDim = g, blockDim = b;
-                blockIdx.x = bx, blockIdx.y = by, blockIdx.z = bz;
-                threadIdx.x = tx, threadIdx.y = ty, threadIdx.z = tz;
-                block_barrier = &bar;
-                dynamic_shared = shared.data();
-                k.fn(params);
-                // A finished thread no longer holds the others up at __syncthreads.
-                bar.arrive_and_drop();
-              });
-        for (auto &t : pool) t.join();
+        pool().run((unsigned)threads, [&](unsigned t) {
+          gridDim = g, blockDim = b;
+          blockIdx.x = bx, blockIdx.y = by, blockIdx.z = bz;
+          threadIdx.x = t % b.x, threadIdx.y = t / b.x % b.y, threadIdx.z = t / (b.x * b.y);
+          block_barrier = &bar;
+          dynamic_shared = shared.data();
+          k.fn(params);
+          // A finished thread no longer holds the others up at __syncthreads.
+          bar.arrive_and_drop();
+          block_barrier = nullptr;
+        });
       }
   return 0;
 }

@@ -5,13 +5,39 @@
 //! `ops::reduce` choose this engine for device tensors, after their own checks.
 
 use super::copy::empty_like;
-use super::launch::{Call, device_base};
+use super::gpu::LaunchCfg;
+use super::kernels;
+use super::launch::{Call, MAX_GRID, device_base};
 use super::lines::{self, LineOperand};
 use super::runtime;
-use crate::core::dtype::Scalar;
+use crate::core::dtype::{DType, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{View, size_desc};
 use crate::exec::overlap::self_overlapping;
+
+/// Workspace elements one block of `th_sortLocal` holds in shared memory (`TH_SORT_TILE`).
+const TILE: i64 = 2048;
+
+/// Threads per block of `th_sortLocal`.
+const LOCAL_THREADS: u32 = 128;
+
+/// `sort.cuh`'s `THCSortLocal`.
+#[repr(C)]
+struct THCSortLocal {
+    keys: u64,
+    pos: u64,
+    total: i64,
+    row: i64,
+    size0: i64,
+    size1: i64,
+    desc: i32,
+    pad: i32,
+}
+
+/// The shared-memory sort kernel of dtype `d` (every dtype has one; `kernels::kernels_of`).
+pub fn kernel_names(d: DType) -> Vec<String> {
+    vec![format!("th_sortLocal_{}", kernels::dtype_suffix(d))]
+}
 
 fn without(v: &[i64], d: usize) -> Vec<i64> {
     v.iter().enumerate().filter(|&(e, _)| e != d).map(|(_, &x)| x).collect()
@@ -37,6 +63,12 @@ impl Line {
     pub fn reduced<X: Scalar>(v: &View<X>, d: usize, items: usize) -> Result<Line> {
         let strides = if v.ndim() == items { v.strides.clone() } else { without(&v.strides, d) };
         Ok(Line { base: device_base(v)?, strides, len: 1, step: 0 })
+    }
+
+    /// This operand with its line as one more item dim, one element per item (len 1): for
+    /// kernels that treat each element alone, so a line's elements run in parallel.
+    fn element(&self) -> Line {
+        Line { strides: [&self.strides[..], &[self.step]].concat(), len: 1, ..self.clone() }
     }
 
     fn op(&self) -> LineOperand<'_> {
@@ -88,28 +120,75 @@ impl<T: Scalar> Sorted<T> {
             return Ok(s);
         }
         let (k, q) = (s.row(&rows, &s.keys, p)?, s.row(&rows, &s.pos, p)?);
-        // SAFETY: the workspace rows are m x p elements of fresh device memory; the input line
-        // operand is `t`'s own geometry, checked by device_base.
-        unsafe {
-            lines::run(ordinal, &Call::new("sortInit"), T::DTYPE, &s.items, &[k.op(), q.op(), Line::along(t, d)?.op()])?
-        };
+        // One thread per workspace element: the rows' element dim is an item dim.
         let mut shape = s.items.clone();
+        shape.push(p);
+        let (ke, qe, xe) = (k.element(), q.element(), Line::along(t, d)?.element());
+        // SAFETY: the workspace rows are m x p elements of fresh device memory; the input is read
+        // at its own elements (`t`'s geometry, checked by device_base) for q < n only.
+        unsafe {
+            lines::run(
+                ordinal,
+                &Call::new("sortInit").value(s.n).value(p),
+                T::DTYPE,
+                &shape,
+                &[ke.op(), qe.op(), xe.op()],
+            )?
+        };
+        shape.pop();
         shape.push(p / 2);
         let (mut k, mut q) = (k, q);
         k.strides.push(0);
         q.strides.push(0);
-        let mut size = 2;
+        // The bitonic network: merge sizes 2, 4, .., p, each from distance size / 2 down to 1.
+        // Stages at distances below TILE / 2 keep their pairs inside one tile: those of each
+        // size run in one shared-memory launch; the longer ones one launch per stage.
+        let local = |size0: i64, size1: i64| s.local(size0, size1, descending);
+        local(2, p.min(TILE))?;
+        let mut size = 2 * TILE;
         while size <= p {
             let mut dist = size / 2;
-            while dist > 0 {
+            while dist >= TILE {
                 let call = Call::new("sortStep").value(if descending { -size } else { size }).value(dist);
                 // SAFETY: each (row, pair) item swaps two elements of its own row.
                 unsafe { lines::run(ordinal, &call, T::DTYPE, &shape, &[k.op(), q.op()])? };
                 dist /= 2;
             }
+            local(size, size)?;
             size *= 2;
         }
         Ok(s)
+    }
+
+    /// The stages of merge sizes `size0..=size1` at distances below `TILE / 2`, in shared
+    /// memory (`th_sortLocal`); nothing when `size1 < 2`.
+    fn local(&self, size0: i64, size1: i64, descending: bool) -> Result<()> {
+        let total = self.keys.numel() as i64;
+        if size1 < 2 || total == 0 {
+            return Ok(());
+        }
+        let dev = runtime::device(self.ordinal)?;
+        let mut params = THCSortLocal {
+            keys: device_base(&self.keys)?,
+            pos: device_base(&self.pos)?,
+            total,
+            row: self.p,
+            size0,
+            size1,
+            desc: descending as i32,
+            pad: 0,
+        };
+        // One block per tile up to the grid cap, LOCAL_THREADS threads (8 pairs each per stage:
+        // several blocks fit an SM's shared memory); a small workspace gets one per pair.
+        let tiles = (total as u64).div_ceil(TILE as u64);
+        let threads = (total.min(TILE) as u32 / 2).clamp(1, LOCAL_THREADS);
+        let shared = TILE as u32 * (8 + size_of::<T>() as u32);
+        let cfg = LaunchCfg { grid: [tiles.min(MAX_GRID as u64) as u32, 1, 1], block: [threads, 1, 1], shared };
+        let kernel = format!("th_sortLocal_{}", kernels::dtype_suffix(T::DTYPE));
+        let mut args = [&mut params as *mut THCSortLocal as *mut std::ffi::c_void];
+        // SAFETY: the kernel touches the `total` contiguous elements of the two workspace
+        // tensors, which this Sorted owns; `params` outlives the launch call.
+        unsafe { dev.gpu.launch(&kernel, &cfg, &mut args, runtime::stream(self.ordinal)) }
     }
 
     /// The workspace rows of `w`, `len` elements of each.
@@ -134,10 +213,12 @@ impl<T: Scalar> Sorted<T> {
         let mut q = self.row(&rows, &self.pos, values.len)?;
         k.base += (first as u64) * size_of::<T>() as u64;
         q.base += (first as u64) * 8;
-        let ops = [values.op(), indices.op(), k.op(), q.op()];
+        let (v, i, k, q) = (values.element(), indices.element(), k.element(), q.element());
+        let mut shape = self.items.clone();
+        shape.push(values.len);
         // SAFETY: first + len <= n elements of each row; the outputs' geometry was checked by
         // device_base, and they do not overlap themselves (check_output).
-        unsafe { lines::run(self.ordinal, &Call::new("sortCopy"), T::DTYPE, &self.items, &ops) }
+        unsafe { lines::run(self.ordinal, &Call::new("sortCopy"), T::DTYPE, &shape, &[v.op(), i.op(), k.op(), q.op()]) }
     }
 
     /// The most frequent value of every (ascending) sorted line, ties to the smallest, and
@@ -160,10 +241,20 @@ impl<T: Scalar> Sorted<T> {
     /// `out[q] = src[pos[q]]` along every line (`src` a copy of `out`'s previous contents, or
     /// another tensor with the same lines).
     pub fn permute<X: Scalar>(&self, out: &Line, src: &Line) -> Result<()> {
-        let q = self.row(&self.rows(), &self.pos, self.n)?;
+        let q = self.row(&self.rows(), &self.pos, self.n)?.element();
+        // Item (line, q): out's element q, src's whole line (stride 0 over q), pos's element q.
+        let src = Line { strides: [&src.strides[..], &[0]].concat(), ..src.clone() };
+        let mut shape = self.items.clone();
+        shape.push(self.n);
         // SAFETY: the positions are < n, the length of `src`'s lines.
         unsafe {
-            lines::run(self.ordinal, &Call::new("sortPermute"), X::DTYPE, &self.items, &[out.op(), src.op(), q.op()])
+            lines::run(
+                self.ordinal,
+                &Call::new("sortPermute"),
+                X::DTYPE,
+                &shape,
+                &[out.element().op(), src.op(), q.op()],
+            )
         }
     }
 }

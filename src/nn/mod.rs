@@ -57,11 +57,19 @@ pub trait NnReal:
 {
     /// The type's epsilon (used by criterions that clamp logarithms, as torch7's do).
     const EPS: Self;
+    /// `ops::conv`'s implicit-GEMM run of a valid job (`ConvK::implicit`): `Ok(false)` where
+    /// the CPU has no kernel for the type or the job does not suit one.
+    fn conv_implicit(out: &mut [Self], ops: &crate::ops::conv::Operands<Self>) -> crate::core::error::Result<bool>;
 }
 
-impl NnReal for f32 {
-    const EPS: f32 = f32::EPSILON;
+macro_rules! nn_real {
+    ($($T:ident),*) => {$(
+        impl NnReal for $T {
+            const EPS: $T = $T::EPSILON;
+            fn conv_implicit(out: &mut [$T], ops: &crate::ops::conv::Operands<$T>) -> crate::core::error::Result<bool> {
+                <$T as crate::ops::conv::ConvK>::implicit(false, out, ops)
+            }
+        }
+    )*};
 }
-impl NnReal for f64 {
-    const EPS: f64 = f64::EPSILON;
-}
+nn_real!(f32, f64);

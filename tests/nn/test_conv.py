@@ -412,3 +412,18 @@ def test_blocked_columns(nn, rng, mod):
         case = (2, 12, 16, (30, 25), (3, 3), (2, 2), (1, 1), (1, 1), (1, 0), True, False)
     run_case(nn, rng, "Double", mod, case)
     run_case(nn, rng, "Float", mod, case)
+
+
+@pytest.mark.parametrize("real", REALS)
+def test_implicit_gemm_shapes(nn, rng, real):
+    """Shapes the implicit-GEMM forward takes (no im2col columns): padded and strided, strides
+    that leave the last rows and columns unread, odd sizes, 3-D."""
+    cases2 = [
+        (2, 8, 16, (16, 17), (3, 3), (2, 2), (1, 1), (1, 1), (0, 0), True, False),
+        (3, 6, 8, (20, 23), (5, 3), (1, 2), (2, 1), (1, 1), (0, 0), False, True),
+        (1, 5, 12, (9, 30), (2, 4), (3, 1), (0, 2), (1, 1), (0, 0), True, False),
+    ]
+    for case in cases2:
+        run_case(nn, rng, real, "SpatialConvolutionMM", case)
+    run_case(nn, rng, real, "VolumetricConvolutionMM",
+             (2, 4, 8, (6, 9, 20), (3, 3, 3), (1, 1, 2), (1, 1, 1), (1, 1, 1), (0, 0, 0), True, False))

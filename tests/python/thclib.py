@@ -313,9 +313,9 @@ def ordered(real, raw):
     return np.where(sign, -mag, mag)
 
 
-def mismatch(real, got, want, ulps=0):
-    """None when raw arrays match (any NaN equals any NaN; floats within `ulps`), else a report
-    of the first differing elements."""
+def mismatch(real, got, want, ulps=0, atol=0.0):
+    """None when raw arrays match (any NaN equals any NaN; floats within `ulps`, or within `atol`
+    of each other), else a report of the first differing elements."""
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape:
         return f"shape {got.shape} != expected {want.shape}"
@@ -323,7 +323,9 @@ def mismatch(real, got, want, ulps=0):
         gv, wv = as_values(real, got), as_values(real, want)
         nan = np.isnan(gv) & np.isnan(wv)
         dist = np.abs(ordered(real, got) - ordered(real, want))
-        bad = ~nan & ((dist > ulps) | (np.isnan(gv) != np.isnan(wv)) | (np.isinf(gv) != np.isinf(wv)))
+        with np.errstate(invalid="ignore"):  # inf - inf: NaN, never near
+            near = (dist <= ulps) | (np.abs(gv.astype(np.float64) - wv.astype(np.float64)) <= atol)
+        bad = ~nan & (~near | (np.isnan(gv) != np.isnan(wv)) | (np.isinf(gv) != np.isinf(wv)))
     else:
         gv, wv = got, want
         bad = got != want

@@ -217,7 +217,8 @@ pub static OPS: &[Op] = ops! {
     Long Lines 1 1 [rankCount rankWrite];
     Long Lines 0 0 [rankScan];
     Long Lines 2 1 [nonzero];
-    All Lines 2 0 [sortInit sortPermute];
+    All Lines 2 2 [sortInit];
+    All Lines 2 0 [sortPermute];
     All Lines 1 2 [sortStep];
     All Lines 3 0 [sortCopy];
     Num Lines 3 0 [sortMode];
@@ -327,6 +328,7 @@ pub fn kernels_of(module: &str) -> Vec<String> {
     v.extend(crate::cuda::random::kernel_names(first));
     v.extend(crate::cuda::conv::kernel_names(first));
     v.extend(crate::cuda::sleep::kernel_names(first));
+    v.extend(crate::cuda::sort::kernel_names(first));
     v
 }
 

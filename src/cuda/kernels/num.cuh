@@ -176,6 +176,32 @@ __forceinline__ double th_sigmoid(double x) {
 
 // ---- th_num<T>: the host's `Num` per kind ----
 
+// Integer powers as the host computes them, (T)pow((double)a, (double)b) with libm's pow, which
+// is exact wherever the power is an integer a double holds. CUDA's pow may miss such a power by
+// an ulp (seen on an H200: 3^4 as 80.99..), and the truncating cast makes that off by one. So
+// for b >= 0 and |a| <= 2^53 the power is taken by squaring in 64-bit unsigned magnitudes and
+// rounded to double once; a magnitude past 2^64 returns 2^65, which every integer type saturates.
+__forceinline__ double th_ipow(double a, double b) {
+  if (b == 0) return 1;
+  if (b == 1) return a;
+  if (b < 0 || !(th_fabs(a) <= 9007199254740992.0)) return th_pow(a, b);
+  const bool neg = a < 0 && th_fmod(b, 2.0) == 1.0;
+  unsigned long long base = (unsigned long long)th_fabs(a), r = 1;
+  if (base <= 1) return neg ? -(double)base : (double)base;
+  if (b >= 64) return neg ? -0x1p65 : 0x1p65;  // base >= 2
+  for (unsigned e = (unsigned)b;;) {
+    if (e & 1) {
+      if (r > ~0ull / base) return neg ? -0x1p65 : 0x1p65;
+      r *= base;
+    }
+    e >>= 1;
+    if (!e) break;
+    if (base > ~0ull / base) return neg ? -0x1p65 : 0x1p65;  // a later bit needs the square
+    base *= base;
+  }
+  return neg ? -(double)r : (double)r;
+}
+
 template <class T, int K = th_traits<T>::kind> struct th_num;
 
 template <class T> struct th_num<T, TH_KIND_INT> {
@@ -211,8 +237,8 @@ template <class T> struct th_num<T, TH_KIND_INT> {
   static __forceinline__ T bitand_(T a, T b) { return (T)(a & b); }
   static __forceinline__ T bitor_(T a, T b) { return (T)(a | b); }
   static __forceinline__ T bitxor_(T a, T b) { return (T)(a ^ b); }
-  // Computed in double, cast back saturating.
-  static __forceinline__ T pow(T a, T b) { return th_saturate<T>(th_pow((double)a, (double)b)); }
+  // Computed in double (exactly where libm's pow is exact), cast back saturating.
+  static __forceinline__ T pow(T a, T b) { return th_saturate<T>(th_ipow((double)a, (double)b)); }
   static __forceinline__ T pow_value(T a, T b) { return pow(a, b); }
   static __forceinline__ bool lt(T a, T b) { return a < b; }
   static __forceinline__ bool eq(T a, T b) { return a == b; }

@@ -1,10 +1,11 @@
 // Sorts, selections and scans along a dimension (line kernels on THCLines, see lines.cuh).
 //
-// A sort runs a bitonic network over a device workspace: every line of the input is copied
-// (sortInit) into a row of `keys` (T) and `pos` (int64, the source position) padded to a power
-// of two P; each stage of the network is one launch of sortStep, one thread per
-// compare-exchange; the rows are then copied out (sortCopy), permute another tensor
-// (sortPermute) or are scanned for the most frequent value (sortMode). The network compares
+// A sort runs a bitonic network over a device workspace: every element of the input is copied
+// (sortInit, one thread per element) into a row of `keys` (T) and `pos` (int64, the source
+// position) padded to a power of two P; each stage of the network is one launch of sortStep, one thread per
+// compare-exchange; the rows are then copied out (sortCopy) or permute another tensor
+// (sortPermute), both launched with the line as an item dim (one thread per element), or are
+// scanned for the most frequent value (sortMode). The network compares
 // (key, position) pairs with the host's order (numbers ascending or descending, NaN after every
 // number, -0.0 == 0.0, Bool false < true), ties broken by position, and padding (negative
 // positions) after everything: a total order, so the result is the host's stable sort whatever
@@ -35,22 +36,36 @@ template <class T> __forceinline__ bool th_sort_after(T ka, long long pa, T kb, 
   return c > 0 || (c == 0 && pa > pb);
 }
 
-// Operands: keys (T), pos (int64) (rows of P = len[0] elements, unit step), the input line
-// (len[2] elements). Padding gets position -1 - q.
+// One compare-exchange of the network: elements a and b of a row (keys, pos) put in order,
+// ascending when `up`.
+template <class T, class J>
+__forceinline__ void th_sort_exchange(T *keys, long long *pos, J a, J b, bool up, bool desc) {
+  const T x = keys[a], y = keys[b];
+  const long long u = pos[a], v = pos[b];
+  if (th_sort_after<T>(x, u, y, v, desc) == up) {
+    keys[a] = y;
+    keys[b] = x;
+    pos[a] = v;
+    pos[b] = u;
+  }
+}
+
+// One item per workspace element: items (row, q) row-major, q < P = i[1]; operands keys (T),
+// pos (int64), the input (its offset the line's element q, its step p.step[2]); n = i[0]
+// elements per line. Padding (q >= n) gets position -1 - q and a copy of the line's first
+// element as its key (never compared: th_sort_after orders padding by position alone).
 template <class I, class T> void th_lines_sortInit(const THCLines &p) {
   typedef typename th_offset<I>::type O;
   T *keys = th_ptr<T>(p.it, 0);
   long long *pos = th_ptr<long long>(p.it, 1);
   const T *x = th_ptr<const T>(p.it, 2);
-  const long long P = p.len[0], n = p.len[2];
+  const I n = (I)p.it.i[0], P = (I)p.it.i[1];
   const O step = (O)p.step[2];
-  th_for_each<I, 3>(p.it, [&](I, const O *off) {
-    TH_LINE_LOOP
-    for (long long q = 0; q < P; ++q) {
-      const bool real = q < n;
-      keys[off[0] + (O)q] = x[off[2] + (real ? (O)q * step : (O)0)];
-      pos[off[1] + (O)q] = real ? q : -1 - q;
-    }
+  th_for_each<I, 3>(p.it, [&](I r, const O *off) {
+    const I q = r % P;
+    const bool real = q < n;
+    keys[off[0]] = x[real ? off[2] : off[2] - (O)q * step];
+    pos[off[1]] = real ? (long long)q : -1 - (long long)q;
   });
 }
 
@@ -66,17 +81,61 @@ template <class I, class T> void th_lines_sortStep(const THCLines &p) {
   th_for_each<I, 2>(p.it, [&](I r, const O *off) {
     const I t = r % half;
     const I a = (t / dist) * 2 * dist + t % dist, b = a + dist;
-    const O ka = off[0] + (O)a, kb = off[0] + (O)b, pa = off[1] + (O)a, pb = off[1] + (O)b;
-    const bool up = (a & size) == 0;
-    const T x = keys[ka], y = keys[kb];
-    const long long u = pos[pa], v = pos[pb];
-    if (th_sort_after<T>(x, u, y, v, desc) == up) {
-      keys[ka] = y;
-      keys[kb] = x;
-      pos[pa] = v;
-      pos[pb] = u;
-    }
+    th_sort_exchange<T>(keys + off[0], pos + off[1], a, b, (a & size) == 0, desc);
   });
+}
+
+// ---- the network's short-distance stages in shared memory ----
+
+// Workspace elements one block holds in shared memory (positions, then keys).
+#define TH_SORT_TILE 2048
+
+// th_sortLocal's parameter: a contiguous workspace of `total` elements (rows of `row`, a power
+// of two P), the merge sizes size0, 2 size0, .., size1 (powers of two, at most P) to run, each from
+// compare distance min(size / 2, TH_SORT_TILE / 2) down to 1, ascending or descending.
+struct THCSortLocal {
+  unsigned long long keys, pos;
+  long long total, row, size0, size1;
+  int desc, pad;
+};
+
+// Every stage whose pairs lie within one aligned tile of TH_SORT_TILE elements runs here, one
+// tile per block at a time (a grid-stride loop over the tiles), loaded into shared memory once:
+// the stages are the ones sortStep would run, in the same order, on the same pairs, so the
+// result is the same bits. A tile holds whole rows when P is smaller (P divides the tile); the
+// direction comes from the element's index within its row, as in sortStep. Launched with
+// TH_SORT_TILE * (8 + sizeof(T)) bytes of dynamic shared memory.
+template <class T> void th_sort_local(const THCSortLocal &p) {
+  TH_DYNAMIC_SHARED(unsigned char, sh);
+  long long *spos = (long long *)sh;
+  T *skeys = (T *)(sh + TH_SORT_TILE * sizeof(long long));
+  T *keys = (T *)p.keys;
+  long long *pos = (long long *)p.pos;
+  const bool desc = p.desc != 0;
+  const long long tiles = (p.total + TH_SORT_TILE - 1) / TH_SORT_TILE;
+  for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const long long base = tile * TH_SORT_TILE;
+    const int count = (int)(p.total - base < TH_SORT_TILE ? p.total - base : TH_SORT_TILE);
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+      skeys[i] = keys[base + i];
+      spos[i] = pos[base + i];
+    }
+    __syncthreads();
+    for (long long size = p.size0; size <= p.size1; size *= 2) {
+      for (int dist = (int)(size / 2 < TH_SORT_TILE / 2 ? size / 2 : TH_SORT_TILE / 2); dist > 0; dist /= 2) {
+        for (int t = threadIdx.x; t < count / 2; t += blockDim.x) {
+          const int a = (t / dist) * 2 * dist + t % dist, b = a + dist;
+          th_sort_exchange<T>(skeys, spos, a, b, ((base + a) & (p.row - 1) & size) == 0, desc);
+        }
+        __syncthreads();
+      }
+    }
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+      keys[base + i] = skeys[i];
+      pos[base + i] = spos[i];
+    }
+    __syncthreads();  // the next tile reuses shared memory
+  }
 }
 
 // The operands of the kernels that read sorted workspace rows: values out (T), indices out
@@ -182,6 +241,7 @@ template <class I, class T, bool Prod> void th_lines_scan(const THCLines &p) {
 }
 
 #define TH_SORT_KERNELS(sfx, T)                                                                     \
+  TH_KERNEL(th_sortLocal_##sfx, TH_EMU_COOPERATIVE, THCSortLocal, th_sort_local<T>)                \
   TH_LINES(th_sortInit_##sfx, th_lines_sortInit, T)                                                 \
   TH_LINES(th_sortStep_##sfx, th_lines_sortStep, T)                                                 \
   TH_LINES(th_sortCopy_##sfx, th_lines_sortCopy, T)                                                 \

@@ -152,6 +152,9 @@ pub fn unfold_mm<T: NnReal>(
     bias: Option<&[T]>,
     scratch: &mut [T],
 ) -> Result<()> {
+    if super::implicit::forward(g, n, m, w, src, dst, bias)? {
+        return Ok(());
+    }
     let (kk, nn, il) = (g.rows(), g.cols(), g.img());
     let ident = g.identity();
     let parts = split(n, pieces(n), dst, m * nn, scratch, col_len(g));

@@ -20,6 +20,7 @@
 
 pub mod depthwise;
 pub mod engine;
+mod implicit;
 pub mod unfold;
 
 use super::NnReal;

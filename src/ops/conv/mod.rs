@@ -43,6 +43,9 @@ mod raw;
 use buffers::*;
 use plane::*;
 pub use raw::*;
+// For THNN's convolutions (nn::conv::implicit), which run their forward as a valid job.
+pub(crate) use buffers::Operands;
+pub(crate) use implicit::fits as implicit_fits;
 
 /// The arithmetic of the compute type (integers wrap).
 pub trait ConvK: Copy + Send + Sync + PartialEq + Default + std::fmt::Debug + 'static {
