@@ -354,10 +354,12 @@ fn every_kernel_is_registered_and_bad_launches_fail() {
     let mut p = THCPointwise { n: 0, ndim: 1, op: 0, sizes: [1; 16], ..unsafe_zeroed() };
     let cfg = LaunchCfg { grid: [1, 1, 1], block: [1, 1, 1], shared: 0 };
     // (the reductions take a THCReduce: emu_reduce_tests launches them; the integer GEMMs a
-    // THCGemm: cuda::blas's tests; the random kernels a THCRandom: ops::random::device_tests).
+    // THCGemm: cuda::blas's tests; the random kernels a THCRandom: ops::random::device_tests;
+    // the shared-memory sort stages a THCSortLocal: the sort suites and test_lines.cpp).
     // The rest get a THCLines, whose first member is the THCPointwise the pointwise kernels read.
-    let pointwise =
-        |k: &String| !["th_reduce_", "th_combine_", "th_gemm_", "th_rand_"].iter().any(|p| k.starts_with(p));
+    let pointwise = |k: &String| {
+        !["th_reduce_", "th_combine_", "th_gemm_", "th_rand_", "th_sortLocal_"].iter().any(|p| k.starts_with(p))
+    };
     let mut lines = crate::cuda::lines::THCLines { it: p, len: [0; 4], step: [0; 4] };
     for k in super::kernel_names().into_iter().filter(pointwise) {
         let mut arg = [&mut lines as *mut crate::cuda::lines::THCLines as *mut std::ffi::c_void];

@@ -35,9 +35,11 @@ fn names_and_modules() {
     let conv = |d: DType| if matches!(d, DType::Float | DType::Double | DType::Half) { 4 } else { 0 };
     // THC_sleep's kernel (sleep.cuh): one, in the Float module.
     let sleep = |d: DType| usize::from(d == DType::Float);
+    // The shared-memory sort stages (sort.cuh's th_sortLocal): one per dtype.
+    let sort_local = 1;
     let want: usize = DType::ALL
         .iter()
-        .map(|&d| 2 * per(d) + 2 * lines(d) + reductions(d) + gemm(d) + random(d) + conv(d) + sleep(d))
+        .map(|&d| 2 * per(d) + 2 * lines(d) + reductions(d) + gemm(d) + random(d) + conv(d) + sleep(d) + sort_local)
         .sum();
     assert_eq!(all.len(), want);
     let unique: std::collections::HashSet<&String> = all.iter().collect();
