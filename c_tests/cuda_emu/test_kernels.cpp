@@ -456,6 +456,41 @@ static void reductions_checked() {
   }
 }
 
+// The column layout (threads across outputs) finishing into outputs: sums and max with positions
+// of long over 300 x 7 (element (o, r) at o + r * 300, one chunk per output: the fold finishes)
+// and 3 x 9000 (five chunks per output, then a combine pass that finishes), against loops.
+static void column_reductions_finish() {
+  for (const auto &shape : {std::pair<long long, long long>{300, 7}, {3, 9000}}) {
+    const long long m = shape.first, k = shape.second, nch = k > 1000 ? 5 : 1;
+    std::vector<long long> x(m * k), sums(m, -1), pos(m, -1), maxes(m, -1);
+    uint64_t state = 0x2545f4914f6cdd1dull;
+    for (auto &v : x) state = state * 6364136223846793005ull + 1442695040888963407ull, v = (long long)((state >> 33) % 1000) - 500;
+    for (int max = 0; max < 2; ++max) {
+      THCReduce p = reduce_params(m, k, 1, m);
+      p.column = 1, p.lanes = 1, p.nchunks = nch, p.fin = max ? TH_FIN_BEST : TH_FIN_CAST;
+      p.data[0] = (unsigned long long)x.data();
+      p.outs[0] = (unsigned long long)(max ? maxes.data() : sums.data()), p.outs[1] = (unsigned long long)pos.data();
+      std::vector<th_best<long long>> partials(m * nch);
+      p.out = (unsigned long long)partials.data();  // room for either fold's partials
+      reduce_launch(max ? "th_reduce_max_long_i32" : "th_reduce_sum_long_i32", p, 2);
+      if (nch > 1) {
+        THCReduce c = reduce_params(m, nch, 0, 0);
+        c.fin = p.fin, c.outs[0] = p.outs[0], c.outs[1] = p.outs[1], c.data[0] = p.out;
+        reduce_launch(max ? "th_combine_max_long" : "th_combine_sum_long", c, 1);
+      }
+    }
+    for (long long o = 0; o < m; ++o) {
+      long long s = 0, bi = 0;
+      for (long long r = 0; r < k; ++r) {
+        s += x[o + r * m];
+        if (x[o + r * m] > x[o + bi * m]) bi = r;
+      }
+      CHECK(sums[o] == s, "column sum %lld x %lld output %lld: %lld, want %lld", m, k, o, sums[o], s);
+      CHECK(pos[o] == bi && maxes[o] == x[o + bi * m], "column max output %lld at %lld, want %lld", o, pos[o], bi);
+    }
+  }
+}
+
 // The integer GEMM (blas.cuh) on strided batches (A transposed, B with a padded row stride,
 // C column-major) against a naive loop in the type's wrapping arithmetic.
 template <class T> static void gemm_kernel(const char *name) {
@@ -645,6 +680,7 @@ int main() {
   sleep_kernel();
   every_reduction();
   reductions_checked();
+  column_reductions_finish();
   {  // two threads reducing at once (the cooperative launches share the static block buffer)
     std::thread t(reductions_checked);
     reductions_checked();

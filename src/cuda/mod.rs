@@ -14,7 +14,8 @@
 //!   from the shared geometry; `lines`: launches of the kernels that walk a line per item
 //!   (index ops, scans, sorts); `reduce`: the device engine of the reductions;
 //! - `storage`: the `THAllocator` that backs device storages;
-//! - `dlpack`: the stream ordering of a device tensor handed out through DLPack.
+//! - `dlpack`: the stream ordering of a device tensor handed out through DLPack;
+//! - `trace`: `TH_CUDA_TRACE`, one line per launch, copy and synchronization.
 
 pub mod alloc;
 pub mod blas;
@@ -32,6 +33,7 @@ pub mod runtime;
 pub mod sleep;
 pub mod sort;
 pub mod storage;
+pub mod trace;
 
 #[cfg(feature = "cuda")]
 mod driver;

@@ -44,6 +44,10 @@ pub struct THCReduce {
     pub rsizes: [i64; MAX_DIMS],
     pub kstrides: [[i64; MAX_DIMS]; 2],
     pub rstrides: [[i64; MAX_DIMS]; 2],
+    pub fin: i32,
+    pub column: i32,
+    pub scale: f64,
+    pub outs: [u64; 2],
 }
 
 /// What a reducer folds on the device: a `kernels::REDUCTIONS` entry and its parameters.
@@ -106,6 +110,35 @@ impl DeviceFold {
     }
 }
 
+/// How the last pass finishes each output on the device (`reduce.cuh`'s `TH_FIN_*`), rounding
+/// once to the element type as `ops::reduce` does on the host.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Finish {
+    /// The accumulator itself (sum, prod).
+    Cast,
+    /// The accumulator divided by this (a mean; C division for integers).
+    Mean(f64),
+    /// Moments to the variance (`m2 / n` when `biased`, else `/ (n - 1)`), its square root when
+    /// `root`.
+    Var { biased: bool, root: bool },
+    /// The p-norm's root (the `Norm` fold's p).
+    Root,
+    /// Max/min: the value, and its position to the second output (i64).
+    Best,
+}
+
+impl Finish {
+    fn code(self) -> (i32, f64) {
+        match self {
+            Finish::Cast => (1, 0.0),
+            Finish::Mean(n) => (2, n),
+            Finish::Var { biased, root } => (3 + !biased as i32 + 2 * root as i32, 0.0),
+            Finish::Root => (7, 0.0),
+            Finish::Best => (8, 0.0),
+        }
+    }
+}
+
 /// An accumulator rebuilt from the bytes of its device form (`reduce.cuh`'s structs: a value,
 /// `th_best` {value at 0, position at 8}, `th_mom` {n, mean, m2}).
 pub trait DeviceAcc: Sized {
@@ -154,6 +187,27 @@ pub fn lanes_and_chunks(k: u64) -> (u32, u64) {
     (lanes as u32, k.div_ceil(lanes * PER))
 }
 
+/// Threads the column layout aims for (a large GPU holds ~2^18 resident threads).
+const COLUMN_ITEMS: u64 = 1 << 17;
+/// Fewest reduced positions a column chunk folds (so the combine pass stays small).
+const COLUMN_MIN: u64 = 32;
+
+/// Chunks per output in the column layout, from the shape alone: enough (chunk, output) items
+/// to fill a GPU when the outputs are few, each chunk at least `COLUMN_MIN` positions long.
+pub fn column_chunks(m: u64, k: u64) -> u64 {
+    COLUMN_ITEMS.div_ceil(m.max(1)).min(k.div_ceil(COLUMN_MIN)).max(1)
+}
+
+/// Whether the fold runs threads across outputs: when operand 0's innermost kept dim has a
+/// smaller stride than its innermost reduced one (`sum(dim 0)` of a row-major matrix), so that
+/// neighbouring threads read neighbouring elements.
+fn column_layout<const N: usize>(g: &Geometry<N>) -> bool {
+    match (g.kept.last(), g.red.last()) {
+        (Some(kd), Some(rd)) => g.k() > 1 && kd.st[0].unsigned_abs() < rd.st[0].unsigned_abs(),
+        _ => false,
+    }
+}
+
 /// The launch shape for `items` work items of `lanes` threads each.
 pub fn grid(items: u64, lanes: u32, max_grid: u32) -> LaunchCfg {
     let per_block = (BLOCK / lanes) as u64;
@@ -180,7 +234,8 @@ pub fn plan<const N: usize>(fold: DeviceFold, dtype: DType, g: &Geometry<N>) -> 
         )));
     }
     let (m, k) = (g.m() as u64, g.k() as u64);
-    let (lanes, nchunks) = lanes_and_chunks(k);
+    let column = column_layout(g);
+    let (lanes, nchunks) = if column { (1, column_chunks(m, k)) } else { lanes_and_chunks(k) };
     let mut params = THCReduce {
         m: m as i64,
         k: k as i64,
@@ -196,6 +251,10 @@ pub fn plan<const N: usize>(fold: DeviceFold, dtype: DType, g: &Geometry<N>) -> 
         rsizes: [0; MAX_DIMS],
         kstrides: [[0; MAX_DIMS]; 2],
         rstrides: [[0; MAX_DIMS]; 2],
+        fin: 0,
+        column: column as i32,
+        scale: 0.0,
+        outs: [0; 2],
     };
     let fill = |sizes: &mut [i64; MAX_DIMS], strides: &mut [[i64; MAX_DIMS]; 2], dims: &[Dim<N>]| {
         for (d, dim) in dims.iter().enumerate() {
@@ -243,11 +302,23 @@ pub trait Exec {
     unsafe fn read(&mut self, dst: &mut [u8], src: u64) -> Result<()>;
 }
 
+impl Plan {
+    /// The last pass finishes each output by `how` into contiguous outputs at device addresses
+    /// `outs` (values; positions as i64 for `Finish::Best`) instead of returning accumulators.
+    pub fn finish_into(mut self, how: Finish, outs: [u64; 2]) -> Plan {
+        (self.params.fin, self.params.scale) = how.code();
+        self.params.outs = outs;
+        self
+    }
+}
+
 /// Runs `plan` over operands at device addresses `bases`: the fold, then combine passes until
-/// one accumulator per output is left; returns their bytes (`plan.acc` each, output order).
+/// one accumulator per output is left; returns their bytes (`plan.acc` each, output order), or
+/// nothing when the plan finishes into its outputs (`Plan::finish_into`).
 ///
 /// # Safety
-/// Every element the plan's geometry reaches from each base is valid device memory.
+/// Every element the plan's geometry reaches from each base is valid device memory, and so are
+/// a finishing plan's outputs (m elements each).
 pub unsafe fn execute(plan: &Plan, bases: &[u64], ex: &mut impl Exec, max_grid: u32) -> Result<Vec<u8>> {
     let mut p = plan.params;
     for (d, &b) in p.data.iter_mut().zip(bases) {
@@ -260,18 +331,23 @@ pub unsafe fn execute(plan: &Plan, bases: &[u64], ex: &mut impl Exec, max_grid: 
             .and_then(|b| usize::try_from(b).ok())
             .ok_or_else(|| Error::size("reduction scratch size overflows"))
     };
-    p.out = ex.alloc(bytes(m * n)?)?;
+    // A fold that finishes its outputs itself needs no partials.
+    p.out = if p.fin != 0 && n == 1 { 0 } else { ex.alloc(bytes(m * n)?)? };
     let cfg = grid(m * n, p.lanes as u32, max_grid);
     // SAFETY: the caller vouches for the operands; `out` holds m * nchunks accumulators.
     unsafe { ex.launch(&plan.kernel, &cfg, &mut p)? };
     while n > 1 {
         let (lanes, next) = lanes_and_chunks(n);
-        let mut c = THCReduce { k: n as i64, nchunks: next as i64, lanes: lanes as i32, data: [p.out, 0], ..p };
+        let mut c =
+            THCReduce { k: n as i64, nchunks: next as i64, lanes: lanes as i32, column: 0, data: [p.out, 0], ..p };
         c.out = ex.alloc(bytes(m * next)?)?;
         // SAFETY: `data[0]` holds m * n partials written by the previous pass, `out` m * next.
         unsafe { ex.launch(&plan.combine, &grid(m * next, lanes, max_grid), &mut c)? };
         p.out = c.out;
         n = next;
+    }
+    if p.fin != 0 {
+        return Ok(Vec::new());
     }
     let mut host = vec![0u8; bytes(m)?];
     // SAFETY: `out` holds m accumulators of plan.acc bytes.
@@ -339,6 +415,32 @@ pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
         .collect()
 }
 
+/// `fold` of `t` (with elements) over the dims in `mask` on device `ordinal`, finished on the
+/// device by `how`: the plan is made first (so a reduction the device cannot run fails before
+/// any output changes), then `outs` prepares the outputs and gives their device addresses
+/// (contiguous, m elements each), or None when they cannot take finished values directly;
+/// returns whether it ran. Nothing is copied to the host.
+pub fn reduce_into<T: Scalar>(
+    ordinal: i32,
+    t: &View<T>,
+    mask: &[bool],
+    fold: DeviceFold,
+    how: Finish,
+    outs: impl FnOnce() -> Result<Option<[u64; 2]>>,
+) -> Result<bool> {
+    let g = Geometry::<1>::new(&t.sizes, [&t.strides], mask);
+    let plan = plan(fold, T::DTYPE, &g)?;
+    let base = super::launch::device_base(t)?;
+    let Some(outs) = outs()? else { return Ok(false) };
+    let plan = plan.finish_into(how, outs);
+    let dev = runtime::device(ordinal)?;
+    let mut ex = OnDevice { dev, stream: runtime::stream(ordinal), scratch: Vec::new() };
+    // SAFETY: device_base checked that the view lies inside its device storage, the geometry
+    // reaches exactly its elements, and `outs` vouches for the outputs.
+    unsafe { execute(&plan, &[base], &mut ex, MAX_GRID)? };
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,7 +448,8 @@ mod tests {
 
     #[test]
     fn layout_matches_reduce_cuh() {
-        assert_eq!(size_of::<THCReduce>(), 840);
+        assert_eq!(size_of::<THCReduce>(), 872);
+        assert_eq!((offset_of!(THCReduce, fin), offset_of!(THCReduce, outs)), (840, 856));
         let o = [
             offset_of!(THCReduce, lanes),
             offset_of!(THCReduce, p),

@@ -71,6 +71,7 @@ fn discover() -> Result<Vec<Arc<dyn Gpu>>> {
 /// Every device, discovering them on first use; the error says why there are none.
 pub fn devices() -> Result<&'static [Device]> {
     let found = DEVICES.get_or_init(|| {
+        super::trace::open_from_env()?;
         let gpus = discover()?;
         if gpus.is_empty() {
             return Err(Error::no_device("no CUDA-capable device is detected"));
@@ -78,6 +79,7 @@ pub fn devices() -> Result<&'static [Device]> {
         Ok(gpus
             .into_iter()
             .enumerate()
+            .map(|(i, gpu)| (i, Arc::new(super::trace::Traced::new(gpu)) as Arc<dyn Gpu>))
             .map(|(i, gpu)| Device {
                 ordinal: i as i32,
                 cache: DeviceCache::new(Mem(gpu.clone())),

@@ -303,6 +303,20 @@ template <class T> __forceinline__ T th_param(const THCPointwise &p, int k) { re
 #define TH_UNROLL _Pragma("unroll")
 #endif
 
+// a / b for index math. On a GPU a 64-bit division is a subroutine call, and the registers it
+// keeps saved made ptxas spill in the reductions: operands that fit in 32 bits (nearly always)
+// divide in 32 bits inline, larger ones by an inline shift-subtract loop (b < 2^63).
+__forceinline__ unsigned th_udiv(unsigned a, unsigned b) { return a / b; }
+__forceinline__ unsigned long long th_udiv(unsigned long long a, unsigned long long b) {
+  if (((a | b) >> 32) == 0) return (unsigned)a / (unsigned)b;
+  unsigned long long q = 0, r = 0;
+  for (int i = 63; i >= 0; --i) {
+    r = (r << 1) | ((a >> i) & 1ull);
+    if (r >= b) r -= b, q |= 1ull << i;
+  }
+  return q;
+}
+
 // I: unsigned index type; th_offset<I>::type the signed element offset of the same width.
 template <class I> struct th_offset;
 template <> struct th_offset<unsigned int> { typedef int type; };

@@ -6,7 +6,8 @@
 // last fastest), both already merged by exec::reduce::Geometry. Offsets are I-bit (32 when every
 // offset and m * k fit in an int, else 64), as THCPointwise.
 //
-// Deterministic order (the bits depend on the shape only, never on the grid size or the GPU):
+// Deterministic order (the bits depend on the shape and layout only, never on the grid size or
+// the GPU):
 // - `lanes` L = the smallest power of two >= ceil(k / TH_RPER), at most TH_RBLOCK, so a chunk is
 //   L * TH_RPER reduced positions and output o has nchunks = ceil(k / chunk) of them; a work item
 //   is one (output, chunk) pair, item = o * nchunks + c;
@@ -17,6 +18,12 @@
 //   lane j < s takes combine(lane j, lane j + s); lane 0 writes the item's accumulator;
 // - when nchunks > 1, th_combine_* runs the same scheme over each output's nchunks partials
 //   (lanes and chunks chosen from nchunks), pass after pass, until one is left.
+// - column layout (THCReduce::column, chosen by src/cuda/reduce.rs when a kept dim is innermost):
+//   nchunks is fixed by (m, k), a chunk is ceil(k / nchunks) positions, item (c, o) = c * m + o
+//   is one thread that folds its chunk in increasing order; partials go to o * nchunks + c and
+//   th_combine_* combines them as above.
+// - finishing (THCReduce::fin != TH_FIN_NONE): the pass that leaves one accumulator per output
+//   writes the finished value (F::store) to output o instead of the accumulator.
 // Positions are passed to `step` (arg-max/min report the first one), and the combinations do not
 // assume adjacent ranges: max/min break ties by the smaller position.
 #ifndef TH_CUDA_REDUCE_CUH
@@ -24,6 +31,19 @@
 
 #define TH_RBLOCK 256
 #define TH_RPER 16
+
+// How the last pass finishes output o from its accumulator a (THCReduce::fin, src/cuda/reduce.rs's
+// Finish): written to element o of the contiguous outputs, rounded once to the element type as
+// the host's ops::reduce does.
+#define TH_FIN_NONE 0
+#define TH_FIN_CAST 1        // sum, prod: a
+#define TH_FIN_MEAN 2        // a / scale (C division for integers)
+#define TH_FIN_VAR 3         // moments: m2 / n
+#define TH_FIN_VAR_UNB 4     // m2 / (n - 1)
+#define TH_FIN_STD 5         // sqrt(m2 / n)
+#define TH_FIN_STD_UNB 6     // sqrt(m2 / (n - 1))
+#define TH_FIN_ROOT 7        // norm: sqrt for p = 2, a^(1/p) for the general p, else a
+#define TH_FIN_BEST 8        // max/min: the value, and its position to outs[1]
 
 // The one parameter of every reduction kernel. A combine pass reads `k` partials per output,
 // contiguous, from data[0] (dims unused).
@@ -38,14 +58,20 @@ struct THCReduce {
   long long rsizes[TH_CUDA_MAX_DIMS];
   long long kstrides[2][TH_CUDA_MAX_DIMS];
   long long rstrides[2][TH_CUDA_MAX_DIMS];
+  int fin;     // 0: accumulators to `out`; else the last pass finishes into `outs` (TH_FIN_*)
+  int column;  // the fold's layout: 0 lanes across a reduced range, 1 threads across outputs
+  double scale;  // a mean's divisor
+  unsigned long long outs[2];  // finished outputs, contiguous: values, and positions (i64)
 };
-static_assert(sizeof(THCReduce) == 840, "THCReduce layout");
+static_assert(sizeof(THCReduce) == 872, "THCReduce layout");
 #ifdef TH_EMULATOR
 static_assert(__builtin_offsetof(THCReduce, lanes) == 24, "THCReduce layout");
 static_assert(__builtin_offsetof(THCReduce, p) == 40, "THCReduce layout");
 static_assert(__builtin_offsetof(THCReduce, out) == 48, "THCReduce layout");
 static_assert(__builtin_offsetof(THCReduce, ksizes) == 72, "THCReduce layout");
 static_assert(__builtin_offsetof(THCReduce, kstrides) == 328, "THCReduce layout");
+static_assert(__builtin_offsetof(THCReduce, fin) == 840, "THCReduce layout");
+static_assert(__builtin_offsetof(THCReduce, outs) == 856, "THCReduce layout");
 #endif
 
 // ---- element rules of the reductions (ops::reduce's Elem, Scalar::Acc) ----
@@ -55,6 +81,7 @@ template <class T, int K = th_traits<T>::kind> struct th_rt;
 template <class T> struct th_rt<T, TH_KIND_INT> {
   typedef long long A;
   static __forceinline__ A acc(T x) { return (A)x; }
+  static __forceinline__ T from(A a) { return th_make<T>::from_i64(a); }
   static __forceinline__ bool isnan(T) { return false; }
   static __forceinline__ bool lt(T a, T b) { return a < b; }
   static __forceinline__ bool same(T a, T b) { return a == b; }
@@ -63,6 +90,7 @@ template <class T> struct th_rt<T, TH_KIND_INT> {
 template <class T> struct th_rt<T, TH_KIND_FLOAT> {
   typedef double A;
   static __forceinline__ A acc(T x) { return (A)x; }
+  static __forceinline__ T from(A a) { return (T)a; }
   static __forceinline__ bool isnan(T x) { return x != x; }
   static __forceinline__ bool lt(T a, T b) { return a < b; }
   static __forceinline__ bool same(T a, T b) { return a == b; }
@@ -71,6 +99,7 @@ template <class T> struct th_rt<T, TH_KIND_FLOAT> {
 template <class T> struct th_rt<T, TH_KIND_HALF> {
   typedef float A;
   static __forceinline__ A acc(T x) { return th_traits<T>::to_r(x); }
+  static __forceinline__ T from(A a) { return th_traits<T>::from_r(a); }
   static __forceinline__ bool isnan(T x) { return acc(x) != acc(x); }
   static __forceinline__ bool lt(T a, T b) { return acc(a) < acc(b); }
   static __forceinline__ bool same(T a, T b) { return acc(a) == acc(b); }
@@ -78,6 +107,7 @@ template <class T> struct th_rt<T, TH_KIND_HALF> {
 };
 template <class T> struct th_rt<T, TH_KIND_BOOL> {
   typedef long long A;
+  static __forceinline__ T from(A a) { return th_make<T>::from_i64(a); }
   static __forceinline__ bool isnan(T) { return false; }
   static __forceinline__ bool lt(T a, T b) { return a.x == 0 && b.x != 0; }
   static __forceinline__ bool same(T a, T b) { return (a.x != 0) == (b.x != 0); }
@@ -100,6 +130,10 @@ template <class T> struct th_rsum {
   __forceinline__ A identity() const { return (A)0; }
   __forceinline__ A step(A a, const T *x, long long) const { return th_aadd(a, th_rt<T>::acc(x[0])); }
   __forceinline__ A combine(A a, A b) const { return th_aadd(a, b); }
+  // TH_FIN_CAST, TH_FIN_MEAN (the divisor is at least 1).
+  __forceinline__ void store(const THCReduce &p, unsigned long long o, A a) const {
+    ((T *)p.outs[0])[o] = th_rt<T>::from(p.fin == TH_FIN_MEAN ? a / (A)p.scale : a);
+  }
 };
 
 template <class T> struct th_rprod {
@@ -108,6 +142,7 @@ template <class T> struct th_rprod {
   __forceinline__ A identity() const { return (A)1; }
   __forceinline__ A step(A a, const T *x, long long) const { return th_amul(a, th_rt<T>::acc(x[0])); }
   __forceinline__ A combine(A a, A b) const { return th_amul(a, b); }
+  __forceinline__ void store(const THCReduce &p, unsigned long long o, A a) const { ((T *)p.outs[0])[o] = th_rt<T>::from(a); }
 };
 
 // sum(x * y) in accreal (products rounded in accreal, as the host's acc_mul).
@@ -126,6 +161,7 @@ template <class T> struct th_rcount {
   __forceinline__ A identity() const { return 0; }
   __forceinline__ A step(A a, const T *x, long long) const { return a + (th_rt<T>::nonzero(x[0]) ? 1 : 0); }
   __forceinline__ A combine(A a, A b) const { return th_aadd(a, b); }
+  __forceinline__ void store(const THCReduce &p, unsigned long long o, A a) const { ((long long *)p.outs[0])[o] = a; }
 };
 template <class T> struct th_requal : th_rcount<T> {
   __forceinline__ th_requal(const THCReduce &p) : th_rcount<T>(p) {}
@@ -161,6 +197,10 @@ template <class T, bool MAX> struct th_rbest {
     a.i = take ? b.i : a.i;
     return a;
   }
+  __forceinline__ void store(const THCReduce &p, unsigned long long o, A a) const {
+    ((T *)p.outs[0])[o] = a.v;
+    ((long long *)p.outs[1])[o] = a.i < 0 ? 0 : a.i;
+  }
 };
 
 // Count, mean and sum of squared deviations (Welford per lane, Chan's formula to combine), in
@@ -194,6 +234,12 @@ template <class T> struct th_rmoments {
     r.m2 = a.m2 + b.m2 + d * d * a.n * b.n / r.n;
     return r;
   }
+  // TH_FIN_VAR .. TH_FIN_STD_UNB (n == 1 unbiased is 0 / 0: NaN, as the host).
+  __forceinline__ void store(const THCReduce &p, unsigned long long o, A a) const {
+    const bool unbiased = p.fin == TH_FIN_VAR_UNB || p.fin == TH_FIN_STD_UNB;
+    const S v = a.m2 / (unbiased ? a.n - (S)1 : a.n);
+    ((T *)p.outs[0])[o] = th_rt<T>::from(p.fin >= TH_FIN_STD ? th_sqrt(v) : v);
+  }
 };
 
 // The p-norm's accumulation (the root is taken on the host), by THCReduce::op:
@@ -217,6 +263,10 @@ template <class T> struct th_rnorm {
     return a + b;
   }
   __forceinline__ A step(A a, const T *x, long long) const { return combine(a, g(x[0])); }
+  // TH_FIN_ROOT: the root of the p-norm (1/p rounded in accreal, as the host).
+  __forceinline__ void store(const THCReduce &r, unsigned long long o, A a) const {
+    ((T *)r.outs[0])[o] = th_rt<T>::from(op == 2 ? th_sqrt(a) : op == 5 ? th_pow(a, (A)1 / p) : a);
+  }
 };
 // The p-norm of x - y, the difference rounded to T (as the host's dist).
 template <class T> struct th_rdist : th_rnorm<T> {
@@ -227,7 +277,92 @@ template <class T> struct th_rdist : th_rnorm<T> {
 
 // ---- kernel bodies ----
 
-// Folds work items into p.out (see the header comment). N operands of type T, fold F.
+// One offset per operand, passed by value (arrays passed by pointer went to local memory, a
+// stack frame and spills, on sm_80/sm_90).
+template <class O, int N> struct th_roffs {
+  O v[N];
+};
+
+// Each operand's offset of output o's first element (the kept dims' part).
+template <class I, int N, class O> __forceinline__ th_roffs<O, N> th_rkept(const THCReduce &p, I o) {
+  th_roffs<O, N> ko;
+TH_UNROLL
+  for (int q = 0; q < N; ++q) ko.v[q] = 0;
+  for (int dd = p.kdim - 1; dd >= 0; --dd) {
+    const I size = (I)p.ksizes[dd], qq = th_udiv(o, size), x = o - qq * size;
+    o = qq;
+TH_UNROLL
+    for (int q = 0; q < N; ++q) ko.v[q] += (O)x * (O)p.kstrides[q][dd];
+  }
+  return ko;
+}
+
+// Folds reduced positions r, r + by, ... below end of the output at offsets ko into acc, in
+// increasing order. Over one reduced dim the loads are issued B at a time before they are
+// folded: the same order, more loads in flight (B = 4 for one operand, 2 for two; 1 with 64-bit
+// indexing, whose divisions are subroutine calls that already keep many registers saved).
+template <class I, int N, class T, class F, class O>
+__forceinline__ typename F::A th_rrange(const F &f, const THCReduce &p, const th_roffs<O, N> kept, typename F::A acc, I r,
+                                        I end, I by) {
+  const O *ko = kept.v;
+  const T *d[N];
+TH_UNROLL
+  for (int q = 0; q < N; ++q) d[q] = (const T *)p.data[q];
+  if (p.rdim == 1) {
+    O rs[N];
+TH_UNROLL
+    for (int q = 0; q < N; ++q) rs[q] = (O)p.rstrides[q][0];
+    const int B = sizeof(I) == 8 ? 1 : N == 1 ? 4 : 2;
+    for (; B > 1 && r + (I)(B - 1) * by < end; r += (I)B * by) {
+      T x[B][N];
+TH_UNROLL
+      for (int j = 0; j < B; ++j)
+TH_UNROLL
+        for (int q = 0; q < N; ++q) x[j][q] = d[q][ko[q] + (O)(r + (I)j * by) * rs[q]];
+TH_UNROLL
+      for (int j = 0; j < B; ++j) acc = f.step(acc, x[j], (long long)(r + (I)j * by));
+    }
+    for (; r < end; r += by) {
+      T x[N];
+TH_UNROLL
+      for (int q = 0; q < N; ++q) x[q] = d[q][ko[q] + (O)r * rs[q]];
+      acc = f.step(acc, x, (long long)r);
+    }
+    return acc;
+  }
+  for (; r < end; r += by) {
+    O off[N];
+TH_UNROLL
+    for (int q = 0; q < N; ++q) off[q] = ko[q];
+    I rr = r;
+    for (int dd = p.rdim - 1; dd >= 0; --dd) {
+      const I size = (I)p.rsizes[dd], qq = th_udiv(rr, size), x = rr - qq * size;
+      rr = qq;
+TH_UNROLL
+      for (int q = 0; q < N; ++q) off[q] += (O)x * (O)p.rstrides[q][dd];
+    }
+    T x[N];
+TH_UNROLL
+    for (int q = 0; q < N; ++q) x[q] = d[q][off[q]];
+    acc = f.step(acc, x, (long long)r);
+  }
+  return acc;
+}
+
+// Where an item's result goes: finished into the outputs by the last pass, else a partial.
+template <class F> __forceinline__ void th_rput(const F &f, const THCReduce &p, unsigned long long o,
+                                                unsigned long long item, typename F::A a) {
+  if (p.fin != TH_FIN_NONE && p.nchunks == 1)
+    f.store(p, o, a);
+  else
+    ((typename F::A *)p.out)[item] = a;
+}
+
+// Folds work items into p.out, or finishes them into p.outs (see the header comment). Rows: L
+// lanes per item across a reduced range, item = o * nchunks + c. Columns (lanes == 1): item =
+// c * m + o, so neighbouring threads take neighbouring outputs, and each folds its chunk of
+// ceil(k / nchunks) positions alone. Either way item (o, c)'s partial goes to o * nchunks + c,
+// the layout th_combine_* reads. (One loop for both: two loops in one kernel made ptxas spill.)
 template <class I, int N, class T, class F> void th_reduce_body(const THCReduce &p) {
   typedef typename F::A A;
   typedef typename th_offset<I>::type O;
@@ -235,48 +370,18 @@ template <class I, int N, class T, class F> void th_reduce_body(const THCReduce 
   __shared__ double th_rsh[TH_RBLOCK * 3];
   A *sh = (A *)th_rsh;
   const F f(p);
+  const bool col = p.column != 0;
   const I L = (I)p.lanes, t = (I)threadIdx.x, lane = t & (L - 1), groups = (I)TH_RBLOCK / L;
-  const I k = (I)p.k, nch = (I)p.nchunks, chunk = L * (I)TH_RPER, items = (I)p.m * nch;
-  const T *d[N];
-TH_UNROLL
-  for (int q = 0; q < N; ++q) d[q] = (const T *)p.data[q];
+  const I m = (I)p.m, k = (I)p.k, nch = (I)p.nchunks, items = m * nch;
+  const I chunk = col ? th_udiv(k + nch - 1, nch) : L * (I)TH_RPER;
   for (I base = (I)blockIdx.x * groups; base < items; base += (I)gridDim.x * groups) {
-    const I item = base + t / L;
+    const I item = base + th_udiv(t, L);
+    const I dv = col ? m : nch, qd = th_udiv(item, dv), rd = item - qd * dv;
+    const I o = col ? rd : qd, c = col ? qd : rd;
     A acc = f.identity();
     if (item < items) {
-      const I o = item / nch, c = item - o * nch;
-      O ko[N];
-TH_UNROLL
-      for (int q = 0; q < N; ++q) ko[q] = 0;
-      I rem = o;
-      for (int dd = p.kdim - 1; dd >= 0; --dd) {
-        const I size = (I)p.ksizes[dd], qq = rem / size, x = rem - qq * size;
-        rem = qq;
-TH_UNROLL
-        for (int q = 0; q < N; ++q) ko[q] += (O)x * (O)p.kstrides[q][dd];
-      }
       const I end = c * chunk + chunk < k ? c * chunk + chunk : k;
-      for (I r = c * chunk + lane; r < end; r += L) {
-        O off[N];
-        if (p.rdim == 1) {
-TH_UNROLL
-          for (int q = 0; q < N; ++q) off[q] = ko[q] + (O)r * (O)p.rstrides[q][0];
-        } else {
-TH_UNROLL
-          for (int q = 0; q < N; ++q) off[q] = ko[q];
-          I rr = r;
-          for (int dd = p.rdim - 1; dd >= 0; --dd) {
-            const I size = (I)p.rsizes[dd], qq = rr / size, x = rr - qq * size;
-            rr = qq;
-TH_UNROLL
-            for (int q = 0; q < N; ++q) off[q] += (O)x * (O)p.rstrides[q][dd];
-          }
-        }
-        T x[N];
-TH_UNROLL
-        for (int q = 0; q < N; ++q) x[q] = d[q][off[q]];
-        acc = f.step(acc, x, (long long)r);
-      }
+      acc = th_rrange<I, N, T, F, O>(f, p, th_rkept<I, N, O>(p, o), acc, c * chunk + lane, end, L);
     }
     sh[t] = acc;
     __syncthreads();
@@ -284,12 +389,13 @@ TH_UNROLL
       if (lane < s) sh[t] = f.combine(sh[t], sh[t + s]);
       __syncthreads();
     }
-    if (lane == 0 && item < items) ((A *)p.out)[item] = sh[t];
+    if (lane == 0 && item < items) th_rput(f, p, o, o * nch + c, sh[t]);
     __syncthreads();  // the next items reuse sh
   }
 }
 
-// One combine pass: output o's p.k partials at data[0] + o * k become p.nchunks partials.
+// One combine pass: output o's p.k partials at data[0] + o * k become p.nchunks partials (or,
+// when that is one, the finished output).
 template <class F> void th_combine_body(const THCReduce &p) {
   typedef typename F::A A;
   typedef unsigned long long I;
@@ -300,10 +406,10 @@ template <class F> void th_combine_body(const THCReduce &p) {
   const I L = (I)p.lanes, t = (I)threadIdx.x, lane = t & (L - 1), groups = (I)TH_RBLOCK / L;
   const I k = (I)p.k, nch = (I)p.nchunks, chunk = L * (I)TH_RPER, items = (I)p.m * nch;
   for (I base = (I)blockIdx.x * groups; base < items; base += (I)gridDim.x * groups) {
-    const I item = base + t / L;
+    const I item = base + th_udiv(t, L), o = th_udiv(item, nch);
     A acc = f.identity();
     if (item < items) {
-      const I o = item / nch, c = item - o * nch;
+      const I c = item - o * nch;
       const I end = c * chunk + chunk < k ? c * chunk + chunk : k;
       for (I r = c * chunk + lane; r < end; r += L) acc = f.combine(acc, in[o * k + r]);
     }
@@ -313,7 +419,7 @@ template <class F> void th_combine_body(const THCReduce &p) {
       if (lane < s) sh[t] = f.combine(sh[t], sh[t + s]);
       __syncthreads();
     }
-    if (lane == 0 && item < items) ((A *)p.out)[item] = sh[t];
+    if (lane == 0 && item < items) th_rput(f, p, o, item, sh[t]);
     __syncthreads();
   }
 }

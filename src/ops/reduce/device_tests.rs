@@ -254,3 +254,75 @@ fn device_dot_and_dist_pair_elements_of_different_shapes() {
     let (h, d) = (dist(&ha, &hb, 2.0).unwrap(), dist(&da, &db, 2.0).unwrap());
     assert!(close(d, h, 1e-6), "dist: device {d}, host {h}");
 }
+
+/// Reductions along a dim finish on the device: nothing is copied to the host (the trace shows
+/// launches only), with either layout (threads across outputs when the kept dims are inner,
+/// lanes across the reduced range otherwise), with and without combine passes, and the same
+/// values as the host. Outputs that cannot take finished values (not contiguous, or sharing the
+/// input's storage) still get the right ones.
+#[test]
+fn device_dim_reductions_stay_on_the_device() {
+    crate::cuda::use_emulator_in_tests();
+    for (sizes, strides) in [([300, 70], [70, 1]), ([70, 300], [1, 70]), ([5000, 3], [3, 1]), ([3, 5000], [5000, 1])] {
+        let data = values::<f32>(21000, 21);
+        let (h, d) = pair(&data, 0, &sizes, &strides);
+        for dim in 0..2 {
+            let what = |op: &str| format!("{op} {sizes:?} strides {strides:?} dim {dim}");
+            let (rh, rd, ih, id) = (host_out::<f32>(), device_out::<f32>(), host_out::<i64>(), device_out::<i64>());
+            let ((), trace) = cuda::trace::capture(|| {
+                sum(&rd, &d, dim, false).unwrap();
+            });
+            assert!(
+                trace.iter().all(|l| !l.starts_with("copy") && !l.starts_with("sync")),
+                "{}: {trace:?}",
+                what("sum")
+            );
+            assert!(trace.iter().any(|l| l.starts_with("launch\tth_reduce_sum_float")), "{trace:?}");
+            sum(&rh, &h, dim, false).unwrap();
+            same_tensor(&what("sum"), &rh, &rd, 0.0);
+            let ((), trace) = cuda::trace::capture(|| {
+                mean(&rd, &d, dim, true).unwrap();
+                var(&rd, &d, dim, false, true).unwrap();
+                std(&rd, &d, dim, true, true).unwrap();
+                norm(&rd, &d, 3.0, dim, true).unwrap();
+                max(&rd, &id, &d, dim, true).unwrap();
+            });
+            assert!(trace.iter().all(|l| l.starts_with("launch")), "{}: {trace:?}", what("mean..max"));
+            max(&rh, &ih, &h, dim, true).unwrap();
+            same_tensor(&what("max"), &rh, &rd, 0.0);
+            same_tensor(&what("max indices"), &ih, &id, 0.0);
+            norm(&rh, &h, 3.0, dim, true).unwrap();
+            min(&rd, &id, &d, dim, true).unwrap();
+            min(&rh, &ih, &h, dim, true).unwrap();
+            same_tensor(&what("min"), &rh, &rd, 0.0);
+            same_tensor(&what("min indices"), &ih, &id, 0.0);
+            for biased in [false, true] {
+                var(&rd, &d, dim, biased, false).unwrap();
+                var(&rh, &h, dim, biased, false).unwrap();
+                same_tensor(&what("var"), &rh, &rd, 1e-5);
+                std(&rd, &d, dim, biased, false).unwrap();
+                std(&rh, &h, dim, biased, false).unwrap();
+                same_tensor(&what("std"), &rh, &rd, 1e-5);
+            }
+            mean(&rd, &d, dim, false).unwrap();
+            mean(&rh, &h, dim, false).unwrap();
+            same_tensor(&what("mean"), &rh, &rd, 1e-6);
+        }
+    }
+    // A transposed output of the right shape keeps its strides: finished on the host's path.
+    let data = values::<f32>(60, 5);
+    let (h, d) = pair(&data, 0, &[3, 4, 5], &[20, 5, 1]);
+    let rd = device_out::<f32>();
+    rd.set_view(View::on_storage(Some(cuda::storage::new::<f32>(0, 20).unwrap()), 0, &[4, 5], Some(&[1, 4])).unwrap());
+    let rh = host_out::<f32>();
+    sum(&rd, &d, 0, false).unwrap();
+    sum(&rh, &h, 0, false).unwrap();
+    assert_eq!(rd.view().strides, vec![1, 4]);
+    same_tensor("sum into a transposed output", &rh, &rd, 0.0);
+    // The output is the input: every input element is read before any output is written.
+    let (_, d) = pair(&data, 0, &[6, 10], &[10, 1]);
+    let rd = Tensor::new(d.clone());
+    sum(&rd, &d, 1, false).unwrap();
+    let want: Vec<f32> = data.chunks(10).map(|c| c.iter().sum()).collect();
+    assert_eq!(fetch(&rd).1, want, "sum into its own input");
+}

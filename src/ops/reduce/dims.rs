@@ -1,8 +1,12 @@
 //! Per-dimension reductions (§4.10, 4.17).
 
 use super::*;
+use crate::cuda::launch::device_base;
+use crate::cuda::reduce::{Finish, reduce_into};
 
-/// `r = op(t)` along `dim` through accumulators mapped by `fin` (`dim` is C argument `arg`).
+/// `r = op(t)` along `dim` through accumulators mapped by `fin` (`dim` is C argument `arg`); on
+/// a device, `how` is `fin`'s device form.
+#[allow(clippy::too_many_arguments)]
 fn along<T: Scalar, R: Reducer<T, 1>>(
     r: &Tensor<T>,
     t: &View<T>,
@@ -10,10 +14,16 @@ fn along<T: Scalar, R: Reducer<T, 1>>(
     keepdim: bool,
     arg: u32,
     red: &R,
+    how: Finish,
     fin: impl Fn(R::Acc) -> T,
 ) -> Result<()> {
     let d = check_dim(dim, t.ndim(), arg)?;
     one_device(&[r.with_view(|v| v.device()), t.device()])?;
+    if let Some(fold) = red.device()
+        && finished_on_device(t, d, keepdim, fold, how, r, None)?
+    {
+        return Ok(());
+    }
     let acc = reduce([t], &only(t.ndim(), d), red)?;
     let data: Vec<T> = acc.into_iter().map(fin).collect();
     store(r, &reduced_shape(&t.sizes, d, keepdim), &data)
@@ -21,18 +31,19 @@ fn along<T: Scalar, R: Reducer<T, 1>>(
 
 /// `r_ = sum of t along dim` (accumulated in `accreal`).
 pub fn sum<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
-    along(r, t, dim, keepdim, 3, &sum_reducer::<T>(), T::from_acc)
+    along(r, t, dim, keepdim, 3, &sum_reducer::<T>(), Finish::Cast, T::from_acc)
 }
 
 /// `r_ = product of t along dim` (accumulated in `accreal`).
 pub fn prod<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
-    along(r, t, dim, keepdim, 3, &prod_reducer::<T>(), T::from_acc)
+    along(r, t, dim, keepdim, 3, &prod_reducer::<T>(), Finish::Cast, T::from_acc)
 }
 
 /// `r_ = mean of t along dim`.
 pub fn mean<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
-    let n = <T::Acc as Num>::from_f64(t.sizes.get(dim.max(0) as usize).copied().unwrap_or(1) as f64);
-    along(r, t, dim, keepdim, 3, &sum_reducer::<T>(), |s| T::from_acc(s.div(n)))
+    let size = t.sizes.get(dim.max(0) as usize).copied().unwrap_or(1) as f64;
+    let n = <T::Acc as Num>::from_f64(size);
+    along(r, t, dim, keepdim, 3, &sum_reducer::<T>(), Finish::Mean(size), |s| T::from_acc(s.div(n)))
 }
 
 /// `r_ = mean of t along dim` for an integer type (THC has it; TH does not): the sum in
@@ -41,26 +52,63 @@ pub fn mean_int<T: NumAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, keepdim: bool) 
 where
     T::Acc: Num,
 {
-    let n = <T::Acc as Num>::from_f64(t.sizes.get(dim.max(0) as usize).copied().unwrap_or(1).max(1) as f64);
-    along(r, t, dim, keepdim, 3, &sum_reducer::<T>(), |s| T::from_acc(s.div(n)))
+    let size = t.sizes.get(dim.max(0) as usize).copied().unwrap_or(1).max(1) as f64;
+    let n = <T::Acc as Num>::from_f64(size);
+    along(r, t, dim, keepdim, 3, &sum_reducer::<T>(), Finish::Mean(size), |s| T::from_acc(s.div(n)))
 }
 
 /// `r_ = var of t along dim` (`/n` when `biased`, else `/(n-1)`).
 pub fn var<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, biased: bool, keepdim: bool) -> Result<()> {
-    along(r, t, dim, keepdim, 3, &Moments::<T>::new(), |a| T::from_acc(var_of(a, biased)))
+    let how = Finish::Var { biased, root: false };
+    along(r, t, dim, keepdim, 3, &Moments::<T>::new(), how, |a| T::from_acc(var_of(a, biased)))
 }
 
 /// `r_ = std of t along dim`.
 pub fn std<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, dim: i32, biased: bool, keepdim: bool) -> Result<()> {
-    along(r, t, dim, keepdim, 3, &Moments::<T>::new(), |a| T::from_acc(var_of(a, biased).sqrt()))
+    let how = Finish::Var { biased, root: true };
+    along(r, t, dim, keepdim, 3, &Moments::<T>::new(), how, |a| T::from_acc(var_of(a, biased).sqrt()))
 }
 
 /// `r_ = p-norm of t along dim` (see `pnorm`).
 pub fn norm<T: FloatAcc>(r: &Tensor<T>, t: &View<T>, p: T, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
     one_device(&[r.with_view(|v| v.device()), t.device()])?;
+    if finished_on_device(t, d, keepdim, DeviceFold::Norm(p.to_f64()), Finish::Root, r, None)? {
+        return Ok(());
+    }
     let data: Vec<T> = pnorm(t, &only(t.ndim(), d), p.to_f64())?.into_iter().map(T::from_acc).collect();
     store(r, &reduced_shape(&t.sizes, d, keepdim), &data)
+}
+
+/// The device arm of a reduction along `d`: `fold` of `t` finished by `how` straight into
+/// `values` (and `indices`) on the device, when `t` is a device tensor with elements and the
+/// resized outputs are contiguous and apart from `t`; false when it did not run (the caller
+/// then reduces to host accumulators and stores them).
+fn finished_on_device<T: Scalar>(
+    t: &View<T>,
+    d: usize,
+    keepdim: bool,
+    fold: DeviceFold,
+    how: Finish,
+    values: &Tensor<T>,
+    indices: Option<&Tensor<i64>>,
+) -> Result<bool> {
+    let crate::core::allocator::Device::Cuda(dev) = t.device() else { return Ok(false) };
+    if t.numel() == 0 {
+        return Ok(false);
+    }
+    let shape = reduced_shape(&t.sizes, d, keepdim);
+    let outs = || -> Result<Option<[u64; 2]>> {
+        let vo = resize_out(values, &shape)?;
+        let io = indices.map(|i| resize_out(i, &shape)).transpose()?;
+        let fits = vo.is_contiguous() && !vo.same_storage(t) && io.as_ref().is_none_or(|i| i.is_contiguous());
+        if !fits {
+            return Ok(None);
+        }
+        let ib = io.as_ref().map(device_base).transpose()?.unwrap_or(0);
+        Ok(Some([device_base(&vo)?, ib]))
+    };
+    reduce_into(dev, t, &only(t.ndim(), d), fold, how, outs)
 }
 
 /// THC's rule: the outputs and the input of a reduction are on one device (checked before
@@ -132,6 +180,9 @@ fn arg_best<T: Elem>(t: &View<T>, d: usize, max: bool) -> Result<Vec<(T, i64)>> 
 pub fn max<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
     one_device(&[values.with_view(|v| v.device()), indices.with_view(|v| v.device()), t.device()])?;
+    if finished_on_device(t, d, keepdim, DeviceFold::Max, Finish::Best, values, Some(indices))? {
+        return Ok(());
+    }
     store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &arg_best(t, d, true)?)
 }
 
@@ -139,6 +190,9 @@ pub fn max<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim:
 pub fn min<T: Elem>(values: &Tensor<T>, indices: &Tensor<i64>, t: &View<T>, dim: i32, keepdim: bool) -> Result<()> {
     let d = check_dim(dim, t.ndim(), 4)?;
     one_device(&[values.with_view(|v| v.device()), indices.with_view(|v| v.device()), t.device()])?;
+    if finished_on_device(t, d, keepdim, DeviceFold::Min, Finish::Best, values, Some(indices))? {
+        return Ok(());
+    }
     store_pairs(values, indices, &reduced_shape(&t.sizes, d, keepdim), &arg_best(t, d, false)?)
 }
 
