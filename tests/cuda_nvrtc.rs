@@ -78,6 +78,9 @@ fn every_module_compiles_within_budget() {
     });
     let results = results.into_inner().unwrap();
     assert_eq!(results.len(), jobs.len());
+    if only.is_some() {
+        return; // a partial run writes no table
+    }
 
     let mut table = format!("{:40} {:>10} {:>10}\n", "kernel", "sm_80 regs", "sm_90 regs");
     let mut count = 0;

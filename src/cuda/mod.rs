@@ -12,7 +12,8 @@
 //! - `alloc`: THC's caching device allocator and caching pinned-host allocator;
 //! - `kernels`, `launch`: the CUDA C sources, NVRTC compilation, and launch parameters built
 //!   from the shared geometry; `lines`: launches of the kernels that walk a line per item
-//!   (index ops, scans, sorts); `reduce`: the device engine of the reductions;
+//!   (index ops, scans, sorts); `scan`: cumsum/cumprod, tiled for long lines; `reduce`: the
+//!   device engine of the reductions;
 //! - `storage`: the `THAllocator` that backs device storages;
 //! - `dlpack`: the stream ordering of a device tensor handed out through DLPack;
 //! - `trace`: `TH_CUDA_TRACE`, one line per launch, copy and synchronization.
@@ -30,6 +31,7 @@ pub mod ops;
 pub mod random;
 pub mod reduce;
 pub mod runtime;
+pub mod scan;
 pub mod sleep;
 pub mod sort;
 pub mod storage;

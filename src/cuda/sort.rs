@@ -39,7 +39,7 @@ pub fn kernel_names(d: DType) -> Vec<String> {
     vec![format!("th_sortLocal_{}", kernels::dtype_suffix(d))]
 }
 
-fn without(v: &[i64], d: usize) -> Vec<i64> {
+pub(super) fn without(v: &[i64], d: usize) -> Vec<i64> {
     v.iter().enumerate().filter(|&(e, _)| e != d).map(|(_, &x)| x).collect()
 }
 
@@ -71,7 +71,7 @@ impl Line {
         Line { strides: [&self.strides[..], &[self.step]].concat(), len: 1, ..self.clone() }
     }
 
-    fn op(&self) -> LineOperand<'_> {
+    pub(super) fn op(&self) -> LineOperand<'_> {
         LineOperand { base: self.base, strides: &self.strides, len: self.len, step: self.step }
     }
 }
@@ -257,14 +257,4 @@ impl<T: Scalar> Sorted<T> {
             )
         }
     }
-}
-
-/// `out` = the cumulative sum (or product, `prod`) of `t` along `d` in accreal, on device
-/// `ordinal` (`out` shaped like `t`; it may be `t` itself, not partially overlap it).
-pub fn scan<T: Scalar>(ordinal: i32, out: &View<T>, t: &View<T>, d: usize, prod: bool) -> Result<()> {
-    let call = Call::new(if prod { "cumprod" } else { "cumsum" });
-    let items = without(&t.sizes, d);
-    // SAFETY: one thread per line reads element q of its line before writing element q, so
-    // an output that is the input itself is read before it is written.
-    unsafe { lines::run(ordinal, &call, T::DTYPE, &items, &[Line::along(out, d)?.op(), Line::along(t, d)?.op()]) }
 }

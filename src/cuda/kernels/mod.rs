@@ -329,6 +329,7 @@ pub fn kernels_of(module: &str) -> Vec<String> {
     v.extend(crate::cuda::conv::kernel_names(first));
     v.extend(crate::cuda::sleep::kernel_names(first));
     v.extend(crate::cuda::sort::kernel_names(first));
+    v.extend(crate::cuda::scan::kernel_names(first));
     v
 }
 

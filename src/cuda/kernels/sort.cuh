@@ -240,6 +240,148 @@ template <class I, class T, bool Prod> void th_lines_scan(const THCLines &p) {
   });
 }
 
+// ---- tiled scans: long lines, a block per tile of TH_SCAN_TILE elements ----
+//
+// Three launches, in an order fixed by the line length alone (the bits never depend on the grid):
+// - totals: block (line, tile) loads its tile (coalesced, through shared memory); thread t folds
+//   its run of TH_SCAN_PER consecutive elements in order, the runs' folds are scanned across the
+//   block (Hillis-Steele, a fixed tree), and the last is the tile's total, to carry[line, tile];
+// - carries: one block per line turns its tiles' totals into exclusive prefixes (thread t folds a
+//   run of consecutive totals in order, the runs are scanned across the block, each run rewritten
+//   with its prefix);
+// - tiles: as totals, then element q of thread t's run gets carry (+) prefix(t) (+) its run's
+//   elements up to q, rounded to T once, written back through shared memory (coalesced).
+// Integer results equal the sequential host scan; float ones differ by reassociation only.
+#define TH_SCAN_BLOCK 256
+#define TH_SCAN_PER 8
+#define TH_SCAN_TILE (TH_SCAN_BLOCK * TH_SCAN_PER)
+
+// The parameter of the tiled scan kernels: the lines as a line launch plans them (operands 0 the
+// output, 1 the input), tiles per line, and the accreal carries (lines * tiles).
+struct THCScan {
+  THCLines l;
+  long long tiles;
+  unsigned long long carry;
+};
+
+template <class A, bool Prod> __forceinline__ A th_scan_op(A a, A b) { return Prod ? th_amul(a, b) : th_aadd(a, b); }
+
+// Inclusive scan of s[0, TH_SCAN_BLOCK) in place, in a fixed tree; every thread of the block calls it.
+template <class A, bool Prod> __forceinline__ void th_scan_block(A *s, unsigned t) {
+  for (unsigned d = 1; d < TH_SCAN_BLOCK; d *= 2) {
+    const A v = t >= d ? s[t - d] : s[t];
+    __syncthreads();
+    if (t >= d) s[t] = th_scan_op<A, Prod>(v, s[t]);
+    __syncthreads();
+  }
+}
+
+// Operand k's offset of the start of line `line` (its item index).
+template <class I, class O> __forceinline__ O th_line_start(const THCPointwise &it, I line, int k) {
+  O off = 0;
+  for (int d = it.ndim - 1; d >= 0; --d) {
+    const I size = (I)it.sizes[d], q = th_udiv(line, size);
+    off += (O)(line - q * size) * (O)it.arg[k].strides[d];
+    line = q;
+  }
+  return off;
+}
+
+// Loads tile `tile` of line `line` into sh (as accreal; past the line's end: the identity),
+// returns thread t's run folded in order.
+template <class I, class T, bool Prod>
+__forceinline__ typename th_rt<T>::A th_scan_load(const THCScan &p, I line, I tile, typename th_rt<T>::A *sh, unsigned t) {
+  typedef typename th_rt<T>::A A;
+  typedef typename th_offset<I>::type O;
+  const T *x = (const T *)p.l.it.arg[1].data;
+  const I n = (I)p.l.len[1], first = tile * (I)TH_SCAN_TILE;
+  const O base = th_line_start<I, O>(p.l.it, line, 1), step = (O)p.l.step[1];
+  for (unsigned j = t; j < TH_SCAN_TILE; j += TH_SCAN_BLOCK) {
+    const I q = first + (I)j;
+    sh[j] = q < n ? th_rt<T>::acc(x[base + (O)q * step]) : (A)(Prod ? 1 : 0);
+  }
+  __syncthreads();
+  A run = sh[t * TH_SCAN_PER];
+  for (int j = 1; j < TH_SCAN_PER; ++j) run = th_scan_op<A, Prod>(run, sh[t * TH_SCAN_PER + j]);
+  return run;
+}
+
+template <class I, class T, bool Prod> void th_scan_totals(const THCScan &p) {
+  typedef typename th_rt<T>::A A;
+  __shared__ double th_ssh[TH_SCAN_TILE + TH_SCAN_BLOCK];
+  A *sh = (A *)th_ssh, *runs = sh + TH_SCAN_TILE;
+  const unsigned t = threadIdx.x;
+  const I tiles = (I)p.tiles, work = (I)p.l.it.n * tiles;
+  for (I w = blockIdx.x; w < work; w += gridDim.x) {
+    const I line = th_udiv(w, tiles);
+    runs[t] = th_scan_load<I, T, Prod>(p, line, w - line * tiles, sh, t);
+    __syncthreads();
+    th_scan_block<A, Prod>(runs, t);
+    if (t == 0) ((A *)p.carry)[w] = runs[TH_SCAN_BLOCK - 1];
+    __syncthreads();  // the next tile reuses sh
+  }
+}
+
+template <class T, bool Prod> void th_scan_carries(const THCScan &p) {
+  typedef typename th_rt<T>::A A;
+  __shared__ double th_ssh[TH_SCAN_BLOCK];
+  A *runs = (A *)th_ssh;
+  const unsigned t = threadIdx.x;
+  const long long tiles = p.tiles, per = (tiles + TH_SCAN_BLOCK - 1) / TH_SCAN_BLOCK;
+  const A id = (A)(Prod ? 1 : 0);
+  for (long long line = blockIdx.x; line < p.l.it.n; line += gridDim.x) {
+    A *c = (A *)p.carry + line * tiles;
+    const long long lo = t * per < tiles ? t * per : tiles, hi = lo + per < tiles ? lo + per : tiles;
+    A run = id;
+    for (long long j = lo; j < hi; ++j) run = th_scan_op<A, Prod>(run, c[j]);
+    runs[t] = run;
+    __syncthreads();
+    th_scan_block<A, Prod>(runs, t);
+    A acc = t > 0 ? runs[t - 1] : id;
+    for (long long j = lo; j < hi; ++j) {
+      const A total = c[j];
+      c[j] = acc;
+      acc = th_scan_op<A, Prod>(acc, total);
+    }
+    __syncthreads();  // the next line reuses runs
+  }
+}
+
+template <class I, class T, bool Prod> void th_scan_tiles(const THCScan &p) {
+  typedef typename th_rt<T>::A A;
+  typedef typename th_offset<I>::type O;
+  __shared__ double th_ssh[TH_SCAN_TILE + TH_SCAN_BLOCK];
+  A *sh = (A *)th_ssh, *runs = sh + TH_SCAN_TILE;
+  T *out = (T *)p.l.it.arg[0].data;
+  const unsigned t = threadIdx.x;
+  const I tiles = (I)p.tiles, work = (I)p.l.it.n * tiles, n = (I)p.l.len[0];
+  for (I w = blockIdx.x; w < work; w += gridDim.x) {
+    const I line = th_udiv(w, tiles), tile = w - line * tiles;
+    runs[t] = th_scan_load<I, T, Prod>(p, line, tile, sh, t);
+    __syncthreads();
+    th_scan_block<A, Prod>(runs, t);
+    const A carry = ((const A *)p.carry)[w];
+    A acc = t > 0 ? th_scan_op<A, Prod>(carry, runs[t - 1]) : carry;
+    for (int j = 0; j < TH_SCAN_PER; ++j) {
+      acc = th_scan_op<A, Prod>(acc, sh[t * TH_SCAN_PER + j]);
+      sh[t * TH_SCAN_PER + j] = acc;
+    }
+    __syncthreads();
+    const O base = th_line_start<I, O>(p.l.it, line, 0), step = (O)p.l.step[0];
+    const I first = tile * (I)TH_SCAN_TILE;
+    for (unsigned j = t; j < TH_SCAN_TILE && first + (I)j < n; j += TH_SCAN_BLOCK)
+      out[base + (O)(first + (I)j) * step] = th_from_acc<T>::get(sh[j]);
+    __syncthreads();
+  }
+}
+
+#define TH_SCAN_KERNELS(sfx, T, name, Prod)                                                          \
+  TH_KERNEL(th_##name##Totals_##sfx##_i32, TH_EMU_COOPERATIVE, THCScan, th_scan_totals<unsigned int, T, Prod>) \
+  TH_KERNEL(th_##name##Totals_##sfx##_i64, TH_EMU_COOPERATIVE, THCScan, th_scan_totals<unsigned long long, T, Prod>) \
+  TH_KERNEL(th_##name##Carries_##sfx, TH_EMU_COOPERATIVE, THCScan, th_scan_carries<T, Prod>)       \
+  TH_KERNEL(th_##name##Tiles_##sfx##_i32, TH_EMU_COOPERATIVE, THCScan, th_scan_tiles<unsigned int, T, Prod>) \
+  TH_KERNEL(th_##name##Tiles_##sfx##_i64, TH_EMU_COOPERATIVE, THCScan, th_scan_tiles<unsigned long long, T, Prod>)
+
 #define TH_SORT_KERNELS(sfx, T)                                                                     \
   TH_KERNEL(th_sortLocal_##sfx, TH_EMU_COOPERATIVE, THCSortLocal, th_sort_local<T>)                \
   TH_LINES(th_sortInit_##sfx, th_lines_sortInit, T)                                                 \
@@ -249,6 +391,8 @@ template <class I, class T, bool Prod> void th_lines_scan(const THCLines &p) {
 #define TH_SORT_NUM_KERNELS(sfx, T)                                                                 \
   TH_LINES(th_sortMode_##sfx, th_lines_sortMode, T)                                                 \
   TH_LINES(th_cumsum_##sfx, th_lines_scan, T, false)                                                \
-  TH_LINES(th_cumprod_##sfx, th_lines_scan, T, true)
+  TH_LINES(th_cumprod_##sfx, th_lines_scan, T, true)                                                \
+  TH_SCAN_KERNELS(sfx, T, cumsum, false)                                                            \
+  TH_SCAN_KERNELS(sfx, T, cumprod, true)
 
 #endif  // TH_CUDA_SORT_CUH

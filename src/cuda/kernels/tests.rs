@@ -37,9 +37,13 @@ fn names_and_modules() {
     let sleep = |d: DType| usize::from(d == DType::Float);
     // The shared-memory sort stages (sort.cuh's th_sortLocal): one per dtype.
     let sort_local = 1;
+    // The tiled scans (sort.cuh): totals and tiles twice, carries once, for cumsum and cumprod.
+    let scans = |d: DType| if d == DType::Bool { 0 } else { 10 };
     let want: usize = DType::ALL
         .iter()
-        .map(|&d| 2 * per(d) + 2 * lines(d) + reductions(d) + gemm(d) + random(d) + conv(d) + sleep(d) + sort_local)
+        .map(|&d| {
+            2 * per(d) + 2 * lines(d) + reductions(d) + gemm(d) + random(d) + conv(d) + sleep(d) + sort_local + scans(d)
+        })
         .sum();
     assert_eq!(all.len(), want);
     let unique: std::collections::HashSet<&String> = all.iter().collect();

@@ -326,3 +326,59 @@ fn device_dim_reductions_stay_on_the_device() {
     let want: Vec<f32> = data.chunks(10).map(|c| c.iter().sum()).collect();
     assert_eq!(fetch(&rd).1, want, "sum into its own input");
 }
+
+/// Long lines scan tile by tile (cuda::scan): several tiles and a partial last one, lines along
+/// a contiguous or a strided dim, in place, every width of accumulator. Sums of multiples of 1/8
+/// are exact in any order, so they match the host bit for bit; float products within a bound.
+fn check_long_scans<T: NumAcc>(tol: f64)
+where
+    T::Acc: Scalar,
+{
+    crate::cuda::use_emulator_in_tests();
+    let near_one = |n: usize| -> Vec<T> {
+        values::<T>(n, 3)
+            .into_iter()
+            .map(|x| match T::DTYPE.format() {
+                crate::core::dtype::Format::Float | crate::core::dtype::Format::BFloat => {
+                    T::from_prim(Prim::F(1.0 + f64_of(x) / 128.0))
+                }
+                _ => x,
+            })
+            .collect()
+    };
+    for (sizes, strides, dim) in [([3, 5000], [5000, 1], 1), ([5000, 3], [3, 1], 0), ([2, 1024], [1, 2], 1)] {
+        let n = (sizes[0] * sizes[1]) as usize;
+        for prod in [false, true] {
+            let data = if prod { near_one(n) } else { values::<T>(n, 17) };
+            let (h, d) = pair(&data, 0, &sizes, &strides);
+            let (rh, rd) = (host_out::<T>(), device_out::<T>());
+            let what =
+                format!("{} {} {sizes:?} {strides:?} dim {dim}", T::DTYPE, if prod { "cumprod" } else { "cumsum" });
+            let f = if prod { cumprod::<T> } else { cumsum::<T> };
+            let ((), trace) = cuda::trace::capture(|| f(&rd, &d, dim).unwrap());
+            let tiles: Vec<&String> = trace.iter().filter(|l| l.contains("Tiles_")).collect();
+            assert_eq!(tiles.len(), 1, "{what}: {trace:?}");
+            f(&rh, &h, dim).unwrap();
+            same_tensor(&what, &rh, &rd, if prod { tol } else { 0.0 });
+            // in place
+            let (h2, d2) = pair(&data, 0, &sizes, &strides);
+            let (th, td) = (Tensor::new(h2.clone()), Tensor::new(d2.clone()));
+            f(&th, &h2, dim).unwrap();
+            f(&td, &d2, dim).unwrap();
+            same_tensor(&format!("{what} in place"), &th, &td, if prod { tol } else { 0.0 });
+        }
+    }
+}
+
+#[test]
+fn device_long_scans() {
+    check_long_scans::<f32>(1e-6);
+    check_long_scans::<f64>(1e-13);
+    check_long_scans::<f16>(2e-3);
+    check_long_scans::<half::bf16>(2e-2);
+    check_long_scans::<i64>(0.0);
+    check_long_scans::<i32>(0.0);
+    check_long_scans::<i16>(0.0);
+    check_long_scans::<i8>(0.0);
+    check_long_scans::<u8>(0.0);
+}

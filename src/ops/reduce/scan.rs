@@ -90,10 +90,10 @@ fn scan_on_device<T: NumAcc>(dev: i32, r: &Tensor<T>, t: &View<T>, d: usize, pro
         return Ok(());
     }
     if matches!(alias(&out, t), Alias::Same | Alias::Disjoint) {
-        return crate::cuda::sort::scan(dev, &out, t, d, prod);
+        return crate::cuda::scan::scan(dev, &out, t, d, prod);
     }
     let tmp = crate::ops::temp_like(t, &t.sizes)?;
-    crate::cuda::sort::scan(dev, &tmp, t, d, prod)?;
+    crate::cuda::scan::scan(dev, &tmp, t, d, prod)?;
     copy(&out, &tmp)
 }
 
