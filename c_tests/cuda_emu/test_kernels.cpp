@@ -61,7 +61,7 @@ static int launch(const std::string &kernel, THCPointwise &p, unsigned grid = 0,
 static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
   th_emu_kernel_names(all.data(), all.size());
-  size_t reductions = 0, gemms = 0, randoms = 0, convs = 0, sleeps = 0, scans = 0;
+  size_t reductions = 0, gemms = 0, randoms = 0, convs = 0, sleeps = 0, scans = 0, radix = 0;
   for (const char *k : all) {
     if (std::strncmp(k, "th_reduce_", 10) == 0 || std::strncmp(k, "th_combine_", 11) == 0) ++reductions;
     else if (std::strncmp(k, "th_gemm_", 8) == 0) ++gemms;  // THCGemm kernels: gemm_kernels()
@@ -70,6 +70,8 @@ static void every_kernel() {
     else if (std::strcmp(k, "th_sleep") == 0) ++sleeps;        // THCSleep: sleep_kernel()
     // THCScan, the tiled cumsum/cumprod: ops::reduce's device tests (cargo test, emulator).
     else if (std::strstr(k, "Totals_") || std::strstr(k, "Carries_") || std::strstr(k, "Tiles_")) ++scans;
+    // THCRadix, the radix sort's passes: the sort suites (cargo test, pytest on the emulator).
+    else if (std::strncmp(k, "th_radix", 8) == 0) ++radix;
     // Not this file's own kernel; of the line kernels, those whose addresses do not depend on
     // the data (tri, cross): the index, mask and sort ones follow values read from their
     // operands, so random bytes would send them out of bounds (test_lines.cpp runs them).
@@ -86,6 +88,7 @@ static void every_kernel() {
   CHECK(convs == 12, "%zu convolution kernels registered", convs);
   CHECK(sleeps == 1, "%zu sleep kernels registered", sleeps);
   CHECK(scans == 90, "%zu tiled scan kernels registered", scans);
+  CHECK(radix == 30, "%zu radix sort kernels registered", radix);
   const int cap = 80;
   std::vector<uint64_t> buf[4];
   for (auto &b : buf) b.resize(cap);

@@ -34,9 +34,29 @@ struct THCSortLocal {
     pad: i32,
 }
 
-/// The shared-memory sort kernel of dtype `d` (every dtype has one; `kernels::kernels_of`).
+/// Digits of a radix pass (`TH_RADIX_DIGITS`) and threads of its blocks (`TH_SCAN_BLOCK`).
+const RADIX_DIGITS: i64 = 16;
+const RADIX_THREADS: u32 = 256;
+
+/// `sort.cuh`'s `THCRadix`.
+#[repr(C)]
+struct THCRadix {
+    keys: [u64; 2],
+    pos: [u64; 2],
+    hist: u64,
+    rows: i64,
+    n: i64,
+    row: i64,
+    tiles: i64,
+    shift: i32,
+    desc: i32,
+}
+
+/// The shared-memory sort kernel and the radix sort's three of dtype `d` (every dtype has
+/// them; `kernels::kernels_of`).
 pub fn kernel_names(d: DType) -> Vec<String> {
-    vec![format!("th_sortLocal_{}", kernels::dtype_suffix(d))]
+    let sfx = kernels::dtype_suffix(d);
+    ["sortLocal", "radixCount", "radixOffsets", "radixScatter"].iter().map(|k| format!("th_{k}_{sfx}")).collect()
 }
 
 pub(super) fn without(v: &[i64], d: usize) -> Vec<i64> {
@@ -135,6 +155,10 @@ impl<T: Scalar> Sorted<T> {
                 &[ke.op(), qe.op(), xe.op()],
             )?
         };
+        if s.n > TILE {
+            s.radix(descending)?;
+            return Ok(s);
+        }
         shape.pop();
         shape.push(p / 2);
         let (mut k, mut q) = (k, q);
@@ -189,6 +213,64 @@ impl<T: Scalar> Sorted<T> {
         // SAFETY: the kernel touches the `total` contiguous elements of the two workspace
         // tensors, which this Sorted owns; `params` outlives the launch call.
         unsafe { dev.gpu.launch(&kernel, &cfg, &mut args, runtime::stream(self.ordinal)) }
+    }
+
+    /// Sorts the first `n` elements of every workspace row by radix (rows longer than a tile):
+    /// `sizeof(T) * 2` passes of 4 bits, each a count, an offsets and a scatter launch, between
+    /// the workspace and a second one (an even number of passes ends in the workspace).
+    fn radix(&self, descending: bool) -> Result<()> {
+        let dev = runtime::device(self.ordinal)?;
+        let rows = self.items.iter().product::<i64>();
+        let tiles = (self.n + TILE - 1) / TILE;
+        let (k2, q2) = (empty_like::<T>(dev, &[rows, self.p])?, empty_like::<i64>(dev, &[rows, self.p])?);
+        let bytes = rows
+            .checked_mul(RADIX_DIGITS * tiles * 8)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| Error::size("sort: the radix counts' size overflows"))?;
+        let hist = super::storage::malloc(dev, bytes)?;
+        let mut params = THCRadix {
+            keys: [device_base(&self.keys)?, device_base(&k2)?],
+            pos: [device_base(&self.pos)?, device_base(&q2)?],
+            hist,
+            rows,
+            n: self.n,
+            row: self.p,
+            tiles,
+            shift: 0,
+            desc: descending as i32,
+        };
+        let sfx = kernels::dtype_suffix(T::DTYPE);
+        let cfg = |blocks: i64| LaunchCfg {
+            grid: [(blocks as u64).clamp(1, MAX_GRID as u64) as u32, 1, 1],
+            block: [RADIX_THREADS, 1, 1],
+            shared: 0,
+        };
+        let launches = [
+            (format!("th_radixCount_{sfx}"), cfg(rows * tiles)),
+            (format!("th_radixOffsets_{sfx}"), cfg(rows)),
+            (format!("th_radixScatter_{sfx}"), cfg(rows * tiles)),
+        ];
+        let stream = runtime::stream(self.ordinal);
+        let mut run = || -> Result<()> {
+            for shift in (0..8 * size_of::<T>() as i32).step_by(4) {
+                params.shift = shift;
+                for (kernel, cfg) in &launches {
+                    let mut args = [&mut params as *mut THCRadix as *mut std::ffi::c_void];
+                    // SAFETY: the kernels touch the first n elements of each of the `rows` rows
+                    // (p apart) of the two workspaces this function owns, and `hist`'s
+                    // rows * 16 * tiles counts.
+                    unsafe { dev.gpu.launch(kernel, cfg, &mut args, stream)? };
+                }
+                params.keys.swap(0, 1);
+                params.pos.swap(0, 1);
+            }
+            Ok(())
+        };
+        let r = run();
+        // Returned after the launches are queued: later work on this stream is ordered after
+        // them (and k2, q2 likewise when dropped).
+        let _ = dev.cache.free(hist);
+        r
     }
 
     /// The workspace rows of `w`, `len` elements of each.

@@ -356,10 +356,13 @@ fn every_kernel_is_registered_and_bad_launches_fail() {
     // (the reductions take a THCReduce: emu_reduce_tests launches them; the integer GEMMs a
     // THCGemm: cuda::blas's tests; the random kernels a THCRandom: ops::random::device_tests;
     // the shared-memory sort stages a THCSortLocal: the sort suites and test_lines.cpp; the
-    // tiled scans a THCScan: ops::reduce's device tests).
+    // tiled scans a THCScan: ops::reduce's device tests; the radix sort a THCRadix: the sort
+    // suites).
     // The rest get a THCLines, whose first member is the THCPointwise the pointwise kernels read.
     let pointwise = |k: &String| {
-        !["th_reduce_", "th_combine_", "th_gemm_", "th_rand_", "th_sortLocal_"].iter().any(|p| k.starts_with(p))
+        !["th_reduce_", "th_combine_", "th_gemm_", "th_rand_", "th_sortLocal_", "th_radix"]
+            .iter()
+            .any(|p| k.starts_with(p))
             && !["Totals_", "Carries_", "Tiles_"].iter().any(|p| k.contains(p))
     };
     let mut lines = crate::cuda::lines::THCLines { it: p, len: [0; 4], step: [0; 4] };

@@ -121,6 +121,8 @@ __forceinline__ double th_aadd(double a, double b) { return a + b; }
 __forceinline__ double th_amul(double a, double b) { return a * b; }
 __forceinline__ float th_aadd(float a, float b) { return a + b; }
 __forceinline__ float th_amul(float a, float b) { return a * b; }
+__forceinline__ unsigned th_aadd(unsigned a, unsigned b) { return a + b; }  // counts (sort.cuh's radix)
+__forceinline__ unsigned th_amul(unsigned a, unsigned b) { return a * b; }
 
 // ---- the folds: identity, step(acc, elements x[N], position), combine ----
 

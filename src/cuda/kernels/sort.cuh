@@ -1,6 +1,7 @@
 // Sorts, selections and scans along a dimension (line kernels on THCLines, see lines.cuh).
 //
-// A sort runs a bitonic network over a device workspace: every element of the input is copied
+// A sort works in a device workspace; rows longer than TH_SCAN_TILE run the radix sort below
+// instead of the network's global stages. The network: every element of the input is copied
 // (sortInit, one thread per element) into a row of `keys` (T) and `pos` (int64, the source
 // position) padded to a power of two P; each stage of the network is one launch of sortStep, one thread per
 // compare-exchange; the rows are then copied out (sortCopy) or permute another tensor
@@ -322,16 +323,17 @@ template <class I, class T, bool Prod> void th_scan_totals(const THCScan &p) {
   }
 }
 
-template <class T, bool Prod> void th_scan_carries(const THCScan &p) {
-  typedef typename th_rt<T>::A A;
-  __shared__ double th_ssh[TH_SCAN_BLOCK];
-  A *runs = (A *)th_ssh;
+// The exclusive prefixes (sums, or products when Prod) of `per` consecutive values, in place, for
+// `lines` lines: a block per line, thread t folding a run of consecutive values in order, the
+// runs scanned in a fixed tree, each run rewritten from its prefix. `runs`: TH_SCAN_BLOCK values
+// of shared memory.
+template <class A, bool Prod> __forceinline__ void th_exclusive_lines(A *data, long long lines, long long per, A *runs) {
   const unsigned t = threadIdx.x;
-  const long long tiles = p.tiles, per = (tiles + TH_SCAN_BLOCK - 1) / TH_SCAN_BLOCK;
+  const long long each = (per + TH_SCAN_BLOCK - 1) / TH_SCAN_BLOCK;
   const A id = (A)(Prod ? 1 : 0);
-  for (long long line = blockIdx.x; line < p.l.it.n; line += gridDim.x) {
-    A *c = (A *)p.carry + line * tiles;
-    const long long lo = t * per < tiles ? t * per : tiles, hi = lo + per < tiles ? lo + per : tiles;
+  for (long long line = blockIdx.x; line < lines; line += gridDim.x) {
+    A *c = data + line * per;
+    const long long lo = t * each < per ? t * each : per, hi = lo + each < per ? lo + each : per;
     A run = id;
     for (long long j = lo; j < hi; ++j) run = th_scan_op<A, Prod>(run, c[j]);
     runs[t] = run;
@@ -339,12 +341,18 @@ template <class T, bool Prod> void th_scan_carries(const THCScan &p) {
     th_scan_block<A, Prod>(runs, t);
     A acc = t > 0 ? runs[t - 1] : id;
     for (long long j = lo; j < hi; ++j) {
-      const A total = c[j];
+      const A v = c[j];
       c[j] = acc;
-      acc = th_scan_op<A, Prod>(acc, total);
+      acc = th_scan_op<A, Prod>(acc, v);
     }
     __syncthreads();  // the next line reuses runs
   }
+}
+
+template <class T, bool Prod> void th_scan_carries(const THCScan &p) {
+  typedef typename th_rt<T>::A A;
+  __shared__ double th_ssh[TH_SCAN_BLOCK];
+  th_exclusive_lines<A, Prod>((A *)p.carry, p.l.it.n, p.tiles, (A *)th_ssh);
 }
 
 template <class I, class T, bool Prod> void th_scan_tiles(const THCScan &p) {
@@ -375,6 +383,158 @@ template <class I, class T, bool Prod> void th_scan_tiles(const THCScan &p) {
   }
 }
 
+// ---- radix sort: rows longer than a tile ----
+//
+// A stable LSD radix sort of every row's first n workspace elements, TH_RADIX_BITS bits a pass,
+// from the keys' order-preserving unsigned form (th_radix_key: the host's order, NaN last, -0.0
+// equal to 0.0; inverted for a descending sort, NaN first); stability keeps equal keys in position order,
+// as the bitonic network's tie rule. Each pass: count (a block per (row, tile) of TH_SCAN_TILE
+// elements: each digit's count in the tile, to hist[row][digit][tile]), offsets (a block per row:
+// the exclusive scan of its counts in (digit, tile) order), scatter (each element to its row's
+// offset for (digit, tile) plus its rank among the tile's elements of that digit, in order).
+// Everything is counted, never raced: the result is the same bits whatever the grid.
+#define TH_RADIX_BITS 4
+#define TH_RADIX_DIGITS 16
+
+struct THCRadix {
+  unsigned long long keys[2], pos[2];  // [0] read, [1] written
+  unsigned long long hist;             // rows x TH_RADIX_DIGITS x tiles counts (long long)
+  long long rows, n, row, tiles;       // rows of n elements, `row` apart; tiles per row
+  int shift, desc;                     // the pass's digit; a descending sort
+};
+
+template <int S> struct th_radix_u { typedef unsigned int U; };
+template <> struct th_radix_u<8> { typedef unsigned long long U; };
+
+// The order-preserving unsigned form of a key (ascending): integers with the sign bit flipped,
+// floats with the sign bit set or (negatives) every bit flipped, -0.0 as 0.0, every NaN the
+// largest form; Bool 0/1.
+template <class T, int K = th_traits<T>::kind> struct th_radix_key;
+template <class T> struct th_radix_key<T, TH_KIND_INT> {
+  typedef typename th_radix_u<sizeof(T)>::U U;
+  static __forceinline__ U get(T x) {
+    const int bits = 8 * (int)sizeof(T);
+    U u = (U)x;
+    if (bits < 8 * (int)sizeof(U)) u &= ((U)1 << bits) - 1;
+    if ((T)-1 < (T)0) u ^= (U)1 << (bits - 1);
+    return u;
+  }
+};
+template <class T> struct th_radix_key<T, TH_KIND_FLOAT> {
+  typedef typename th_radix_u<sizeof(T)>::U U;
+  static __forceinline__ U get(T x) {
+    if (x != x) return ~(U)0;
+    U u = sizeof(T) == 8 ? (U)th_bits_f64((double)(x == (T)0 ? (T)0 : x)) : (U)th_bits_f32((float)(x == (T)0 ? (T)0 : x));
+    const U sign = (U)1 << (8 * sizeof(T) - 1);
+    return (u & sign) ? ~u : (u | sign);
+  }
+};
+template <class T> struct th_radix_key<T, TH_KIND_HALF> {
+  typedef unsigned int U;
+  static __forceinline__ U get(T x) {
+    const float f = th_traits<T>::to_r(x);
+    if (f != f) return 0xffffu;
+    const U u = f == 0.0f ? 0u : (U)x.x;
+    return (u & 0x8000u) ? (~u & 0xffffu) : (u | 0x8000u);
+  }
+};
+template <class T> struct th_radix_key<T, TH_KIND_BOOL> {
+  typedef unsigned int U;
+  static __forceinline__ U get(T x) { return x.x != 0; }
+};
+
+// A key's digit for this pass (a descending sort inverts every key: NaN first, as the network).
+template <class T> __forceinline__ unsigned th_radix_digit(const THCRadix &p, T x) {
+  typedef typename th_radix_key<T>::U U;
+  U u = th_radix_key<T>::get(x);
+  if (p.desc) u = ~u;
+  return (unsigned)(u >> p.shift) & (TH_RADIX_DIGITS - 1);
+}
+
+// Thread t's counts of each digit in its run of TH_SCAN_PER consecutive elements of block w's
+// tile, to cnt[digit * TH_SCAN_BLOCK + t]; returns the tile's first element's index in its row.
+template <class T> __forceinline__ long long th_radix_count(const THCRadix &p, long long w, unsigned *cnt, unsigned t, long long *row) {
+  const long long r = w / p.tiles, first = (w - r * p.tiles) * TH_SCAN_TILE;
+  const T *keys = (const T *)p.keys[0] + r * p.row;
+  for (int d = 0; d < TH_RADIX_DIGITS; ++d) cnt[d * TH_SCAN_BLOCK + t] = 0;
+  for (int j = 0; j < TH_SCAN_PER; ++j) {
+    const long long q = first + t * TH_SCAN_PER + j;
+    if (q < p.n) ++cnt[th_radix_digit<T>(p, keys[q]) * TH_SCAN_BLOCK + t];
+  }
+  *row = r;
+  return first;
+}
+
+template <class T> void th_radix_count_body(const THCRadix &p) {
+  __shared__ unsigned cnt[TH_RADIX_DIGITS * TH_SCAN_BLOCK];
+  const unsigned t = threadIdx.x;
+  for (long long w = blockIdx.x; w < p.rows * p.tiles; w += gridDim.x) {
+    long long r;
+    th_radix_count<T>(p, w, cnt, t, &r);
+    __syncthreads();
+    if (t < TH_RADIX_DIGITS) {
+      long long c = 0;
+      for (int u = 0; u < TH_SCAN_BLOCK; ++u) c += cnt[t * TH_SCAN_BLOCK + u];
+      ((long long *)p.hist)[(r * TH_RADIX_DIGITS + t) * p.tiles + (w - r * p.tiles)] = c;
+    }
+    __syncthreads();
+  }
+}
+
+template <class T> void th_radix_offsets_body(const THCRadix &p) {
+  __shared__ long long runs[TH_SCAN_BLOCK];
+  th_exclusive_lines<long long, false>((long long *)p.hist, p.rows, TH_RADIX_DIGITS * p.tiles, runs);
+}
+
+template <class T> void th_radix_scatter_body(const THCRadix &p) {
+  __shared__ unsigned cnt[TH_RADIX_DIGITS * TH_SCAN_BLOCK];
+  __shared__ unsigned runs[TH_SCAN_BLOCK];
+  const unsigned t = threadIdx.x;
+  for (long long w = blockIdx.x; w < p.rows * p.tiles; w += gridDim.x) {
+    long long r;
+    const long long first = th_radix_count<T>(p, w, cnt, t, &r);
+    __syncthreads();
+    // Exclusive scan of cnt in (digit, thread) order: thread t takes entries [16 t, 16 t + 16).
+    unsigned run = 0;
+    for (int j = 0; j < 16; ++j) run += cnt[t * 16 + j];
+    runs[t] = run;
+    __syncthreads();
+    th_scan_block<unsigned, false>(runs, t);
+    unsigned acc = t > 0 ? runs[t - 1] : 0u;
+    for (int j = 0; j < 16; ++j) {
+      const unsigned v = cnt[t * 16 + j];
+      cnt[t * 16 + j] = acc;
+      acc += v;
+    }
+    __syncthreads();
+    // Now cnt[d * B + t] = the tile's elements before thread t's run with a smaller digit, or
+    // the same digit in an earlier run; minus cnt[d * B] (those with a smaller digit) it is the
+    // rank among digit d. Each element goes to its row's offset for (d, tile) plus that rank.
+    const T *keys = (const T *)p.keys[0] + r * p.row;
+    const long long *pos = (const long long *)p.pos[0] + r * p.row;
+    T *ko = (T *)p.keys[1] + r * p.row;
+    long long *po = (long long *)p.pos[1] + r * p.row;
+    const long long *off = (const long long *)p.hist + r * TH_RADIX_DIGITS * p.tiles + (w - r * p.tiles);
+    unsigned seen[TH_RADIX_DIGITS];
+    for (int d = 0; d < TH_RADIX_DIGITS; ++d) seen[d] = 0;
+    for (int j = 0; j < TH_SCAN_PER; ++j) {
+      const long long q = first + t * TH_SCAN_PER + j;
+      if (q >= p.n) break;
+      const T x = keys[q];
+      const unsigned d = th_radix_digit<T>(p, x);
+      const long long to = off[d * p.tiles] + (cnt[d * TH_SCAN_BLOCK + t] - cnt[d * TH_SCAN_BLOCK]) + seen[d]++;
+      ko[to] = x;
+      po[to] = pos[q];
+    }
+    __syncthreads();
+  }
+}
+
+#define TH_RADIX_KERNELS(sfx, T)                                                                     \
+  TH_KERNEL(th_radixCount_##sfx, TH_EMU_COOPERATIVE, THCRadix, th_radix_count_body<T>)              \
+  TH_KERNEL(th_radixOffsets_##sfx, TH_EMU_COOPERATIVE, THCRadix, th_radix_offsets_body<T>)          \
+  TH_KERNEL(th_radixScatter_##sfx, TH_EMU_COOPERATIVE, THCRadix, th_radix_scatter_body<T>)
+
 #define TH_SCAN_KERNELS(sfx, T, name, Prod)                                                          \
   TH_KERNEL(th_##name##Totals_##sfx##_i32, TH_EMU_COOPERATIVE, THCScan, th_scan_totals<unsigned int, T, Prod>) \
   TH_KERNEL(th_##name##Totals_##sfx##_i64, TH_EMU_COOPERATIVE, THCScan, th_scan_totals<unsigned long long, T, Prod>) \
@@ -384,6 +544,7 @@ template <class I, class T, bool Prod> void th_scan_tiles(const THCScan &p) {
 
 #define TH_SORT_KERNELS(sfx, T)                                                                     \
   TH_KERNEL(th_sortLocal_##sfx, TH_EMU_COOPERATIVE, THCSortLocal, th_sort_local<T>)                \
+  TH_RADIX_KERNELS(sfx, T)                                                                          \
   TH_LINES(th_sortInit_##sfx, th_lines_sortInit, T)                                                 \
   TH_LINES(th_sortStep_##sfx, th_lines_sortStep, T)                                                 \
   TH_LINES(th_sortCopy_##sfx, th_lines_sortCopy, T)                                                 \

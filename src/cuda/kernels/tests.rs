@@ -36,7 +36,7 @@ fn names_and_modules() {
     // THC_sleep's kernel (sleep.cuh): one, in the Float module.
     let sleep = |d: DType| usize::from(d == DType::Float);
     // The shared-memory sort stages (sort.cuh's th_sortLocal): one per dtype.
-    let sort_local = 1;
+    let sort_local = 4; // and the radix sort's count, offsets and scatter
     // The tiled scans (sort.cuh): totals and tiles twice, carries once, for cumsum and cumprod.
     let scans = |d: DType| if d == DType::Bool { 0 } else { 10 };
     let want: usize = DType::ALL

@@ -268,5 +268,7 @@ fn scatter_run<T: Scalar>(
     Ok(())
 }
 
+#[cfg(all(test, feature = "cuda-emulator"))]
+mod device_tests;
 #[cfg(test)]
 mod tests;
