@@ -1,6 +1,6 @@
 //! Every kernel module compiled by NVRTC to CUBINs for sm_80 and sm_90: no compile error, no
-//! register spill (ptxas makes one an error), every kernel within its module's register budget,
-//! and exactly the kernels `kernels_of` names (the Rust op table mirrors the C lists). Writes the
+//! register spill (from ptxas's report: the runtime compile allows them), every kernel within
+//! its module's register budget, and exactly the kernels `kernels_of` names (the Rust op table mirrors the C lists). Writes the
 //! per-kernel register table to target/cuda-kernels.txt.
 //!
 //! `TH_CUBIN_DIR=DIR` also writes the sm_90 CUBINs into DIR under their disk-cache names

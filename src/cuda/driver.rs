@@ -32,6 +32,13 @@ fn cuda_error(what: &str, e: DriverError) -> Error {
     Error::new(code, format!("{what}: cuda error {name} ({}) : {text}", e.0 as i32))
 }
 
+/// `TH_CUDA_LAUNCH_BLOCKING=1`: every launch waits for its kernel, so a fault is reported by
+/// the launch that caused it, with the kernel's name (read once).
+fn launch_blocking() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("TH_CUDA_LAUNCH_BLOCKING").is_ok_and(|v| v == "1"))
+}
+
 trait Check<T> {
     fn check(self, what: &str) -> Result<T>;
 }
@@ -200,7 +207,13 @@ impl Gpu for Driver {
                 params,
             )
         }
-        .check(kernel)
+        .check(kernel)?;
+        if launch_blocking() {
+            // SAFETY: a live stream (or the NULL stream).
+            unsafe { result::stream::synchronize(stream as sys::CUstream) }
+                .check(&format!("{kernel} (checked by TH_CUDA_LAUNCH_BLOCKING=1)"))?;
+        }
+        Ok(())
     }
 
     fn stream_new(&self, non_blocking: bool, priority: i32) -> Result<u64> {

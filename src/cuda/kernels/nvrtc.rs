@@ -16,24 +16,18 @@ pub struct Compiled {
 
 /// The options every module is compiled with. `--fmad=false`: no multiply-add is fused, so
 /// float results have the CPU engine's bits (it never fuses). ptxas reports each kernel's
-/// resources, and a register spill is a compile error.
+/// resources (`resource_report`); a spill is not an error here, where another NVRTC version
+/// spilling one kernel would disable a whole dtype, but the NVRTC test gate refuses any.
 pub fn options(arch: (i32, i32)) -> Vec<String> {
     let mut v = vec![format!("--gpu-architecture=sm_{}{}", arch.0, arch.1)];
-    for o in [
-        "--std=c++17",
-        "-default-device",
-        "--fmad=false",
-        "--ptxas-options=--verbose",
-        "--ptxas-options=--warn-on-spills",
-        "--ptxas-options=--warning-as-error",
-    ] {
+    for o in ["--std=c++17", "-default-device", "--fmad=false", "--ptxas-options=--verbose"] {
         v.push(o.to_string());
     }
     v
 }
 
 /// Compiles `m` to a CUBIN for `sm_<major><minor>`. No libnvrtc: `TH_ERR_NO_CUDA`; a compile
-/// error (a spill included): `TH_ERR_CUDA` with NVRTC's log.
+/// error: `TH_ERR_CUDA` with NVRTC's log.
 pub fn compile(m: &Module, arch: (i32, i32)) -> Result<Compiled> {
     imp::compile(m, arch)
 }
@@ -61,14 +55,24 @@ mod imp {
     use std::ffi::{CString, c_char};
     use std::sync::OnceLock;
 
-    /// Makes libnvrtc loadable by cudarc: with `TH_NVRTC_DIR`, opens `libnvrtc-builtins.so.13.0`
+    /// Makes libnvrtc loadable by cudarc: with `TH_NVRTC_DIR`, opens `libnvrtc-builtins.so.13.*`
     /// (which libnvrtc opens by name) and `libnvrtc.so.13` there, once, and never closes them.
     /// Then checks that cudarc can load it (its calls panic otherwise).
     pub fn load() -> Result<()> {
         static PRELOAD: OnceLock<std::result::Result<(), String>> = OnceLock::new();
         let pre = PRELOAD.get_or_init(|| {
             let Some(dir) = std::env::var_os("TH_NVRTC_DIR") else { return Ok(()) };
-            for lib in ["libnvrtc-builtins.so.13.0", "libnvrtc.so.13"] {
+            // The builtins by pattern (libnvrtc-builtins.so.13.<minor>: the minor follows the
+            // toolkit), then libnvrtc itself.
+            let builtins = std::fs::read_dir(&dir)
+                .map_err(|e| format!("TH_NVRTC_DIR={}: {e}", std::path::Path::new(&dir).display()))?
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with("libnvrtc-builtins.so.13"))
+                .min()
+                .ok_or_else(|| {
+                    format!("no libnvrtc-builtins.so.13.* in TH_NVRTC_DIR={}", std::path::Path::new(&dir).display())
+                })?;
+            for lib in [builtins.as_str(), "libnvrtc.so.13"] {
                 let path = std::path::Path::new(&dir).join(lib);
                 let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "TH_NVRTC_DIR contains NUL")?;
                 // SAFETY: a NUL-terminated path; the handle is deliberately leaked (kept loaded).
