@@ -63,6 +63,7 @@ class THC:
         "THCudaTensor_exp": (None, [vp, vp, vp]),
         "THCudaTensor_sumall": (f32, [vp, vp]),
         "THCudaTensor_sum": (None, [vp, vp, vp, lng, i32]),
+        "THCudaTensor_cumsum": (None, [vp, vp, vp, i32]),
         "THFloatTensor_newWithSize1d": (vp, [i64]),
         "THFloatTensor_newWithSize2d": (vp, [i64, i64]),
         "THFloatTensor_data": (vp, [vp]),
@@ -290,7 +291,14 @@ def main():
                       (rk, (k,), lambda: a_h.sum(0, dtype=np.float64))))
         cases.append(("sum dim 1", lambda: th.THCudaTensor_sum(st, rm, a, 1, 0), (n + m) * B,
                       (rm, (m,), lambda: a_h.sum(1, dtype=np.float64))))
-    skipped = [s for s in ("THCudaTensor_sumall", "THCudaTensor_sum") if not th.has(s)]
+    if th.has("THCudaTensor_cumsum"):
+        flat = th.upload(a_h.ravel())
+        rflat = th.upload(np.zeros(n, np.float32))
+        cases.append(("cumsum dim 1", lambda: th.THCudaTensor_cumsum(st, r, a, 1), 2 * n * B,
+                      (r, (m, k), lambda: np.cumsum(a_h, 1, dtype=np.float64))))
+        cases.append(("cumsum 1-D", lambda: th.THCudaTensor_cumsum(st, rflat, flat, 0), 2 * n * B,
+                      (rflat, (n,), lambda: np.cumsum(a_h.ravel(), dtype=np.float64))))
+    skipped = [s for s in ("THCudaTensor_sumall", "THCudaTensor_sum", "THCudaTensor_cumsum") if not th.has(s)]
 
     def torch_cases():
         ta, tb, trow = (torch.from_numpy(x).cuda() for x in (a_h, b_h, row_h))
@@ -302,6 +310,7 @@ def main():
             "exp": lambda: torch.exp(ta, out=tr), "broadcast add": lambda: torch.add(ta, trow, out=tr),
             "transposed copy": lambda: tr.copy_(tat), "sumall": lambda: ta.sum(),
             "sum dim 0": lambda: ta.sum(0), "sum dim 1": lambda: ta.sum(1),
+            "cumsum dim 1": lambda: torch.cumsum(ta, 1, out=tr), "cumsum 1-D": lambda: torch.cumsum(ta.view(-1), 0),
         }
 
     tcases = torch_cases() if torch else {}
@@ -317,8 +326,11 @@ def main():
         else:
             t, shape, want = ref
             got = th.download(t, shape)
+            # sums: float32 results of float64 folds in other orders; a 1-D cumsum's partial sums
+            # grow like sqrt(n)
+            reach = n if name_ == "cumsum 1-D" else m
             np.testing.assert_allclose(got, want(), rtol=2e-5 if "sum" not in name_ else 1e-4,
-                                       atol=1e-5 if "sum" not in name_ else 1e-3 * m ** 0.5, err_msg=name_)
+                                       atol=1e-5 if "sum" not in name_ else 1e-3 * reach ** 0.5, err_msg=name_)
         sec = timed(run, th.sync, min_s, samples)
         th.check(name_)
         gbs = nbytes / sec / 1e9
