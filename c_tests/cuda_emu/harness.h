@@ -45,8 +45,7 @@ template <class T> inline uint64_t bits(T v) {
 inline bool line_kernel(const char *k) {
   static const char *const ops[] = {"tri", "cross", "indexSelect", "gather", "indexCopy", "scatter", "indexAdd",
                                     "scatterAdd", "indexFill", "scatterFill", "maskedFill", "maskedFillBool",
-                                    "flagNonzero", "maskedCopy", "maskedSelect", "rankCount", "rankScan",
-                                    "rankWrite", "nonzero", "sortInit", "sortPermute", "sortStep", "sortCopy",
+                                    "flagNonzero", "maskedCopy", "maskedSelect", "nonzero", "sortInit", "sortPermute", "sortStep", "sortCopy",
                                     "sortMode", "cumsum", "cumprod", "sortLocal"};
   for (const char *op : ops) {
     const size_t n = std::strlen(op);

@@ -2,7 +2,7 @@
 // the sanitizers, against naive references. Each case draws a random shape (1 to 3 dims),
 // random layouts (permuted dims, gaps, broadcast read operands), then builds the operands as
 // the Rust side does (src/ops/index/device.rs, src/cuda/sort.rs): indices in range, 0/1 masks,
-// positions from the rank kernels, a sort workspace of rows padded to a power of two. Outputs
+// positions from 0/1 flags, a sort workspace of rows padded to a power of two. Outputs
 // are compared whole, buffer against a reference buffer: a stray write is a failure too.
 //
 // A launch with more than one block runs each block on its own host thread (calling the
@@ -249,7 +249,7 @@ template <class T> void scatter(const char *op, Scatter kind, bool full_index) {
   CHECK(same(out, want), "%s_%s: wrong values", op, sfx<T>());
 }
 
-// ---- masks: fill, positions (flags, then the chunked rank scan), copy, select, nonzero ----
+// ---- masks: fill, positions (flags, then their ranks), copy, select, nonzero ----
 
 template <class T, class M> void masked_fill(const char *op) {
   const Dims s = shape();
@@ -266,20 +266,20 @@ template <class T, class M> void masked_fill(const char *op) {
 }
 
 // device.rs's positions(): each nonzero element of `t` (layout l) gets its row-major rank among
-// the nonzero ones, the others -1; chunks of random length (the Rust side uses ~sqrt(n)).
+// the nonzero ones, the others -1. The flags are flagNonzero's (checked here); the ranks come
+// from a cumsum there (the scan kernels are tested by the Rust suites), computed here directly.
 template <class T> std::vector<long long> positions(const std::vector<T> &t, const Layout &l, long long *count) {
   const long long n = numel(l.sizes);
   const Layout flat = contiguous(l.sizes);
-  std::vector<long long> pos(n, -7), want;
-  run("flagNonzero", sfx<T>(), l.sizes, {{pos.data(), flat.strides}, {t.data(), l.strides}});
+  std::vector<long long> flags(n, -7), want_flags, want;
+  run("flagNonzero", sfx<T>(), l.sizes, {{flags.data(), flat.strides}, {t.data(), l.strides}});
   *count = 0;
-  each(l.sizes, [&](const Dims &ix) { want.push_back(Ty<T>::num(t[l.at(ix)]) != 0 ? (*count)++ : -1); });
-  const long long chunk = pick(1, n), m = (n + chunk - 1) / chunk;
-  std::vector<long long> starts(m, -7);
-  run("rankCount", "long", {m}, {{starts.data(), {1}}, {pos.data(), {chunk}, chunk, 1}}, n);
-  run("rankScan", "long", {1}, {{starts.data(), {0}, m, 1}});
-  run("rankWrite", "long", {m}, {{pos.data(), {chunk}, chunk, 1}, {starts.data(), {1}}}, n);
-  CHECK(pos == want, "positions of %s (%lld elements, chunks of %lld): wrong ranks", sfx<T>(), n, chunk);
+  each(l.sizes, [&](const Dims &ix) {
+    const bool set = Ty<T>::num(t[l.at(ix)]) != 0;
+    want_flags.push_back(set);
+    want.push_back(set ? (*count)++ : -1);
+  });
+  CHECK(flags == want_flags, "flagNonzero of %s (%lld elements): wrong flags", sfx<T>(), n);
   return want;
 }
 

@@ -19,7 +19,7 @@ use crate::core::tensor::View;
 const TILE: i64 = 2048;
 const BLOCK: u32 = 256;
 /// Shortest line the tiled scan takes (by the shape alone, so the bits never depend on timing).
-pub const TILED_MIN: i64 = 1024;
+const TILED_MIN: i64 = 1024;
 
 /// `sort.cuh`'s `THCScan`.
 #[repr(C)]

@@ -10,8 +10,9 @@
 //   last write wins; additions accumulate in index order).
 // - Masks and nonzero: a Long "position" tensor, row-major over the selecting shape, holds each
 //   set element's rank among the set ones (-1 for unset elements): flagNonzero writes 0/1, then
-//   rankCount / rankScan / rankWrite turn flags into positions chunk by chunk (exact integers);
-//   maskedCopy, maskedSelect and nonzero write through the positions.
+//   a cumsum of the flags (sort.cuh's tiled scan past 1024 elements) and flags * counts - 1
+//   turn them into positions (src/ops/index/device.rs); maskedCopy, maskedSelect and nonzero
+//   write through the positions.
 #ifndef TH_CUDA_INDEX_CUH
 #define TH_CUDA_INDEX_CUH
 
@@ -100,62 +101,6 @@ template <class I, class T> void th_lines_flag_nonzero(const THCLines &p) {
   th_for_each<I, 2>(p.it, [&](I, const O *off) { f[off[0]] = th_nonzero<T>::of(a[off[1]]) ? 1 : 0; });
 }
 
-// The length of chunk j of the rank kernels' flags: i[0] elements cut into chunks of len[k]
-// (operand k's line), the last one shorter.
-__forceinline__ long long th_chunk_len(const THCLines &p, int k, long long j) {
-  const long long chunk = p.len[k], rest = p.it.i[0] - j * chunk;
-  return rest < chunk ? rest : chunk;
-}
-
-// Item j is chunk j of the contiguous flags: operands counts (written), flags (line: the
-// chunk); i[0] the flags' length.
-template <class I> void th_lines_rank_count(const THCLines &p) {
-  typedef typename th_offset<I>::type O;
-  long long *c = th_ptr<long long>(p.it, 0);
-  const long long *f = th_ptr<const long long>(p.it, 1);
-  th_for_each<I, 2>(p.it, [&](I j, const O *off) {
-    const long long len = th_chunk_len(p, 1, (long long)j);
-    long long s = 0;
-TH_LINE_LOOP
-    for (long long q = 0; q < len; ++q) s += f[off[1] + (O)q];
-    c[off[0]] = s;
-  });
-}
-
-// One item: the chunk counts (its line) become their exclusive prefix sums, in place.
-template <class I> void th_lines_rank_scan(const THCLines &p) {
-  typedef typename th_offset<I>::type O;
-  long long *c = th_ptr<long long>(p.it, 0);
-  const long long m = p.len[0];
-  th_for_each<I, 1>(p.it, [&](I, const O *off) {
-    long long s = 0;
-TH_LINE_LOOP
-    for (long long q = 0; q < m; ++q) {
-      const long long x = c[off[0] + (O)q];
-      c[off[0] + (O)q] = s;
-      s += x;
-    }
-  });
-}
-
-// Item j is chunk j: operands flags (line: the chunk; each 0/1 becomes the element's position,
-// or -1 when unset), chunk starts (rankScan's output); i[0] the flags' length.
-template <class I> void th_lines_rank_write(const THCLines &p) {
-  typedef typename th_offset<I>::type O;
-  long long *f = th_ptr<long long>(p.it, 0);
-  const long long *start = th_ptr<const long long>(p.it, 1);
-  th_for_each<I, 2>(p.it, [&](I j, const O *off) {
-    const long long len = th_chunk_len(p, 0, (long long)j);
-    long long r = start[off[1]];
-TH_LINE_LOOP
-    for (long long q = 0; q < len; ++q) {
-      const long long x = f[off[0] + (O)q];
-      f[off[0] + (O)q] = x ? r : -1;
-      r += x;
-    }
-  });
-}
-
 // Operands: t, positions, src (contiguous; its line: its elements in row-major order).
 template <class I, class T> void th_lines_masked_copy(const THCLines &p) {
   typedef typename th_offset<I>::type O;
@@ -210,9 +155,6 @@ template <class I, class T> void th_lines_masked_fill_bool(const THCLines &p) {
 }
 template <class I, class T> void th_lines_scatter_set(const THCLines &p) { th_lines_scatter<I, T, th_set_op>(p); }
 template <class I, class T> void th_lines_scatter_add(const THCLines &p) { th_lines_scatter<I, T, th_add_op>(p); }
-template <class I, class T> void th_lines_rank_count_of(const THCLines &p) { th_lines_rank_count<I>(p); }
-template <class I, class T> void th_lines_rank_scan_of(const THCLines &p) { th_lines_rank_scan<I>(p); }
-template <class I, class T> void th_lines_rank_write_of(const THCLines &p) { th_lines_rank_write<I>(p); }
 template <class I, class T> void th_lines_nonzero_of(const THCLines &p) { th_lines_nonzero<I>(p); }
 
 // Every dtype: the gathers, copies, fills and masks.
@@ -232,11 +174,8 @@ template <class I, class T> void th_lines_nonzero_of(const THCLines &p) { th_lin
 #define TH_INDEX_NUM_KERNELS(sfx, T)                                                                  \
   TH_LINES(th_indexAdd_##sfx, th_lines_scatter_add, T)                                                \
   TH_LINES(th_scatterAdd_##sfx, th_lines_scatter_add, T)
-// Long only: the position scan and nonzero's subscripts.
+// Long only: nonzero's subscripts.
 #define TH_INDEX_LONG_KERNELS(sfx, T)                                                                 \
-  TH_LINES(th_rankCount_##sfx, th_lines_rank_count_of, T)                                             \
-  TH_LINES(th_rankScan_##sfx, th_lines_rank_scan_of, T)                                               \
-  TH_LINES(th_rankWrite_##sfx, th_lines_rank_write_of, T)                                             \
   TH_LINES(th_nonzero_##sfx, th_lines_nonzero_of, T)
 
 #endif  // TH_CUDA_INDEX_CUH

@@ -214,8 +214,6 @@ pub static OPS: &[Op] = ops! {
     All Lines 1 1 [indexFill scatterFill maskedFill maskedFillBool];
     All Lines 1 0 [flagNonzero];
     All Lines 2 0 [maskedCopy maskedSelect];
-    Long Lines 1 1 [rankCount rankWrite];
-    Long Lines 0 0 [rankScan];
     Long Lines 2 1 [nonzero];
     All Lines 2 2 [sortInit];
     All Lines 2 0 [sortPermute];

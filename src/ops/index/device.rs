@@ -117,8 +117,8 @@ pub(super) fn masked_fill_on<T: Scalar, M: MaskElem>(dev: i32, t: &View<T>, m: &
 
 /// A contiguous Long tensor at `v`'s shape on its device: for each nonzero element of `v` its
 /// rank among the nonzero ones in row-major order, -1 for the others; and how many there are.
-/// Counted in chunks of about sqrt(n) elements: per-chunk counts, their exclusive scan, then
-/// per-chunk ranks.
+/// The 0/1 flags' cumsum (`cuda::scan`: tile by tile past 1024 elements) counts the set ones
+/// up to each element, so flags * counts - 1 is the rank where set and -1 elsewhere.
 pub(super) fn positions<T: Scalar>(dev: i32, v: &View<T>) -> Result<(View<i64>, usize)> {
     let pos: View<i64> = temp_like(v, &v.sizes)?;
     let n = v.numel() as i64;
@@ -127,16 +127,12 @@ pub(super) fn positions<T: Scalar>(dev: i32, v: &View<T>) -> Result<(View<i64>, 
     }
     let ops = [line(&pos, &pos.strides, 0, 0)?, line(v, &v.strides, 0, 0)?];
     run(dev, &Call::new("flagNonzero"), T::DTYPE, &v.sizes, &ops, false)?;
-    let chunk = ((n as f64).sqrt().ceil() as i64).max(1024);
-    let m = (n + chunk - 1) / chunk;
-    let starts: View<i64> = temp_like(v, &[m])?;
-    let long = DType::Long;
-    let (one, step) = ([1i64], [chunk]);
-    let ops = [line(&starts, &one, 0, 0)?, line(&pos, &step, chunk, 1)?];
-    run(dev, &Call::new("rankCount").value(n), long, &[m], &ops, false)?;
-    run(dev, &Call::new("rankScan"), long, &[1], &[line(&starts, &[0], m, 1)?], false)?;
-    let ops = [line(&pos, &step, chunk, 1)?, line(&starts, &one, 0, 0)?];
-    run(dev, &Call::new("rankWrite").value(n), long, &[m], &ops, false)?;
+    let flags = View { sizes: vec![n], strides: vec![1], ..pos.clone() };
+    let counts: View<i64> = temp_like(v, &[n])?;
+    crate::cuda::scan::scan(dev, &counts, &flags, 0, false)?;
+    let ranks = Tensor::new(flags.clone());
+    crate::ops::arith::binary_op(&ranks, &flags, crate::ops::arith::ArithOp::Mul, &counts)?;
+    crate::ops::arith::scalar_op(&ranks, &flags, crate::ops::arith::ArithOp::Add, -1)?;
     // The last position + 1 (-1 + 1 when none is set): the count, consistent with the ranks.
     let count = reduce::maxall(&pos)? + 1;
     Ok((pos, count as usize))
