@@ -69,3 +69,22 @@ fn long_sorts_run_the_radix_passes() {
         assert_eq!(bits(&gv), bits(&wv), "values, desc {desc}");
     }
 }
+
+/// maskedSelect ranks its mask with the tiled scan: several blocks per launch past a tile (no
+/// line walked by one thread), and the host's result.
+#[test]
+fn masked_select_ranks_in_parallel() {
+    cuda::use_emulator_in_tests();
+    let n = 5000usize;
+    let vals: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let mask: Vec<u8> = (0..n).map(|i| ((i * 7919) % 3 == 0) as u8).collect();
+    let (hv, hm) = (View::from_slice(&vals, &[n as i64]).unwrap(), View::from_slice(&mask, &[n as i64]).unwrap());
+    let (dv, dm) = (device_copy(&hv), device_copy(&hm));
+    let (hr, dr) = (out::<f32>(false), out::<f32>(true));
+    masks::masked_select(&hr, &hv, &hm).unwrap();
+    let ((), trace) = cuda::trace::capture(|| masks::masked_select(&dr, &dv, &dm).unwrap());
+    let tiles: Vec<&String> = trace.iter().filter(|l| l.contains("cumsumTiles_long")).collect();
+    assert_eq!(tiles.len(), 1, "{trace:?}");
+    assert!(tiles[0].split('\t').nth(2).unwrap().starts_with("3,"), "{tiles:?}");
+    assert_eq!(fetch(&dr), hr.view().to_vec().unwrap());
+}
