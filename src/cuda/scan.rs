@@ -15,9 +15,10 @@ use crate::core::dtype::{DType, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::tensor::View;
 
-/// Elements a block scans (`TH_SCAN_TILE`) and its threads (`TH_SCAN_BLOCK`).
-const TILE: i64 = 2048;
-const BLOCK: u32 = 256;
+/// Elements a block scans (`TH_SCAN_TILE`) and its threads (`TH_SCAN_BLOCK`); the radix sort's
+/// blocks (`cuda::sort`) have the same shape.
+pub(super) const TILE: i64 = 2048;
+pub(super) const BLOCK: u32 = 256;
 /// Shortest line the tiled scan takes (by the shape alone, so the bits never depend on timing).
 const TILED_MIN: i64 = 1024;
 
@@ -61,10 +62,7 @@ pub fn scan<T: Scalar>(ordinal: i32, out: &View<T>, t: &View<T>, d: usize, prod:
     let Some(l) = call.lines(T::DTYPE, &items, &operands)? else { return Ok(()) };
     let wide = l.kernel.ends_with("_i64");
     let (lines, tiles) = (l.params.it.n, (t.sizes[d] + TILE - 1) / TILE);
-    let acc = match T::DTYPE {
-        DType::Half | DType::BFloat16 => 4,
-        _ => 8,
-    };
+    let acc = super::reduce::DeviceFold::Sum.acc_bytes(T::DTYPE) as i64;
     let bytes = lines
         .checked_mul(tiles)
         .and_then(|n| n.checked_mul(acc))

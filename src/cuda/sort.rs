@@ -34,9 +34,9 @@ struct THCSortLocal {
     pad: i32,
 }
 
-/// Digits of a radix pass (`TH_RADIX_DIGITS`) and threads of its blocks (`TH_SCAN_BLOCK`).
+/// Digits of a radix pass (`TH_RADIX_DIGITS`); its blocks are the tiled scan's
+/// (`scan::TILE` elements, `scan::BLOCK` threads).
 const RADIX_DIGITS: i64 = 16;
-const RADIX_THREADS: u32 = 256;
 
 /// `sort.cuh`'s `THCRadix`.
 #[repr(C)]
@@ -221,7 +221,7 @@ impl<T: Scalar> Sorted<T> {
     fn radix(&self, descending: bool) -> Result<()> {
         let dev = runtime::device(self.ordinal)?;
         let rows = self.items.iter().product::<i64>();
-        let tiles = (self.n + TILE - 1) / TILE;
+        let tiles = (self.n + super::scan::TILE - 1) / super::scan::TILE;
         let (k2, q2) = (empty_like::<T>(dev, &[rows, self.p])?, empty_like::<i64>(dev, &[rows, self.p])?);
         let bytes = rows
             .checked_mul(RADIX_DIGITS * tiles * 8)
@@ -242,7 +242,7 @@ impl<T: Scalar> Sorted<T> {
         let sfx = kernels::dtype_suffix(T::DTYPE);
         let cfg = |blocks: i64| LaunchCfg {
             grid: [(blocks as u64).clamp(1, MAX_GRID as u64) as u32, 1, 1],
-            block: [RADIX_THREADS, 1, 1],
+            block: [super::scan::BLOCK, 1, 1],
             shared: 0,
         };
         let launches = [
