@@ -1,13 +1,15 @@
 """The compute-bound half of bench/cuda.py: THCudaTensor_addmm / THCudaHalfTensor_addmm (cuBLAS
 behind th's row-major mapping) in GFLOP/s, and THCudaTensor_sort / topk in million elements per
-second, each against torch on the same device when torch has CUDA.
+second, indexAdd / scatterAdd with repeated indices in million source elements per second, each
+against torch on the same device when torch has CUDA (torch adds with atomics; th sorts the
+indices and gives each target one thread, so its sums keep the host's order).
 
 Timing is paired: per repetition th and torch each run a sample of k calls between device
 synchronizations (k so a sample lasts >= ~20 ms; one call in --smoke), alternating, and the best
 sample of each is reported, so clock and thermal drift hit both sides alike. Every th result is
 checked first: addmm on 16 sampled rows against numpy in float64 (relative bound for the
 accumulation in f32), sort against np.sort (values exact, indices pointing at them), topk
-against np.partition.
+against np.partition, the additions against numpy's np.add.at in float64.
 """
 
 import ctypes as C
@@ -45,6 +47,11 @@ SIGS = {
     "THLongTensor_data": (vp, [vp]),
     "THLongTensor_free": (None, [vp]),
     "THLongTensor_copyCudaLong": (None, [vp, vp, vp]),
+    "THCudaLongTensor_newWithSize1d": (vp, [vp, i64]),
+    "THCudaLongTensor_copyLong": (None, [vp, vp, vp]),
+    "THCudaTensor_indexAdd": (None, [vp, vp, i32, vp, vp]),
+    "THCudaTensor_scatterAdd": (None, [vp, vp, i32, vp, vp]),
+    "THCudaTensor_zero": (None, [vp, vp]),
 }
 
 
@@ -105,6 +112,18 @@ class Compute:
         C.memmove(out.ctypes.data, getattr(th, f"{host}_data")(h), out.nbytes)
         getattr(th, f"{host}_free")(h)
         return out
+
+    def upload_long(self, a):
+        """A 1-D device Long tensor holding the int64 array `a`."""
+        th = self.th
+        a = np.ascontiguousarray(a, np.int64)
+        h = th.THLongTensor_newWithSize1d(a.size)
+        C.memmove(th.THLongTensor_data(h), a.ctypes.data, a.nbytes)
+        d = th.THCudaLongTensor_newWithSize1d(self.st, a.size)
+        th.THCudaLongTensor_copyLong(self.st, d, h)
+        th.THLongTensor_free(h)
+        th.check("upload (long)")
+        return d
 
     # ---- cases ----
 
@@ -184,6 +203,42 @@ class Compute:
         th.THCudaLongTensor_free(st, idx)
         return self.row(f"topk k={k} f32", f"{rows}x{n}", best, rows * n / 1e6, "Melem/s")
 
+    def scatter_add(self, n, targets, cols):
+        """t (targets x cols) += rows of src (n / cols x cols) at random rows (indexAdd along
+        dim 0), or for cols == 1, 1-D t (targets) += src (n) at random places (scatterAdd)."""
+        th, st, torch = self.th, self.st, self.torch
+        rows = n // cols
+        src_h = self.rng.standard_normal((rows, cols) if cols > 1 else rows, dtype=np.float32)
+        idx_h = self.rng.integers(0, targets, rows, dtype=np.int64)
+        shape = (targets, cols) if cols > 1 else (targets,)
+        src, idx = th.upload(src_h), self.upload_long(idx_h)
+        t = th.upload(np.zeros(shape, np.float32))
+        if cols > 1:
+            op, run = "indexAdd", lambda: th.THCudaTensor_indexAdd(st, t, 0, idx, src)  # noqa: E731
+        else:
+            op, run = "scatterAdd", lambda: th.THCudaTensor_scatterAdd(st, t, 0, idx, src)  # noqa: E731
+        run()
+        th.sync()
+        th.check(f"{op} {n}")
+        want = np.zeros(shape)
+        np.add.at(want, idx_h, src_h.astype(np.float64))
+        got = th.download(t, shape)
+        # float32 sums of about rows / targets terms each, in index order
+        bound = 1e-5 * (rows / targets) ** 0.5 * np.abs(want).max() + 1e-5
+        assert np.abs(got - want).max() <= bound, f"{op} {n}: max error {np.abs(got - want).max()}"
+        runs = {"th": (run, th.sync)}
+        if torch:
+            tt, ts, ti = (torch.from_numpy(x).cuda() for x in (np.zeros(shape, np.float32), src_h, idx_h))
+            if cols > 1:
+                runs["torch"] = (lambda: tt.index_add_(0, ti, ts), torch.cuda.synchronize)
+            else:
+                runs["torch"] = (lambda: tt.scatter_add_(0, ti, ts), torch.cuda.synchronize)
+        best = best_paired(runs, self.min_s, self.reps)
+        th.free(src, t)
+        th.THCudaLongTensor_free(st, idx)
+        size = f"{rows}x{cols}>{targets}" if cols > 1 else f"2^{n.bit_length() - 1}>{targets}"
+        return self.row(f"{op} f32", size, best, n / 1e6, "Melem/s")
+
     @staticmethod
     def row(op, size, best, work, unit):
         r = {"op": op, "size": size, "unit": unit, "ms": best["th"] * 1e3, "rate": work / best["th"]}
@@ -197,12 +252,15 @@ class Compute:
         timeout loses only itself and those after it)."""
         if self.smoke:
             plan = [("addmm", 64, np.float32), ("addmm", 64, np.float16), ("sort", 1 << 10), ("topk", 2, 1000, 10)]
+            plan += [("scatter_add", 1 << 12, 50, 64), ("scatter_add", 1 << 12, 100, 1)]
         elif quick:
             plan = [("addmm", 4096, dt) for dt in (np.float32, np.float16)]
             plan += [("sort", 1 << e) for e in (20, 24)] + [("topk", 8, 1000000, 100)]
+            plan += [("scatter_add", 1 << 24, 1 << 12, 256), ("scatter_add", 1 << 24, 1 << 16, 1)]
         else:
             plan = [("addmm", n, dt) for dt in (np.float32, np.float16) for n in (1024, 2048, 4096)]
             plan += [("sort", 1 << e) for e in (20, 22, 24)] + [("topk", 8, 1000000, 100)]
+            plan += [("scatter_add", 1 << 24, 1 << 12, 256), ("scatter_add", 1 << 24, 1 << 16, 1)]
         print(HEADER, flush=True)
         rows = []
         for case in plan:

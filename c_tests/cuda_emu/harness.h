@@ -1,4 +1,4 @@
-// What the kernel test files (test_kernels.cpp, test_lines.cpp) share: the failure counter and
+// What the kernel test files (test_kernels.cpp, test_lines.cpp, test_strict.cpp) share: the failure counter and
 // CHECK, the random stream, bit casts, the emulator's entry points and the line-kernel list.
 #ifndef TH_CUDA_EMU_HARNESS_H
 #define TH_CUDA_EMU_HARNESS_H
@@ -44,7 +44,7 @@ template <class T> inline uint64_t bits(T v) {
 // Line kernels (lines.cuh and the families built on it) take a THCLines, not a THCPointwise.
 inline bool line_kernel(const char *k) {
   static const char *const ops[] = {"tri", "cross", "indexSelect", "gather", "indexCopy", "scatter", "indexAdd",
-                                    "scatterAdd", "indexFill", "scatterFill", "maskedFill", "maskedFillBool",
+                                    "scatterAdd", "scatterSorted", "scatterAddSorted", "indexFill", "scatterFill", "maskedFill", "maskedFillBool",
                                     "flagNonzero", "maskedCopy", "maskedSelect", "nonzero", "sortInit", "sortPermute", "sortStep", "sortCopy",
                                     "sortMode", "cumsum", "cumprod", "sortLocal"};
   for (const char *op : ops) {
@@ -65,5 +65,7 @@ inline bool data_independent_line_kernel(const char *k) {
 
 // test_lines.cpp: every data-dependent line kernel on valid inputs against naive references.
 void data_dependent_kernels();
+// test_strict.cpp: planted bugs the emulator must catch.
+void strict_emulator();
 
 #endif  // TH_CUDA_EMU_HARNESS_H

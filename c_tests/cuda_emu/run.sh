@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CUDA kernels on the CPU emulator under the sanitizers: src/cuda/kernels/*.cu, the emulator
-# runtime and test_kernels.cpp built with g++, once with AddressSanitizer + UndefinedBehavior-
-# Sanitizer (float-to-int overflow included) and once with ThreadSanitizer, at -O0 (compiling
+# runtime and the tests (test_kernels.cpp, test_lines.cpp, test_strict.cpp) built with g++, once
+# with AddressSanitizer + UndefinedBehaviorSanitizer (float-to-int overflow included) and once with ThreadSanitizer, at -O0 (compiling
 # dominates; the checks run in about a second). Each must pass its checks with no sanitizer
 # report (a report aborts the run). Objects go to target/cuda_emu, rebuilt when stale.
 #
@@ -14,7 +14,8 @@ OUT=target/cuda_emu
 JOBS=${JOBS:-2}
 COMMON=(-std=c++20 -DTH_EMULATOR -O0 -g -pthread -ffp-contract=off -Wall -Wextra -Werror
         -include csrc/cuda_emu/shim.h -Isrc/cuda/kernels -Icsrc/cuda_emu -Ic_tests/cuda_emu)
-SOURCES=(src/cuda/kernels/*.cu csrc/cuda_emu/emulator.cpp c_tests/cuda_emu/test_kernels.cpp c_tests/cuda_emu/test_lines.cpp)
+SOURCES=(src/cuda/kernels/*.cu csrc/cuda_emu/emulator.cpp c_tests/cuda_emu/test_kernels.cpp c_tests/cuda_emu/test_lines.cpp
+         c_tests/cuda_emu/test_strict.cpp)
 
 build_and_run() {
   local kind=$1; shift

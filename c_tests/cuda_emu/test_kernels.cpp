@@ -323,7 +323,7 @@ static void concurrent() {
 // the block's live count return before the barriers; every live thread also counts itself
 // with atomics.
 static void block_sum_body(const THCPointwise &p) {
-  __shared__ long long partial[64];
+  TH_SHARED(long long, partial, 64);
   const long long *in = (const long long *)p.arg[1].data;
   long long *out = (long long *)p.arg[0].data;
   const unsigned t = threadIdx.x, live = (unsigned)p.i[0];
@@ -707,6 +707,7 @@ int main() {
   concurrent();
   cooperative();
   data_dependent_kernels();
+  strict_emulator();
   if (failures) {
     std::fprintf(stderr, "%d failures\n", failures);
     return 1;

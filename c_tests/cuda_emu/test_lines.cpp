@@ -216,12 +216,15 @@ template <class T> void gather(const char *op, bool full_index) {
 enum Scatter { SET, ADD, FILL };
 
 // indexCopy/Add/Fill (one index line for every item) and scatter/Add/Fill (an index line per
-// item); repeated indices: the last write wins, additions in index order.
-template <class T> void scatter(const char *op, Scatter kind, bool full_index) {
+// item); repeated indices: the last write wins, additions in index order. `sorted`: the set and
+// add forms' sorted kernels (`op`: scatterSorted, scatterAddSorted) with the index lines sorted
+// stably here, laid out as src/cuda/sort.rs's workspace (row r: item r's line, padded to a power
+// of two; one row when every item shares the line); fills run one item per index element.
+template <class T> void scatter(const char *op, Scatter kind, bool full_index, bool sorted = false) {
   const Dims s = shape();
   const size_t d = rnd() % s.size();
   Dims is = s;  // the index: at most the output's size in the other dims
-  for (size_t e = 0; e < s.size(); ++e) is[e] = e == d ? pick(1, 6) : (full_index ? pick(1, s[e]) : s[e]);
+  for (size_t e = 0; e < s.size(); ++e) is[e] = e == d ? pick(1, sorted ? 12 : 6) : (full_index ? pick(1, s[e]) : s[e]);
   Dims ss = is;
   ss[d] += pick(0, 1);
   const Layout lo = layout(s, false), ls = layout(ss, true);
@@ -242,10 +245,37 @@ template <class T> void scatter(const char *op, Scatter kind, bool full_index) {
       slot = Ty<T>::make((long long)Ty<T>::num(slot) + (long long)Ty<T>::num(src[ls.at(ix)]));
   });
   const Dims items = without(is, d);
-  const Op o{out.data(), without(lo.strides, d), s[d], lo.strides[d]};
-  const Op i{idx.data(), without(li.strides, d), is[d], li.strides[d]};
-  if (kind == FILL) run(op, sfx<T>(), items, {o, i}, Ty<T>::param(v));
-  else run(op, sfx<T>(), items, {o, {src.data(), without(ls.strides, d), ss[d], ls.strides[d]}, i});
+  const long long k = is[d];
+  // The iteration shape of fills and sorted kernels: the items', then the index line's.
+  Dims all = items, ost = without(lo.strides, d), sst = without(ls.strides, d), ist = without(li.strides, d);
+  all.push_back(k), ost.push_back(0), sst.push_back(0), ist.push_back(li.strides[d]);
+  if (kind == FILL) {
+    run(op, sfx<T>(), all, {{out.data(), ost, s[d], lo.strides[d]}, {idx.data(), ist, k, li.strides[d]}}, Ty<T>::param(v));
+  } else if (sorted) {
+    long long p = 1;
+    while (p < k) p *= 2;
+    const long long rows = full_index ? numel(items) : 1;
+    std::vector<long long> keys(rows * p, -5), pos(rows * p, -5);
+    long long r = 0;
+    each(full_index ? items : Dims{}, [&](const Dims &it) {
+      std::vector<long long> q(k);
+      for (long long j = 0; j < k; ++j) q[j] = j;
+      const auto at = [&](long long j) { return idx[li.at(with(full_index ? it : Dims(items.size(), 0), d, j))]; };
+      std::stable_sort(q.begin(), q.end(), [&](long long a, long long b) { return at(a) < at(b); });
+      for (long long j = 0; j < k; ++j) keys[r * p + j] = at(q[j]), pos[r * p + j] = q[j];
+      ++r;
+    });
+    Dims kst = full_index ? contiguous(items).strides : Dims(items.size(), 0);
+    for (auto &x : kst) x *= p;
+    kst.push_back(1);
+    run(op, sfx<T>(), all,
+        {{out.data(), ost, s[d], lo.strides[d]}, {src.data(), sst, ss[d], ls.strides[d]}, {keys.data(), kst, k, 1},
+         {pos.data(), kst, k, 1}});
+  } else {
+    const Op o{out.data(), without(lo.strides, d), s[d], lo.strides[d]};
+    const Op i{idx.data(), without(li.strides, d), is[d], li.strides[d]};
+    run(op, sfx<T>(), items, {o, {src.data(), without(ls.strides, d), ss[d], ls.strides[d]}, i});
+  }
   CHECK(same(out, want), "%s_%s: wrong values", op, sfx<T>());
 }
 
@@ -485,6 +515,7 @@ template <class T> void every_op(int reps) {
     gather<T>("gather", true);
     scatter<T>("indexCopy", SET, false);
     scatter<T>("scatter", SET, true);
+    scatter<T>("scatterSorted", SET, rnd() & 1, true);
     scatter<T>("indexFill", FILL, false);
     scatter<T>("scatterFill", FILL, true);
     masked_fill<T, unsigned char>("maskedFill");
@@ -495,6 +526,7 @@ template <class T> void every_op(int reps) {
     if constexpr (th_traits<T>::kind != TH_KIND_BOOL) {
       scatter<T>("indexAdd", ADD, false);
       scatter<T>("scatterAdd", ADD, true);
+      scatter<T>("scatterAddSorted", ADD, rnd() & 1, true);
       scan<T>(false);
       scan<T>(true);
     }

@@ -4,6 +4,12 @@
 // block's threads as real threads meeting at a std::barrier, one block at a time, on a pool of
 // workers kept between launches (starting a thread per CUDA thread per block made launches of
 // many small blocks cost more than the kernels).
+//
+// It is as strict as a GPU where that is cheap: a block's shared memory (static and dynamic)
+// is its own and poisoned (0xff bytes) when the block starts, so reading what the block did not
+// write shows; a kernel's __launch_bounds__ and CUDA's per-block limits refuse a launch; an
+// independent kernel that waits at a barrier or uses shared memory fails its launch (its
+// registration is wrong, and its threads would not meet).
 #include <algorithm>
 #include <barrier>
 #include <condition_variable>
@@ -25,7 +31,19 @@ namespace {
 
 struct Kernel {
   int kind;
+  unsigned bound;
   void (*fn)(void **);
+};
+
+// The byte every shared array starts with: NaN in any float, -1 in any integer.
+const unsigned char POISON = 0xff;
+
+// One cooperative block's shared memory: static arrays by TH_SHARED key, the dynamic buffer.
+struct Block {
+  explicit Block(size_t dynamic_bytes) : dynamic(dynamic_bytes ? dynamic_bytes : 1, POISON) {}
+  std::mutex m;
+  std::unordered_map<const void *, std::unique_ptr<unsigned char[]>> arrays;
+  std::vector<unsigned char> dynamic;
 };
 
 std::unordered_map<std::string, Kernel> &table() {
@@ -33,11 +51,13 @@ std::unordered_map<std::string, Kernel> &table() {
   return t;
 }
 
-// The barrier and dynamic shared memory of the block a cooperative thread belongs to.
+// The barrier and shared memory of the block a cooperative thread belongs to.
 thread_local std::barrier<> *block_barrier = nullptr;
-thread_local unsigned char *dynamic_shared = nullptr;
+thread_local Block *block_memory = nullptr;
+// What an independent kernel running on this thread did that only a cooperative one may.
+thread_local const char *misuse = nullptr;
 
-// Cooperative kernels keep __shared__ arrays in static storage: one block at a time, process-wide.
+// The worker pool runs one cooperative block at a time, process-wide.
 std::mutex cooperative_lock;
 
 // Host threads that run a cooperative block's CUDA threads: worker w runs job(w) for w < n in
@@ -96,16 +116,40 @@ int fail(char *err, size_t err_len, const std::string &msg) {
 
 }  // namespace
 
-int th_emu_register(const char *name, int kind, void (*fn)(void **)) {
-  table().emplace(name, Kernel{kind, fn});
+int th_emu_register(const char *name, int kind, unsigned bound, void (*fn)(void **)) {
+  table().emplace(name, Kernel{kind, bound, fn});
   return 0;
 }
 
 void __syncthreads() {
   if (block_barrier) block_barrier->arrive_and_wait();
+  else misuse = "waits at __syncthreads";
 }
 
-unsigned char *th_emu_dynamic_shared() { return dynamic_shared; }
+// Outside a cooperative block (a misregistered kernel): a poisoned block of this thread's own,
+// so the kernel runs on and its launch reports the misuse.
+static Block &own_block() {
+  thread_local Block b(0);
+  return b;
+}
+
+unsigned char *th_emu_dynamic_shared() {
+  if (block_memory) return block_memory->dynamic.data();
+  misuse = "uses dynamic shared memory";
+  return own_block().dynamic.data();
+}
+
+void *th_emu_shared(const void *key, size_t bytes) {
+  Block *b = block_memory;
+  if (!b) misuse = "uses static shared memory", b = &own_block();
+  std::lock_guard<std::mutex> lk(b->m);
+  std::unique_ptr<unsigned char[]> &a = b->arrays[key];
+  if (!a) {
+    a.reset(new unsigned char[bytes ? bytes : 1]);
+    std::memset(a.get(), POISON, bytes);
+  }
+  return a.get();
+}
 
 // The registered kernels' names, sorted: fills `out` with up to `cap` of them, returns how many
 // there are (for tests that run every kernel).
@@ -140,11 +184,16 @@ extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const u
   if (shared_bytes > MAX_SHARED)
     return fail(err, err_len, name + ": " + std::to_string(shared_bytes) + " bytes of dynamic shared memory (at most 49152)");
   const Kernel k = it->second;
+  if (threads > k.bound)
+    return fail(err, err_len,
+                name + ": a block of " + std::to_string(threads) + " threads exceeds the kernel's __launch_bounds__(" +
+                    std::to_string(k.bound) + "), which a GPU refuses");
   dim3 g, b;
   g.x = grid[0], g.y = grid[1], g.z = grid[2];
   b.x = block[0], b.y = block[1], b.z = block[2];
 
   if (k.kind == TH_EMU_INDEPENDENT) {
+    misuse = nullptr;
     gridDim = g, blockDim = b;
     for (unsigned bz = 0; bz < g.z; ++bz)
       for (unsigned by = 0; by < g.y; ++by)
@@ -157,25 +206,29 @@ extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const u
                 k.fn(params);
               }
         }
+    if (misuse)
+      return fail(err, err_len,
+                  name + " " + misuse + " but is registered TH_EMU_INDEPENDENT (its threads run one after another)");
     return 0;
   }
 
   std::lock_guard<std::mutex> guard(cooperative_lock);
-  std::vector<unsigned char> shared(shared_bytes ? shared_bytes : 1);
   for (unsigned bz = 0; bz < g.z; ++bz)
     for (unsigned by = 0; by < g.y; ++by)
       for (unsigned bx = 0; bx < g.x; ++bx) {
         std::barrier<> bar((std::ptrdiff_t)threads);
+        Block memory(shared_bytes);
         pool().run((unsigned)threads, [&](unsigned t) {
           gridDim = g, blockDim = b;
           blockIdx.x = bx, blockIdx.y = by, blockIdx.z = bz;
           threadIdx.x = t % b.x, threadIdx.y = t / b.x % b.y, threadIdx.z = t / (b.x * b.y);
           block_barrier = &bar;
-          dynamic_shared = shared.data();
+          block_memory = &memory;
           k.fn(params);
           // A finished thread no longer holds the others up at __syncthreads.
           bar.arrive_and_drop();
           block_barrier = nullptr;
+          block_memory = nullptr;
         });
       }
   return 0;

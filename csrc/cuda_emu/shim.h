@@ -21,15 +21,18 @@ extern thread_local dim3 blockDim, gridDim;
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
+// Registration (TH_EMU_REGISTER) carries each kernel's bound; the launcher enforces it.
 #define __launch_bounds__(...)
-// One block runs at a time per kernel (emulator.cpp serializes cooperative launches), so block
-// shared memory can be plain static storage.
-#define __shared__ static
+// No __shared__: kernels declare shared arrays with common.cuh's TH_SHARED, which the emulator
+// gives each block afresh and poisoned (th_emu_shared).
 
-// Waits for every thread of the block (cooperative kernels only: their threads are real threads).
+// Waits for every thread of the block (cooperative kernels only: their threads are real
+// threads; an independent kernel calling it fails its launch).
 void __syncthreads();
-// The launch's dynamic shared memory (`extern __shared__` on a device).
+// The block's dynamic shared memory (`extern __shared__` on a device), poisoned at block start.
 unsigned char *th_emu_dynamic_shared();
+// The block's static shared array `key` (TH_SHARED), `bytes` long, 0xff bytes until written.
+void *th_emu_shared(const void *key, size_t bytes);
 
 template <class T> inline T __ldg(const T *p) { return *p; }
 
@@ -83,10 +86,10 @@ template <class T> inline T atomicCAS(T *p, T expected, T desired) {
 }
 
 // Registration (common.cuh's TH_KERNEL): `fn` runs one thread of kernel `name` given the
-// cuLaunchKernel-style parameter array.
+// cuLaunchKernel-style parameter array; `bound`: its __launch_bounds__ (threads per block).
 #define TH_EMU_INDEPENDENT 0
 #define TH_EMU_COOPERATIVE 1
-int th_emu_register(const char *name, int kind, void (*fn)(void **params));
+int th_emu_register(const char *name, int kind, unsigned bound, void (*fn)(void **params));
 template <class P, void (*K)(const P &)> void th_emu_call(void **params) { K(*static_cast<const P *>(params[0])); }
 
 #endif

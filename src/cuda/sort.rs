@@ -125,6 +125,19 @@ impl<T: Scalar> Sorted<T> {
     /// descending, NaN after every number (first when descending). `t` may be anything the
     /// caller writes afterwards: it is read whole here.
     pub fn new(ordinal: i32, t: &View<T>, d: usize, descending: bool) -> Result<Sorted<T>> {
+        Self::sorted(ordinal, t, d, descending, 8 * size_of::<T>() as u32)
+    }
+
+    /// `new` ascending for integer keys known to lie in `0..bound` (checked indices): the radix
+    /// passes stop at the bound's bits (rounded up to whole bytes), since every higher digit is
+    /// the same for all keys.
+    pub fn below(ordinal: i32, t: &View<T>, d: usize, bound: i64) -> Result<Sorted<T>> {
+        let bits = 64 - (bound.max(2) as u64 - 1).leading_zeros();
+        Self::sorted(ordinal, t, d, false, bits.next_multiple_of(8).min(8 * size_of::<T>() as u32))
+    }
+
+    /// `new` with the radix passes over the low `bits` bits of the keys' ordered patterns only.
+    fn sorted(ordinal: i32, t: &View<T>, d: usize, descending: bool, bits: u32) -> Result<Sorted<T>> {
         let dev = runtime::device(ordinal)?;
         let n = t.sizes[d].max(1);
         let items = without(&t.sizes, d);
@@ -156,7 +169,7 @@ impl<T: Scalar> Sorted<T> {
             )?
         };
         if s.n > TILE {
-            s.radix(descending)?;
+            s.radix(descending, bits)?;
             return Ok(s);
         }
         shape.pop();
@@ -216,9 +229,10 @@ impl<T: Scalar> Sorted<T> {
     }
 
     /// Sorts the first `n` elements of every workspace row by radix (rows longer than a tile):
-    /// `sizeof(T) * 2` passes of 4 bits, each a count, an offsets and a scatter launch, between
-    /// the workspace and a second one (an even number of passes ends in the workspace).
-    fn radix(&self, descending: bool) -> Result<()> {
+    /// a pass per 4 of the low `bits` bits (a multiple of 8: `sizeof(T) * 2` passes for whole
+    /// keys), each a count, an offsets and a scatter launch, between the workspace and a second
+    /// one (an even number of passes ends in the workspace).
+    fn radix(&self, descending: bool, bits: u32) -> Result<()> {
         let dev = runtime::device(self.ordinal)?;
         let rows = self.items.iter().product::<i64>();
         let tiles = (self.n + super::scan::TILE - 1) / super::scan::TILE;
@@ -252,7 +266,7 @@ impl<T: Scalar> Sorted<T> {
         ];
         let stream = runtime::stream(self.ordinal);
         let mut run = || -> Result<()> {
-            for shift in (0..8 * size_of::<T>() as i32).step_by(4) {
+            for shift in (0..bits as i32).step_by(4) {
                 params.shift = shift;
                 for (kernel, cfg) in &launches {
                     let mut args = [&mut params as *mut THCRadix as *mut std::ffi::c_void];

@@ -50,10 +50,23 @@ static_assert(__builtin_offsetof(THCOperand, strides) == 8, "THCOperand layout")
 // Kinds: TH_EMU_INDEPENDENT kernels never wait on other threads of their block (run one thread
 // after another on the caller's thread); TH_EMU_COOPERATIVE ones use __syncthreads or shared
 // memory (each block's threads run as real threads).
-#define TH_EMU_REGISTER(name, kind, Params, ...)                                                       \
-  static const int th_emu_reg_##name = th_emu_register(#name, kind, &th_emu_call<Params, __VA_ARGS__>);
+// `bound`: the kernel's __launch_bounds__, which the emulator enforces as a GPU does.
+#define TH_EMU_REGISTER(name, kind, bound, Params, ...)                                                \
+  static const int th_emu_reg_##name = th_emu_register(#name, kind, bound, &th_emu_call<Params, __VA_ARGS__>);
 #else
-#define TH_EMU_REGISTER(name, kind, Params, ...)
+#define TH_EMU_REGISTER(name, kind, bound, Params, ...)
+#endif
+
+// `T name[N]` in the block's shared memory. The emulator gives each block its own array,
+// poisoned (0xff bytes: NaN, -1) before the block's first use, so a read before any write of
+// the block shows, as undefined shared memory would on a GPU (plain statics would start zeroed
+// and carry values from block to block and launch to launch).
+#ifdef TH_EMULATOR
+#define TH_SHARED(T, name, N)                                                                         \
+  static char th_shared_key_##name;                                                                  \
+  T *const name = (T *)th_emu_shared(&th_shared_key_##name, sizeof(T) * (N))
+#else
+#define TH_SHARED(T, name, N) __shared__ T name[N]
 #endif
 
 // `T *name`: the launch's dynamic shared memory (the emulator's per-launch buffer).
@@ -68,7 +81,7 @@ static_assert(__builtin_offsetof(THCOperand, strides) == 8, "THCOperand layout")
 // An extern "C" kernel `name(const Params p)` whose body is the function `...(const Params &)`.
 #define TH_KERNEL(name, kind, Params, ...)                                                            \
   extern "C" __global__ void __launch_bounds__(TH_BLOCK) name(const Params p) { __VA_ARGS__(p); }   \
-  TH_EMU_REGISTER(name, kind, Params, __VA_ARGS__)
+  TH_EMU_REGISTER(name, kind, TH_BLOCK, Params, __VA_ARGS__)
 
 // The two index widths of a pointwise kernel: `name_i32` and `name_i64`, whose body is
 // `body<I, ...>` with I the unsigned index type.

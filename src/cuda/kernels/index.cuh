@@ -5,9 +5,12 @@
 // - Gather-like (indexSelect, gather): one item per output element; operand 1 (the source) has
 //   its indexed dim's stride in step[1] (and 0 among its item strides), operand 2 (the index)
 //   is read at the item's position.
-// - Scatter-like (indexCopy/Add/Fill, scatter/Add/Fill): one item per line along the indexed
-//   dim, walked in index order by one thread, so repeated indices give the host's result (the
-//   last write wins; additions accumulate in index order).
+// - Scatter-like (indexCopy/Add, scatter/Add): one item per line along the indexed dim, walked
+//   in index order by one thread, so repeated indices give the host's result (the last write
+//   wins; additions accumulate in index order). Long index lines with few items to spread over
+//   threads are sorted first (stably) and run as one item per (line, index): the first of each
+//   run of equal indices owns the slot and folds the run in index order, the same result.
+//   Fills (indexFill, scatterFill) store one value, so every index element is its own item.
 // - Masks and nonzero: a Long "position" tensor, row-major over the selecting shape, holds each
 //   set element's rank among the set ones (-1 for unset elements): flagNonzero writes 0/1, then
 //   a cumsum of the flags (sort.cuh's tiled scan past 1024 elements) and flags * counts - 1
@@ -55,18 +58,53 @@ TH_LINE_LOOP
   });
 }
 
-// Operands: dst, index (as th_lines_scatter); i[0] the value.
+// Operands: dst (its line: the indexed dim; 0 as the stride of the iteration's last dim), src
+// (the same), keys (the index lines stably sorted: item strides over the whole iteration shape,
+// its line the k sorted indices), pos (their positions in the index line, laid out as keys).
+// The iteration shape is the items' then k: item (line, j) owns the slot of the j-th sorted
+// index if j starts its run of equal indices, and folds the run's sources into it in position
+// order, the host's order, so the bits are the host's whatever the grid.
+template <class I, class T, class F> void th_lines_scatter_sorted(const THCLines &p) {
+  typedef typename th_offset<I>::type O;
+  T *o = th_ptr<T>(p.it, 0);
+  const T *a = th_ptr<const T>(p.it, 1);
+  const long long *key = th_ptr<const long long>(p.it, 2), *pos = th_ptr<const long long>(p.it, 3);
+  const O so = (O)p.step[0], sa = (O)p.step[1], sk = (O)p.step[2], sp = (O)p.step[3];
+  const I k = (I)p.len[2];
+  th_for_each<I, 4>(p.it, [&](I r, const O *off) {
+    const I j = r - th_udiv(r, k) * k;
+    const long long v = key[off[2]];
+    if (j > 0 && key[off[2] - sk] == v) return;
+    T *slot = o + off[0] + (O)v * so;
+    T acc = *slot;
+    for (I q = 0; j + q < k && key[off[2] + (O)q * sk] == v; ++q)
+      acc = F::at(acc, a[off[1] + (O)pos[off[3] + (O)q * sp] * sa]);
+    *slot = acc;
+  });
+}
+
+// A store that other threads may make to the same element with the same value: benign on a
+// GPU; in the emulator a relaxed atomic store, since racing plain stores are a data race in C++
+// (and a report under TSan).
+template <class T> __forceinline__ void th_store_same(T *p, T v) {
+#ifdef TH_EMULATOR
+  std::atomic_ref<T>(*p).store(v, std::memory_order_relaxed);
+#else
+  *p = v;
+#endif
+}
+
+// Operands: dst (its line: the indexed dim; 0 as the stride of the iteration's last dim), index
+// (item strides over the whole iteration shape: the items' then the index line's); i[0] the
+// value. One item per index element: every write stores the same value, so their order and
+// repeated indices do not matter.
 template <class I, class T> void th_lines_scatter_fill(const THCLines &p) {
   typedef typename th_offset<I>::type O;
   T *o = th_ptr<T>(p.it, 0);
   const long long *ix = th_ptr<const long long>(p.it, 1);
-  const O so = (O)p.step[0], si = (O)p.step[1];
-  const long long k = p.len[1];
+  const O so = (O)p.step[0];
   const T v = th_param<T>(p.it, 0);
-  th_for_each<I, 2>(p.it, [&](I, const O *off) {
-TH_LINE_LOOP
-    for (long long q = 0; q < k; ++q) o[off[0] + (O)ix[off[1] + (O)q * si] * so] = v;
-  });
+  th_for_each<I, 2>(p.it, [&](I, const O *off) { th_store_same(o + off[0] + (O)ix[off[1]] * so, v); });
 }
 
 // ---- masks ----
@@ -155,6 +193,8 @@ template <class I, class T> void th_lines_masked_fill_bool(const THCLines &p) {
 }
 template <class I, class T> void th_lines_scatter_set(const THCLines &p) { th_lines_scatter<I, T, th_set_op>(p); }
 template <class I, class T> void th_lines_scatter_add(const THCLines &p) { th_lines_scatter<I, T, th_add_op>(p); }
+template <class I, class T> void th_lines_sorted_set(const THCLines &p) { th_lines_scatter_sorted<I, T, th_set_op>(p); }
+template <class I, class T> void th_lines_sorted_add(const THCLines &p) { th_lines_scatter_sorted<I, T, th_add_op>(p); }
 template <class I, class T> void th_lines_nonzero_of(const THCLines &p) { th_lines_nonzero<I>(p); }
 
 // Every dtype: the gathers, copies, fills and masks.
@@ -163,6 +203,7 @@ template <class I, class T> void th_lines_nonzero_of(const THCLines &p) { th_lin
   TH_LINES(th_gather_##sfx, th_lines_gather, T)                                                       \
   TH_LINES(th_indexCopy_##sfx, th_lines_scatter_set, T)                                               \
   TH_LINES(th_scatter_##sfx, th_lines_scatter_set, T)                                                 \
+  TH_LINES(th_scatterSorted_##sfx, th_lines_sorted_set, T)                                            \
   TH_LINES(th_indexFill_##sfx, th_lines_scatter_fill, T)                                              \
   TH_LINES(th_scatterFill_##sfx, th_lines_scatter_fill, T)                                            \
   TH_LINES(th_maskedFill_##sfx, th_lines_masked_fill_byte, T)                                         \
@@ -173,7 +214,8 @@ template <class I, class T> void th_lines_nonzero_of(const THCLines &p) { th_lin
 // Every dtype but Bool: the additions.
 #define TH_INDEX_NUM_KERNELS(sfx, T)                                                                  \
   TH_LINES(th_indexAdd_##sfx, th_lines_scatter_add, T)                                                \
-  TH_LINES(th_scatterAdd_##sfx, th_lines_scatter_add, T)
+  TH_LINES(th_scatterAdd_##sfx, th_lines_scatter_add, T)                                              \
+  TH_LINES(th_scatterAddSorted_##sfx, th_lines_sorted_add, T)
 // Long only: nonzero's subscripts.
 #define TH_INDEX_LONG_KERNELS(sfx, T)                                                                 \
   TH_LINES(th_nonzero_##sfx, th_lines_nonzero_of, T)

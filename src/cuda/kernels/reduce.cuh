@@ -369,7 +369,7 @@ template <class I, int N, class T, class F> void th_reduce_body(const THCReduce 
   typedef typename F::A A;
   typedef typename th_offset<I>::type O;
   static_assert(sizeof(A) <= 3 * sizeof(double), "accumulator too large for the shared buffer");
-  __shared__ double th_rsh[TH_RBLOCK * 3];
+  TH_SHARED(double, th_rsh, TH_RBLOCK * 3);
   A *sh = (A *)th_rsh;
   const F f(p);
   const bool col = p.column != 0;
@@ -401,7 +401,7 @@ template <class I, int N, class T, class F> void th_reduce_body(const THCReduce 
 template <class F> void th_combine_body(const THCReduce &p) {
   typedef typename F::A A;
   typedef unsigned long long I;
-  __shared__ double th_rsh[TH_RBLOCK * 3];
+  TH_SHARED(double, th_rsh, TH_RBLOCK * 3);
   A *sh = (A *)th_rsh;
   const F f(p);
   const A *in = (const A *)p.data[0];
@@ -430,7 +430,7 @@ template <class F> void th_combine_body(const THCReduce &p) {
 
 #define TH_RKERNEL(name, ...)                                                                         \
   extern "C" __global__ void __launch_bounds__(TH_RBLOCK) name(const THCReduce p) { __VA_ARGS__(p); } \
-  TH_EMU_REGISTER(name, TH_EMU_COOPERATIVE, THCReduce, __VA_ARGS__)
+  TH_EMU_REGISTER(name, TH_EMU_COOPERATIVE, TH_RBLOCK, THCReduce, __VA_ARGS__)
 #define TH_REDUCE(name, N, T, ...)                                                                    \
   TH_RKERNEL(name##_i32, th_reduce_body<unsigned int, N, T, __VA_ARGS__>)                             \
   TH_RKERNEL(name##_i64, th_reduce_body<unsigned long long, N, T, __VA_ARGS__>)

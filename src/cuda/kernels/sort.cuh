@@ -309,7 +309,7 @@ __forceinline__ typename th_rt<T>::A th_scan_load(const THCScan &p, I line, I ti
 
 template <class I, class T, bool Prod> void th_scan_totals(const THCScan &p) {
   typedef typename th_rt<T>::A A;
-  __shared__ double th_ssh[TH_SCAN_TILE + TH_SCAN_BLOCK];
+  TH_SHARED(double, th_ssh, TH_SCAN_TILE + TH_SCAN_BLOCK);
   A *sh = (A *)th_ssh, *runs = sh + TH_SCAN_TILE;
   const unsigned t = threadIdx.x;
   const I tiles = (I)p.tiles, work = (I)p.l.it.n * tiles;
@@ -351,14 +351,14 @@ template <class A, bool Prod> __forceinline__ void th_exclusive_lines(A *data, l
 
 template <class T, bool Prod> void th_scan_carries(const THCScan &p) {
   typedef typename th_rt<T>::A A;
-  __shared__ double th_ssh[TH_SCAN_BLOCK];
+  TH_SHARED(double, th_ssh, TH_SCAN_BLOCK);
   th_exclusive_lines<A, Prod>((A *)p.carry, p.l.it.n, p.tiles, (A *)th_ssh);
 }
 
 template <class I, class T, bool Prod> void th_scan_tiles(const THCScan &p) {
   typedef typename th_rt<T>::A A;
   typedef typename th_offset<I>::type O;
-  __shared__ double th_ssh[TH_SCAN_TILE + TH_SCAN_BLOCK];
+  TH_SHARED(double, th_ssh, TH_SCAN_TILE + TH_SCAN_BLOCK);
   A *sh = (A *)th_ssh, *runs = sh + TH_SCAN_TILE;
   T *out = (T *)p.l.it.arg[0].data;
   const unsigned t = threadIdx.x;
@@ -466,7 +466,7 @@ template <class T> __forceinline__ long long th_radix_count(const THCRadix &p, l
 }
 
 template <class T> void th_radix_count_body(const THCRadix &p) {
-  __shared__ unsigned cnt[TH_RADIX_DIGITS * TH_SCAN_BLOCK];
+  TH_SHARED(unsigned, cnt, TH_RADIX_DIGITS * TH_SCAN_BLOCK);
   const unsigned t = threadIdx.x;
   for (long long w = blockIdx.x; w < p.rows * p.tiles; w += gridDim.x) {
     long long r;
@@ -482,13 +482,13 @@ template <class T> void th_radix_count_body(const THCRadix &p) {
 }
 
 template <class T> void th_radix_offsets_body(const THCRadix &p) {
-  __shared__ long long runs[TH_SCAN_BLOCK];
+  TH_SHARED(long long, runs, TH_SCAN_BLOCK);
   th_exclusive_lines<long long, false>((long long *)p.hist, p.rows, TH_RADIX_DIGITS * p.tiles, runs);
 }
 
 template <class T> void th_radix_scatter_body(const THCRadix &p) {
-  __shared__ unsigned cnt[TH_RADIX_DIGITS * TH_SCAN_BLOCK];
-  __shared__ unsigned runs[TH_SCAN_BLOCK];
+  TH_SHARED(unsigned, cnt, TH_RADIX_DIGITS * TH_SCAN_BLOCK);
+  TH_SHARED(unsigned, runs, TH_SCAN_BLOCK);
   const unsigned t = threadIdx.x;
   for (long long w = blockIdx.x; w < p.rows * p.tiles; w += gridDim.x) {
     long long r;

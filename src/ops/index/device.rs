@@ -14,6 +14,7 @@ use crate::cuda::gpu::LaunchCfg;
 use crate::cuda::launch::device_base;
 use crate::cuda::lines::{LineOperand, THCLines};
 use crate::cuda::runtime;
+use crate::cuda::sort::Sorted;
 use crate::ops::reduce::{self, Elem};
 use crate::ops::temp_like;
 
@@ -80,6 +81,12 @@ pub(super) fn gather_on<T: Scalar>(
     run(dev, &Call::new(op), T::DTYPE, &dst.sizes, &ops, overlapping(dst))
 }
 
+/// Index lines at least this long are sorted first when their items alone would leave the
+/// device idle (`scatter_on`); shorter ones cost each thread little.
+const SORTED_MIN_LINE: i64 = 32;
+/// Items enough to occupy a device with one thread per line (2^16 threads).
+const BUSY_ITEMS: i64 = 1 << 16;
+
 /// `scatter_run` on the device: `op` with `src` (indexCopy/Add, scatter/Add), or its fill form
 /// with `value` (same contract).
 pub(super) fn scatter_on<T: Scalar>(
@@ -96,16 +103,63 @@ pub(super) fn scatter_on<T: Scalar>(
     }
     let shape = without(&idx.sizes, d);
     let (dst_st, idx_st) = (without(&dst.strides, d), without(&idx.strides, d));
-    let o = line(dst, &dst_st, dst.sizes[d], dst.strides[d])?;
-    let ix = line(idx, &idx_st, idx.sizes[d], idx.strides[d])?;
-    match src {
-        Some(s) => {
-            let s_st = without(&s.strides, d);
-            let ops = [o, line(s, &s_st, s.sizes[d], s.strides[d])?, ix];
-            run(dev, &Call::new(op), T::DTYPE, &shape, &ops, overlapping(dst))
-        }
-        None => run(dev, &Call::new(op).value(value), T::DTYPE, &shape, &[o, ix], overlapping(dst)),
+    let k = idx.sizes[d];
+    let Some(s) = src else {
+        // A fill's writes all store `value`: one item per index element, in any order.
+        let (dst_st, idx_st) = ([dst_st, vec![0]].concat(), [idx_st, vec![idx.strides[d]]].concat());
+        let ops = [line(dst, &dst_st, dst.sizes[d], dst.strides[d])?, line(idx, &idx_st, k, idx.strides[d])?];
+        return run(dev, &Call::new(op).value(value), T::DTYPE, &[shape, vec![k]].concat(), &ops, false);
+    };
+    let s_st = without(&s.strides, d);
+    let shared = idx_st.iter().all(|&x| x == 0);
+    let items = shape.iter().product::<i64>();
+    if k >= SORTED_MIN_LINE && (shared || items < BUSY_ITEMS) && !overlapping(dst) {
+        return scatter_sorted(dev, op, (dst, dst_st), (s, s_st), d, idx, shared);
     }
+    let ops = [
+        line(dst, &dst_st, dst.sizes[d], dst.strides[d])?,
+        line(s, &s_st, s.sizes[d], s.strides[d])?,
+        line(idx, &idx_st, k, idx.strides[d])?,
+    ];
+    run(dev, &Call::new(op), T::DTYPE, &shape, &ops, overlapping(dst))
+}
+
+/// `scatter_on` for long index lines: the lines sorted stably (once when every item shares
+/// one: `shared`), then one item per (line, index) of which the first of each run of equal
+/// indices folds the run in index order (`th_lines_scatter_sorted`): the host's result, with
+/// a thread per distinct slot instead of one per line. `dst` and `src` come with their item strides.
+fn scatter_sorted<T: Scalar>(
+    dev: i32,
+    op: &'static str,
+    (dst, dst_st): (&View<T>, Vec<i64>),
+    (src, src_st): (&View<T>, Vec<i64>),
+    d: usize,
+    idx: &View<i64>,
+    shared: bool,
+) -> Result<()> {
+    let k = idx.sizes[d];
+    let shape = without(&idx.sizes, d);
+    // The indices were checked to lie in 0..dst.sizes[d].
+    let sorted = if shared {
+        let one = View { sizes: vec![k], strides: vec![idx.strides[d]], ..idx.clone() };
+        Sorted::below(dev, &one, 0, dst.sizes[d])?
+    } else {
+        Sorted::below(dev, idx, d, dst.sizes[d])?
+    };
+    // Row r of the sorted workspace (`p` wide) is the index line of item r (row-major).
+    let p = sorted.keys.sizes[1];
+    let mut ks = if shared { vec![0; shape.len()] } else { crate::core::tensor::fill_strides(&shape, None)? };
+    ks.iter_mut().for_each(|x| *x *= p);
+    ks.push(1);
+    let (dst_st, src_st) = ([dst_st, vec![0]].concat(), [src_st, vec![0]].concat());
+    let ops = [
+        line(dst, &dst_st, dst.sizes[d], dst.strides[d])?,
+        line(src, &src_st, src.sizes[d], src.strides[d])?,
+        line(&sorted.keys, &ks, k, 1)?,
+        line(&sorted.pos, &ks, k, 1)?,
+    ];
+    let kernel = if op.ends_with("Add") { "scatterAddSorted" } else { "scatterSorted" };
+    run(dev, &Call::new(kernel), T::DTYPE, &[shape, vec![k]].concat(), &ops, false)
 }
 
 /// `t[i] = value` where the mask (at `t`'s shape, sharing no memory with `t`) is set.

@@ -88,3 +88,88 @@ fn masked_select_ranks_in_parallel() {
     assert!(tiles[0].split('\t').nth(2).unwrap().starts_with("3,"), "{tiles:?}");
     assert_eq!(fetch(&dr), hr.view().to_vec().unwrap());
 }
+
+/// A pseudo-random stream for the tests below.
+fn lcg(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x >> 33
+    }
+}
+
+/// Checks that the first launch of a kernel whose name contains `kernel` runs at least `items`
+/// threads, in more than one block when there are more items than a block holds.
+fn assert_threads(trace: &[String], kernel: &str, items: i64) {
+    let l = trace.iter().find(|l| l.starts_with("launch") && l.contains(kernel));
+    let f: Vec<&str> = l.unwrap_or_else(|| panic!("no {kernel} launch in {trace:?}")).split('\t').collect();
+    let first = |s: &str| s.split(',').next().unwrap().parse::<u64>().unwrap();
+    let (blocks, block) = (first(f[2]), first(f[3]));
+    assert!(blocks * block >= items as u64 && (blocks > 1 || items as u64 <= block), "{items} items: {f:?}");
+}
+
+/// indexAdd/indexCopy with one long index line shared by few items (the network's sort at 100
+/// indices, the radix sort's at 3000) and scatterAdd/scatter with a line per item: sorted
+/// first, then a thread per (item, index); float sums of repeated indices keep the host's order,
+/// so the bits are the host's. The fills run a thread per index element.
+#[test]
+fn long_scatters_run_sorted_in_parallel() {
+    cuda::use_emulator_in_tests();
+    let mut rnd = lcg(7);
+    for (k, rows, cols) in [(100i64, 7i64, 3i64), (3000, 40, 2)] {
+        // t: rows x cols, updated along dim 0 from src: k x cols
+        let t0: Vec<f32> = (0..rows * cols).map(|_| (rnd() % 1000) as f32 * 0.37 - 150.0).collect();
+        let src: Vec<f32> = (0..k * cols).map(|_| (rnd() % 100_000) as f32 * 1e-3 + 1e-7).collect();
+        // few distinct targets, so runs of equal indices are long
+        let index: Vec<i64> = (0..k).map(|_| (rnd() % 5) as i64 * (rows / 5)).collect();
+        let (hs, hi) = (View::from_slice(&src, &[k, cols]).unwrap(), View::from_slice(&index, &[k]).unwrap());
+        let (ds, di) = (device_copy(&hs), device_copy(&hi));
+        for add in [true, false] {
+            let ht = View::from_slice(&t0, &[rows, cols]).unwrap();
+            let dt = device_copy(&ht);
+            let run = |t: &View<f32>, i: &View<i64>, s: &View<f32>| {
+                if add { select::index_add(t, 0, i, s) } else { select::index_copy(t, 0, i, s) }.unwrap()
+            };
+            run(&ht, &hi, &hs);
+            let ((), trace) = cuda::trace::capture(|| run(&dt, &di, &ds));
+            let kernel = if add { "scatterAddSorted" } else { "scatterSorted" };
+            assert_threads(&trace, kernel, k * cols);
+            let got = fetch(&Tensor::new(dt));
+            let want = ht.to_vec().unwrap();
+            assert_eq!(
+                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
+        // scatter along dim 1: a line per row, k indices each
+        let sidx: Vec<i64> = (0..rows * k).map(|_| (rnd() % cols as u64) as i64).collect();
+        let ssrc: Vec<f32> = (0..rows * k).map(|_| (rnd() % 100_000) as f32 * 1e-3 - 7.0).collect();
+        let (hs, hi) = (View::from_slice(&ssrc, &[rows, k]).unwrap(), View::from_slice(&sidx, &[rows, k]).unwrap());
+        let (ds, di) = (device_copy(&hs), device_copy(&hi));
+        for add in [true, false] {
+            let ht = View::from_slice(&t0, &[rows, cols]).unwrap();
+            let dt = device_copy(&ht);
+            let run = |t: &View<f32>, i: &View<i64>, s: &View<f32>| {
+                if add { select::scatter_add(t, 1, i, s) } else { select::scatter(t, 1, i, s) }.unwrap()
+            };
+            run(&ht, &hi, &hs);
+            let ((), trace) = cuda::trace::capture(|| run(&dt, &di, &ds));
+            let launches =
+                trace.iter().filter(|l| l.starts_with("launch") && l.contains("catter") && l.contains("float")).count();
+            assert_eq!(launches, 1, "{trace:?}");
+            assert_threads(&trace, "Sorted", k * rows);
+            let got = fetch(&Tensor::new(dt));
+            assert_eq!(
+                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                ht.to_vec().unwrap().iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
+        // fills: one thread per index element
+        let ht = View::from_slice(&t0, &[rows, cols]).unwrap();
+        let dt = device_copy(&ht);
+        select::scatter_fill(&ht, 1, &hi, 2.5).unwrap();
+        let ((), trace) = cuda::trace::capture(|| select::scatter_fill(&dt, 1, &di, 2.5).unwrap());
+        assert_threads(&trace, "scatterFill", k * rows);
+        assert_eq!(fetch(&Tensor::new(dt)), ht.to_vec().unwrap());
+    }
+}
