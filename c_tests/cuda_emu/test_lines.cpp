@@ -246,9 +246,14 @@ template <class T> void scatter(const char *op, Scatter kind, bool full_index, b
   });
   const Dims items = without(is, d);
   const long long k = is[d];
-  // The iteration shape of fills and sorted kernels: the items', then the index line's.
-  Dims all = items, ost = without(lo.strides, d), sst = without(ls.strides, d), ist = without(li.strides, d);
-  all.push_back(k), ost.push_back(0), sst.push_back(0), ist.push_back(li.strides[d]);
+  // The iteration shape of fills and sorted kernels: the index line's dim first when every item
+  // shares the line, else last (device.rs's `spread`).
+  const auto spread = [&](Dims v, long long along) {
+    v.insert(full_index ? v.end() : v.begin(), along);
+    return v;
+  };
+  const Dims all = spread(items, k), ost = spread(without(lo.strides, d), 0), sst = spread(without(ls.strides, d), 0),
+             ist = spread(without(li.strides, d), li.strides[d]);
   if (kind == FILL) {
     run(op, sfx<T>(), all, {{out.data(), ost, s[d], lo.strides[d]}, {idx.data(), ist, k, li.strides[d]}}, Ty<T>::param(v));
   } else if (sorted) {
@@ -267,10 +272,11 @@ template <class T> void scatter(const char *op, Scatter kind, bool full_index, b
     });
     Dims kst = full_index ? contiguous(items).strides : Dims(items.size(), 0);
     for (auto &x : kst) x *= p;
-    kst.push_back(1);
+    kst = spread(kst, 1);
     run(op, sfx<T>(), all,
         {{out.data(), ost, s[d], lo.strides[d]}, {src.data(), sst, ss[d], ls.strides[d]}, {keys.data(), kst, k, 1},
-         {pos.data(), kst, k, 1}});
+         {pos.data(), kst, k, 1}},
+        full_index ? 1 : numel(items));
   } else {
     const Op o{out.data(), without(lo.strides, d), s[d], lo.strides[d]};
     const Op i{idx.data(), without(li.strides, d), is[d], li.strides[d]};

@@ -1,6 +1,7 @@
 // Planted bugs the emulator must catch as a GPU would (see csrc/cuda_emu/emulator.cpp): each
 // kernel here is wrong in one way, and each check fails on an emulator that lets the bug pass
-// (zeroed or persistent shared memory, no launch bounds, a misregistered kernel).
+// (a block's threads running freely, zeroed or persistent shared memory, no launch bounds, a
+// misregistered kernel).
 #include <string>
 #include <vector>
 
@@ -25,6 +26,16 @@ void uninit_dynamic_body(const THCPointwise &p) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = sh[threadIdx.x];
   sh[threadIdx.x] = 2.0f;
 }
+// Each thread writes its slot, then reads its neighbour's: with p.i[0] == 0 the barrier between
+// is missing, and which neighbours were written depends on the schedule.
+void neighbour_body(const THCPointwise &p) {
+  TH_SHARED(float, sh, 64);
+  float *out = (float *)p.arg[0].data;
+  const unsigned t = threadIdx.x;
+  sh[t] = (float)(t + 1);
+  if (p.i[0]) __syncthreads();
+  out[blockIdx.x * blockDim.x + t] = sh[(t + 1) % blockDim.x];
+}
 // Registered independent, yet waits at a barrier / uses shared memory.
 void barrier_body(const THCPointwise &) { __syncthreads(); }
 void shared_body(const THCPointwise &p) {
@@ -36,15 +47,17 @@ void shared_body(const THCPointwise &p) {
 
 TH_KERNEL(test_strict_uninit_static, TH_EMU_COOPERATIVE, THCPointwise, uninit_static_body)
 TH_KERNEL(test_strict_uninit_dynamic, TH_EMU_COOPERATIVE, THCPointwise, uninit_dynamic_body)
+TH_KERNEL(test_strict_neighbour, TH_EMU_COOPERATIVE, THCPointwise, neighbour_body)
 TH_KERNEL(test_strict_barrier, TH_EMU_INDEPENDENT, THCPointwise, barrier_body)
 TH_KERNEL(test_strict_shared, TH_EMU_INDEPENDENT, THCPointwise, shared_body)
 
 namespace {
 
 int launch(const char *kernel, unsigned blocks, unsigned threads, unsigned shared, std::vector<float> *out,
-           std::string *err) {
+           std::string *err, long long i0 = 0) {
   THCPointwise p;
   std::memset(&p, 0, sizeof p);
+  p.i[0] = i0;
   p.n = (long long)blocks * threads;
   p.arg[0].data = (unsigned long long)out->data();
   const unsigned g[3] = {blocks, 1, 1}, b[3] = {threads, 1, 1};
@@ -66,6 +79,23 @@ void strict_emulator() {
       CHECK(launch(k, 3, 64, 64 * sizeof(float), &out, &err) == 0, "%s: %s", k, err.c_str());
       for (size_t i = 0; i < out.size(); ++i)
         CHECK(bits(out[i]) == 0xffffffffu, "%s (launch %d): element %zu read %g, not the poison", k, rep, i, out[i]);
+    }
+  }
+  // A missing barrier: every block reads some neighbour unwritten (thread order in even blocks,
+  // reverse in odd ones), every run; with the barrier every read is right.
+  for (long long sync : {0, 1}) {
+    std::vector<float> out(4 * 64);
+    std::string err;
+    CHECK(launch("test_strict_neighbour", 4, 64, 0, &out, &err, sync) == 0, "%s", err.c_str());
+    for (unsigned b = 0; b < 4; ++b) {
+      unsigned poisoned = 0, right = 0;
+      for (unsigned t = 0; t < 64; ++t) {
+        const float v = out[b * 64 + t];
+        poisoned += bits(v) == 0xffffffffu;
+        right += v == (float)((t + 1) % 64 + 1);
+      }
+      if (sync) CHECK(right == 64, "block %u with its barrier: %u of 64 reads right", b, right);
+      else CHECK(poisoned > 0 && poisoned + right == 64, "block %u without its barrier: %u poisoned reads", b, poisoned);
     }
   }
   // 1024 threads are within CUDA's per-block limit, not within the kernels' __launch_bounds__(512).

@@ -1,17 +1,22 @@
 // The CPU emulator's launcher: a table of the kernels (filled by TH_KERNEL's static
 // registrations in each module) and th_emu_launch, which runs a grid on host threads.
 // Independent kernels run thread after thread on the caller's thread; cooperative ones run each
-// block's threads as real threads meeting at a std::barrier, one block at a time, on a pool of
-// workers kept between launches (starting a thread per CUDA thread per block made launches of
-// many small blocks cost more than the kernels).
+// block's threads as real threads, one block at a time, on a pool of workers kept between
+// launches (starting a thread per CUDA thread per block made launches of many small blocks cost
+// more than the kernels).
 //
-// It is as strict as a GPU where that is cheap: a block's shared memory (static and dynamic)
-// is its own and poisoned (0xff bytes) when the block starts, so reading what the block did not
-// write shows; a kernel's __launch_bounds__ and CUDA's per-block limits refuse a launch; an
-// independent kernel that waits at a barrier or uses shared memory fails its launch (its
-// registration is wrong, and its threads would not meet).
+// It is as strict as a GPU where that is cheap:
+// - A cooperative block's threads take turns (`Turns`): one runs from its start or a barrier to
+//   the next barrier or its end, in thread order in even blocks and in reverse in odd ones, and
+//   a barrier lets the block on once every live thread has reached it. So a read of what another
+//   thread writes in the same phase (a missing __syncthreads) sees it unwritten in one of the
+//   two orders, every run, instead of now and then.
+// - A block's shared memory (static and dynamic) is its own and poisoned (0xff bytes) when the
+//   block starts, so reading what the block did not write shows.
+// - A kernel's __launch_bounds__ and CUDA's per-block limits refuse a launch; an independent
+//   kernel that waits at a barrier or uses shared memory fails its launch (its registration is
+//   wrong, and its threads would not meet).
 #include <algorithm>
-#include <barrier>
 #include <condition_variable>
 #include <cstdio>
 #include <functional>
@@ -51,8 +56,59 @@ std::unordered_map<std::string, Kernel> &table() {
   return t;
 }
 
-// The barrier and shared memory of the block a cooperative thread belongs to.
-thread_local std::barrier<> *block_barrier = nullptr;
+// The turns of a cooperative block's threads (see the top of this file): thread t (its linear
+// index in the block) waits for its first turn in start(t), hands the turn on at each barrier
+// (barrier(t), which returns at its next turn, in the next phase) and at its end (finish(t)).
+// The live threads, in the block's order, form a list; a turn passes to the next live one,
+// or at the end of a phase to the first.
+class Turns {
+ public:
+  Turns(unsigned n, bool reverse) : order_(n), at_(n), next_(n), prev_(n), cv_(n) {
+    for (unsigned p = 0; p < n; ++p) {
+      order_[p] = reverse ? n - 1 - p : p;
+      at_[order_[p]] = p;
+      next_[p] = p + 1 < n ? (int)p + 1 : -1;
+      prev_[p] = (int)p - 1;
+    }
+    turn_ = (int)order_[0];
+  }
+  void start(unsigned t) {
+    std::unique_lock<std::mutex> lk(m_);
+    cv_[t].wait(lk, [&] { return turn_ == (int)t; });
+  }
+  void barrier(unsigned t) {
+    std::unique_lock<std::mutex> lk(m_);
+    pass(t, false);
+    cv_[t].wait(lk, [&] { return turn_ == (int)t; });
+  }
+  void finish(unsigned t) {
+    std::lock_guard<std::mutex> lk(m_);
+    pass(t, true);
+  }
+
+ private:
+  // Hands the turn from t to the next live thread of the phase, or the first of the next phase
+  // (t itself when it is the only one left); `done`: t leaves the list.
+  void pass(unsigned t, bool done) {
+    const int p = (int)at_[t], after = next_[p];
+    if (done) {
+      if (prev_[p] >= 0) next_[prev_[p]] = after;
+      else head_ = after;
+      if (after >= 0) prev_[after] = prev_[p];
+    }
+    const int to = after >= 0 ? after : head_;
+    turn_ = to >= 0 ? (int)order_[to] : -1;
+    if (to >= 0) cv_[turn_].notify_one();
+  }
+  std::mutex m_;
+  std::vector<unsigned> order_, at_;  // thread at each position; position of each thread
+  std::vector<int> next_, prev_;      // the live list over positions (-1: none)
+  std::vector<std::condition_variable> cv_;
+  int head_ = 0, turn_;
+};
+
+thread_local Turns *block_turns = nullptr;
+thread_local unsigned block_thread = 0;
 thread_local Block *block_memory = nullptr;
 // What an independent kernel running on this thread did that only a cooperative one may.
 thread_local const char *misuse = nullptr;
@@ -122,7 +178,7 @@ int th_emu_register(const char *name, int kind, unsigned bound, void (*fn)(void 
 }
 
 void __syncthreads() {
-  if (block_barrier) block_barrier->arrive_and_wait();
+  if (block_turns) block_turns->barrier(block_thread);
   else misuse = "waits at __syncthreads";
 }
 
@@ -216,18 +272,19 @@ extern "C" int th_emu_launch(const char *kernel, const unsigned grid[3], const u
   for (unsigned bz = 0; bz < g.z; ++bz)
     for (unsigned by = 0; by < g.y; ++by)
       for (unsigned bx = 0; bx < g.x; ++bx) {
-        std::barrier<> bar((std::ptrdiff_t)threads);
+        Turns turns((unsigned)threads, (bx + by + bz) & 1);
         Block memory(shared_bytes);
         pool().run((unsigned)threads, [&](unsigned t) {
           gridDim = g, blockDim = b;
           blockIdx.x = bx, blockIdx.y = by, blockIdx.z = bz;
           threadIdx.x = t % b.x, threadIdx.y = t / b.x % b.y, threadIdx.z = t / (b.x * b.y);
-          block_barrier = &bar;
+          block_turns = &turns, block_thread = t;
           block_memory = &memory;
+          turns.start(t);
           k.fn(params);
           // A finished thread no longer holds the others up at __syncthreads.
-          bar.arrive_and_drop();
-          block_barrier = nullptr;
+          turns.finish(t);
+          block_turns = nullptr;
           block_memory = nullptr;
         });
       }

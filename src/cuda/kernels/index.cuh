@@ -58,21 +58,22 @@ TH_LINE_LOOP
   });
 }
 
-// Operands: dst (its line: the indexed dim; 0 as the stride of the iteration's last dim), src
+// Operands: dst (its line: the indexed dim; 0 as the stride of the iteration's index dim), src
 // (the same), keys (the index lines stably sorted: item strides over the whole iteration shape,
-// its line the k sorted indices), pos (their positions in the index line, laid out as keys).
-// The iteration shape is the items' then k: item (line, j) owns the slot of the j-th sorted
-// index if j starts its run of equal indices, and folds the run's sources into it in position
-// order, the host's order, so the bits are the host's whatever the grid.
+// its line the k sorted indices), pos (their positions in the index line, laid out as keys);
+// i[0]: the number of items after the index dim in the iteration shape (the items' dims and k,
+// in either order). Item (line, j) owns the slot of the j-th sorted index if j starts its run of
+// equal indices, and folds the run's sources into it in position order, the host's order, so
+// the bits are the host's whatever the grid.
 template <class I, class T, class F> void th_lines_scatter_sorted(const THCLines &p) {
   typedef typename th_offset<I>::type O;
   T *o = th_ptr<T>(p.it, 0);
   const T *a = th_ptr<const T>(p.it, 1);
   const long long *key = th_ptr<const long long>(p.it, 2), *pos = th_ptr<const long long>(p.it, 3);
   const O so = (O)p.step[0], sa = (O)p.step[1], sk = (O)p.step[2], sp = (O)p.step[3];
-  const I k = (I)p.len[2];
+  const I k = (I)p.len[2], inner = (I)p.it.i[0];
   th_for_each<I, 4>(p.it, [&](I r, const O *off) {
-    const I j = r - th_udiv(r, k) * k;
+    const I outer = th_udiv(r, inner), j = outer - th_udiv(outer, k) * k;
     const long long v = key[off[2]];
     if (j > 0 && key[off[2] - sk] == v) return;
     T *slot = o + off[0] + (O)v * so;

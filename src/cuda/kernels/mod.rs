@@ -211,8 +211,8 @@ pub static OPS: &[Op] = ops! {
     Num Lines 2 0 [cross];
     All Lines 2 0 [indexSelect gather indexCopy scatter];
     Num Lines 2 0 [indexAdd scatterAdd];
-    All Lines 3 0 [scatterSorted];
-    Num Lines 3 0 [scatterAddSorted];
+    All Lines 3 1 [scatterSorted];
+    Num Lines 3 1 [scatterAddSorted];
     All Lines 1 1 [indexFill scatterFill maskedFill maskedFillBool];
     All Lines 1 0 [flagNonzero];
     All Lines 2 0 [maskedCopy maskedSelect];

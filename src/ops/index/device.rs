@@ -104,14 +104,14 @@ pub(super) fn scatter_on<T: Scalar>(
     let shape = without(&idx.sizes, d);
     let (dst_st, idx_st) = (without(&dst.strides, d), without(&idx.strides, d));
     let k = idx.sizes[d];
+    let shared = idx_st.iter().all(|&x| x == 0);
     let Some(s) = src else {
         // A fill's writes all store `value`: one item per index element, in any order.
-        let (dst_st, idx_st) = ([dst_st, vec![0]].concat(), [idx_st, vec![idx.strides[d]]].concat());
+        let (dst_st, idx_st) = (spread(shared, dst_st, 0), spread(shared, idx_st, idx.strides[d]));
         let ops = [line(dst, &dst_st, dst.sizes[d], dst.strides[d])?, line(idx, &idx_st, k, idx.strides[d])?];
-        return run(dev, &Call::new(op).value(value), T::DTYPE, &[shape, vec![k]].concat(), &ops, false);
+        return run(dev, &Call::new(op).value(value), T::DTYPE, &spread(shared, shape, k), &ops, false);
     };
     let s_st = without(&s.strides, d);
-    let shared = idx_st.iter().all(|&x| x == 0);
     let items = shape.iter().product::<i64>();
     if k >= SORTED_MIN_LINE && (shared || items < BUSY_ITEMS) && !overlapping(dst) {
         return scatter_sorted(dev, op, (dst, dst_st), (s, s_st), d, idx, shared);
@@ -122,6 +122,13 @@ pub(super) fn scatter_on<T: Scalar>(
         line(idx, &idx_st, k, idx.strides[d])?,
     ];
     run(dev, &Call::new(op), T::DTYPE, &shape, &ops, overlapping(dst))
+}
+
+/// Item sizes or strides `v` with the index line's (`along`) added as the iteration's first dim
+/// when every item shares the index (`shared`: neighbouring threads then take neighbouring
+/// items of one index, so their loads and stores coalesce), else as its last.
+fn spread(shared: bool, v: Vec<i64>, along: i64) -> Vec<i64> {
+    if shared { [vec![along], v].concat() } else { [v, vec![along]].concat() }
 }
 
 /// `scatter_on` for long index lines: the lines sorted stably (once when every item shares
@@ -150,8 +157,10 @@ fn scatter_sorted<T: Scalar>(
     let p = sorted.keys.sizes[1];
     let mut ks = if shared { vec![0; shape.len()] } else { crate::core::tensor::fill_strides(&shape, None)? };
     ks.iter_mut().for_each(|x| *x *= p);
-    ks.push(1);
-    let (dst_st, src_st) = ([dst_st, vec![0]].concat(), [src_st, vec![0]].concat());
+    let ks = spread(shared, ks, 1);
+    let (dst_st, src_st) = (spread(shared, dst_st, 0), spread(shared, src_st, 0));
+    // Items after the index line's dim in the iteration shape: the kernel's divisor for j.
+    let inner = if shared { shape.iter().product::<i64>() } else { 1 };
     let ops = [
         line(dst, &dst_st, dst.sizes[d], dst.strides[d])?,
         line(src, &src_st, src.sizes[d], src.strides[d])?,
@@ -159,7 +168,7 @@ fn scatter_sorted<T: Scalar>(
         line(&sorted.pos, &ks, k, 1)?,
     ];
     let kernel = if op.ends_with("Add") { "scatterAddSorted" } else { "scatterSorted" };
-    run(dev, &Call::new(kernel), T::DTYPE, &[shape, vec![k]].concat(), &ops, false)
+    run(dev, &Call::new(kernel).value(inner), T::DTYPE, &spread(shared, shape, k), &ops, false)
 }
 
 /// `t[i] = value` where the mask (at `t`'s shape, sharing no memory with `t`) is set.
