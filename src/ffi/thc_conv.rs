@@ -1,15 +1,15 @@
 //! THC's convolutions (`THCTensorConv.h`) on device tensors: `THCudaTensor_conv2Dmv`,
 //! `_conv2Dmm`, `_conv2DRevger`, `_conv2DRevgerm`, `_conv2Dmap` (cutorch's signatures), and the
 //! same five for `THCudaDoubleTensor` and `THCudaHalfTensor` (THC had Float only; the engine,
-//! `cuda::conv`, is generic over the three). Semantics, `type` strings and the checks: see
-//! `cuda::conv`. Results equal TH's host functions of the same name (`THFloatTensor_conv2Dmv`
+//! `ops::conv::device`, is generic over the three). Semantics, `type` strings and the checks:
+//! see `ops::conv::device`. Results equal TH's host functions of the same name (`THFloatTensor_conv2Dmv`
 //! with alpha 1, ...) up to the summation order of the device GEMM.
 
 #![allow(clippy::too_many_arguments)] // THC's signatures
 
 use super::thc::*;
 use super::*;
-use crate::cuda::conv::{self, Type};
+use crate::ops::conv::device::{self as conv, Type};
 use std::ffi::{c_char, c_long};
 
 /// THC's `type` argument (two characters, `'v'`/`'f'` then `'x'`/`'c'`) at position `arg`.

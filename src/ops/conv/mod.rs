@@ -27,6 +27,9 @@
 //! threshold; within a plane the order is fixed, so results never depend on the thread count.
 //! Integer dtypes wrap (all orderings agree modulo 2^bits); floating dtypes accumulate in their
 //! own type (TH's `real sum`), Half/BFloat16 in f32 with one rounding at the end.
+//!
+//! `device` is the device half: THC's 2-D convolutions on device tensors, with these
+//! semantics and `Geom`'s checks.
 
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
@@ -36,6 +39,7 @@ use crate::linalg::gemm::{MatMut, MatRef};
 use std::borrow::Cow;
 
 mod buffers;
+pub mod device;
 mod implicit;
 mod plane;
 mod raw;

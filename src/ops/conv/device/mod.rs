@@ -1,10 +1,12 @@
-//! THC's 2-D convolutions (`THCTensorConv.h`) on device tensors, built on the products: the
-//! input is unfolded on the device (`kernels/conv.cuh`'s `th_convUnfold`, im2col: one column
-//! per output position, one row per (input plane, kernel tap)) and multiplied by the kernel
-//! matrix with one strided batched GEMM (`cuda::blas::bmm`, cuBLAS). Float (THC's only type),
-//! Double and Half (the same code: bmm and the kernels exist for all three).
+//! The device half of the convolutions: THC's 2-D convolutions (`THCTensorConv.h`) on device
+//! tensors, built on the products: the input is unfolded on the device (`kernels/conv.cuh`'s
+//! `th_convUnfold`, im2col: one column per output position, one row per (input plane, kernel
+//! tap); launched through `cuda::conv`) and multiplied by the kernel matrix with one strided
+//! batched GEMM (`cuda::blas::bmm`, cuBLAS). Float (THC's only type), Double and Half (the same
+//! code: bmm and the kernels exist for all three).
 //!
-//! Semantics are TH's (`ops::conv`), with THC's signatures (cutorch's `THCTensorConv.cu`):
+//! Semantics are TH's (the host half, `ops::conv`), with THC's signatures (cutorch's
+//! `THCTensorConv.cu`):
 //! - `type` is two characters, `'v'`/`'f'` (valid / full) then `'x'`/`'c'` (cross-correlation /
 //!   convolution, the flipped kernel); anything else is `TH_ERR_INVALID_ARG`.
 //! - Full mode with a stride is TH's (the strided scatter, the transpose of a strided valid
@@ -24,66 +26,23 @@
 //!   (`th_convMap`, one thread per output element): each output plane gathers its own planes,
 //!   which as a GEMM would be one 1-row product per plane over duplicated unfolded planes.
 
-use super::blas::{as_batch, bmm};
-use super::copy::empty_like;
-use super::gpu::LaunchCfg;
-use super::launch::{BLOCK, MAX_GRID, device_base};
-use super::ops::copy_kernel;
-use super::runtime::{self, Device as Dev};
-use crate::core::dtype::{DType, Scalar};
+use super::{Geom, Kind};
+use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
+use crate::cuda::blas::{as_batch, bmm};
+use crate::cuda::conv::{THCConv, has, launch};
+use crate::cuda::copy::empty_like;
+use crate::cuda::launch::device_base;
+use crate::cuda::ops::copy_kernel;
+use crate::cuda::runtime::{self, Device as Dev};
 use crate::exec::backend::Backend;
 use crate::exec::overlap::self_overlapping;
 use crate::linalg::gemm::Gemm;
-use crate::ops::conv::{Geom, Kind};
+use crate::ops::resize_out;
 
 mod map;
 pub use map::map;
-
-/// `conv.cuh`'s `THCConv` (field meanings there).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct THCConv {
-    pub n: i64,
-    pub out: u64,
-    pub inp: u64,
-    pub ker: u64,
-    pub table: u64,
-    pub g: [i64; 2],
-    pub k: [i64; 2],
-    pub o: [i64; 2],
-    pub i: [i64; 2],
-    pub lim: [i64; 2],
-    pub is: [i64; 4],
-    pub os: [i64; 3],
-    pub ks: [i64; 3],
-    pub ts: [i64; 2],
-    pub step: [i64; 2],
-    pub dil: [i64; 2],
-    pub full: i32,
-    pub flip: i32,
-}
-
-/// The dtypes with convolution kernels.
-fn has(d: DType) -> bool {
-    matches!(d, DType::Float | DType::Double | DType::Half)
-}
-
-/// The kernels of `conv.cuh` whose dtype is `d` (for `kernels::kernels_of`).
-pub fn kernel_names(d: DType) -> Vec<String> {
-    if !has(d) {
-        return vec![];
-    }
-    let sfx = super::kernels::dtype_suffix(d);
-    let mut v = Vec::new();
-    for op in ["convUnfold", "convMap"] {
-        for w in ["i32", "i64"] {
-            v.push(format!("th_{op}_{sfx}_{w}"));
-        }
-    }
-    v
-}
 
 /// A `type` string: (full, convolution).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,7 +150,7 @@ fn into_out<T: Gemm>(
     compute: impl FnOnce(&View<T>, T) -> Result<()>,
 ) -> Result<()> {
     let nelem = r.with_view(|v| v.numel());
-    let out = crate::ops::resize_out(r, shape)?;
+    let out = resize_out(r, shape)?;
     let zero = nelem == 0 || beta.is_zero() || nelem != out.numel();
     let beta = if zero { T::zero() } else { beta };
     if let Some(v) = view(&out) {
@@ -216,26 +175,6 @@ fn prod(xs: &[i64]) -> Result<i64> {
 /// Largest element offset of `sizes`/`strides` (an i32 index suffices below 2^31).
 fn reach(sizes: &[i64], strides: &[i64]) -> i64 {
     sizes.iter().zip(strides).map(|(&n, &s)| (n - 1).max(0).saturating_mul(s.abs())).fold(0i64, i64::saturating_add)
-}
-
-/// Launches `th_<op>_<dtype>_<i32|i64>` with `p` over `p.n` items; `narrow`: every offset fits
-/// an i32.
-///
-/// # Safety
-/// The addresses and strides in `p` stay inside device memory of `dev` that the kernel may
-/// access (the columns or output written, the rest read), and the output does not overlap the
-/// inputs.
-unsafe fn launch<T: Scalar>(dev: &Dev, op: &str, mut p: THCConv, narrow: bool) -> Result<()> {
-    if p.n == 0 {
-        return Ok(());
-    }
-    let narrow = narrow && p.n <= i32::MAX as i64;
-    let kernel = format!("th_{op}_{}_{}", super::kernels::dtype_suffix(T::DTYPE), if narrow { "i32" } else { "i64" });
-    let grid = (p.n as u64).div_ceil(BLOCK as u64).min(MAX_GRID as u64) as u32;
-    let cfg = LaunchCfg { grid: [grid, 1, 1], block: [BLOCK, 1, 1], shared: 0 };
-    let mut args = [&mut p as *mut THCConv as *mut std::ffi::c_void];
-    // SAFETY: caller contract; `p` outlives the launch call.
-    unsafe { dev.gpu.launch(&kernel, &cfg, &mut args, runtime::stream(dev.ordinal)) }
 }
 
 /// The columns of `t` (`[g0, g1, rows, cols]`): a new contiguous tensor of `g0*g1*kh*kw*oh*ow`
@@ -385,18 +324,9 @@ pub fn revger<T: Gemm>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::mem::offset_of;
 
     #[test]
-    fn layout_matches_conv_cuh() {
-        assert_eq!(size_of::<THCConv>(), 256);
-        let offs = (offset_of!(THCConv, g), offset_of!(THCConv, is), offset_of!(THCConv, os));
-        assert_eq!(offs, (40, 120, 152));
-        assert_eq!((offset_of!(THCConv, step), offset_of!(THCConv, full)), (216, 248));
-    }
-
-    #[test]
-    fn types_and_names() {
+    fn types_and_merged_strides() {
         assert_eq!(parse_type(Some(*b"vx"), 7).unwrap(), Type { full: false, conv: false });
         assert_eq!(parse_type(Some(*b"fc"), 7).unwrap(), Type { full: true, conv: true });
         for bad in [*b"Vx", *b"vX", *b"v\0", *b"xv"] {
@@ -404,8 +334,6 @@ mod tests {
             assert_eq!(e.code, crate::core::error::Code::TH_ERR_INVALID_ARG);
         }
         assert_eq!(parse_type(None, 7).unwrap_err().code, crate::core::error::Code::TH_ERR_NULL_ARG);
-        assert_eq!(kernel_names(DType::Half)[3], "th_convMap_half_i64");
-        assert!(kernel_names(DType::Int).is_empty() && kernel_names(DType::BFloat16).is_empty());
         assert_eq!(
             (merged(3, 4, 4, 1), merged(3, 1, 4, 3), merged(1, 9, 4, 2), merged(3, 7, 1, 5)),
             (Some(1), None, Some(2), Some(7))

@@ -62,7 +62,7 @@ pub fn map<T: Gemm>(
     let k = detached(dev, k, shares(r, k))?;
     let table = detached(dev, table, shares(r, table))?;
     let nelem = r.with_view(|v| v.numel());
-    let out = crate::ops::resize_out(r, &shape)?;
+    let out = resize_out(r, &shape)?;
     if nelem == 0 || nelem != out.numel() {
         crate::cuda::ops::fill(dev, &out, T::zero())?;
     }
