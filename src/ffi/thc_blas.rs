@@ -10,7 +10,7 @@
 //!   on its current stream (`cuda::blas::raw`: THC's transpose chars and leading-dimension
 //!   fix-ups; increments must be positive).
 //! - `THCuda{,Double}Tensor_{btrifact,btrisolve}`: batched LU and solve, staged through the host
-//!   LAPACK (`cuda::blas::lu`; Float and Double, the dtypes the CPU side factors).
+//!   LAPACK (`linalg::lapack::device::lu`; Float and Double, the dtypes the CPU side factors).
 //! - Not here: the other dtypes' `btrifact` / `btrisolve` (THC itself only implemented the
 //!   floating ones); `THCudaBlas_{S,D}{getrf,getrs,getri}` are in `thc_lapack.rs`.
 
@@ -18,7 +18,8 @@
 
 use super::thc::*;
 use super::*;
-use crate::cuda::blas::{lu, raw};
+use crate::cuda::blas::raw;
+use crate::linalg::lapack::device::lu;
 use crate::linalg::products;
 use crate::ops::reduce;
 use std::ffi::{c_char, c_int, c_long};

@@ -4,7 +4,7 @@
 //! - `THCuda{,Double}Tensor_{gesv,gels,syev,geev,gesvd,gesvd2,getri,potrf,potri,potrs,qr}`:
 //!   TH's host functions (`generic/THTensorLapack.h`: same arguments, NULL inputs meaning the
 //!   output in place, option strings, errors and output layouts) on device tensors, staged
-//!   through the host (`cuda::blas::lapack`): a failing call leaves every output untouched.
+//!   through the host (`linalg::lapack::device`): a failing call leaves every output untouched.
 //!   cutorch's differences kept: `gesv`/`gels` need a 2-D `b`, `gels` needs `m >= n`.
 //! - `THCudaBlas_{S,D}{getrf,getrs,getri}`: cuBLAS's batched contract on device arrays of
 //!   device matrix addresses (`cuda::blas::getr`); `getrs`' `info` is one host int.
@@ -15,8 +15,8 @@
 use super::lapack::{input_or, option};
 use super::thc::*;
 use super::*;
-use crate::cuda::blas::{getr, lapack};
-use crate::linalg::lapack::Input;
+use crate::cuda::blas::getr;
+use crate::linalg::lapack::{Input, device as lapack};
 use std::ffi::{c_char, c_int};
 
 macro_rules! thc_lapack {

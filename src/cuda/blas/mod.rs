@@ -11,13 +11,12 @@
 //!
 //! addmv (`gemv`), addr (`ger`), addmm and baddbmm are one call each (a vector is an `n x 1` or
 //! `1 x n` matrix); addbmm is one call per batch into the same output. `dot` is the device
-//! reduction (`ops::reduce::dot`). `raw` holds THC's `THCudaBlas_*` on device pointers; `lu`
-//! THC's `btrifact` / `btrisolve`, staged through the host LAPACK.
+//! reduction (`ops::reduce::dot`). `raw` holds THC's `THCudaBlas_*` on device pointers, `getr`
+//! their batched LU (`getrf`/`getrs`/`getri`). THC's LAPACK on device tensors, staged through
+//! the host, is `linalg::lapack::device`.
 
 pub mod getr;
-pub mod lapack;
 pub mod layout;
-pub mod lu;
 pub mod raw;
 pub mod reference;
 

@@ -19,6 +19,8 @@
 
 #![allow(clippy::too_many_arguments)] // TH's argument lists
 
+pub mod device;
+
 use crate::core::dtype::Scalar;
 use crate::core::error::{Code, Error, Result};
 use crate::core::geometry::Offsets;

@@ -1,5 +1,6 @@
-//! THC's `THCTensorMathMagma.h` (cutorch ran it on MAGMA) for device tensors, staged through
-//! the host LAPACK (`linalg::lapack`) as `lu::btrifact` is: every output gets a host *shadow*
+//! The device half of the LAPACK routines: THC's `THCTensorMathMagma.h` (cutorch ran it on
+//! MAGMA) for device tensors, staged through the host LAPACK (the parent module) as
+//! `lu::btrifact` is: every output gets a host *shadow*
 //! with its geometry and contents, the host function runs on the shadows and on host copies of
 //! the inputs (an in-place input is its output's shadow), and only then are the shadows' final
 //! geometries and elements landed on the device outputs. So the host's rules hold unchanged:
@@ -17,6 +18,8 @@ use crate::core::tensor::{Tensor, View};
 use crate::exec::backend::Backend;
 use crate::linalg::lapack::{self, Input, Real};
 use crate::ops::copy::copy;
+
+pub mod lu;
 
 /// How the host function sees the operands: as they are (host operands) or staged.
 #[derive(Clone, Copy)]
