@@ -3,10 +3,12 @@
 
 pub mod allocator;
 pub mod cell;
+pub mod compare;
 pub mod dtype;
 pub mod error;
 pub mod geometry;
 pub mod limits;
 pub mod refcount;
+pub mod seed;
 pub mod storage;
 pub mod tensor;

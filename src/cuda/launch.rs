@@ -10,11 +10,11 @@
 use super::gpu::LaunchCfg;
 use super::kernels::{self, Form, Op};
 use crate::core::allocator::Device;
+use crate::core::compare::Cmp;
 use crate::core::dtype::{DType, Format, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::geometry::{Dim, push_merged};
 use crate::core::tensor::{View, required_len, size_desc};
-use crate::ops::arith::Cmp;
 
 /// Dims a launch can have after merging (`TH_CUDA_MAX_DIMS`).
 pub(crate) const MAX_DIMS: usize = 16;

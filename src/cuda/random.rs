@@ -2,7 +2,7 @@
 //!
 //! Each device has one generator: a 64-bit seed and a 64-bit Philox offset (in 128-bit blocks),
 //! behind a mutex. It is created at its first use with a seed from the OS
-//! (`ops::random::os_seed`, as `THGenerator_new`; cutorch seeded from the clock), offset 0.
+//! (`core::seed::os_seed`, as `THGenerator_new`; cutorch seeded from the clock), offset 0.
 //! `manual_seed` sets the seed and rewinds the offset to 0.
 //!
 //! Stream contract (the kernels' side is documented at the top of `random.cuh`): a call with `n`
@@ -81,7 +81,7 @@ fn lock(dev: i32) -> Result<MutexGuard<'static, Option<PhiloxState>>> {
     let slot = &slots()?[dev as usize];
     let mut g = slot.lock().unwrap_or_else(|e| e.into_inner());
     if g.is_none() {
-        *g = Some(PhiloxState::with_seed(crate::ops::random::os_seed()));
+        *g = Some(PhiloxState::with_seed(crate::core::seed::os_seed()));
     }
     Ok(g)
 }

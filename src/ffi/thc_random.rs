@@ -49,14 +49,14 @@ th_fn! {
 
     /// Reseeds the current device's generator from `/dev/urandom` (offset 0); returns the seed.
     fn THCRandom_seed @[state: *mut THCState]() -> u64 = 0; {
-        let s = crate::ops::random::os_seed();
+        let s = crate::core::seed::os_seed();
         crand::manual_seed(runtime::current(), s)?;
         Ok(s)
     }
 
     /// Reseeds every device's generator with one seed from `/dev/urandom`; returns it.
     fn THCRandom_seedAll @[state: *mut THCState]() -> u64 = 0; {
-        let s = crate::ops::random::os_seed();
+        let s = crate::core::seed::os_seed();
         for d in 0..runtime::devices()?.len() {
             crand::manual_seed(d as i32, s)?;
         }

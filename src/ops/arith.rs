@@ -5,6 +5,8 @@
 
 use super::num::{Float, Num, Real};
 use super::{Operand, map0, pointwise1, pointwise1_block, pointwise1_plain, pointwise2, pointwise2_plain, pointwise3};
+// The comparison ops below take it; their callers name it here.
+pub use crate::core::compare::Cmp;
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
@@ -211,31 +213,6 @@ pub fn sign<T: Num>(r: &Tensor<T>, t: &impl Operand<T>) -> Result<()> {
 pub fn cinv<T: Num>(r: &Tensor<T>, t: &impl Operand<T>) -> Result<()> {
     int_divisors(t)?;
     pointwise1(r, t, Call::new("cinv"), |x: T| T::one().div(x))
-}
-
-/// The six comparisons.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cmp {
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Ne,
-    Eq,
-}
-
-impl Cmp {
-    #[inline(always)]
-    pub fn test<T: PartialOrd>(self, a: T, b: T) -> bool {
-        match self {
-            Cmp::Lt => a < b,
-            Cmp::Le => a <= b,
-            Cmp::Gt => a > b,
-            Cmp::Ge => a >= b,
-            Cmp::Ne => a != b,
-            Cmp::Eq => a == b,
-        }
-    }
 }
 
 /// `r = (t op value) ? 1 : 0` into any output dtype `O` (Byte for TH's `*Value`, T for `*ValueT`).

@@ -22,6 +22,7 @@ use super::num::{Float, Num};
 use crate::core::dtype::{DType, Format, Prim, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::geometry::Offsets;
+use crate::core::seed::os_seed;
 use crate::core::tensor::{Tensor, View, parse_sizes, size_desc};
 use std::sync::{Mutex, MutexGuard};
 
@@ -275,20 +276,6 @@ impl Mt19937 {
     pub fn is_valid(&self) -> bool {
         self.seeded && (1..=N as u32).contains(&self.left) && self.next <= N as u32
     }
-}
-
-/// 64 bits from the OS (`/dev/urandom`, as torch7), else from the standard library's
-/// randomly keyed hasher.
-pub fn os_seed() -> u64 {
-    use std::io::Read;
-    let mut b = [0u8; 8];
-    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b)).is_ok() {
-        return u64::from_ne_bytes(b);
-    }
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-    h.finish()
 }
 
 /// The object behind a C `THGenerator *`.
