@@ -4,8 +4,9 @@
 //! row-major order, values convert as the host's casts do, overlapping views are handled.
 //! Host-to-device and device-to-host transfers move contiguous runs of the source dtype or the
 //! destination dtype; casts and strided layouts are handled on the side where they are cheap (the
-//! host engine for host memory, the copy kernel for device memory). Pageable host memory is
-//! transferred synchronously (the stream is synchronized before returning), as cudaMemcpy does.
+//! host copy engine, `exec::copy`, for host memory, the copy kernel for device memory). Pageable
+//! host memory is transferred synchronously (the stream is synchronized before returning), as
+//! cudaMemcpy does.
 
 use super::launch::device_base;
 use super::ops::copy_kernel;
@@ -15,7 +16,7 @@ use crate::core::allocator::Device;
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{View, size_desc};
-use crate::ops::copy::copy as host_copy;
+use crate::exec::copy::copy as host_copy;
 
 /// The device of a view's storage (None for host memory or no storage).
 pub fn device_of<T: Scalar>(v: &View<T>) -> Result<Option<&'static Dev>> {

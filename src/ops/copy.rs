@@ -1,79 +1,26 @@
-//! TH's `copy`: elements paired in row-major order, converted as C casts.
+//! TH's `copy`: elements paired in row-major order, converted as C casts, whatever memory each
+//! view lives in. Host views run on the host copy engine (`exec::copy`); copies that involve a
+//! device, the one call that may span devices, on the device copy engine (`cuda::copy`:
+//! transfers and the device copy kernel).
 
+use crate::core::allocator::Device;
 use crate::core::dtype::Scalar;
-use crate::core::error::{Error, Result};
-use crate::core::geometry::Offsets;
-use crate::core::tensor::{View, size_desc};
-use crate::exec::overlap::{Alias, alias};
-use std::ptr;
+use crate::core::error::Result;
+use crate::core::tensor::View;
 
 /// `dst <- src` elementwise in each one's row-major order, converting dtypes as C casts
 /// (TH's `copy*`: element counts must match, shapes need not). A source that partially overlaps
 /// the destination in the same storage is first copied to a temporary.
 pub fn copy<D: Scalar, S: Scalar>(dst: &View<D>, src: &View<S>) -> Result<()> {
-    let n = dst.numel();
-    if n != src.numel() {
-        return Err(Error::size(format!(
-            "inconsistent tensor size: copying {} elements of size {} into {} elements of size {}",
-            src.numel(),
-            size_desc(&src.sizes),
-            n,
-            size_desc(&dst.sizes)
-        ))
-        .at_arg(2));
-    }
-    if [dst.device(), src.device()].iter().any(|&d| d != crate::core::allocator::Device::Cpu) {
-        // Copies are the one call that may span devices: transfers and the device copy kernel.
+    if [dst.device(), src.device()].iter().any(|&d| d != Device::Cpu) {
         return crate::cuda::copy::copy(dst, src);
     }
-    let (Some(dp), Some(sp)) = (dst.host_ptr()?, src.host_ptr()?) else { return Ok(()) };
-    // Same dtype copies bytes; Bool goes through `cast` so every stored byte becomes 0 or 1.
-    let same_type =
-        std::any::TypeId::of::<D>() == std::any::TypeId::of::<S>() && D::DTYPE != crate::core::dtype::DType::Bool;
-    match alias(dst, src) {
-        Alias::Same => return Ok(()),
-        Alias::Partial => {
-            let tmp: View<S> = View::from_slice(&src.to_vec()?, &[n as i64])?;
-            return copy(dst, &tmp);
-        }
-        Alias::Disjoint => {}
-    }
-    if dst.is_contiguous() && src.is_contiguous() {
-        // SAFETY: both views are contiguous runs of n elements inside their storages
-        // (host_ptr), and they do not partially overlap (checked above).
-        unsafe {
-            let d = dp.add(dst.offset);
-            let s = sp.add(src.offset);
-            if same_type {
-                ptr::copy(s as *const D, d, n);
-            } else {
-                for i in 0..n {
-                    ptr::write(d.add(i), ptr::read(s.add(i)).cast::<D>());
-                }
-            }
-        }
-        return Ok(());
-    }
-    let di = Offsets::new(dst.offset, &dst.sizes, &dst.strides, n);
-    let si = Offsets::new(src.offset, &src.sizes, &src.strides, n);
-    if same_type {
-        // bit for bit, as the contiguous path (a NaN's payload survives, as in memcpy)
-        for (a, b) in di.zip(si) {
-            // SAFETY: every offset of both views lies inside its storage (host_ptr); D == S.
-            unsafe { ptr::copy(sp.add(b) as *const D, dp.add(a), 1) };
-        }
-        return Ok(());
-    }
-    for (a, b) in di.zip(si) {
-        // SAFETY: every offset of both views lies inside its storage (host_ptr).
-        unsafe { ptr::write(dp.add(a), ptr::read(sp.add(b)).cast::<D>()) };
-    }
-    Ok(())
+    crate::exec::copy::copy(dst, src)
 }
 
 /// The elements of `v` in row-major order, wherever it lives (device views are copied to the host).
 pub fn values<T: Scalar>(v: &View<T>) -> Result<Vec<T>> {
-    if v.device() == crate::core::allocator::Device::Cpu {
+    if v.device() == Device::Cpu {
         return v.to_vec();
     }
     let host = View::contiguous(&v.sizes)?;
