@@ -1,5 +1,6 @@
-//! The device engine of the reductions: `exec::reduce::reduce` on device views. A `Reducer` that
-//! names its device fold (`DeviceFold`) runs as `kernels/reduce.cuh`'s `th_reduce_*` kernel over
+//! The device engine of the reductions: `ops::reduce` runs a reduction here when its operands
+//! are on a device, on the same merged `Geometry` as the host plan (`exec::reduce`). A
+//! `Reducer` that names its device fold (`DeviceFold`) runs as `kernels/reduce.cuh`'s `th_reduce_*` kernel over
 //! the same merged `Geometry` as the host, then `th_combine_*` passes until each output has one
 //! accumulator; those are read back and rebuilt as the reducer's `Acc` (`DeviceAcc`), so the
 //! callers in `ops::reduce` finish exactly as on the host.
@@ -17,6 +18,7 @@ use crate::core::dtype::{DType, Scalar};
 use crate::core::error::{Error, Result};
 use crate::core::geometry::Dim;
 use crate::core::tensor::View;
+pub use crate::exec::reduce::DeviceFold;
 use crate::exec::reduce::{Geometry, Reducer};
 
 /// Threads per block of the reduction kernels (`TH_RBLOCK`).
@@ -50,32 +52,8 @@ pub struct THCReduce {
     pub outs: [u64; 2],
 }
 
-/// What a reducer folds on the device: a `kernels::REDUCTIONS` entry and its parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum DeviceFold {
-    /// Sum in accreal (`Scalar::Acc`).
-    Sum,
-    /// Product in accreal.
-    Prod,
-    /// Number of non-zero elements (i64).
-    Count,
-    /// (value, position) of the first maximum; the first NaN wins.
-    Max,
-    /// (value, position) of the first minimum.
-    Min,
-    /// (count, mean, M2) in accreal.
-    Moments,
-    /// The p-norm's accumulation (no root): p == 0 count, 1 sum |x|, 2 sum x^2, inf max |x|,
-    /// -inf min |x|, else sum |x|^p.
-    Norm(f64),
-    /// Sum of products of two operands, in accreal.
-    Dot,
-    /// Number of pairs that differ (i64).
-    Equal,
-    /// `Norm(p)` of the differences of two operands (rounded to the element type).
-    Dist(f64),
-}
-
+/// How the kernels of `reduce.cuh` run a fold (the fold itself is named by the reducers, in
+/// `exec::reduce`, beside the `Reducer` contract that returns it).
 impl DeviceFold {
     /// The `REDUCTIONS` name and `THCReduce::op`.
     fn kernel(self) -> (&'static str, i32, f64) {
@@ -389,8 +367,8 @@ impl Drop for OnDevice {
     }
 }
 
-/// `r` over device views on device `ordinal` (`exec::reduce::reduce`'s device arm; the views
-/// have elements): one accumulator per output, row-major over the kept dims.
+/// `r` over device views on device `ordinal` (the device arm of `ops::reduce`'s dispatch; the
+/// views have elements): one accumulator per output, row-major over the kept dims.
 pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
     ordinal: i32,
     g: &Geometry<N>,

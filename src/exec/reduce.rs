@@ -28,15 +28,15 @@
 //! Accumulation is in TH's `accreal` (`Scalar::Acc`: i64 for integers, f64 for Float/Double,
 //! f32 for Half/BFloat16).
 //!
-//! Device operands run on `cuda::reduce` (the same geometry, the kernels of `reduce.cuh`) when
-//! the reducer names its device fold (`Reducer::device`); others are refused with an error.
+//! This is the host engine. The op layer (`ops::reduce`) runs device operands on the device
+//! engine instead, over the same [`Geometry`], when the reducer names its device fold
+//! ([`Reducer::device`]); others are refused with an error.
 
 use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::geometry::{Dim, Odometer, push_merged};
 use crate::core::tensor::View;
-pub use crate::cuda::reduce::{DeviceAcc, DeviceFold};
-use crate::exec::backend::{Backend, host_base};
+use crate::exec::backend::host_base;
 use crate::exec::parallel::{self, SharedPtr, Sink};
 use crate::kernels::reduce as rk;
 
@@ -105,8 +105,8 @@ pub trait Reducer<T, const N: usize>: Sync {
     }
     /// Combines the result of some elements with the result of the elements after them.
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
-    /// The device kernel that folds the same thing (`cuda::reduce`); None: this reduction runs
-    /// on host tensors only (device operands are a clear error).
+    /// The device fold that computes the same thing; None: this reduction runs on host tensors
+    /// only (device operands are a clear error).
     fn device(&self) -> Option<DeviceFold> {
         None
     }
@@ -114,6 +114,33 @@ pub trait Reducer<T, const N: usize>: Sync {
     fn device_acc(&self, _raw: &[u8]) -> Option<Self::Acc> {
         None
     }
+}
+
+/// What a reducer folds, named for a device engine (`Reducer::device`): each is one of the
+/// device's reduction kernels with its parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DeviceFold {
+    /// Sum in accreal (`Scalar::Acc`).
+    Sum,
+    /// Product in accreal.
+    Prod,
+    /// Number of non-zero elements (i64).
+    Count,
+    /// (value, position) of the first maximum; the first NaN wins.
+    Max,
+    /// (value, position) of the first minimum.
+    Min,
+    /// (count, mean, M2) in accreal.
+    Moments,
+    /// The p-norm's accumulation (no root): p == 0 count, 1 sum |x|, 2 sum x^2, inf max |x|,
+    /// -inf min |x|, else sum |x|^p.
+    Norm(f64),
+    /// Sum of products of two operands, in accreal.
+    Dot,
+    /// Number of pairs that differ (i64).
+    Equal,
+    /// `Norm(p)` of the differences of two operands (rounded to the element type).
+    Dist(f64),
 }
 
 /// The merged iteration spaces of a reduction.
@@ -475,24 +502,25 @@ unsafe fn run_columns<T: Scalar, R: Reducer<T, N>, const N: usize>(
     }
 }
 
-/// Runs `r` over same-shaped views, reducing the dims where `mask` is set: one accumulator
-/// per output, in row-major order of the kept dims. An empty view gives identities.
-pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
-    views: [&View<T>; N],
-    mask: &[bool],
-    r: &R,
-) -> Result<Vec<R::Acc>> {
+/// The geometry of a reduction of same-shaped `views` over the dims where `mask` is set (an
+/// error when the shapes differ).
+pub fn geometry<T: Scalar, const N: usize>(views: [&View<T>; N], mask: &[bool]) -> Result<Geometry<N>> {
     let sizes = &views[0].sizes;
     if views.iter().any(|v| v.sizes != *sizes) || mask.len() != sizes.len() {
         return Err(Error::internal("reduce: operands of different shapes"));
     }
-    let g = Geometry::new(sizes, views.map(|v| &v.strides[..]), mask);
+    Ok(Geometry::new(sizes, views.map(|v| &v.strides[..]), mask))
+}
+
+/// Runs `r` over same-shaped host views of geometry `g` (`geometry`): one accumulator per
+/// output, in row-major order of the kept dims. An empty view gives identities.
+pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
+    g: &Geometry<N>,
+    views: [&View<T>; N],
+    r: &R,
+) -> Result<Vec<R::Acc>> {
     if views[0].numel() == 0 {
         return crate::core::limits::try_filled(g.m(), r.identity());
-    }
-    match Backend::of(&views.map(|v| v.device()))? {
-        Backend::Host => {}
-        Backend::Cuda(i) => return crate::cuda::reduce::reduce(i, &g, views, r),
     }
     let mut base = [std::ptr::null::<T>(); N];
     for (b, v) in base.iter_mut().zip(views) {
@@ -502,7 +530,7 @@ pub fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
     // views have elements, so no base is NULL), and the geometry reaches exactly those elements.
     let out = crate::core::limits::try_filled(g.m(), r.identity())?;
     // SAFETY: as above.
-    Ok(unsafe { run(&g, base, r, out) })
+    Ok(unsafe { run(g, base, r, out) })
 }
 
 #[cfg(test)]

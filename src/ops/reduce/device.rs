@@ -2,7 +2,8 @@
 //! computes the same thing (`exec::reduce::Reducer::device`).
 
 use super::*;
-use crate::exec::reduce::{DeviceAcc, DeviceFold};
+use crate::cuda::reduce::DeviceAcc;
+use crate::exec::reduce::DeviceFold;
 
 /// `host` on host operands, `fold` on device ones (its accumulators read back as `host`'s).
 pub struct OnDevice<R> {

@@ -1,7 +1,8 @@
 //! Reductions (`THTensorMath.h` §4.4, 4.10, 4.17, 4.19): whole-tensor and per-dimension
 //! reductions, scans, statistics, norms, histograms, and `sumTo` (the reduction that undoes
-//! broadcasting). What each folds is a `Reducer` (`reducers`); the plan that runs it over the
-//! views, deterministically whatever the thread count, is `exec::reduce`.
+//! broadcasting). What each folds is a `Reducer` (`reducers`); the plan that runs it over host
+//! views, deterministically whatever the thread count, is `exec::reduce`, and the device engine
+//! that runs it over device views is `cuda::reduce` (`reduce` picks one).
 //!
 //! Accumulation is in TH's `accreal` (`Scalar::Acc`: i64 for integers, f64 for Float/Double,
 //! f32 for Half/BFloat16) for every sum, product, mean, variance and norm.
@@ -32,7 +33,8 @@ use std::cmp::Ordering;
 use std::marker::PhantomData;
 
 use crate::core::geometry::{Dim, Odometer, push_merged};
-use crate::exec::reduce::{DeviceFold, Geometry, Reducer, reduce};
+use crate::exec::backend::Backend;
+use crate::exec::reduce::{self as plan, DeviceFold, Geometry, Reducer};
 
 /// Lines scanned together by the tiled cumsum/cumprod.
 const SCAN_TILE: usize = 512;
@@ -40,6 +42,24 @@ const SCAN_TILE: usize = 512;
 // ---------------------------------------------------------------------------------------------
 // Helpers shared by the API functions
 // ---------------------------------------------------------------------------------------------
+
+/// Runs `r` over same-shaped views, reducing the dims where `mask` is set: one accumulator
+/// per output, in row-major order of the kept dims, on the host plan (`exec::reduce`) or, for
+/// device operands, the device engine (`cuda::reduce`). An empty view gives identities.
+fn reduce<T: Scalar, R: Reducer<T, N>, const N: usize>(
+    views: [&View<T>; N],
+    mask: &[bool],
+    r: &R,
+) -> Result<Vec<R::Acc>> {
+    let g = plan::geometry(views, mask)?;
+    if views[0].numel() == 0 {
+        return crate::core::limits::try_filled(g.m(), r.identity());
+    }
+    match Backend::of(&views.map(|v| v.device()))? {
+        Backend::Host => plan::reduce(&g, views, r),
+        Backend::Cuda(i) => crate::cuda::reduce::reduce(i, &g, views, r),
+    }
+}
 
 fn check_dim(dim: i32, ndim: usize, arg: u32) -> Result<usize> {
     usize::try_from(dim)

@@ -2,7 +2,7 @@
 //! (associative folds, arg-max/min, moments).
 
 use super::*;
-use crate::exec::reduce::DeviceAcc;
+use crate::cuda::reduce::DeviceAcc;
 
 // ---------------------------------------------------------------------------------------------
 // Element traits
