@@ -15,8 +15,15 @@
 //!   (index ops, scans, sorts); `scan`: cumsum/cumprod, tiled for long lines; `reduce`: the
 //!   device engine of the reductions;
 //! - `storage`: the `THAllocator` that backs device storages;
+//! - `copy`: the copy engine (transfers, the device copy kernel, element access);
+//! - `blas`: the products through `Gpu::gemm` (cuBLAS) and THC's raw BLAS; `conv`, `random`:
+//!   the parameters and launches of their kernels;
 //! - `dlpack`: the stream ordering of a device tensor handed out through DLPack;
 //! - `trace`: `TH_CUDA_TRACE`, one line per launch, copy and synchronization.
+//!
+//! This is the device backend only: the device halves of the ops live beside their host halves
+//! (`ops::conv::device`, `ops::random::device`, `ops::index::device`, `ops::reduce`'s dispatch,
+//! `linalg::lapack::device`), which call in here. Nothing here calls the op layer (`ops`).
 
 pub mod alloc;
 pub mod blas;
