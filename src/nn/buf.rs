@@ -115,6 +115,45 @@ impl<T: Scalar> AsMut<[T]> for Out<T> {
     }
 }
 
+/// The parameter gradients a layer accumulates into: `gradWeight` (argument `arg`) and, unless
+/// NULL, `gradBias` (argument `arg + 1`), each the caller's tensor holding exactly as many
+/// elements as its parameter (`Out::acc`).
+#[must_use = "call finish() to store temporary gradients"]
+pub struct Grads<T: Scalar> {
+    pub w: Out<T>,
+    pub b: Option<Out<T>>,
+}
+
+impl<T: Scalar> Grads<T> {
+    /// `grad_weight` with `nw` elements and `grad_bias` (if any) with `nb`.
+    pub fn new(grad_weight: &Tensor<T>, nw: usize, grad_bias: Option<&Tensor<T>>, nb: usize, arg: u32) -> Result<Self> {
+        let w = Out::acc(grad_weight, nw, arg, "gradWeight")?;
+        let b = grad_bias.map(|t| Out::acc(t, nb, arg + 1, "gradBias")).transpose()?;
+        Ok(Grads { w, b })
+    }
+
+    /// The views being written (to pass to `read` as outputs).
+    pub fn views(&self) -> Vec<&View<T>> {
+        std::iter::once(self.w.view()).chain(self.b.as_ref().map(|b| b.view())).collect()
+    }
+
+    /// Stores temporaries into the caller's tensors.
+    pub fn finish(self) -> Result<()> {
+        self.w.finish()?;
+        self.b.map_or(Ok(()), Out::finish)
+    }
+}
+
+/// `acc[j] += scale * g[i * acc.len() + j]` over the rows `i` of `g`, in order: a bias gradient
+/// from gradOutput rows of one value per output feature.
+pub fn add_rows<T: Scalar + std::ops::Mul<Output = T> + std::ops::AddAssign>(acc: &mut [T], g: &[T], scale: T) {
+    for row in g.chunks(acc.len().max(1)) {
+        for (a, &v) in acc.iter_mut().zip(row) {
+            *a += scale * v;
+        }
+    }
+}
+
 /// A raw pointer to a buffer whose disjoint parts parallel pieces write.
 pub(crate) use crate::exec::parallel::SharedPtr;
 

@@ -4,7 +4,7 @@
 //! batch size and filled with ones as torch7 does, but th adds the bias directly.
 
 use super::NnReal;
-use super::buf::{self, Mat, Out};
+use super::buf::{self, Grads, Mat, Out};
 use super::check;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
@@ -136,24 +136,25 @@ pub fn acc_grad_parameters<T: NnReal>(
         (Some(_), Some(gb)) => Some(gb),
         (None, _) => None,
     };
-    let mut gw = Out::acc(grad_weight, d.n_out * d.n_in, 7, "gradWeight")?;
-    let mut gb = grad_bias.map(|gb| Out::acc(gb, d.n_out, 8, "gradBias")).transpose()?;
+    let mut grads = Grads::new(grad_weight, d.n_out * d.n_in, grad_bias, d.n_out, 7)?;
     let scale = T::from_f64(scale);
-    let outs: Vec<&View<T>> = [Some(gw.view()), gb.as_ref().map(|g| g.view())].into_iter().flatten().collect();
+    let outs = grads.views();
     let x = buf::read(input, &outs)?;
     let g = buf::read(grad_output, &outs)?;
-    buf::gemm(d.n_out, d.n_in, d.rows, scale, Mat::t(&g, d.n_out), Mat::n(&x, d.n_in), T::one(), gw.as_mut(), d.n_in)?;
-    if let Some(gb) = &mut gb {
-        let acc = gb.as_mut();
-        for row in g.chunks(d.n_out) {
-            for (a, &v) in acc.iter_mut().zip(row) {
-                *a += scale * v;
-            }
-        }
+    buf::gemm(
+        d.n_out,
+        d.n_in,
+        d.rows,
+        scale,
+        Mat::t(&g, d.n_out),
+        Mat::n(&x, d.n_in),
+        T::one(),
+        grads.w.as_mut(),
+        d.n_in,
+    )?;
+    if let Some(gb) = &mut grads.b {
+        buf::add_rows(gb.as_mut(), &g, scale);
     }
-    gw.finish()?;
-    if let Some(gb) = gb {
-        gb.finish()?;
-    }
+    grads.finish()?;
     add_buffer(add_buf, input, d.rows)
 }

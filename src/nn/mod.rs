@@ -14,7 +14,7 @@
 //! - **Outputs** are resized by the callee ([`buf::Out`]); a caller's output that already has
 //!   the right shape keeps its strides. Gradients of parameters are accumulated into the
 //!   caller's tensors, which must already hold as many elements as the parameter
-//!   ([`buf::Acc`]).
+//!   ([`buf::Grads`]).
 //! - **Inputs** may be any strided view: contiguous ones are read in place, others copied once
 //!   ([`buf::read`]).
 //! - **Indices are 0-based** (class targets, pooling indices, lookup rows), like the rest of th.

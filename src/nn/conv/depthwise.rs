@@ -7,7 +7,7 @@
 //! plane); `finput` and `fgradInput` are not used.
 
 use super::super::NnReal;
-use super::super::buf::{self, Out};
+use super::super::buf::{self, Grads, Out};
 use super::super::check;
 use super::engine::sum;
 use super::unfold::valid;
@@ -254,10 +254,8 @@ pub fn acc_grad_parameters<T: NnReal>(
     let gwv = grad_weight.view();
     let d = plan(input, &gwv, 4, "gradWeight", ints, 8)?;
     check_grad_output(grad_output, &d)?;
-    let mut gw = Out::acc(grad_weight, gwv.numel(), 4, "gradWeight")?;
-    let mut gb = grad_bias.map(|gb| Out::acc(gb, d.mult * d.c, 5, "gradBias")).transpose()?;
-    let mut outs = vec![gw.view()];
-    outs.extend(gb.as_ref().map(|g| g.view()));
+    let mut grads = Grads::new(grad_weight, gwv.numel(), grad_bias, d.mult * d.c, 4)?;
+    let outs = grads.views();
     let x = buf::read(input, &outs)?;
     let g = buf::read(grad_output, &outs)?;
     let (op, ip, taps, ow) = (d.oplane(), d.iplane(), d.taps(), d.o[1]);
@@ -306,7 +304,7 @@ pub fn acc_grad_parameters<T: NnReal>(
             }
         }
     });
-    let gwm = gw.as_mut();
+    let gwm = grads.w.as_mut();
     for (ch, t) in tmp.chunks(per).enumerate() {
         for m in 0..d.mult {
             let dst = &mut gwm[(m * d.c + ch) * taps..(m * d.c + ch + 1) * taps];
@@ -315,7 +313,7 @@ pub fn acc_grad_parameters<T: NnReal>(
             }
         }
     }
-    if let Some(gb) = &mut gb {
+    if let Some(gb) = &mut grads.b {
         let gbm = gb.as_mut();
         for (ch, t) in tmp.chunks(per).enumerate() {
             for m in 0..d.mult {
@@ -323,9 +321,5 @@ pub fn acc_grad_parameters<T: NnReal>(
             }
         }
     }
-    gw.finish()?;
-    if let Some(gb) = gb {
-        gb.finish()?;
-    }
-    Ok(())
+    grads.finish()
 }

@@ -24,7 +24,7 @@ mod implicit;
 pub mod unfold;
 
 use super::NnReal;
-use super::buf::{self, Out};
+use super::buf::{self, Grads, Out};
 use super::check;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
@@ -324,10 +324,8 @@ pub fn acc_grad_parameters<T: NnReal>(
     let gwv = grad_weight.view();
     let pl = plan(m, &pr, input, &gwv, 4, "gradWeight", None)?;
     check::shape(grad_output, 3, "gradOutput", &pl.out_shape())?;
-    let mut gw = Out::acc(grad_weight, gwv.numel(), 4, "gradWeight")?;
-    let mut gb = grad_bias.map(|gb| Out::acc(gb, pl.cout, 5, "gradBias")).transpose()?;
-    let mut outs = vec![gw.view()];
-    outs.extend(gb.as_ref().map(|g| g.view()));
+    let mut grads = Grads::new(grad_weight, gwv.numel(), grad_bias, pl.cout, 4)?;
+    let outs = grads.views();
     let x = buf::read(input, &outs)?;
     let go = buf::read(grad_output, &outs)?;
     let mut avoid = outs.clone();
@@ -335,15 +333,11 @@ pub fn acc_grad_parameters<T: NnReal>(
     let mut sc = Scratch::new(scratch, 1, engine::acc_scratch(&pl.g, pl.n, pl.m()), &avoid)?;
     let scale = T::from_f64(scale);
     let (a, src) = if m.transposed { (&x, &go) } else { (&go, &x) };
-    engine::acc(&pl.g, pl.n, pl.m(), a, src, gw.as_mut(), scale, sc.slice())?;
-    if let Some(gb) = &mut gb {
+    engine::acc(&pl.g, pl.n, pl.m(), a, src, grads.w.as_mut(), scale, sc.slice())?;
+    if let Some(gb) = &mut grads.b {
         engine::bias_grad(&go, pl.n, pl.osz.iter().product(), gb.as_mut(), scale);
     }
-    gw.finish()?;
-    if let Some(gb) = gb {
-        gb.finish()?;
-    }
-    Ok(())
+    grads.finish()
 }
 
 /// SpatialConvolutionMM: weight `nOutputPlane x nInputPlane*kH*kW` or `nOutputPlane x

@@ -15,7 +15,7 @@
 //! `fgradInput` is resized likewise and holds the unfolded gradient in `updateGradInput`. A
 //! NULL buffer is replaced by a temporary.
 
-use super::super::buf::{self, Mat, Out};
+use super::super::buf::{self, Grads, Mat, Out};
 use super::{NnReal, check, image_dims, image_shape, out_len, par_try};
 use crate::Scalar;
 use crate::core::error::Result;
@@ -303,11 +303,10 @@ pub fn acc_grad_parameters<T: NnReal>(
     if let Some(gb) = grad_bias {
         check::shape(&gb.view(), 5, "gradBias", &[no as i64, d.oh as i64, d.ow as i64])?;
     }
-    let mut gw = Out::acc(grad_weight, l * no * k, 4, "gradWeight")?;
-    let mut gb = grad_bias.map(|t| Out::acc(t, no * l, 5, "gradBias")).transpose()?;
+    let mut grads = Grads::new(grad_weight, l * no * k, grad_bias, no * l, 4)?;
     let mut cols = Scratch::new(finput, &d.finput_shape())?;
-    let outs: Vec<&View<T>> =
-        [Some(gw.view()), gb.as_ref().map(|g| g.view()), cols.view()].into_iter().flatten().collect();
+    let mut outs = grads.views();
+    outs.extend(cols.view());
     let x = buf::read(input, &outs)?;
     let g = buf::read(grad_output, &outs)?;
     drop(outs);
@@ -316,21 +315,12 @@ pub fn acc_grad_parameters<T: NnReal>(
     unfold(&d, &x, cols_m);
     let cols = &*cols_m;
     let gt = by_location(&d, &g)?;
-    par_try(gw.as_mut(), no * k, l * n * no * k, |li, gwl| {
+    par_try(grads.w.as_mut(), no * k, l * n * no * k, |li, gwl| {
         let (gl, cl) = (&gt[li * n * no..(li + 1) * n * no], &cols[li * n * k..(li + 1) * n * k]);
         buf::gemm(no, k, n, scale, Mat::t(gl, no), Mat::n(cl, k), T::one(), gwl, k)
     })?;
-    if let Some(gb) = &mut gb {
-        let acc = gb.as_mut();
-        for gs in g.chunks((no * l).max(1)) {
-            for (a, &v) in acc.iter_mut().zip(gs) {
-                *a += scale * v;
-            }
-        }
+    if let Some(gb) = &mut grads.b {
+        buf::add_rows(gb.as_mut(), &g, scale);
     }
-    gw.finish()?;
-    if let Some(gb) = gb {
-        gb.finish()?;
-    }
-    Ok(())
+    grads.finish()
 }

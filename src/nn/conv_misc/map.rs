@@ -8,7 +8,7 @@
 //! SpatialConvolutionMap: valid strided cross-correlation, `H' = (H - kH) / dH + 1`.
 //! SpatialFullConvolutionMap: its transpose (full convolution), `H' = (H - 1) * dH + kH`.
 
-use super::super::buf::{self, Out};
+use super::super::buf::{self, Grads, Out};
 use super::{NnReal, Win, check, full_acc, image_dims, image_shape, out_len, xcorr_acc, xcorr_grad};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
@@ -213,14 +213,13 @@ pub fn acc_grad_parameters<T: NnReal>(
     let d = dims(input, &grad_weight.view(), 4, "gradWeight", conn_table, 6, n_in, n_out, dw, dh, full)?;
     check::shape(grad_output, 3, "gradOutput", &d.out_shape())?;
     let (ip, op, kk) = (d.ih * d.iw, d.oh * d.ow, d.win.kh * d.win.kw);
-    let mut gw = Out::acc(grad_weight, d.conns.len() * kk, 4, "gradWeight")?;
-    let mut gb = grad_bias.map(|t| Out::acc(t, d.n_out, 5, "gradBias")).transpose()?;
-    let outs: Vec<&View<T>> = [Some(gw.view()), gb.as_ref().map(|g| g.view())].into_iter().flatten().collect();
+    let mut grads = Grads::new(grad_weight, d.conns.len() * kk, grad_bias, d.n_out, 4)?;
+    let outs = grads.views();
     let x = buf::read(input, &outs)?;
     let g = buf::read(grad_output, &outs)?;
     let scale = T::from_f64(scale);
     let work = d.n * d.conns.len() * kk * if full { ip } else { op };
-    buf::par_chunks(gw.as_mut(), kk, work, |k, gk| {
+    buf::par_chunks(grads.w.as_mut(), kk, work, |k, gk| {
         let (i, o) = d.conns[k];
         for s in 0..d.n {
             let xi = &x[(s * d.c_in + i) * ip..(s * d.c_in + i + 1) * ip];
@@ -232,15 +231,11 @@ pub fn acc_grad_parameters<T: NnReal>(
             }
         }
     });
-    if let Some(gb) = &mut gb {
+    if let Some(gb) = &mut grads.b {
         for (r, plane) in g.chunks(op).enumerate() {
             let s: T = plane.iter().copied().sum();
             gb.as_mut()[r % d.n_out] += scale * s;
         }
     }
-    gw.finish()?;
-    if let Some(gb) = gb {
-        gb.finish()?;
-    }
-    Ok(())
+    grads.finish()
 }

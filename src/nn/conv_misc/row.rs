@@ -9,7 +9,7 @@
 //! convolves directly, and `accGradParameters` reads `input` instead of the forward's
 //! `finput`.
 
-use super::super::buf::{self, Out};
+use super::super::buf::{self, Grads, Out};
 use super::{NnReal, axpy_step, check, dot_step, out_len, scatter_step, transpose};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
@@ -214,14 +214,13 @@ pub fn acc_grad_parameters<T: NnReal>(
 ) -> Result<()> {
     let d = dims(input, &grad_weight.view(), 4, "gradWeight", kw, dw, padw, feat_first)?;
     check::shape(grad_output, 3, "gradOutput", &d.out_shape())?;
-    let mut gw = Out::acc(grad_weight, d.f * d.kw, 4, "gradWeight")?;
-    let mut gb = grad_bias.map(|t| Out::acc(t, d.f, 5, "gradBias")).transpose()?;
-    let outs: Vec<&View<T>> = [Some(gw.view()), gb.as_ref().map(|g| g.view())].into_iter().flatten().collect();
+    let mut grads = Grads::new(grad_weight, d.f * d.kw, grad_bias, d.f, 4)?;
+    let outs = grads.views();
     let x = feat_major(buf::read(input, &outs)?, &d, d.t_in)?;
     let g = feat_major(buf::read(grad_output, &outs)?, &d, d.t_out)?;
     let scale = T::from_f64(scale);
     let work = d.n * d.f * d.t_out * d.kw;
-    buf::par_chunks(gw.as_mut(), d.kw, work, |f, gwf| {
+    buf::par_chunks(grads.w.as_mut(), d.kw, work, |f, gwf| {
         for (k, a) in gwf.iter_mut().enumerate() {
             let (lo, hi) = d.span(k);
             if lo >= hi {
@@ -236,15 +235,11 @@ pub fn acc_grad_parameters<T: NnReal>(
             *a += scale * s;
         }
     });
-    if let Some(gb) = &mut gb {
+    if let Some(gb) = &mut grads.b {
         for (r, gr) in g.chunks(d.t_out).enumerate() {
             let s: T = gr.iter().copied().sum();
             gb.as_mut()[r % d.f] += scale * s;
         }
     }
-    gw.finish()?;
-    if let Some(gb) = gb {
-        gb.finish()?;
-    }
-    Ok(())
+    grads.finish()
 }

@@ -6,7 +6,7 @@
 //! `dH`, `dW`, no padding. TemporalSubSampling: time-major `input` `[T, F]` (torch7) or
 //! `[N, T, F]` (th also takes a batch), windows of `kW` frames `dW` apart.
 
-use super::super::buf::{self, Out};
+use super::super::buf::{self, Grads, Out};
 use super::{NnReal, Win, check, full_acc, image_dims, image_shape, out_len, xcorr_acc, xcorr_grad};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
@@ -136,9 +136,8 @@ pub fn spatial_acc_grad_parameters<T: NnReal>(
 ) -> Result<()> {
     let d = dims(input, &grad_weight.view(), 4, "gradWeight", kw, kh, dw, dh)?;
     check::shape(grad_output, 3, "gradOutput", &d.out_shape())?;
-    let mut gw = Out::acc(grad_weight, d.c, 4, "gradWeight")?;
-    let mut gb = grad_bias.map(|t| Out::acc(t, d.c, 5, "gradBias")).transpose()?;
-    let outs: Vec<&View<T>> = [Some(gw.view()), gb.as_ref().map(|g| g.view())].into_iter().flatten().collect();
+    let mut grads = Grads::new(grad_weight, d.c, grad_bias, d.c, 4)?;
+    let outs = grads.views();
     let x = buf::read(input, &outs)?;
     let g = buf::read(grad_output, &outs)?;
     let (plane, oplane) = (d.h * d.w, d.oh * d.ow);
@@ -154,16 +153,12 @@ pub fn spatial_acc_grad_parameters<T: NnReal>(
     });
     let scale = T::from_f64(scale);
     for (r, s) in sums.chunks(2).enumerate() {
-        gw.as_mut()[r % d.c] += scale * s[0];
-        if let Some(gb) = &mut gb {
+        grads.w.as_mut()[r % d.c] += scale * s[0];
+        if let Some(gb) = &mut grads.b {
             gb.as_mut()[r % d.c] += scale * s[1];
         }
     }
-    gw.finish()?;
-    if let Some(gb) = gb {
-        gb.finish()?;
-    }
-    Ok(())
+    grads.finish()
 }
 
 /// The shape facts of a TemporalSubSampling call.
@@ -293,9 +288,8 @@ pub fn temporal_acc_grad_parameters<T: NnReal>(
 ) -> Result<()> {
     let d = tdims(input, &grad_weight.view(), 4, "gradWeight", kw, dw)?;
     check::shape(grad_output, 3, "gradOutput", &d.out_shape())?;
-    let mut gw = Out::acc(grad_weight, d.f, 4, "gradWeight")?;
-    let mut gb = grad_bias.map(|t| Out::acc(t, d.f, 5, "gradBias")).transpose()?;
-    let outs: Vec<&View<T>> = [Some(gw.view()), gb.as_ref().map(|g| g.view())].into_iter().flatten().collect();
+    let mut grads = Grads::new(grad_weight, d.f, grad_bias, d.f, 4)?;
+    let outs = grads.views();
     let x = buf::read(input, &outs)?;
     let g = buf::read(grad_output, &outs)?;
     let f = d.f;
@@ -317,17 +311,13 @@ pub fn temporal_acc_grad_parameters<T: NnReal>(
         }
     }
     let scale = T::from_f64(scale);
-    for (a, &s) in gw.as_mut().iter_mut().zip(&sw) {
+    for (a, &s) in grads.w.as_mut().iter_mut().zip(&sw) {
         *a += scale * s;
     }
-    if let Some(gb) = &mut gb {
+    if let Some(gb) = &mut grads.b {
         for (a, &s) in gb.as_mut().iter_mut().zip(&sb) {
             *a += scale * s;
         }
     }
-    gw.finish()?;
-    if let Some(gb) = gb {
-        gb.finish()?;
-    }
-    Ok(())
+    grads.finish()
 }

@@ -5,7 +5,7 @@
 //! `kW` input frames starting at frame `t*dW`, so every product is one GEMM over an input
 //! matrix whose rows are `dW*C` apart (overlapping when `kW > dW`).
 
-use super::super::buf::{self, Mat, Out};
+use super::super::buf::{self, Grads, Mat, Out};
 use super::{NnReal, check, out_len, par_try};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
@@ -163,16 +163,15 @@ pub fn acc_grad_parameters<T: NnReal>(
     check::dims(grad_output, 3, "gradOutput", &[input.ndim()])?;
     let c_out = *grad_output.sizes.last().unwrap_or(&0) as usize;
     check_grad_output(grad_output, &d, c_out)?;
-    let mut gw = Out::acc(grad_weight, c_out * k, 4, "gradWeight")?;
-    let mut gb = grad_bias.map(|t| Out::acc(t, c_out, 5, "gradBias")).transpose()?;
-    let outs: Vec<&View<T>> = [Some(gw.view()), gb.as_ref().map(|g| g.view())].into_iter().flatten().collect();
+    let mut grads = Grads::new(grad_weight, c_out * k, grad_bias, c_out, 4)?;
+    let outs = grads.views();
     let x = buf::read(input, &outs)?;
     let g = buf::read(grad_output, &outs)?;
     let scale = T::from_f64(scale);
     if d.n == 1 {
         // the windows are the rows, `dW*C` apart, of the input itself
         let xm = Mat::n(&x, d.dw * d.c_in);
-        buf::gemm(c_out, k, d.t_out, scale, Mat::t(&g, c_out), xm, T::one(), gw.as_mut(), k)?;
+        buf::gemm(c_out, k, d.t_out, scale, Mat::t(&g, c_out), xm, T::one(), grads.w.as_mut(), k)?;
     } else {
         // a batch: the windows of all samples copied into one `N*T' x kW*C` matrix, one GEMM
         let mut cols = crate::core::limits::try_filled(d.n * d.t_out * k, T::zero())?;
@@ -184,19 +183,10 @@ pub fn acc_grad_parameters<T: NnReal>(
             }
         });
         let rows = d.n * d.t_out;
-        buf::gemm(c_out, k, rows, scale, Mat::t(&g, c_out), Mat::n(&cols, k), T::one(), gw.as_mut(), k)?;
+        buf::gemm(c_out, k, rows, scale, Mat::t(&g, c_out), Mat::n(&cols, k), T::one(), grads.w.as_mut(), k)?;
     }
-    if let Some(gb) = &mut gb {
-        let acc = gb.as_mut();
-        for row in g.chunks(c_out.max(1)) {
-            for (a, &v) in acc.iter_mut().zip(row) {
-                *a += scale * v;
-            }
-        }
+    if let Some(gb) = &mut grads.b {
+        buf::add_rows(gb.as_mut(), &g, scale);
     }
-    gw.finish()?;
-    if let Some(gb) = gb {
-        gb.finish()?;
-    }
-    Ok(())
+    grads.finish()
 }
