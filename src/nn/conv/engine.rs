@@ -127,7 +127,7 @@ pub fn mm_scratch(g: &Geom, n: usize) -> usize {
 
 /// Sets each of the `m` rows (`len` elements) of `out` to its bias (returns GEMM's beta: 1),
 /// or returns 0 (GEMM overwrites).
-fn bias_rows<T: NnReal>(out: &mut [T], bias: Option<&[T]>, len: usize) -> T {
+pub(super) fn bias_rows<T: NnReal>(out: &mut [T], bias: Option<&[T]>, len: usize) -> T {
     match bias {
         Some(b) => {
             for (row, &v) in out.chunks_mut(len).zip(b) {

@@ -38,11 +38,9 @@ pub fn forward<T: NnReal>(
         return Ok(false);
     }
     let inp = if g.p == [0; 3] { Cow::Borrowed(src) } else { Cow::Owned(pad(g, n, src, padded)?) };
-    if let Some(b) = bias {
-        // rows (sample, output plane) in order: row r is plane r % m
-        for (row, &v) in dst.chunks_mut(g.cols()).zip(b.iter().cycle()) {
-            row.fill(v);
-        }
+    // each sample's m rows start at their bias (the kernel accumulates onto them: `fresh`)
+    for out in dst.chunks_mut(m * g.cols()) {
+        super::engine::bias_rows(out, bias, g.cols());
     }
     let ops = Operands { inp: &inp, ker: w, g: vg, o: g.o, dense: (n, g.c, m), fresh: bias.is_none() };
     T::conv_implicit(dst, &ops)
