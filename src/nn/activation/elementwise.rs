@@ -1,7 +1,7 @@
 //! The elementwise activations on th's pointwise engine (see the family's conventions in
 //! [`super`]).
 
-use super::{ActReal, backward, check_nelement, forward, paired, real};
+use super::{ActReal, backward, check_nelement, forward, input_backward, paired, real};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
 use crate::cuda::launch::Call;
@@ -21,8 +21,7 @@ pub fn abs_update_grad_input<T: NnReal>(
     grad_output: &Tensor<T>,
     grad_input: &Tensor<T>,
 ) -> Result<()> {
-    check_nelement(&grad_output.view(), input, "input")?;
-    backward::<true, T>(input.clone(), &input.sizes, grad_output, grad_input, false, "Abs_updateGradInput", |x, g| {
+    input_backward::<true, T>(input, grad_output, grad_input, false, "Abs_updateGradInput", |x, g| {
         if x >= T::zero() { g } else { -g }
     })
 }
@@ -88,19 +87,7 @@ pub fn hard_shrink_update_grad_input<T: NnReal>(
     grad_input: &Tensor<T>,
     lambda: f64,
 ) -> Result<()> {
-    check_nelement(&grad_output.view(), input, "input")?;
-    let l: T = real(lambda);
-    backward::<true, T>(
-        input.clone(),
-        &input.sizes,
-        grad_output,
-        grad_input,
-        false,
-        "HardShrink_updateGradInput",
-        move |x, g| {
-            if x > l || x < -l { g } else { T::zero() }
-        },
-    )
+    shrink_grad(input, grad_output, grad_input, lambda, "HardShrink_updateGradInput")
 }
 
 /// `HardTanh_updateOutput`: `x` clamped to `[min_val, max_val]`.
@@ -132,19 +119,10 @@ pub fn hard_tanh_update_grad_input<T: NnReal>(
     max_val: f64,
     inplace: bool,
 ) -> Result<()> {
-    check_nelement(&grad_output.view(), input, "input")?;
     let (lo, hi): (T, T) = (real(min_val), real(max_val));
-    backward::<true, T>(
-        input.clone(),
-        &input.sizes,
-        grad_output,
-        grad_input,
-        inplace,
-        "HardTanh_updateGradInput",
-        move |x, g| {
-            if x <= lo || x >= hi { T::zero() } else { g }
-        },
-    )
+    input_backward::<true, T>(input, grad_output, grad_input, inplace, "HardTanh_updateGradInput", move |x, g| {
+        if x <= lo || x >= hi { T::zero() } else { g }
+    })
 }
 
 /// `LeakyReLU_updateOutput`: `x > 0 ? x : negval * x`.
@@ -166,19 +144,10 @@ pub fn leaky_relu_update_grad_input<T: NnReal>(
     negval: f64,
     inplace: bool,
 ) -> Result<()> {
-    check_nelement(&grad_output.view(), input, "input")?;
     let s: T = real(negval);
-    backward::<true, T>(
-        input.clone(),
-        &input.sizes,
-        grad_output,
-        grad_input,
-        inplace,
-        "LeakyReLU_updateGradInput",
-        move |x, g| {
-            if x > T::zero() { g } else { g * s }
-        },
-    )
+    input_backward::<true, T>(input, grad_output, grad_input, inplace, "LeakyReLU_updateGradInput", move |x, g| {
+        if x > T::zero() { g } else { g * s }
+    })
 }
 
 /// `LogSigmoid_updateOutput`: `log(1 / (1 + exp(-x)))`, computed as `min(x, 0) - log1p(exp(-|x|))`.
@@ -197,20 +166,11 @@ pub fn log_sigmoid_update_grad_input<T: NnReal>(
     grad_output: &Tensor<T>,
     grad_input: &Tensor<T>,
 ) -> Result<()> {
-    check_nelement(&grad_output.view(), input, "input")?;
-    backward::<false, T>(
-        input.clone(),
-        &input.sizes,
-        grad_output,
-        grad_input,
-        false,
-        "LogSigmoid_updateGradInput",
-        |x, g| {
-            let e = (-x.abs()).exp();
-            let d = if x < T::zero() { T::one() } else { e };
-            g * d / (T::one() + e)
-        },
-    )
+    input_backward::<false, T>(input, grad_output, grad_input, false, "LogSigmoid_updateGradInput", |x, g| {
+        let e = (-x.abs()).exp();
+        let d = if x < T::zero() { T::one() } else { e };
+        g * d / (T::one() + e)
+    })
 }
 
 /// `Sigmoid_updateOutput`: TH's `sigmoid`.
@@ -292,15 +252,25 @@ pub fn soft_shrink_update_grad_input<T: NnReal>(
     grad_input: &Tensor<T>,
     lambda: f64,
 ) -> Result<()> {
-    check_nelement(&grad_output.view(), input, "input")?;
+    shrink_grad(input, grad_output, grad_input, lambda, "SoftShrink_updateGradInput")
+}
+
+/// The gradient of both shrinks: `|x| > lambda ? g : 0` (their outputs differ, their slopes
+/// do not).
+fn shrink_grad<T: NnReal>(
+    input: &View<T>,
+    grad_output: &Tensor<T>,
+    grad_input: &Tensor<T>,
+    lambda: f64,
+    name: &'static str,
+) -> Result<()> {
     let l: T = real(lambda);
-    backward::<true, T>(
-        input.clone(),
-        &input.sizes,
+    input_backward::<true, T>(
+        input,
         grad_output,
         grad_input,
         false,
-        "SoftShrink_updateGradInput",
+        name,
         move |x, g| {
             if x > l || x < -l { g } else { T::zero() }
         },
@@ -402,17 +372,8 @@ pub fn threshold_update_grad_input<T: NnReal>(
     threshold: f64,
     inplace: bool,
 ) -> Result<()> {
-    check_nelement(&grad_output.view(), input, "input")?;
     let t: T = real(threshold);
-    backward::<true, T>(
-        input.clone(),
-        &input.sizes,
-        grad_output,
-        grad_input,
-        inplace,
-        "Threshold_updateGradInput",
-        move |x, g| {
-            if x <= t { T::zero() } else { g }
-        },
-    )
+    input_backward::<true, T>(input, grad_output, grad_input, inplace, "Threshold_updateGradInput", move |x, g| {
+        if x <= t { T::zero() } else { g }
+    })
 }

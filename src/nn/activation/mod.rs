@@ -124,6 +124,20 @@ fn backward<const SIMD: bool, T: NnReal>(
     Ok(())
 }
 
+/// `backward` from `input`, the usual case: `gradOutput` must hold as many elements as `input`,
+/// and `gradInput` is shaped like it.
+fn input_backward<const SIMD: bool, T: NnReal>(
+    input: &View<T>,
+    grad_output: &Tensor<T>,
+    grad_input: &Tensor<T>,
+    inplace: bool,
+    name: &'static str,
+    f: impl Fn(T, T) -> T + Sync,
+) -> Result<()> {
+    check_nelement(&grad_output.view(), input, "input")?;
+    backward::<SIMD, T>(input.clone(), &input.sizes, grad_output, grad_input, inplace, name, f)
+}
+
 /// `gradOutput` (argument 3) holds as many elements as `like` (argument `arg`, `name`).
 fn check_nelement<T: NnReal>(grad_output: &View<T>, like: &View<T>, name: &str) -> Result<()> {
     check::same_numel(grad_output, 3, "gradOutput", like, name)
