@@ -10,7 +10,7 @@
 //! caller to resize and zero and returns early when `total_weight <= 0`; th resizes it to
 //! `input`'s shape, writes every element, and divides as PyTorch does.
 
-use super::{BLOCK, NnReal, block_sum, rows_per_block, set_scalar};
+use super::{BLOCK, NnReal, block_sum, class_target, rows_per_block, set_scalar};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
 use crate::nn::buf::{self, Out};
@@ -101,15 +101,7 @@ fn read_total<T: NnReal>(total_weight: &View<T>) -> Result<f64> {
 fn nll_check<T: NnReal>(input: &View<T>, target: &View<i64>, weights: Option<&View<T>>) -> Result<Layout> {
     check::dims(input, 2, "input", &[1, 2])?;
     let c = input.sizes.last().copied().unwrap_or(0) as usize;
-    if input.ndim() == 2 {
-        check::shape(target, 3, "target", &input.sizes[..1])?;
-    } else if target.ndim() > 1 || target.numel() != 1 {
-        return Err(check::size_err(
-            3,
-            "target",
-            format_args!("expected one class index for a 1-D input, got {}", target.desc()),
-        ));
-    }
+    class_target(input, target)?;
     if let Some(w) = weights {
         check::numel(w, 6, "weights", c)?;
     }

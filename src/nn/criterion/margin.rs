@@ -3,7 +3,7 @@
 //! divided by `dim`, then divided by `nframe` with `sizeAverage` (PyTorch's
 //! `multi_margin_loss` / `multilabel_margin_loss`). Targets are 0-based class indices.
 
-use super::{NnReal, block_sum, rows_per_block, set_scalar};
+use super::{NnReal, block_sum, class_target, rows_per_block, set_scalar};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
 use crate::nn::buf::{self, Out};
@@ -34,15 +34,7 @@ fn multi_margin_check<T: NnReal>(
     weights: Option<&View<T>>,
 ) -> Result<(usize, usize)> {
     let (nframe, dim) = frames(input)?;
-    if input.ndim() == 2 {
-        check::shape(target, 3, "target", &input.sizes[..1])?;
-    } else if target.ndim() > 1 || target.numel() != 1 {
-        return Err(check::size_err(
-            3,
-            "target",
-            format_args!("expected one class index for a 1-D input, got {}", target.desc()),
-        ));
-    }
+    class_target(input, target)?;
     if p != 1 && p != 2 {
         return Err(check::invalid(6, "p", format_args!("must be 1 or 2, got {p}")));
     }

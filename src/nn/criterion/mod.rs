@@ -27,8 +27,9 @@ pub mod pointwise;
 
 use super::NnReal;
 use super::buf::{self, Out};
+use super::check;
 use crate::core::error::Result;
-use crate::core::tensor::Tensor;
+use crate::core::tensor::{Tensor, View};
 
 /// Items (elements or rows) per block of a parallel sum or map.
 const BLOCK: usize = 8192;
@@ -96,4 +97,20 @@ fn average(sum: f64, n: usize, size_average: bool) -> f64 {
 /// The gradient's scale: `1 / n` when `size_average`, else 1, in the element type.
 fn norm<T: NnReal>(n: usize, size_average: bool) -> T {
     T::from_f64(if size_average { 1.0 / n as f64 } else { 1.0 })
+}
+
+/// The class targets (argument 3) of a 1-D or 2-D `input` (dimensions checked by the caller):
+/// one class index for a 1-D input (0-D or one element 1-D), one per row of a 2-D one.
+fn class_target<T: NnReal>(input: &View<T>, target: &View<i64>) -> Result<()> {
+    if input.ndim() == 2 {
+        check::shape(target, 3, "target", &input.sizes[..1])
+    } else if target.ndim() > 1 || target.numel() != 1 {
+        Err(check::size_err(
+            3,
+            "target",
+            format_args!("expected one class index for a 1-D input, got {}", target.desc()),
+        ))
+    } else {
+        Ok(())
+    }
 }
