@@ -2,7 +2,7 @@
 //! inputs pooled to `m` covers the inputs `floor(o * n / m) .. ceil((o + 1) * n / m)` (integer
 //! arithmetic, as PyTorch; torch7 computed the bounds in float).
 
-use super::{Planes, Windows, par_planes2, scatter_backward};
+use super::{Planes, Windows, max_forward, scatter_backward};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
 use crate::nn::NnReal;
@@ -56,26 +56,15 @@ pub fn max_update_output<T: NnReal>(
     super::nonempty(&pl, input)?;
     let osz = out_size(owidth, oheight, 5)?;
     let (wh, ww) = (windows(pl.size[1], osz[1]), windows(pl.size[2], osz[2]));
-    let shape = pl.shape(osz);
-    let mut out = Out::new(output, &shape)?;
-    let mut ind = Out::new(indices, &shape)?;
-    let x = buf::read(input, &[out.view()])?;
-    let (ilen, olen, iw) = (pl.len(), osz[1] * osz[2], pl.size[2]);
-    par_planes2(out.as_mut(), ind.as_mut(), olen, ilen + olen, |p, o, id| {
-        let xp = &x[p * ilen..(p + 1) * ilen];
-        let mut q = 0;
+    let (work, iw) = (pl.len() + osz[1] * osz[2], pl.size[2]);
+    max_forward(input, output, indices, &pl, osz, work, |_, xp, out| {
         for (&hs, &hn) in wh.start.iter().zip(&wh.count) {
             for (&ws, &wn) in ww.start.iter().zip(&ww.count) {
                 let pos = (hs..hs + hn).flat_map(|h| h * iw + ws..h * iw + ws + wn);
-                let (v, at) = super::first_max(xp, pos);
-                o[q] = v;
-                id[q] = at as i64;
-                q += 1;
+                out.push(super::first_max(xp, pos));
             }
         }
-    });
-    out.finish()?;
-    ind.finish()
+    })
 }
 
 /// `SpatialAdaptiveMaxPooling_updateGradInput(input, gradOutput, gradInput, indices)`: each

@@ -10,11 +10,11 @@
 //! input. torch7's volumetric module read its input as `H x W x T` and its samples as `(t, w,
 //! h)`; th uses the layout of the other volumetric modules.
 
-use super::{Planes, Windows, par_planes2, scatter_backward};
+use super::{Planes, Windows, max_forward, scatter_backward};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
 use crate::nn::NnReal;
-use crate::nn::buf::{self, Out};
+use crate::nn::buf;
 use crate::nn::check;
 
 /// Output and pool sizes as the caller gave them (C order `[T,] W, H`), with the argument
@@ -114,36 +114,25 @@ pub fn update_output<T: NnReal>(
             format_args!("element {i} is {}, expected a value in [0, 1)", v.to_f64()),
         ));
     }
-    let shape = pl.shape(osz);
-    let mut out = Out::new(output, &shape)?;
-    let mut ind = Out::new(indices, &shape)?;
-    let x = buf::read(input, &[out.view()])?;
-    let (ilen, olen) = (pl.len(), osz.iter().product::<usize>());
     let (hw, iw) = (pl.size[1] * pl.size[2], pl.size[2]);
     let k = [f.pool[0] as usize, f.pool[1] as usize, f.pool[2] as usize];
-    par_planes2(out.as_mut(), ind.as_mut(), olen, olen * k.iter().product::<usize>(), |p, o, id| {
-        let xp = &x[p * ilen..(p + 1) * ilen];
+    let work = osz.iter().product::<usize>() * k.iter().product::<usize>();
+    max_forward(input, output, indices, &pl, osz, work, |p, xp, out| {
         let up = &u[p * f.nd..(p + 1) * f.nd];
         // samples (w, h) or (t, h, w) -> axes T, H, W
         let us = if f.nd == 2 { [T::zero(), up[1], up[0]] } else { [up[0], up[1], up[2]] };
         let w: Vec<Windows> = (0..3).map(|a| windows(us[a], pl.size[a], osz[a], k[a])).collect();
-        let mut q = 0;
         for &ts in &w[0].start {
             for &hs in &w[1].start {
                 for &ws in &w[2].start {
                     let pos = (ts..ts + k[0]).flat_map(|t| {
                         (hs..hs + k[1]).flat_map(move |h| t * hw + h * iw + ws..t * hw + h * iw + ws + k[2])
                     });
-                    let (v, at) = super::first_max(xp, pos);
-                    o[q] = v;
-                    id[q] = at as i64;
-                    q += 1;
+                    out.push(super::first_max(xp, pos));
                 }
             }
         }
-    });
-    out.finish()?;
-    ind.finish()
+    })
 }
 
 /// `*FractionalMaxPooling_updateGradInput`: each `gradOutput` element added at its `indices`

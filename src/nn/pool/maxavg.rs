@@ -8,7 +8,7 @@
 //! the input or its left padding (PyTorch applies this with or without padding; torch7 only
 //! with padding, so with `stride > kernel` it could make a window outside the input).
 
-use super::{Planes, Windows, par_planes2, scatter_backward};
+use super::{Planes, Windows, max_forward, scatter_backward};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
 use crate::nn::NnReal;
@@ -224,17 +224,10 @@ pub fn max_update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, indices
     let pl = Planes::of(input, g.nd, 2, "input")?;
     let w = g.all_windows(&pl)?;
     let osz = out_size(&w);
-    let shape = pl.shape(osz);
-    let mut out = Out::new(output, &shape)?;
-    let mut ind = Out::new(indices, &shape)?;
-    let x = buf::read(input, &[out.view()])?;
-    let (ilen, olen) = (pl.len(), osz.iter().product::<usize>());
     let [wt, wh, ww] = &w;
     let (hw, iw) = (pl.size[1] * pl.size[2], pl.size[2]);
     let kk: usize = (g.k.iter().product::<i64>()) as usize;
-    par_planes2(out.as_mut(), ind.as_mut(), olen, olen * kk, |p, o, id| {
-        let xp = &x[p * ilen..(p + 1) * ilen];
-        let mut q = 0;
+    max_forward(input, output, indices, &pl, osz, osz.iter().product::<usize>() * kk, |_, xp, out| {
         for (&ts, &tn) in wt.start.iter().zip(&wt.count) {
             for (&hs, &hn) in wh.start.iter().zip(&wh.count) {
                 for (&ws, &wn) in ww.start.iter().zip(&ww.count) {
@@ -245,15 +238,11 @@ pub fn max_update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, indices
                             (v, at) = row_max(xp, r, wn, ww.step, v, at);
                         }
                     }
-                    o[q] = v;
-                    id[q] = at as i64;
-                    q += 1;
+                    out.push((v, at));
                 }
             }
         }
-    });
-    out.finish()?;
-    ind.finish()
+    })
 }
 
 /// `*MaxPooling_updateGradInput`: `gradInput` (shaped like `input`) gets each `gradOutput`

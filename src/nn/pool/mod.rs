@@ -125,6 +125,48 @@ pub(crate) fn par_planes2<T: Send + Sync, U: Send + Sync>(
     });
 }
 
+/// One plane's outputs of a max pooling, filled in row-major order by [`MaxOut::push`].
+pub(crate) struct MaxOut<'a, T> {
+    o: &'a mut [T],
+    id: &'a mut [i64],
+    q: usize,
+}
+
+impl<T> MaxOut<'_, T> {
+    /// Stores the next output's `(value, offset in the input plane)`.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, (v, at): (T, usize)) {
+        self.o[self.q] = v;
+        self.id[self.q] = at as i64;
+        self.q += 1;
+    }
+}
+
+/// The forward of a max pooling once its arguments are checked: `output` and `indices` resized
+/// to `pl.shape(osz)`, and `plane(p, x, out)` run on each plane `p` of the input (`x`, its
+/// elements), pushing that plane's outputs into `out` in row-major order. `work`: what one plane
+/// touches.
+pub(crate) fn max_forward<T: NnReal>(
+    input: &View<T>,
+    output: &Tensor<T>,
+    indices: &Tensor<i64>,
+    pl: &Planes,
+    osz: [usize; 3],
+    work: usize,
+    plane: impl Fn(usize, &[T], &mut MaxOut<T>) + Sync,
+) -> Result<()> {
+    let shape = pl.shape(osz);
+    let mut out = Out::new(output, &shape)?;
+    let mut ind = Out::new(indices, &shape)?;
+    let x = buf::read(input, &[out.view()])?;
+    let (ilen, olen) = (pl.len(), osz.iter().product::<usize>());
+    par_planes2(out.as_mut(), ind.as_mut(), olen, work, |p, o, id| {
+        plane(p, &x[p * ilen..(p + 1) * ilen], &mut MaxOut { o, id, q: 0 });
+    });
+    out.finish()?;
+    ind.finish()
+}
+
 /// The max of `x` at the positions `pos` yields, with the first one's position on ties and NaN
 /// winning: `(value, position)`. `pos` must yield at least one in-range position.
 #[inline(always)]
