@@ -41,15 +41,7 @@ impl Frac {
 
     /// Argument number and name of `group` (0 output size, 1 pool size) of axis `a` (T, H, W).
     fn arg(&self, group: usize, a: usize) -> (u32, String) {
-        let pos = match (self.nd, a) {
-            (3, 0) => 0,
-            (3, 1) => 2,
-            (3, _) => 1,
-            (_, 1) => 1,
-            _ => 0,
-        };
-        let name = format!("{}{}", ["output", "poolSize"][group], ["T", "H", "W"][a]);
-        (self.arg0 + (group * self.nd + pos) as u32, name)
+        super::axis_arg(self.nd, self.arg0, group, a, ["output", "poolSize"][group])
     }
 
     /// Checks the sizes against the input's planes; the output plane size.

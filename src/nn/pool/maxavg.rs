@@ -93,15 +93,7 @@ impl Geo {
     /// The argument number and name of parameter `group` (0 kernel, 1 stride, 2 pad, 3
     /// dilation) of axis `a` (0 T, 1 H, 2 W).
     fn arg(&self, group: usize, a: usize) -> (u32, String) {
-        let pos = match (self.nd, a) {
-            (3, 0) => 0,
-            (3, 1) => 2,
-            (3, _) => 1,
-            (_, 1) => 1,
-            _ => 0,
-        };
-        let prefix = ["k", "d", self.pad_name, "dilation"][group];
-        (self.arg0 + (group * self.nd + pos) as u32, format!("{prefix}{}", ["T", "H", "W"][a]))
+        super::axis_arg(self.nd, self.arg0, group, a, ["k", "d", self.pad_name, "dilation"][group])
     }
 
     /// Checks the parameters (positive kernel, stride and dilation; `0 <= pad <= k / 2`).

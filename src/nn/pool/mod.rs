@@ -125,6 +125,20 @@ pub(crate) fn par_planes2<T: Send + Sync, U: Send + Sync>(
     });
 }
 
+/// The C argument number and name (`{prefix}T`, `H` or `W`) of axis `a` (0 T, 1 H, 2 W) in
+/// parameter group `group` of a module taking groups of `nd` per-axis arguments from `arg0`:
+/// torch7 orders a group W, H in 2-D and T, W, H in 3-D.
+pub(crate) fn axis_arg(nd: usize, arg0: u32, group: usize, a: usize, prefix: &str) -> (u32, String) {
+    let pos = match (nd, a) {
+        (3, 0) => 0,
+        (3, 1) => 2,
+        (3, _) => 1,
+        (_, 1) => 1,
+        _ => 0,
+    };
+    (arg0 + (group * nd + pos) as u32, format!("{prefix}{}", ["T", "H", "W"][a]))
+}
+
 /// One plane's outputs of a max pooling, filled in row-major order by [`MaxOut::push`].
 pub(crate) struct MaxOut<'a, T> {
     o: &'a mut [T],
