@@ -398,7 +398,7 @@ static void every_reduction() {
     const bool combine = std::strncmp(k, "th_combine_", 11) == 0;
     if (!combine && std::strncmp(k, "th_reduce_", 10) != 0) continue;
 #ifdef TH_EMU_SAMPLE_DTYPES
-    // Under TSan (256 real threads a block, ~1 s a kernel): the float and long instances of
+    // Under TSan (~1 s a kernel): the float and long instances of
     // every template. A race lives in a template's synchronization, which every dtype shares.
     if (!std::strstr(k, "_float") && !std::strstr(k, "_long")) continue;
 #endif

@@ -125,7 +125,7 @@ impl<T: Scalar> Sorted<T> {
     /// descending, NaN after every number (first when descending). `t` may be anything the
     /// caller writes afterwards: it is read whole here.
     pub fn new(ordinal: i32, t: &View<T>, d: usize, descending: bool) -> Result<Sorted<T>> {
-        Self::sorted(ordinal, t, d, descending, 8 * size_of::<T>() as u32)
+        Self::with_bits(ordinal, t, d, descending, 8 * size_of::<T>() as u32)
     }
 
     /// `new` ascending for integer keys known to lie in `0..bound` (checked indices): the radix
@@ -133,11 +133,11 @@ impl<T: Scalar> Sorted<T> {
     /// the same for all keys.
     pub fn below(ordinal: i32, t: &View<T>, d: usize, bound: i64) -> Result<Sorted<T>> {
         let bits = 64 - (bound.max(2) as u64 - 1).leading_zeros();
-        Self::sorted(ordinal, t, d, false, bits.next_multiple_of(8).min(8 * size_of::<T>() as u32))
+        Self::with_bits(ordinal, t, d, false, bits.next_multiple_of(8).min(8 * size_of::<T>() as u32))
     }
 
     /// `new` with the radix passes over the low `bits` bits of the keys' ordered patterns only.
-    fn sorted(ordinal: i32, t: &View<T>, d: usize, descending: bool, bits: u32) -> Result<Sorted<T>> {
+    fn with_bits(ordinal: i32, t: &View<T>, d: usize, descending: bool, bits: u32) -> Result<Sorted<T>> {
         let dev = runtime::device(ordinal)?;
         let n = t.sizes[d].max(1);
         let items = without(&t.sizes, d);

@@ -49,7 +49,7 @@ static_assert(__builtin_offsetof(THCOperand, strides) == 8, "THCOperand layout")
 #ifdef TH_EMULATOR
 // Kinds: TH_EMU_INDEPENDENT kernels never wait on other threads of their block (run one thread
 // after another on the caller's thread); TH_EMU_COOPERATIVE ones use __syncthreads or shared
-// memory (each block's threads run as real threads).
+// memory (each block's threads run as fibers taking turns between barriers).
 // `bound`: the kernel's __launch_bounds__, which the emulator enforces as a GPU does.
 #define TH_EMU_REGISTER(name, kind, bound, Params, ...)                                                \
   static const int th_emu_reg_##name = th_emu_register(#name, kind, bound, &th_emu_call<Params, __VA_ARGS__>);

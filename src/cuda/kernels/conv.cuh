@@ -1,9 +1,9 @@
-// THC's 2-D convolutions (THCTensorConv.h) for Float, Double and Half, mirrored in
-// src/cuda/conv.rs:
+// THC's 2-D convolutions (THCTensorConv.h) for Float, Double and Half, launched by
+// src/cuda/conv.rs (the THCConv parameter) for src/ops/conv/device (the ops):
 // - th_convUnfold_<dtype>: the unfolded (im2col) matrix, one column element per thread. The
 //   host then multiplies it by the kernel matrix with one strided batched GEMM (cuBLAS).
 // - th_convMap_<dtype>: conv2Dmap's connection-table form, one output element per thread (a
-//   direct loop: each output plane has its own list of (input, kernel) planes, see conv.rs).
+//   direct loop: each output plane has its own list of (input, kernel) planes, see map.rs).
 // Both take one THCConv. `n` comes first so that a launch with n == 0 touches nothing.
 #ifndef TH_CUDA_CONV_CUH
 #define TH_CUDA_CONV_CUH
