@@ -13,6 +13,7 @@ use crate::core::dtype::DType;
 use crate::cuda::gpu::LaunchCfg;
 use crate::cuda::launch::device_base;
 use crate::cuda::lines::{LineOperand, THCLines};
+use crate::cuda::reduce::{DeviceFold, Finish, reduce_into};
 use crate::cuda::runtime;
 use crate::cuda::sort::Sorted;
 use crate::ops::reduce::{self, Elem};
@@ -42,13 +43,24 @@ fn overlapping<T: Scalar>(v: &View<T>) -> bool {
     self_overlapping(&v.sizes, &v.strides)
 }
 
-/// `check_indices` for a device index: min and max on the device; the host's scan (on a copy)
-/// only to word the error.
+/// `check_indices` for a device index: its min and max reduced on the device into one buffer,
+/// then one copy to the host (one round trip); the host's scan (on a copy) only to word the error.
 pub(super) fn check_indices_on(idx: &View<i64>, size: i64, dim: usize, arg: u32) -> Result<()> {
     if idx.numel() == 0 {
         return Ok(());
     }
-    if reduce::minall(idx)? >= 0 && reduce::maxall(idx)? < size {
+    let crate::core::allocator::Device::Cuda(dev) = idx.device() else {
+        return Err(Error::internal("check_indices_on: a host index"));
+    };
+    // [min, its position, max, its position]
+    let bounds: View<i64> = temp_like(idx, &[4])?;
+    let base = device_base(&bounds)?;
+    let all = vec![true; idx.ndim()];
+    for (fold, at) in [(DeviceFold::Min, 0u64), (DeviceFold::Max, 16)] {
+        reduce_into(dev, idx, &all, fold, Finish::Best, || Ok(Some([base + at, base + at + 8])))?;
+    }
+    let b = crate::ops::copy::values(&bounds)?;
+    if b[0] >= 0 && b[2] < size {
         return Ok(());
     }
     let host = View::from_slice(&crate::ops::copy::values(idx)?, &idx.sizes)?;

@@ -134,6 +134,9 @@ fn long_scatters_run_sorted_in_parallel() {
             let ((), trace) = cuda::trace::capture(|| run(&dt, &di, &ds));
             let kernel = if add { "scatterAddSorted" } else { "scatterSorted" };
             assert_threads(&trace, kernel, k * cols);
+            // the index check's one round trip: min and max come back in one copy
+            let copies: Vec<&String> = trace.iter().filter(|l| l.starts_with("copy")).collect();
+            assert_eq!(copies, [&"copy\tDtoH\t32\tsync".to_string()], "{trace:?}");
             let got = fetch(&Tensor::new(dt));
             let want = ht.to_vec().unwrap();
             assert_eq!(
