@@ -2,7 +2,10 @@
 //! bindings (its safe wrapper has no CUBIN getter). libnvrtc is loaded at first use; cudarc
 //! finds it by name only, so `TH_NVRTC_DIR` may name the folder of `libnvrtc.so.13` (the PyPI
 //! wheel, `scripts/nvrtc.sh`): both of its libraries are then opened by absolute path first and
-//! kept open, and cudarc's later lookups by soname find them.
+//! kept open, and cudarc's later lookups by soname find them. cudarc tries the unversioned
+//! `libnvrtc.so` before `libnvrtc.so.13`, so another toolkit's NVRTC can win the lookup: the
+//! loaded library's version is checked once (`check_major`), and anything but NVRTC 13 is a
+//! `TH_ERR_NO_CUDA` error that says how to point th at the right one.
 
 use super::Module;
 use crate::core::error::{Code, Error, Result};
@@ -35,6 +38,25 @@ pub fn compile(m: &Module, arch: (i32, i32)) -> Result<Compiled> {
 /// NVRTC's (major, minor) version.
 pub fn version() -> Result<(i32, i32)> {
     imp::version()
+}
+
+/// The NVRTC major version the kernel sources, the compile options and the shipped CUBINs are
+/// made for.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+const NVRTC_MAJOR: i32 = 13;
+
+/// Whether the loaded NVRTC, version `found`, is the one th needs; else why not.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+fn check_major(found: (i32, i32)) -> std::result::Result<(), String> {
+    if found.0 == NVRTC_MAJOR {
+        return Ok(());
+    }
+    Err(format!(
+        "the libnvrtc found is NVRTC {}.{}, but th's kernels need CUDA {NVRTC_MAJOR}'s (cudarc looks for \
+         libnvrtc.so before libnvrtc.so.{NVRTC_MAJOR}, so another toolkit's came first): set TH_NVRTC_DIR to the \
+         folder of libnvrtc.so.{NVRTC_MAJOR}",
+        found.0, found.1
+    ))
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -102,7 +124,17 @@ mod imp {
                  scripts/nvrtc.sh installs the PyPI wheel)",
             ));
         }
-        Ok(())
+        static MAJOR: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+        let major = MAJOR.get_or_init(|| {
+            let (mut major, mut minor) = (0, 0);
+            // SAFETY: two out-parameters; the library is present (checked above).
+            let rc = unsafe { sys::nvrtcVersion(&mut major, &mut minor) };
+            if rc != sys::nvrtcResult::NVRTC_SUCCESS {
+                return Err(format!("nvrtcVersion failed ({rc:?})"));
+            }
+            check_major((major, minor))
+        });
+        major.clone().map_err(|e| Error::new(Code::TH_ERR_NO_CUDA, e))
     }
 
     /// Destroys the program when dropped.
@@ -215,4 +247,16 @@ pub fn resource_report(log: &str) -> Vec<(String, u32, u32)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_nvrtc_13_is_accepted() {
+        assert!(check_major((13, 0)).is_ok() && check_major((13, 2)).is_ok());
+        let e = check_major((12, 8)).unwrap_err();
+        assert!(e.contains("NVRTC 12.8") && e.contains("TH_NVRTC_DIR"), "{e}");
+    }
 }
