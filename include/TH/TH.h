@@ -18834,40 +18834,6 @@ void THNN_FloatELU_updateGradInput(struct THNNState *state,
                                    bool inplace);
 
 /**
- * `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
- */
-void THNN_FloatGatedLinear_updateOutput(struct THNNState *state,
-                                        struct THFloatTensor *input,
-                                        struct THFloatTensor *output,
-                                        int dim);
-
-/**
- * The gradient of GatedLinear with respect to both halves of `input`.
- */
-void THNN_FloatGatedLinear_updateGradInput(struct THNNState *state,
-                                           struct THFloatTensor *input,
-                                           struct THFloatTensor *grad_output,
-                                           struct THFloatTensor *grad_input,
-                                           int dim);
-
-/**
- * `output = |input| > lambda ? input : 0`.
- */
-void THNN_FloatHardShrink_updateOutput(struct THNNState *state,
-                                       struct THFloatTensor *input,
-                                       struct THFloatTensor *output,
-                                       double lambda);
-
-/**
- * `gradInput = |input| > lambda ? gradOutput : 0`.
- */
-void THNN_FloatHardShrink_updateGradInput(struct THNNState *state,
-                                          struct THFloatTensor *input,
-                                          struct THFloatTensor *grad_output,
-                                          struct THFloatTensor *grad_input,
-                                          double lambda);
-
-/**
  * `output = input` clamped to `[min_val, max_val]`.
  */
 void THNN_FloatHardTanh_updateOutput(struct THNNState *state,
@@ -18925,84 +18891,6 @@ void THNN_FloatLogSigmoid_updateGradInput(struct THNNState *state,
                                           struct THFloatTensor *buffer);
 
 /**
- * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
- */
-void THNN_FloatLogSoftMax_updateOutput(struct THNNState *state,
-                                       struct THFloatTensor *input,
-                                       struct THFloatTensor *output);
-
-/**
- * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
- */
-void THNN_FloatLogSoftMax_updateGradInput(struct THNNState *state,
-                                          struct THFloatTensor *input,
-                                          struct THFloatTensor *grad_output,
-                                          struct THFloatTensor *grad_input,
-                                          struct THFloatTensor *output);
-
-/**
- * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
- * shared (`nOutputPlane = 0`, one weight).
- */
-void THNN_FloatPReLU_updateOutput(struct THNNState *state,
-                                  struct THFloatTensor *input,
-                                  struct THFloatTensor *output,
-                                  struct THFloatTensor *weight,
-                                  int64_t n_output_plane);
-
-/**
- * `gradInput = input > 0 ? gradOutput : w * gradOutput`.
- */
-void THNN_FloatPReLU_updateGradInput(struct THNNState *state,
-                                     struct THFloatTensor *input,
-                                     struct THFloatTensor *grad_output,
-                                     struct THFloatTensor *grad_input,
-                                     struct THFloatTensor *weight,
-                                     int64_t n_output_plane);
-
-/**
- * `gradWeight += scale * sum(input * gradOutput)` over each plane's elements with
- * `input <= 0`. `gradInput`, `gradWeightBuf` and `gradWeightBuf2` are not used (may be NULL).
- */
-void THNN_FloatPReLU_accGradParameters(struct THNNState *state,
-                                       struct THFloatTensor *input,
-                                       struct THFloatTensor *grad_output,
-                                       struct THFloatTensor *grad_input,
-                                       struct THFloatTensor *weight,
-                                       struct THFloatTensor *grad_weight,
-                                       struct THFloatTensor *grad_weight_buf,
-                                       struct THFloatTensor *grad_weight_buf2,
-                                       int64_t n_output_plane,
-                                       double scale);
-
-/**
- * Training: slopes drawn in `[lower, upper)` from `generator` for the elements `<= 0`,
- * kept in `noise`. Evaluation: slope `(lower + upper) / 2` (`noise`, `generator` may be NULL).
- */
-void THNN_FloatRReLU_updateOutput(struct THNNState *state,
-                                  struct THFloatTensor *input,
-                                  struct THFloatTensor *output,
-                                  struct THFloatTensor *noise,
-                                  double lower,
-                                  double upper,
-                                  bool train,
-                                  bool inplace,
-                                  struct THGenerator *generator);
-
-/**
- * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
- */
-void THNN_FloatRReLU_updateGradInput(struct THNNState *state,
-                                     struct THFloatTensor *input,
-                                     struct THFloatTensor *grad_output,
-                                     struct THFloatTensor *grad_input,
-                                     struct THFloatTensor *noise,
-                                     double lower,
-                                     double upper,
-                                     bool train,
-                                     bool inplace);
-
-/**
  * `output = 1 / (1 + exp(-input))`.
  */
 void THNN_FloatSigmoid_updateOutput(struct THNNState *state,
@@ -19013,22 +18901,6 @@ void THNN_FloatSigmoid_updateOutput(struct THNNState *state,
  * From `output`: `gradInput = gradOutput * (1 - output) * output` (`input` is not read).
  */
 void THNN_FloatSigmoid_updateGradInput(struct THNNState *state,
-                                       struct THFloatTensor *input,
-                                       struct THFloatTensor *grad_output,
-                                       struct THFloatTensor *grad_input,
-                                       struct THFloatTensor *output);
-
-/**
- * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
- */
-void THNN_FloatSoftMax_updateOutput(struct THNNState *state,
-                                    struct THFloatTensor *input,
-                                    struct THFloatTensor *output);
-
-/**
- * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
- */
-void THNN_FloatSoftMax_updateGradInput(struct THNNState *state,
                                        struct THFloatTensor *input,
                                        struct THFloatTensor *grad_output,
                                        struct THFloatTensor *grad_input,
@@ -19141,6 +19013,134 @@ void THNN_FloatThreshold_updateGradInput(struct THNNState *state,
                                          bool inplace);
 
 /**
+ * `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
+ */
+void THNN_FloatGatedLinear_updateOutput(struct THNNState *state,
+                                        struct THFloatTensor *input,
+                                        struct THFloatTensor *output,
+                                        int dim);
+
+/**
+ * The gradient of GatedLinear with respect to both halves of `input`.
+ */
+void THNN_FloatGatedLinear_updateGradInput(struct THNNState *state,
+                                           struct THFloatTensor *input,
+                                           struct THFloatTensor *grad_output,
+                                           struct THFloatTensor *grad_input,
+                                           int dim);
+
+/**
+ * `output = |input| > lambda ? input : 0`.
+ */
+void THNN_FloatHardShrink_updateOutput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *output,
+                                       double lambda);
+
+/**
+ * `gradInput = |input| > lambda ? gradOutput : 0`.
+ */
+void THNN_FloatHardShrink_updateGradInput(struct THNNState *state,
+                                          struct THFloatTensor *input,
+                                          struct THFloatTensor *grad_output,
+                                          struct THFloatTensor *grad_input,
+                                          double lambda);
+
+/**
+ * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_FloatLogSoftMax_updateOutput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
+ */
+void THNN_FloatLogSoftMax_updateGradInput(struct THNNState *state,
+                                          struct THFloatTensor *input,
+                                          struct THFloatTensor *grad_output,
+                                          struct THFloatTensor *grad_input,
+                                          struct THFloatTensor *output);
+
+/**
+ * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
+ * shared (`nOutputPlane = 0`, one weight).
+ */
+void THNN_FloatPReLU_updateOutput(struct THNNState *state,
+                                  struct THFloatTensor *input,
+                                  struct THFloatTensor *output,
+                                  struct THFloatTensor *weight,
+                                  int64_t n_output_plane);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : w * gradOutput`.
+ */
+void THNN_FloatPReLU_updateGradInput(struct THNNState *state,
+                                     struct THFloatTensor *input,
+                                     struct THFloatTensor *grad_output,
+                                     struct THFloatTensor *grad_input,
+                                     struct THFloatTensor *weight,
+                                     int64_t n_output_plane);
+
+/**
+ * `gradWeight += scale * sum(input * gradOutput)` over each plane's elements with
+ * `input <= 0`. `gradInput`, `gradWeightBuf` and `gradWeightBuf2` are not used (may be NULL).
+ */
+void THNN_FloatPReLU_accGradParameters(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *grad_output,
+                                       struct THFloatTensor *grad_input,
+                                       struct THFloatTensor *weight,
+                                       struct THFloatTensor *grad_weight,
+                                       struct THFloatTensor *grad_weight_buf,
+                                       struct THFloatTensor *grad_weight_buf2,
+                                       int64_t n_output_plane,
+                                       double scale);
+
+/**
+ * Training: slopes drawn in `[lower, upper)` from `generator` for the elements `<= 0`,
+ * kept in `noise`. Evaluation: slope `(lower + upper) / 2` (`noise`, `generator` may be NULL).
+ */
+void THNN_FloatRReLU_updateOutput(struct THNNState *state,
+                                  struct THFloatTensor *input,
+                                  struct THFloatTensor *output,
+                                  struct THFloatTensor *noise,
+                                  double lower,
+                                  double upper,
+                                  bool train,
+                                  bool inplace,
+                                  struct THGenerator *generator);
+
+/**
+ * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
+ */
+void THNN_FloatRReLU_updateGradInput(struct THNNState *state,
+                                     struct THFloatTensor *input,
+                                     struct THFloatTensor *grad_output,
+                                     struct THFloatTensor *grad_input,
+                                     struct THFloatTensor *noise,
+                                     double lower,
+                                     double upper,
+                                     bool train,
+                                     bool inplace);
+
+/**
+ * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_FloatSoftMax_updateOutput(struct THNNState *state,
+                                    struct THFloatTensor *input,
+                                    struct THFloatTensor *output);
+
+/**
+ * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
+ */
+void THNN_FloatSoftMax_updateGradInput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *grad_output,
+                                       struct THFloatTensor *grad_input,
+                                       struct THFloatTensor *output);
+
+/**
  * `output = |input|`.
  */
 void THNN_DoubleAbs_updateOutput(struct THNNState *state,
@@ -19174,40 +19174,6 @@ void THNN_DoubleELU_updateGradInput(struct THNNState *state,
                                     struct THDoubleTensor *output,
                                     double alpha,
                                     bool inplace);
-
-/**
- * `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
- */
-void THNN_DoubleGatedLinear_updateOutput(struct THNNState *state,
-                                         struct THDoubleTensor *input,
-                                         struct THDoubleTensor *output,
-                                         int dim);
-
-/**
- * The gradient of GatedLinear with respect to both halves of `input`.
- */
-void THNN_DoubleGatedLinear_updateGradInput(struct THNNState *state,
-                                            struct THDoubleTensor *input,
-                                            struct THDoubleTensor *grad_output,
-                                            struct THDoubleTensor *grad_input,
-                                            int dim);
-
-/**
- * `output = |input| > lambda ? input : 0`.
- */
-void THNN_DoubleHardShrink_updateOutput(struct THNNState *state,
-                                        struct THDoubleTensor *input,
-                                        struct THDoubleTensor *output,
-                                        double lambda);
-
-/**
- * `gradInput = |input| > lambda ? gradOutput : 0`.
- */
-void THNN_DoubleHardShrink_updateGradInput(struct THNNState *state,
-                                           struct THDoubleTensor *input,
-                                           struct THDoubleTensor *grad_output,
-                                           struct THDoubleTensor *grad_input,
-                                           double lambda);
 
 /**
  * `output = input` clamped to `[min_val, max_val]`.
@@ -19267,84 +19233,6 @@ void THNN_DoubleLogSigmoid_updateGradInput(struct THNNState *state,
                                            struct THDoubleTensor *buffer);
 
 /**
- * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
- */
-void THNN_DoubleLogSoftMax_updateOutput(struct THNNState *state,
-                                        struct THDoubleTensor *input,
-                                        struct THDoubleTensor *output);
-
-/**
- * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
- */
-void THNN_DoubleLogSoftMax_updateGradInput(struct THNNState *state,
-                                           struct THDoubleTensor *input,
-                                           struct THDoubleTensor *grad_output,
-                                           struct THDoubleTensor *grad_input,
-                                           struct THDoubleTensor *output);
-
-/**
- * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
- * shared (`nOutputPlane = 0`, one weight).
- */
-void THNN_DoublePReLU_updateOutput(struct THNNState *state,
-                                   struct THDoubleTensor *input,
-                                   struct THDoubleTensor *output,
-                                   struct THDoubleTensor *weight,
-                                   int64_t n_output_plane);
-
-/**
- * `gradInput = input > 0 ? gradOutput : w * gradOutput`.
- */
-void THNN_DoublePReLU_updateGradInput(struct THNNState *state,
-                                      struct THDoubleTensor *input,
-                                      struct THDoubleTensor *grad_output,
-                                      struct THDoubleTensor *grad_input,
-                                      struct THDoubleTensor *weight,
-                                      int64_t n_output_plane);
-
-/**
- * `gradWeight += scale * sum(input * gradOutput)` over each plane's elements with
- * `input <= 0`. `gradInput`, `gradWeightBuf` and `gradWeightBuf2` are not used (may be NULL).
- */
-void THNN_DoublePReLU_accGradParameters(struct THNNState *state,
-                                        struct THDoubleTensor *input,
-                                        struct THDoubleTensor *grad_output,
-                                        struct THDoubleTensor *grad_input,
-                                        struct THDoubleTensor *weight,
-                                        struct THDoubleTensor *grad_weight,
-                                        struct THDoubleTensor *grad_weight_buf,
-                                        struct THDoubleTensor *grad_weight_buf2,
-                                        int64_t n_output_plane,
-                                        double scale);
-
-/**
- * Training: slopes drawn in `[lower, upper)` from `generator` for the elements `<= 0`,
- * kept in `noise`. Evaluation: slope `(lower + upper) / 2` (`noise`, `generator` may be NULL).
- */
-void THNN_DoubleRReLU_updateOutput(struct THNNState *state,
-                                   struct THDoubleTensor *input,
-                                   struct THDoubleTensor *output,
-                                   struct THDoubleTensor *noise,
-                                   double lower,
-                                   double upper,
-                                   bool train,
-                                   bool inplace,
-                                   struct THGenerator *generator);
-
-/**
- * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
- */
-void THNN_DoubleRReLU_updateGradInput(struct THNNState *state,
-                                      struct THDoubleTensor *input,
-                                      struct THDoubleTensor *grad_output,
-                                      struct THDoubleTensor *grad_input,
-                                      struct THDoubleTensor *noise,
-                                      double lower,
-                                      double upper,
-                                      bool train,
-                                      bool inplace);
-
-/**
  * `output = 1 / (1 + exp(-input))`.
  */
 void THNN_DoubleSigmoid_updateOutput(struct THNNState *state,
@@ -19355,22 +19243,6 @@ void THNN_DoubleSigmoid_updateOutput(struct THNNState *state,
  * From `output`: `gradInput = gradOutput * (1 - output) * output` (`input` is not read).
  */
 void THNN_DoubleSigmoid_updateGradInput(struct THNNState *state,
-                                        struct THDoubleTensor *input,
-                                        struct THDoubleTensor *grad_output,
-                                        struct THDoubleTensor *grad_input,
-                                        struct THDoubleTensor *output);
-
-/**
- * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
- */
-void THNN_DoubleSoftMax_updateOutput(struct THNNState *state,
-                                     struct THDoubleTensor *input,
-                                     struct THDoubleTensor *output);
-
-/**
- * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
- */
-void THNN_DoubleSoftMax_updateGradInput(struct THNNState *state,
                                         struct THDoubleTensor *input,
                                         struct THDoubleTensor *grad_output,
                                         struct THDoubleTensor *grad_input,
@@ -19481,6 +19353,776 @@ void THNN_DoubleThreshold_updateGradInput(struct THNNState *state,
                                           double threshold,
                                           double val,
                                           bool inplace);
+
+/**
+ * `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
+ */
+void THNN_DoubleGatedLinear_updateOutput(struct THNNState *state,
+                                         struct THDoubleTensor *input,
+                                         struct THDoubleTensor *output,
+                                         int dim);
+
+/**
+ * The gradient of GatedLinear with respect to both halves of `input`.
+ */
+void THNN_DoubleGatedLinear_updateGradInput(struct THNNState *state,
+                                            struct THDoubleTensor *input,
+                                            struct THDoubleTensor *grad_output,
+                                            struct THDoubleTensor *grad_input,
+                                            int dim);
+
+/**
+ * `output = |input| > lambda ? input : 0`.
+ */
+void THNN_DoubleHardShrink_updateOutput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *output,
+                                        double lambda);
+
+/**
+ * `gradInput = |input| > lambda ? gradOutput : 0`.
+ */
+void THNN_DoubleHardShrink_updateGradInput(struct THNNState *state,
+                                           struct THDoubleTensor *input,
+                                           struct THDoubleTensor *grad_output,
+                                           struct THDoubleTensor *grad_input,
+                                           double lambda);
+
+/**
+ * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_DoubleLogSoftMax_updateOutput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
+ */
+void THNN_DoubleLogSoftMax_updateGradInput(struct THNNState *state,
+                                           struct THDoubleTensor *input,
+                                           struct THDoubleTensor *grad_output,
+                                           struct THDoubleTensor *grad_input,
+                                           struct THDoubleTensor *output);
+
+/**
+ * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
+ * shared (`nOutputPlane = 0`, one weight).
+ */
+void THNN_DoublePReLU_updateOutput(struct THNNState *state,
+                                   struct THDoubleTensor *input,
+                                   struct THDoubleTensor *output,
+                                   struct THDoubleTensor *weight,
+                                   int64_t n_output_plane);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : w * gradOutput`.
+ */
+void THNN_DoublePReLU_updateGradInput(struct THNNState *state,
+                                      struct THDoubleTensor *input,
+                                      struct THDoubleTensor *grad_output,
+                                      struct THDoubleTensor *grad_input,
+                                      struct THDoubleTensor *weight,
+                                      int64_t n_output_plane);
+
+/**
+ * `gradWeight += scale * sum(input * gradOutput)` over each plane's elements with
+ * `input <= 0`. `gradInput`, `gradWeightBuf` and `gradWeightBuf2` are not used (may be NULL).
+ */
+void THNN_DoublePReLU_accGradParameters(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *grad_output,
+                                        struct THDoubleTensor *grad_input,
+                                        struct THDoubleTensor *weight,
+                                        struct THDoubleTensor *grad_weight,
+                                        struct THDoubleTensor *grad_weight_buf,
+                                        struct THDoubleTensor *grad_weight_buf2,
+                                        int64_t n_output_plane,
+                                        double scale);
+
+/**
+ * Training: slopes drawn in `[lower, upper)` from `generator` for the elements `<= 0`,
+ * kept in `noise`. Evaluation: slope `(lower + upper) / 2` (`noise`, `generator` may be NULL).
+ */
+void THNN_DoubleRReLU_updateOutput(struct THNNState *state,
+                                   struct THDoubleTensor *input,
+                                   struct THDoubleTensor *output,
+                                   struct THDoubleTensor *noise,
+                                   double lower,
+                                   double upper,
+                                   bool train,
+                                   bool inplace,
+                                   struct THGenerator *generator);
+
+/**
+ * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
+ */
+void THNN_DoubleRReLU_updateGradInput(struct THNNState *state,
+                                      struct THDoubleTensor *input,
+                                      struct THDoubleTensor *grad_output,
+                                      struct THDoubleTensor *grad_input,
+                                      struct THDoubleTensor *noise,
+                                      double lower,
+                                      double upper,
+                                      bool train,
+                                      bool inplace);
+
+/**
+ * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_DoubleSoftMax_updateOutput(struct THNNState *state,
+                                     struct THDoubleTensor *input,
+                                     struct THDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
+ */
+void THNN_DoubleSoftMax_updateGradInput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *grad_output,
+                                        struct THDoubleTensor *grad_input,
+                                        struct THDoubleTensor *output);
+
+/**
+ * `output = |input|`.
+ */
+void THNN_CudaAbs_updateOutput(struct THCState *state,
+                               struct THCudaTensor *input,
+                               struct THCudaTensor *output);
+
+/**
+ * `gradInput = gradOutput * (input >= 0 ? 1 : -1)`.
+ */
+void THNN_CudaAbs_updateGradInput(struct THCState *state,
+                                  struct THCudaTensor *input,
+                                  struct THCudaTensor *grad_output,
+                                  struct THCudaTensor *grad_input);
+
+/**
+ * `output = input > 0 ? input : alpha * (exp(input) - 1)`.
+ */
+void THNN_CudaELU_updateOutput(struct THCState *state,
+                               struct THCudaTensor *input,
+                               struct THCudaTensor *output,
+                               float alpha,
+                               bool inplace);
+
+/**
+ * From `output`: `gradInput = output > 0 ? gradOutput : gradOutput * (output + alpha)`.
+ */
+void THNN_CudaELU_updateGradInput(struct THCState *state,
+                                  struct THCudaTensor *input,
+                                  struct THCudaTensor *grad_output,
+                                  struct THCudaTensor *grad_input,
+                                  struct THCudaTensor *output,
+                                  float alpha,
+                                  bool inplace);
+
+/**
+ * `output = input` clamped to `[min_val, max_val]`.
+ */
+void THNN_CudaHardTanh_updateOutput(struct THCState *state,
+                                    struct THCudaTensor *input,
+                                    struct THCudaTensor *output,
+                                    float min_val,
+                                    float max_val,
+                                    bool inplace);
+
+/**
+ * `gradInput = min_val < input < max_val ? gradOutput : 0`.
+ */
+void THNN_CudaHardTanh_updateGradInput(struct THCState *state,
+                                       struct THCudaTensor *input,
+                                       struct THCudaTensor *grad_output,
+                                       struct THCudaTensor *grad_input,
+                                       float min_val,
+                                       float max_val,
+                                       bool inplace);
+
+/**
+ * `output = input > 0 ? input : negval * input`.
+ */
+void THNN_CudaLeakyReLU_updateOutput(struct THCState *state,
+                                     struct THCudaTensor *input,
+                                     struct THCudaTensor *output,
+                                     float negval,
+                                     bool inplace);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : negval * gradOutput`.
+ */
+void THNN_CudaLeakyReLU_updateGradInput(struct THCState *state,
+                                        struct THCudaTensor *input,
+                                        struct THCudaTensor *grad_output,
+                                        struct THCudaTensor *grad_input,
+                                        float negval,
+                                        bool inplace);
+
+/**
+ * `output = log(sigmoid(input))`; `buffer` is not used (may be NULL).
+ */
+void THNN_CudaLogSigmoid_updateOutput(struct THCState *state,
+                                      struct THCudaTensor *input,
+                                      struct THCudaTensor *output,
+                                      struct THCudaTensor *buffer);
+
+/**
+ * `gradInput = gradOutput * (1 - sigmoid(input))`; `buffer` is not used (may be NULL).
+ */
+void THNN_CudaLogSigmoid_updateGradInput(struct THCState *state,
+                                         struct THCudaTensor *input,
+                                         struct THCudaTensor *grad_output,
+                                         struct THCudaTensor *grad_input,
+                                         struct THCudaTensor *buffer);
+
+/**
+ * `output = 1 / (1 + exp(-input))`.
+ */
+void THNN_CudaSigmoid_updateOutput(struct THCState *state,
+                                   struct THCudaTensor *input,
+                                   struct THCudaTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput * (1 - output) * output` (`input` is not read).
+ */
+void THNN_CudaSigmoid_updateGradInput(struct THCState *state,
+                                      struct THCudaTensor *input,
+                                      struct THCudaTensor *grad_output,
+                                      struct THCudaTensor *grad_input,
+                                      struct THCudaTensor *output);
+
+/**
+ * `output = input * beta > threshold ? input : log(1 + exp(beta * input)) / beta`.
+ */
+void THNN_CudaSoftPlus_updateOutput(struct THCState *state,
+                                    struct THCudaTensor *input,
+                                    struct THCudaTensor *output,
+                                    float beta,
+                                    float threshold);
+
+/**
+ * From `output`: `gradInput = output * beta > threshold ? gradOutput : gradOutput * (1 - exp(-beta * output))`.
+ */
+void THNN_CudaSoftPlus_updateGradInput(struct THCState *state,
+                                       struct THCudaTensor *input,
+                                       struct THCudaTensor *grad_output,
+                                       struct THCudaTensor *grad_input,
+                                       struct THCudaTensor *output,
+                                       float beta,
+                                       float threshold);
+
+/**
+ * `output = input -/+ lambda` beyond `[-lambda, lambda]`, 0 inside.
+ */
+void THNN_CudaSoftShrink_updateOutput(struct THCState *state,
+                                      struct THCudaTensor *input,
+                                      struct THCudaTensor *output,
+                                      float lambda);
+
+/**
+ * `gradInput = |input| > lambda ? gradOutput : 0`.
+ */
+void THNN_CudaSoftShrink_updateGradInput(struct THCState *state,
+                                         struct THCudaTensor *input,
+                                         struct THCudaTensor *grad_output,
+                                         struct THCudaTensor *grad_input,
+                                         float lambda);
+
+/**
+ * `output = sqrt(input)` (`eps` is not used, as in torch7).
+ */
+void THNN_CudaSqrt_updateOutput(struct THCState *state,
+                                struct THCudaTensor *input,
+                                struct THCudaTensor *output,
+                                float eps);
+
+/**
+ * From `output`: `gradInput = output == 0 ? 0 : gradOutput / (2 * output)`.
+ */
+void THNN_CudaSqrt_updateGradInput(struct THCState *state,
+                                   struct THCudaTensor *input,
+                                   struct THCudaTensor *grad_output,
+                                   struct THCudaTensor *grad_input,
+                                   struct THCudaTensor *output);
+
+/**
+ * `output = input * input`.
+ */
+void THNN_CudaSquare_updateOutput(struct THCState *state,
+                                  struct THCudaTensor *input,
+                                  struct THCudaTensor *output);
+
+/**
+ * `gradInput = 2 * gradOutput * input`.
+ */
+void THNN_CudaSquare_updateGradInput(struct THCState *state,
+                                     struct THCudaTensor *input,
+                                     struct THCudaTensor *grad_output,
+                                     struct THCudaTensor *grad_input);
+
+/**
+ * `output = tanh(input)`.
+ */
+void THNN_CudaTanh_updateOutput(struct THCState *state,
+                                struct THCudaTensor *input,
+                                struct THCudaTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput * (1 - output^2)` (`input` is not read).
+ */
+void THNN_CudaTanh_updateGradInput(struct THCState *state,
+                                   struct THCudaTensor *input,
+                                   struct THCudaTensor *grad_output,
+                                   struct THCudaTensor *grad_input,
+                                   struct THCudaTensor *output);
+
+/**
+ * `output = input <= threshold ? val : input`.
+ */
+void THNN_CudaThreshold_updateOutput(struct THCState *state,
+                                     struct THCudaTensor *input,
+                                     struct THCudaTensor *output,
+                                     float threshold,
+                                     float val,
+                                     bool inplace);
+
+/**
+ * `gradInput = input <= threshold ? 0 : gradOutput` (`val` is not used).
+ */
+void THNN_CudaThreshold_updateGradInput(struct THCState *state,
+                                        struct THCudaTensor *input,
+                                        struct THCudaTensor *grad_output,
+                                        struct THCudaTensor *grad_input,
+                                        float threshold,
+                                        float val,
+                                        bool inplace);
+
+/**
+ * `output = |input|`.
+ */
+void THNN_CudaDoubleAbs_updateOutput(struct THCState *state,
+                                     struct THCudaDoubleTensor *input,
+                                     struct THCudaDoubleTensor *output);
+
+/**
+ * `gradInput = gradOutput * (input >= 0 ? 1 : -1)`.
+ */
+void THNN_CudaDoubleAbs_updateGradInput(struct THCState *state,
+                                        struct THCudaDoubleTensor *input,
+                                        struct THCudaDoubleTensor *grad_output,
+                                        struct THCudaDoubleTensor *grad_input);
+
+/**
+ * `output = input > 0 ? input : alpha * (exp(input) - 1)`.
+ */
+void THNN_CudaDoubleELU_updateOutput(struct THCState *state,
+                                     struct THCudaDoubleTensor *input,
+                                     struct THCudaDoubleTensor *output,
+                                     double alpha,
+                                     bool inplace);
+
+/**
+ * From `output`: `gradInput = output > 0 ? gradOutput : gradOutput * (output + alpha)`.
+ */
+void THNN_CudaDoubleELU_updateGradInput(struct THCState *state,
+                                        struct THCudaDoubleTensor *input,
+                                        struct THCudaDoubleTensor *grad_output,
+                                        struct THCudaDoubleTensor *grad_input,
+                                        struct THCudaDoubleTensor *output,
+                                        double alpha,
+                                        bool inplace);
+
+/**
+ * `output = input` clamped to `[min_val, max_val]`.
+ */
+void THNN_CudaDoubleHardTanh_updateOutput(struct THCState *state,
+                                          struct THCudaDoubleTensor *input,
+                                          struct THCudaDoubleTensor *output,
+                                          double min_val,
+                                          double max_val,
+                                          bool inplace);
+
+/**
+ * `gradInput = min_val < input < max_val ? gradOutput : 0`.
+ */
+void THNN_CudaDoubleHardTanh_updateGradInput(struct THCState *state,
+                                             struct THCudaDoubleTensor *input,
+                                             struct THCudaDoubleTensor *grad_output,
+                                             struct THCudaDoubleTensor *grad_input,
+                                             double min_val,
+                                             double max_val,
+                                             bool inplace);
+
+/**
+ * `output = input > 0 ? input : negval * input`.
+ */
+void THNN_CudaDoubleLeakyReLU_updateOutput(struct THCState *state,
+                                           struct THCudaDoubleTensor *input,
+                                           struct THCudaDoubleTensor *output,
+                                           double negval,
+                                           bool inplace);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : negval * gradOutput`.
+ */
+void THNN_CudaDoubleLeakyReLU_updateGradInput(struct THCState *state,
+                                              struct THCudaDoubleTensor *input,
+                                              struct THCudaDoubleTensor *grad_output,
+                                              struct THCudaDoubleTensor *grad_input,
+                                              double negval,
+                                              bool inplace);
+
+/**
+ * `output = log(sigmoid(input))`; `buffer` is not used (may be NULL).
+ */
+void THNN_CudaDoubleLogSigmoid_updateOutput(struct THCState *state,
+                                            struct THCudaDoubleTensor *input,
+                                            struct THCudaDoubleTensor *output,
+                                            struct THCudaDoubleTensor *buffer);
+
+/**
+ * `gradInput = gradOutput * (1 - sigmoid(input))`; `buffer` is not used (may be NULL).
+ */
+void THNN_CudaDoubleLogSigmoid_updateGradInput(struct THCState *state,
+                                               struct THCudaDoubleTensor *input,
+                                               struct THCudaDoubleTensor *grad_output,
+                                               struct THCudaDoubleTensor *grad_input,
+                                               struct THCudaDoubleTensor *buffer);
+
+/**
+ * `output = 1 / (1 + exp(-input))`.
+ */
+void THNN_CudaDoubleSigmoid_updateOutput(struct THCState *state,
+                                         struct THCudaDoubleTensor *input,
+                                         struct THCudaDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput * (1 - output) * output` (`input` is not read).
+ */
+void THNN_CudaDoubleSigmoid_updateGradInput(struct THCState *state,
+                                            struct THCudaDoubleTensor *input,
+                                            struct THCudaDoubleTensor *grad_output,
+                                            struct THCudaDoubleTensor *grad_input,
+                                            struct THCudaDoubleTensor *output);
+
+/**
+ * `output = input * beta > threshold ? input : log(1 + exp(beta * input)) / beta`.
+ */
+void THNN_CudaDoubleSoftPlus_updateOutput(struct THCState *state,
+                                          struct THCudaDoubleTensor *input,
+                                          struct THCudaDoubleTensor *output,
+                                          double beta,
+                                          double threshold);
+
+/**
+ * From `output`: `gradInput = output * beta > threshold ? gradOutput : gradOutput * (1 - exp(-beta * output))`.
+ */
+void THNN_CudaDoubleSoftPlus_updateGradInput(struct THCState *state,
+                                             struct THCudaDoubleTensor *input,
+                                             struct THCudaDoubleTensor *grad_output,
+                                             struct THCudaDoubleTensor *grad_input,
+                                             struct THCudaDoubleTensor *output,
+                                             double beta,
+                                             double threshold);
+
+/**
+ * `output = input -/+ lambda` beyond `[-lambda, lambda]`, 0 inside.
+ */
+void THNN_CudaDoubleSoftShrink_updateOutput(struct THCState *state,
+                                            struct THCudaDoubleTensor *input,
+                                            struct THCudaDoubleTensor *output,
+                                            double lambda);
+
+/**
+ * `gradInput = |input| > lambda ? gradOutput : 0`.
+ */
+void THNN_CudaDoubleSoftShrink_updateGradInput(struct THCState *state,
+                                               struct THCudaDoubleTensor *input,
+                                               struct THCudaDoubleTensor *grad_output,
+                                               struct THCudaDoubleTensor *grad_input,
+                                               double lambda);
+
+/**
+ * `output = sqrt(input)` (`eps` is not used, as in torch7).
+ */
+void THNN_CudaDoubleSqrt_updateOutput(struct THCState *state,
+                                      struct THCudaDoubleTensor *input,
+                                      struct THCudaDoubleTensor *output,
+                                      double eps);
+
+/**
+ * From `output`: `gradInput = output == 0 ? 0 : gradOutput / (2 * output)`.
+ */
+void THNN_CudaDoubleSqrt_updateGradInput(struct THCState *state,
+                                         struct THCudaDoubleTensor *input,
+                                         struct THCudaDoubleTensor *grad_output,
+                                         struct THCudaDoubleTensor *grad_input,
+                                         struct THCudaDoubleTensor *output);
+
+/**
+ * `output = input * input`.
+ */
+void THNN_CudaDoubleSquare_updateOutput(struct THCState *state,
+                                        struct THCudaDoubleTensor *input,
+                                        struct THCudaDoubleTensor *output);
+
+/**
+ * `gradInput = 2 * gradOutput * input`.
+ */
+void THNN_CudaDoubleSquare_updateGradInput(struct THCState *state,
+                                           struct THCudaDoubleTensor *input,
+                                           struct THCudaDoubleTensor *grad_output,
+                                           struct THCudaDoubleTensor *grad_input);
+
+/**
+ * `output = tanh(input)`.
+ */
+void THNN_CudaDoubleTanh_updateOutput(struct THCState *state,
+                                      struct THCudaDoubleTensor *input,
+                                      struct THCudaDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput * (1 - output^2)` (`input` is not read).
+ */
+void THNN_CudaDoubleTanh_updateGradInput(struct THCState *state,
+                                         struct THCudaDoubleTensor *input,
+                                         struct THCudaDoubleTensor *grad_output,
+                                         struct THCudaDoubleTensor *grad_input,
+                                         struct THCudaDoubleTensor *output);
+
+/**
+ * `output = input <= threshold ? val : input`.
+ */
+void THNN_CudaDoubleThreshold_updateOutput(struct THCState *state,
+                                           struct THCudaDoubleTensor *input,
+                                           struct THCudaDoubleTensor *output,
+                                           double threshold,
+                                           double val,
+                                           bool inplace);
+
+/**
+ * `gradInput = input <= threshold ? 0 : gradOutput` (`val` is not used).
+ */
+void THNN_CudaDoubleThreshold_updateGradInput(struct THCState *state,
+                                              struct THCudaDoubleTensor *input,
+                                              struct THCudaDoubleTensor *grad_output,
+                                              struct THCudaDoubleTensor *grad_input,
+                                              double threshold,
+                                              double val,
+                                              bool inplace);
+
+/**
+ * `output = |input|`.
+ */
+void THNN_CudaHalfAbs_updateOutput(struct THCState *state,
+                                   struct THCudaHalfTensor *input,
+                                   struct THCudaHalfTensor *output);
+
+/**
+ * `gradInput = gradOutput * (input >= 0 ? 1 : -1)`.
+ */
+void THNN_CudaHalfAbs_updateGradInput(struct THCState *state,
+                                      struct THCudaHalfTensor *input,
+                                      struct THCudaHalfTensor *grad_output,
+                                      struct THCudaHalfTensor *grad_input);
+
+/**
+ * `output = input > 0 ? input : alpha * (exp(input) - 1)`.
+ */
+void THNN_CudaHalfELU_updateOutput(struct THCState *state,
+                                   struct THCudaHalfTensor *input,
+                                   struct THCudaHalfTensor *output,
+                                   float alpha,
+                                   bool inplace);
+
+/**
+ * From `output`: `gradInput = output > 0 ? gradOutput : gradOutput * (output + alpha)`.
+ */
+void THNN_CudaHalfELU_updateGradInput(struct THCState *state,
+                                      struct THCudaHalfTensor *input,
+                                      struct THCudaHalfTensor *grad_output,
+                                      struct THCudaHalfTensor *grad_input,
+                                      struct THCudaHalfTensor *output,
+                                      float alpha,
+                                      bool inplace);
+
+/**
+ * `output = input` clamped to `[min_val, max_val]`.
+ */
+void THNN_CudaHalfHardTanh_updateOutput(struct THCState *state,
+                                        struct THCudaHalfTensor *input,
+                                        struct THCudaHalfTensor *output,
+                                        float min_val,
+                                        float max_val,
+                                        bool inplace);
+
+/**
+ * `gradInput = min_val < input < max_val ? gradOutput : 0`.
+ */
+void THNN_CudaHalfHardTanh_updateGradInput(struct THCState *state,
+                                           struct THCudaHalfTensor *input,
+                                           struct THCudaHalfTensor *grad_output,
+                                           struct THCudaHalfTensor *grad_input,
+                                           float min_val,
+                                           float max_val,
+                                           bool inplace);
+
+/**
+ * `output = input > 0 ? input : negval * input`.
+ */
+void THNN_CudaHalfLeakyReLU_updateOutput(struct THCState *state,
+                                         struct THCudaHalfTensor *input,
+                                         struct THCudaHalfTensor *output,
+                                         float negval,
+                                         bool inplace);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : negval * gradOutput`.
+ */
+void THNN_CudaHalfLeakyReLU_updateGradInput(struct THCState *state,
+                                            struct THCudaHalfTensor *input,
+                                            struct THCudaHalfTensor *grad_output,
+                                            struct THCudaHalfTensor *grad_input,
+                                            float negval,
+                                            bool inplace);
+
+/**
+ * `output = log(sigmoid(input))`; `buffer` is not used (may be NULL).
+ */
+void THNN_CudaHalfLogSigmoid_updateOutput(struct THCState *state,
+                                          struct THCudaHalfTensor *input,
+                                          struct THCudaHalfTensor *output,
+                                          struct THCudaHalfTensor *buffer);
+
+/**
+ * `gradInput = gradOutput * (1 - sigmoid(input))`; `buffer` is not used (may be NULL).
+ */
+void THNN_CudaHalfLogSigmoid_updateGradInput(struct THCState *state,
+                                             struct THCudaHalfTensor *input,
+                                             struct THCudaHalfTensor *grad_output,
+                                             struct THCudaHalfTensor *grad_input,
+                                             struct THCudaHalfTensor *buffer);
+
+/**
+ * `output = 1 / (1 + exp(-input))`.
+ */
+void THNN_CudaHalfSigmoid_updateOutput(struct THCState *state,
+                                       struct THCudaHalfTensor *input,
+                                       struct THCudaHalfTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput * (1 - output) * output` (`input` is not read).
+ */
+void THNN_CudaHalfSigmoid_updateGradInput(struct THCState *state,
+                                          struct THCudaHalfTensor *input,
+                                          struct THCudaHalfTensor *grad_output,
+                                          struct THCudaHalfTensor *grad_input,
+                                          struct THCudaHalfTensor *output);
+
+/**
+ * `output = input * beta > threshold ? input : log(1 + exp(beta * input)) / beta`.
+ */
+void THNN_CudaHalfSoftPlus_updateOutput(struct THCState *state,
+                                        struct THCudaHalfTensor *input,
+                                        struct THCudaHalfTensor *output,
+                                        float beta,
+                                        float threshold);
+
+/**
+ * From `output`: `gradInput = output * beta > threshold ? gradOutput : gradOutput * (1 - exp(-beta * output))`.
+ */
+void THNN_CudaHalfSoftPlus_updateGradInput(struct THCState *state,
+                                           struct THCudaHalfTensor *input,
+                                           struct THCudaHalfTensor *grad_output,
+                                           struct THCudaHalfTensor *grad_input,
+                                           struct THCudaHalfTensor *output,
+                                           float beta,
+                                           float threshold);
+
+/**
+ * `output = input -/+ lambda` beyond `[-lambda, lambda]`, 0 inside.
+ */
+void THNN_CudaHalfSoftShrink_updateOutput(struct THCState *state,
+                                          struct THCudaHalfTensor *input,
+                                          struct THCudaHalfTensor *output,
+                                          float lambda);
+
+/**
+ * `gradInput = |input| > lambda ? gradOutput : 0`.
+ */
+void THNN_CudaHalfSoftShrink_updateGradInput(struct THCState *state,
+                                             struct THCudaHalfTensor *input,
+                                             struct THCudaHalfTensor *grad_output,
+                                             struct THCudaHalfTensor *grad_input,
+                                             float lambda);
+
+/**
+ * `output = sqrt(input)` (`eps` is not used, as in torch7).
+ */
+void THNN_CudaHalfSqrt_updateOutput(struct THCState *state,
+                                    struct THCudaHalfTensor *input,
+                                    struct THCudaHalfTensor *output,
+                                    float eps);
+
+/**
+ * From `output`: `gradInput = output == 0 ? 0 : gradOutput / (2 * output)`.
+ */
+void THNN_CudaHalfSqrt_updateGradInput(struct THCState *state,
+                                       struct THCudaHalfTensor *input,
+                                       struct THCudaHalfTensor *grad_output,
+                                       struct THCudaHalfTensor *grad_input,
+                                       struct THCudaHalfTensor *output);
+
+/**
+ * `output = input * input`.
+ */
+void THNN_CudaHalfSquare_updateOutput(struct THCState *state,
+                                      struct THCudaHalfTensor *input,
+                                      struct THCudaHalfTensor *output);
+
+/**
+ * `gradInput = 2 * gradOutput * input`.
+ */
+void THNN_CudaHalfSquare_updateGradInput(struct THCState *state,
+                                         struct THCudaHalfTensor *input,
+                                         struct THCudaHalfTensor *grad_output,
+                                         struct THCudaHalfTensor *grad_input);
+
+/**
+ * `output = tanh(input)`.
+ */
+void THNN_CudaHalfTanh_updateOutput(struct THCState *state,
+                                    struct THCudaHalfTensor *input,
+                                    struct THCudaHalfTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput * (1 - output^2)` (`input` is not read).
+ */
+void THNN_CudaHalfTanh_updateGradInput(struct THCState *state,
+                                       struct THCudaHalfTensor *input,
+                                       struct THCudaHalfTensor *grad_output,
+                                       struct THCudaHalfTensor *grad_input,
+                                       struct THCudaHalfTensor *output);
+
+/**
+ * `output = input <= threshold ? val : input`.
+ */
+void THNN_CudaHalfThreshold_updateOutput(struct THCState *state,
+                                         struct THCudaHalfTensor *input,
+                                         struct THCudaHalfTensor *output,
+                                         float threshold,
+                                         float val,
+                                         bool inplace);
+
+/**
+ * `gradInput = input <= threshold ? 0 : gradOutput` (`val` is not used).
+ */
+void THNN_CudaHalfThreshold_updateGradInput(struct THCState *state,
+                                            struct THCudaHalfTensor *input,
+                                            struct THCudaHalfTensor *grad_output,
+                                            struct THCudaHalfTensor *grad_input,
+                                            float threshold,
+                                            float val,
+                                            bool inplace);
 
 /**
  * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).

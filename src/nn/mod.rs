@@ -38,6 +38,13 @@ pub mod sparse;
 use crate::linalg::gemm::Gemm;
 use crate::ops::num::{Float, Real};
 
+/// The element types of the layers that run on both engines: THNN's f32 and f64, and THCUNN's
+/// Half as well. Each computes in its [`NnReal`] `R` (f32 for Half; itself for f32 and f64)
+/// and rounds once per stored value, the rule of th's Half everywhere.
+pub trait NnElem: Float<R: activation::ActReal> {}
+
+impl<T: Float<R: activation::ActReal>> NnElem for T {}
+
 /// THNN's element types: f32 and f64, computed natively (`Float::R == Self`), with a GEMM.
 pub trait NnReal:
     Float<R = Self>

@@ -10,11 +10,13 @@
 #include "sort.cuh"
 #include "random.cuh"
 #include "conv.cuh"
+#include "nn.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
 TH_CMP_OWN_KERNELS(double, double)
 TH_FLOAT_KERNELS(double, double)
+TH_NN_KERNELS(double, double)
 TH_REDUCE_FLOAT_KERNELS(double, double)
 TH_LINE_KERNELS(double, double)
 TH_LINE_NUM_KERNELS(double, double)

@@ -11,11 +11,13 @@
 #include "random.cuh"
 #include "conv.cuh"
 #include "sleep.cuh"
+#include "nn.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
 TH_CMP_OWN_KERNELS(float, float)
 TH_FLOAT_KERNELS(float, float)
+TH_NN_KERNELS(float, float)
 TH_REDUCE_FLOAT_KERNELS(float, float)
 TH_LINE_KERNELS(float, float)
 TH_LINE_NUM_KERNELS(float, float)

@@ -10,11 +10,13 @@
 #include "sort.cuh"
 #include "random.cuh"
 #include "conv.cuh"
+#include "nn.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
 TH_CMP_OWN_KERNELS(half, th_half)
 TH_FLOAT_KERNELS(half, th_half)
+TH_NN_KERNELS(half, th_half)
 TH_REDUCE_FLOAT_KERNELS(half, th_half)
 TH_LINE_KERNELS(half, th_half)
 TH_LINE_NUM_KERNELS(half, th_half)

@@ -8,7 +8,7 @@
 //! - `num.cuh`: element arithmetic with the CPU engine's semantics (`ops::num`), and
 //!   `kernels::vmath`'s exp/log/tanh/sigmoid operation for operation (same bits as the host);
 //! - `pointwise.cuh`: kernel bodies, fill, copy, comparisons; `arith.cuh`: arithmetic and float
-//!   functions; `reduce.cuh`: the reductions (`THCReduce`, mirrored in `cuda::reduce`) and the
+//!   functions; `nn.cuh`: THCUNN's elementwise layers; `reduce.cuh`: the reductions (`THCReduce`, mirrored in `cuda::reduce`) and the
 //!   combination of their chunk partials, in a fixed order (documented there); `lines.cuh`: the
 //!   kernels whose work item walks a line of each operand (`THCLines`, `launch::lines`);
 //! - one module per dtype, `<dtype>.cu`: every kernel whose name starts with that dtype. NVRTC
@@ -81,6 +81,7 @@ macro_rules! modules {
                 include_str!("random.cuh"),
                 include_str!("conv.cuh"),
                 include_str!("sleep.cuh"),
+                include_str!("nn.cuh"),
                 include_str!(concat!($name, ".cu"))
             ),
             register_budget: 80,
@@ -207,6 +208,13 @@ pub static OPS: &[Op] = ops! {
         round trunc frac];
     Float Same 2 0 [atan2];
     Float Same 2 1 [lerp];
+    Float Same 1 1 [nnElu nnHardShrink nnLeakyRelu nnSoftShrink];
+    Float Same 1 2 [nnHardTanh nnSoftPlus nnThreshold];
+    Float Same 1 0 [nnLogSigmoid nnSquare];
+    Float Same 2 0 [nnAbsBack nnLogSigmoidBack nnSigmoidBack nnSqrtBack nnSquareBack nnTanhBack];
+    Float Same 2 1 [nnEluBack nnLeakyReluBack nnShrinkBack nnThresholdBack];
+    Float Same 2 2 [nnHardTanhBack];
+    Float Same 3 2 [nnSoftPlusBack];
     All Lines 0 2 [tri];
     Num Lines 2 0 [cross];
     All Lines 2 0 [indexSelect gather indexCopy scatter];

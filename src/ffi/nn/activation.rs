@@ -9,24 +9,114 @@ use crate::nn::activation::{self as act, param, softmax};
 use std::ffi::c_int;
 
 macro_rules! activation_api {
-    ($R:ident, $T:ty) => { pastey::paste! { nn_fn! {
+    // The modules of both families: `$S` the state type, `$A` the scalar options' type
+    // (torch's accreal).
+    (@both $R:ident, $T:ty, $S:ty, $A:ty) => { pastey::paste! { nn_fn! {
         /// `output = |input|`.
-        fn [<THNN_ $R Abs_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
+        fn [<THNN_ $R Abs_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
             act::abs_update_output::<$T>(&input, output)
         }
         /// `gradInput = gradOutput * (input >= 0 ? 1 : -1)`.
-        fn [<THNN_ $R Abs_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj) {
+        fn [<THNN_ $R Abs_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj) {
             act::abs_update_grad_input::<$T>(&input, grad_output, grad_input)
         }
         /// `output = input > 0 ? input : alpha * (exp(input) - 1)`.
-        fn [<THNN_ $R ELU_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, alpha: f64, inplace: bool) {
-            act::elu_update_output::<$T>(input, output, alpha, inplace)
+        fn [<THNN_ $R ELU_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, alpha: $A, inplace: bool) {
+            act::elu_update_output::<$T>(input, output, alpha.into(), inplace)
         }
         /// From `output`: `gradInput = output > 0 ? gradOutput : gradOutput * (output + alpha)`.
-        fn [<THNN_ $R ELU_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view, alpha: f64, inplace: bool) {
-            act::elu_update_grad_input::<$T>(&input, grad_output, grad_input, &output, alpha, inplace)
+        fn [<THNN_ $R ELU_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view, alpha: $A, inplace: bool) {
+            act::elu_update_grad_input::<$T>(&input, grad_output, grad_input, &output, alpha.into(), inplace)
         }
-        /// `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
+        /// `output = input` clamped to `[min_val, max_val]`.
+        fn [<THNN_ $R HardTanh_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, min_val: $A, max_val: $A, inplace: bool) {
+            act::hard_tanh_update_output::<$T>(input, output, min_val.into(), max_val.into(), inplace)
+        }
+        /// `gradInput = min_val < input < max_val ? gradOutput : 0`.
+        fn [<THNN_ $R HardTanh_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, min_val: $A, max_val: $A, inplace: bool) {
+            act::hard_tanh_update_grad_input::<$T>(&input, grad_output, grad_input, min_val.into(), max_val.into(), inplace)
+        }
+        /// `output = input > 0 ? input : negval * input`.
+        fn [<THNN_ $R LeakyReLU_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, negval: $A, inplace: bool) {
+            act::leaky_relu_update_output::<$T>(input, output, negval.into(), inplace)
+        }
+        /// `gradInput = input > 0 ? gradOutput : negval * gradOutput`.
+        fn [<THNN_ $R LeakyReLU_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, negval: $A, inplace: bool) {
+            act::leaky_relu_update_grad_input::<$T>(&input, grad_output, grad_input, negval.into(), inplace)
+        }
+        /// `output = log(sigmoid(input))`; `buffer` is not used (may be NULL).
+        fn [<THNN_ $R LogSigmoid_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, buffer: *mut [<TH $R Tensor>]) {
+            let _ = buffer;
+            act::log_sigmoid_update_output::<$T>(input, output)
+        }
+        /// `gradInput = gradOutput * (1 - sigmoid(input))`; `buffer` is not used (may be NULL).
+        fn [<THNN_ $R LogSigmoid_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, buffer: *mut [<TH $R Tensor>]) {
+            let _ = buffer;
+            act::log_sigmoid_update_grad_input::<$T>(&input, grad_output, grad_input)
+        }
+        /// `output = 1 / (1 + exp(-input))`.
+        fn [<THNN_ $R Sigmoid_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
+            act::sigmoid_update_output::<$T>(&input, output)
+        }
+        /// From `output`: `gradInput = gradOutput * (1 - output) * output` (`input` is not read).
+        fn [<THNN_ $R Sigmoid_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>], grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
+            let _ = input;
+            act::sigmoid_update_grad_input::<$T>(grad_output, grad_input, &output)
+        }
+        /// `output = input * beta > threshold ? input : log(1 + exp(beta * input)) / beta`.
+        fn [<THNN_ $R SoftPlus_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, beta: $A, threshold: $A) {
+            act::soft_plus_update_output::<$T>(input, output, beta.into(), threshold.into())
+        }
+        /// From `output`: `gradInput = output * beta > threshold ? gradOutput : gradOutput * (1 - exp(-beta * output))`.
+        fn [<THNN_ $R SoftPlus_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view, beta: $A, threshold: $A) {
+            act::soft_plus_update_grad_input::<$T>(&input, grad_output, grad_input, &output, beta.into(), threshold.into())
+        }
+        /// `output = input -/+ lambda` beyond `[-lambda, lambda]`, 0 inside.
+        fn [<THNN_ $R SoftShrink_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, lambda: $A) {
+            act::soft_shrink_update_output::<$T>(input, output, lambda.into())
+        }
+        /// `gradInput = |input| > lambda ? gradOutput : 0`.
+        fn [<THNN_ $R SoftShrink_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, lambda: $A) {
+            act::soft_shrink_update_grad_input::<$T>(&input, grad_output, grad_input, lambda.into())
+        }
+        /// `output = sqrt(input)` (`eps` is not used, as in torch7).
+        fn [<THNN_ $R Sqrt_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, eps: $A) {
+            let _ = eps;
+            act::sqrt_update_output::<$T>(&input, output)
+        }
+        /// From `output`: `gradInput = output == 0 ? 0 : gradOutput / (2 * output)`.
+        fn [<THNN_ $R Sqrt_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
+            act::sqrt_update_grad_input::<$T>(&input, grad_output, grad_input, &output)
+        }
+        /// `output = input * input`.
+        fn [<THNN_ $R Square_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj) {
+            act::square_update_output::<$T>(input, output)
+        }
+        /// `gradInput = 2 * gradOutput * input`.
+        fn [<THNN_ $R Square_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj) {
+            act::square_update_grad_input::<$T>(&input, grad_output, grad_input)
+        }
+        /// `output = tanh(input)`.
+        fn [<THNN_ $R Tanh_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
+            act::tanh_update_output::<$T>(&input, output)
+        }
+        /// From `output`: `gradInput = gradOutput * (1 - output^2)` (`input` is not read).
+        fn [<THNN_ $R Tanh_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>], grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
+            let _ = input;
+            act::tanh_update_grad_input::<$T>(grad_output, grad_input, &output)
+        }
+        /// `output = input <= threshold ? val : input`.
+        fn [<THNN_ $R Threshold_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, threshold: $A, val: $A, inplace: bool) {
+            act::threshold_update_output::<$T>(input, output, threshold.into(), val.into(), inplace)
+        }
+        /// `gradInput = input <= threshold ? 0 : gradOutput` (`val` is not used).
+        fn [<THNN_ $R Threshold_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, threshold: $A, val: $A, inplace: bool) {
+            let _ = val;
+            act::threshold_update_grad_input::<$T>(&input, grad_output, grad_input, threshold.into(), inplace)
+        }
+    } } };
+    // THNN's modules that THCUNN lacks (HardShrink), or whose device half is still to come.
+    (@thnn $R:ident, $T:ty) => { pastey::paste! { nn_fn! {        /// `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
         fn [<THNN_ $R GatedLinear_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, dim: c_int) {
             param::glu_update_output::<$T>(&input, output, dim)
         }
@@ -41,32 +131,6 @@ macro_rules! activation_api {
         /// `gradInput = |input| > lambda ? gradOutput : 0`.
         fn [<THNN_ $R HardShrink_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, lambda: f64) {
             act::hard_shrink_update_grad_input::<$T>(&input, grad_output, grad_input, lambda)
-        }
-        /// `output = input` clamped to `[min_val, max_val]`.
-        fn [<THNN_ $R HardTanh_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, min_val: f64, max_val: f64, inplace: bool) {
-            act::hard_tanh_update_output::<$T>(input, output, min_val, max_val, inplace)
-        }
-        /// `gradInput = min_val < input < max_val ? gradOutput : 0`.
-        fn [<THNN_ $R HardTanh_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, min_val: f64, max_val: f64, inplace: bool) {
-            act::hard_tanh_update_grad_input::<$T>(&input, grad_output, grad_input, min_val, max_val, inplace)
-        }
-        /// `output = input > 0 ? input : negval * input`.
-        fn [<THNN_ $R LeakyReLU_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, negval: f64, inplace: bool) {
-            act::leaky_relu_update_output::<$T>(input, output, negval, inplace)
-        }
-        /// `gradInput = input > 0 ? gradOutput : negval * gradOutput`.
-        fn [<THNN_ $R LeakyReLU_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, negval: f64, inplace: bool) {
-            act::leaky_relu_update_grad_input::<$T>(&input, grad_output, grad_input, negval, inplace)
-        }
-        /// `output = log(sigmoid(input))`; `buffer` is not used (may be NULL).
-        fn [<THNN_ $R LogSigmoid_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, buffer: *mut [<TH $R Tensor>]) {
-            let _ = buffer;
-            act::log_sigmoid_update_output::<$T>(input, output)
-        }
-        /// `gradInput = gradOutput * (1 - sigmoid(input))`; `buffer` is not used (may be NULL).
-        fn [<THNN_ $R LogSigmoid_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, buffer: *mut [<TH $R Tensor>]) {
-            let _ = buffer;
-            act::log_sigmoid_update_grad_input::<$T>(&input, grad_output, grad_input)
         }
         /// Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
         fn [<THNN_ $R LogSoftMax_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
@@ -100,15 +164,6 @@ macro_rules! activation_api {
         fn [<THNN_ $R RReLU_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, noise: *mut [<TH $R Tensor>] as opt_view, lower: f64, upper: f64, train: bool, inplace: bool) {
             param::rrelu_update_grad_input::<$T>(&input, grad_output, grad_input, noise.as_ref(), lower, upper, train, inplace)
         }
-        /// `output = 1 / (1 + exp(-input))`.
-        fn [<THNN_ $R Sigmoid_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
-            act::sigmoid_update_output::<$T>(&input, output)
-        }
-        /// From `output`: `gradInput = gradOutput * (1 - output) * output` (`input` is not read).
-        fn [<THNN_ $R Sigmoid_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>], grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
-            let _ = input;
-            act::sigmoid_update_grad_input::<$T>(grad_output, grad_input, &output)
-        }
         /// Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
         fn [<THNN_ $R SoftMax_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
             softmax::soft_max_update_output::<$T>(&input, output)
@@ -117,57 +172,8 @@ macro_rules! activation_api {
         fn [<THNN_ $R SoftMax_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
             softmax::soft_max_update_grad_input::<$T>(&input, &grad_output, grad_input, &output)
         }
-        /// `output = input * beta > threshold ? input : log(1 + exp(beta * input)) / beta`.
-        fn [<THNN_ $R SoftPlus_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, beta: f64, threshold: f64) {
-            act::soft_plus_update_output::<$T>(input, output, beta, threshold)
-        }
-        /// From `output`: `gradInput = output * beta > threshold ? gradOutput : gradOutput * (1 - exp(-beta * output))`.
-        fn [<THNN_ $R SoftPlus_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view, beta: f64, threshold: f64) {
-            act::soft_plus_update_grad_input::<$T>(&input, grad_output, grad_input, &output, beta, threshold)
-        }
-        /// `output = input -/+ lambda` beyond `[-lambda, lambda]`, 0 inside.
-        fn [<THNN_ $R SoftShrink_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, lambda: f64) {
-            act::soft_shrink_update_output::<$T>(input, output, lambda)
-        }
-        /// `gradInput = |input| > lambda ? gradOutput : 0`.
-        fn [<THNN_ $R SoftShrink_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, lambda: f64) {
-            act::soft_shrink_update_grad_input::<$T>(&input, grad_output, grad_input, lambda)
-        }
-        /// `output = sqrt(input)` (`eps` is not used, as in torch7).
-        fn [<THNN_ $R Sqrt_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, eps: f64) {
-            let _ = eps;
-            act::sqrt_update_output::<$T>(&input, output)
-        }
-        /// From `output`: `gradInput = output == 0 ? 0 : gradOutput / (2 * output)`.
-        fn [<THNN_ $R Sqrt_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
-            act::sqrt_update_grad_input::<$T>(&input, grad_output, grad_input, &output)
-        }
-        /// `output = input * input`.
-        fn [<THNN_ $R Square_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj) {
-            act::square_update_output::<$T>(input, output)
-        }
-        /// `gradInput = 2 * gradOutput * input`.
-        fn [<THNN_ $R Square_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj) {
-            act::square_update_grad_input::<$T>(&input, grad_output, grad_input)
-        }
-        /// `output = tanh(input)`.
-        fn [<THNN_ $R Tanh_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
-            act::tanh_update_output::<$T>(&input, output)
-        }
-        /// From `output`: `gradInput = gradOutput * (1 - output^2)` (`input` is not read).
-        fn [<THNN_ $R Tanh_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>], grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
-            let _ = input;
-            act::tanh_update_grad_input::<$T>(grad_output, grad_input, &output)
-        }
-        /// `output = input <= threshold ? val : input`.
-        fn [<THNN_ $R Threshold_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, threshold: f64, val: f64, inplace: bool) {
-            act::threshold_update_output::<$T>(input, output, threshold, val, inplace)
-        }
-        /// `gradInput = input <= threshold ? 0 : gradOutput` (`val` is not used).
-        fn [<THNN_ $R Threshold_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, threshold: f64, val: f64, inplace: bool) {
-            let _ = val;
-            act::threshold_update_grad_input::<$T>(&input, grad_output, grad_input, threshold, inplace)
-        }
     } } };
+    (@thnn $R:ident, $T:ty, $S:ty, $A:ty) => { activation_api!(@both $R, $T, $S, $A); activation_api!(@thnn $R, $T); };
+    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty) => { activation_api!(@both $R, $T, $S, $A); };
 }
-nn_reals!(activation_api);
+nn_families!(activation_api);

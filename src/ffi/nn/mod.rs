@@ -1,5 +1,7 @@
-//! THNN (torch7 nn's `lib/THNN`): `THNN_<Real><Module>_<fn>` for Float and Double, one file per
-//! family as in `nn/`. The wrappers only turn handles into views and objects; `nn::` checks and
+//! THNN (torch7 nn's `lib/THNN`): `THNN_<Real><Module>_<fn>` for Float and Double, and THCUNN
+//! (cunn's `lib/THCUNN`) for Cuda, CudaDouble and CudaHalf on device tensors, one file per
+//! family as in `nn/`. Both families call the same `nn::` functions: the engine runs a call
+//! where its tensors live. The wrappers only turn handles into views and objects; `nn::` checks and
 //! computes. Argument positions in errors count the state as argument 1, as torch7's do.
 //!
 //! `THNNState *` is accepted and ignored (NULL is fine). Optional tensors (`bias`, `weights`,
@@ -17,6 +19,7 @@ pub mod sample;
 pub mod sparse;
 
 use super::*;
+use super::thc::{THCudaDoubleTensor, THCudaHalfTensor, THCudaTensor};
 
 /// torch7's `THNNState` (there `typedef void`): an opaque type that th never reads; pass NULL.
 pub struct THNNState {
@@ -31,6 +34,21 @@ macro_rules! nn_reals {
     };
 }
 pub(crate) use nn_reals;
+
+/// Runs `$api!(@thnn Real, type, state, accreal)` for THNN's element types and
+/// `$api!(@thcunn Real, type, state, accreal)` for THCUNN's (cunn generates `Cuda`,
+/// `CudaDouble` and `CudaHalf`; its accreal is float but for CudaDouble). A family's macro
+/// defines the modules both have once, for all five.
+macro_rules! nn_families {
+    ($api:ident) => {
+        $api!(@thnn Float, f32, THNNState, f64);
+        $api!(@thnn Double, f64, THNNState, f64);
+        $api!(@thcunn Cuda, f32, $crate::ffi::thc::THCState, f32);
+        $api!(@thcunn CudaDouble, f64, $crate::ffi::thc::THCState, f64);
+        $api!(@thcunn CudaHalf, half::f16, $crate::ffi::thc::THCState, f32);
+    };
+}
+pub(crate) use nn_families;
 
 /// `th_fn!` for THNN functions, whose first parameter is the state (argument 1, unused).
 macro_rules! nn_fn {

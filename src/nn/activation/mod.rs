@@ -24,8 +24,9 @@ pub mod softmax;
 
 pub use elementwise::*;
 
-use super::NnReal;
+use super::{NnElem, NnReal};
 use super::check;
+use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
 use crate::cuda::launch::Call;
@@ -52,36 +53,48 @@ impl ActReal for f64 {
     }
 }
 
-/// A scalar option converted to the element type (torch7 converts `accreal` to `real` first).
+/// A scalar option rounded to the element type (torch7 converts `accreal` to `real` first),
+/// as the device kernels take it.
 #[inline]
-fn real<T: NnReal>(v: f64) -> T {
+fn value<T: NnElem>(v: f64) -> T {
     T::from_f64(v)
 }
 
+/// A scalar option as the closures compute with it: rounded to the element type, then widened
+/// to the compute type (f32 for Half).
+#[inline]
+fn real<T: NnElem>(v: f64) -> T::R {
+    value::<T>(v).to_r()
+}
+
 /// `v` with the sizes `sizes` (same element count, checked by the caller): itself, a
-/// reshaped view when contiguous, else a contiguous copy (torch7 pairs elements by position).
-pub(crate) fn paired<T: NnReal>(v: View<T>, sizes: &[i64]) -> Result<View<T>> {
+/// reshaped view when contiguous, else a contiguous copy in the same memory (torch7 pairs
+/// elements by position).
+pub(crate) fn paired<T: Scalar>(v: View<T>, sizes: &[i64]) -> Result<View<T>> {
     if v.sizes == sizes {
         return Ok(v);
     }
     if v.is_contiguous() {
         return v.reshape_view(sizes);
     }
-    View::from_slice(&v.to_vec()?, sizes)
+    let c = ops::temp_like(&v, &v.sizes)?;
+    ops::copy::copy(&c, &v)?;
+    c.reshape_view(sizes)
 }
 
-/// `output = f(input)` elementwise; in place: `input = f(input)` and `output` set to `input`.
-/// `SIMD`: whether the kernel gets vectorized copies (false for libm calls).
-fn forward<const SIMD: bool, T: NnReal>(
+/// `output = f(input)` elementwise, `f` in the compute type; in place: `input = f(input)` and
+/// `output` set to `input`. `k`: the device kernel computing the same. `SIMD`: whether the host
+/// kernel gets vectorized copies (false for libm calls).
+fn forward<const SIMD: bool, T: NnElem>(
     input: &Tensor<T>,
     output: &Tensor<T>,
     inplace: bool,
-    name: &'static str,
-    f: impl Fn(T) -> T + Sync,
+    k: Call,
+    f: impl Fn(T::R) -> T::R + Sync,
 ) -> Result<()> {
     let x = input.view();
     let r = if inplace { input } else { output };
-    let k = Call::host_only(name);
+    let f = move |v: T| T::from_r(f(v.to_r()));
     if SIMD {
         ops::pointwise1(r, &x, k, f)?
     } else {
@@ -93,26 +106,26 @@ fn forward<const SIMD: bool, T: NnReal>(
     Ok(())
 }
 
-/// `gradInput = f(x, gradOutput)` elementwise, shaped `shape` (`x`: `input` or `output`, as
-/// many elements as `gradOutput`, checked by the caller). In place: `gradOutput = f(x,
-/// gradOutput)` (its shape kept) and `gradInput` set to `gradOutput`.
-fn backward<const SIMD: bool, T: NnReal>(
+/// `gradInput = f(x, gradOutput)` elementwise in the compute type, shaped `shape` (`x`:
+/// `input` or `output`, as many elements as `gradOutput`, checked by the caller). In place:
+/// `gradOutput = f(x, gradOutput)` (its shape kept) and `gradInput` set to `gradOutput`.
+fn backward<const SIMD: bool, T: NnElem>(
     x: View<T>,
     shape: &[i64],
     grad_output: &Tensor<T>,
     grad_input: &Tensor<T>,
     inplace: bool,
-    name: &'static str,
-    f: impl Fn(T, T) -> T + Sync,
+    k: Call,
+    f: impl Fn(T::R, T::R) -> T::R + Sync,
 ) -> Result<()> {
     let g = grad_output.view();
-    let k = Call::host_only(name);
     let (r, x, g) = if inplace {
         let sizes = g.sizes.clone();
         (grad_output, paired(x, &sizes)?, g)
     } else {
         (grad_input, paired(x, shape)?, paired(g, shape)?)
     };
+    let f = move |a: T, b: T| T::from_r(f(a.to_r(), b.to_r()));
     if SIMD {
         ops::pointwise2(r, &x, &g, k, f)?
     } else {
@@ -126,19 +139,19 @@ fn backward<const SIMD: bool, T: NnReal>(
 
 /// `backward` from `input`, the usual case: `gradOutput` must hold as many elements as `input`,
 /// and `gradInput` is shaped like it.
-fn input_backward<const SIMD: bool, T: NnReal>(
+fn input_backward<const SIMD: bool, T: NnElem>(
     input: &View<T>,
     grad_output: &Tensor<T>,
     grad_input: &Tensor<T>,
     inplace: bool,
-    name: &'static str,
-    f: impl Fn(T, T) -> T + Sync,
+    k: Call,
+    f: impl Fn(T::R, T::R) -> T::R + Sync,
 ) -> Result<()> {
     check_nelement(&grad_output.view(), input, "input")?;
-    backward::<SIMD, T>(input.clone(), &input.sizes, grad_output, grad_input, inplace, name, f)
+    backward::<SIMD, T>(input.clone(), &input.sizes, grad_output, grad_input, inplace, k, f)
 }
 
 /// `gradOutput` (argument 3) holds as many elements as `like` (argument `arg`, `name`).
-fn check_nelement<T: NnReal>(grad_output: &View<T>, like: &View<T>, name: &str) -> Result<()> {
+fn check_nelement<T: Scalar>(grad_output: &View<T>, like: &View<T>, name: &str) -> Result<()> {
     check::same_numel(grad_output, 3, "gradOutput", like, name)
 }

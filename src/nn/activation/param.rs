@@ -2,7 +2,8 @@
 //! plane or shared), RReLU (random negative slopes in training) and GatedLinear (the first half
 //! of a dimension gated by the sigmoid of the second).
 
-use super::{backward, check_nelement, forward, real};
+use super::{ActReal, backward, check_nelement, forward, real};
+use crate::cuda::launch::Call;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
 use crate::nn::NnReal;
@@ -120,7 +121,7 @@ fn prelu_dims<T: NnReal>(
 /// `PReLU_updateOutput(input, output, weight, nOutputPlane)`: `x > 0 ? x : w * x`, `w` the
 /// weight of the element's plane (dimension 1, or 0 for a 1-D input), or `weight[0]` for all
 /// when `nOutputPlane` is 0.
-pub fn prelu_update_output<T: NnReal>(
+pub fn prelu_update_output<T: ActReal>(
     input: &Tensor<T>,
     output: &Tensor<T>,
     weight: &View<T>,
@@ -135,7 +136,7 @@ pub fn prelu_update_output<T: NnReal>(
             input,
             output,
             false,
-            "PReLU_updateOutput",
+            Call::host_only("PReLU_updateOutput"),
             move |x| {
                 if x > T::zero() { x } else { w * x }
             },
@@ -154,7 +155,7 @@ pub fn prelu_update_output<T: NnReal>(
 
 /// `PReLU_updateGradInput(input, gradOutput, gradInput, weight, nOutputPlane)`: `x > 0 ? g :
 /// w * g`.
-pub fn prelu_update_grad_input<T: NnReal>(
+pub fn prelu_update_grad_input<T: ActReal>(
     input: &View<T>,
     grad_output: &Tensor<T>,
     grad_input: &Tensor<T>,
@@ -173,7 +174,7 @@ pub fn prelu_update_grad_input<T: NnReal>(
             grad_output,
             grad_input,
             false,
-            "PReLU_updateGradInput",
+            Call::host_only("PReLU_updateGradInput"),
             move |x, g| {
                 if x > T::zero() { g } else { w * g }
             },
@@ -205,7 +206,7 @@ const BLOCK: usize = 8192;
 /// plane's elements with `x <= 0` (all elements into `gradWeight[0]` when `nOutputPlane` is 0).
 /// Sums are kept in f64; `gradWeightBuf` and `gradWeightBuf2` are not used (nor are they by
 /// torch7).
-pub fn prelu_acc_grad_parameters<T: NnReal>(
+pub fn prelu_acc_grad_parameters<T: ActReal>(
     input: &View<T>,
     grad_output: &View<T>,
     weight: &View<T>,
@@ -235,7 +236,7 @@ pub fn prelu_acc_grad_parameters<T: NnReal>(
             });
         }
     }
-    let sc: T = real(scale);
+    let sc: T = real::<T>(scale);
     for (w, &s) in gw.as_mut().iter_mut().zip(&sums) {
         *w += sc * T::from_f64(s);
     }
@@ -248,7 +249,7 @@ pub fn prelu_acc_grad_parameters<T: NnReal>(
 /// resized like `input`). Evaluation: the slope is `(lower + upper) / 2`; `noise` and
 /// `generator` are not used (may be NULL).
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn rrelu_update_output<T: NnReal>(
+pub fn rrelu_update_output<T: ActReal>(
     input: &Tensor<T>,
     output: &Tensor<T>,
     noise: Option<&Tensor<T>>,
@@ -258,10 +259,10 @@ pub fn rrelu_update_output<T: NnReal>(
     inplace: bool,
     generator: Option<&Generator>,
 ) -> Result<()> {
-    let (lo, hi): (T, T) = (real(lower), real(upper));
+    let (lo, hi): (T, T) = (real::<T>(lower), real::<T>(upper));
     if !train {
-        let s = (lo + hi) / real(2.0);
-        return forward::<true, T>(input, output, inplace, "RReLU_updateOutput", move |x| {
+        let s = (lo + hi) / real::<T>(2.0);
+        return forward::<true, T>(input, output, inplace, Call::host_only("RReLU_updateOutput"), move |x| {
             if x <= T::zero() { x * s } else { x }
         });
     }
@@ -306,7 +307,7 @@ pub fn rrelu_update_output<T: NnReal>(
 /// in training (when `upper - lower > 1e-6`, as torch7) `g * noise`, else `x <= 0 ? g * (lower
 /// + upper) / 2 : g`.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn rrelu_update_grad_input<T: NnReal>(
+pub fn rrelu_update_grad_input<T: ActReal>(
     input: &View<T>,
     grad_output: &Tensor<T>,
     grad_input: &Tensor<T>,
@@ -317,14 +318,14 @@ pub fn rrelu_update_grad_input<T: NnReal>(
     inplace: bool,
 ) -> Result<()> {
     check_nelement(&grad_output.view(), input, "input")?;
-    let (lo, hi): (T, T) = (real(lower), real(upper));
-    let name = "RReLU_updateGradInput";
+    let (lo, hi): (T, T) = (real::<T>(lower), real::<T>(upper));
+    let name = Call::host_only("RReLU_updateGradInput");
     if train && (hi - lo).to_f64() > 1e-6 {
         let noise = noise.ok_or_else(|| Error::null(5, "noise"))?;
         check::same_numel(noise, 5, "noise", input, "input")?;
         return backward::<true, T>(noise.clone(), &input.sizes, grad_output, grad_input, inplace, name, |r, g| g * r);
     }
-    let s = (lo + hi) / real(2.0);
+    let s = (lo + hi) / real::<T>(2.0);
     backward::<true, T>(input.clone(), &input.sizes, grad_output, grad_input, inplace, name, move |x, g| {
         if x <= T::zero() { g * s } else { g }
     })

@@ -1,0 +1,166 @@
+"""THCUNN's elementwise activations on the device (THNN_Cuda*, THNN_CudaDouble*, THNN_CudaHalf*)
+against the host THNN on the same values and layouts (the host layers are checked against
+PyTorch in test_activation.py): forward and backward, contiguous and strided operands, the
+inplace flags, and errors that leave outputs alone.
+
+Run on the CPU emulator: TH_CUDA_EMULATOR=1 TH_LIB=$PWD/target/emu/libth.so .venv/bin/python -m
+pytest -q tests/nn/test_cunn_*.py (skipped without a device)."""
+
+import numpy as np
+import pytest
+from cunnlib import HOST, NP, REALS, Cunn, agree, half_round
+from thclib import start_thc
+from thlib import THError
+
+
+@pytest.fixture(scope="module")
+def cunn(lib):
+    start_thc(lib)
+    return Cunn(lib)
+
+
+class Mod:
+    """An elementwise module: `fa(o, ip)` the forward's arguments after the input, `ba(x, g, gi,
+    o, ip)` the backward's, the input domain. Scalar options are exact in half precision, so
+    CudaHalf and its Float reference take the same values."""
+
+    def __init__(self, name, fa, ba, inplace=False, positive=False):
+        self.name, self.fa, self.ba, self.inplace, self.positive = name, fa, ba, inplace, positive
+
+    def __repr__(self):
+        return self.name
+
+
+MODS = [
+    Mod("Abs", lambda o, ip: (o,), lambda x, g, gi, o, ip: (x, g, gi)),
+    Mod("ELU", lambda o, ip: (o, 0.75, ip), lambda x, g, gi, o, ip: (x, g, gi, o, 0.75, ip), inplace=True),
+    Mod("HardTanh", lambda o, ip: (o, -0.625, 0.8125, ip), lambda x, g, gi, o, ip: (x, g, gi, -0.625, 0.8125, ip),
+        inplace=True),
+    Mod("LeakyReLU", lambda o, ip: (o, 0.125, ip), lambda x, g, gi, o, ip: (x, g, gi, 0.125, ip), inplace=True),
+    Mod("LogSigmoid", lambda o, ip: (o, None), lambda x, g, gi, o, ip: (x, g, gi, None)),
+    Mod("Sigmoid", lambda o, ip: (o,), lambda x, g, gi, o, ip: (x, g, gi, o)),
+    Mod("SoftPlus", lambda o, ip: (o, 1.5, 2.0), lambda x, g, gi, o, ip: (x, g, gi, o, 1.5, 2.0)),
+    Mod("SoftShrink", lambda o, ip: (o, 0.375), lambda x, g, gi, o, ip: (x, g, gi, 0.375)),
+    Mod("Sqrt", lambda o, ip: (o, 1e-3), lambda x, g, gi, o, ip: (x, g, gi, o), positive=True),
+    Mod("Square", lambda o, ip: (o,), lambda x, g, gi, o, ip: (x, g, gi)),
+    Mod("Tanh", lambda o, ip: (o,), lambda x, g, gi, o, ip: (x, g, gi, o)),
+    Mod("Threshold", lambda o, ip: (o, 0.25, -0.5, ip), lambda x, g, gi, o, ip: (x, g, gi, 0.25, -0.5, ip),
+        inplace=True),
+]
+
+
+class Side:
+    """One interface over the host THNN (`nn`) and THCUNN (`cunn`)."""
+
+    def __init__(self, fam, real):
+        self.fam, self.real = fam, real
+
+    def tensor(self, a):
+        return self.fam.tensor(self.real, a)
+
+    def empty(self):
+        return self.fam.empty(self.real)
+
+    def call(self, fn, *args):
+        self.fam.call(self.real, fn, *args)
+
+    def numpy(self, t):
+        return self.fam.numpy(t) if isinstance(self.fam, Cunn) else t.numpy()
+
+
+def run(side, m, x, gout, inplace=False, stored=None):
+    """Forward and backward of `m` on one side: (output, gradInput, input after, gradOutput after).
+    `stored`: how the output is stored between the passes (the Half reference rounds it)."""
+    xt, out, gt, gin = side.tensor(x), side.empty(), side.tensor(gout), side.empty()
+    side.call(f"{m.name}_updateOutput", xt, *m.fa(out, inplace))
+    y = side.numpy(out)
+    if stored is not None:
+        out = side.tensor(stored(y).astype(y.dtype))
+        if inplace:
+            xt = side.tensor(stored(y).astype(y.dtype))
+    side.call(f"{m.name}_updateGradInput", *m.ba(xt, gt, gin, out, inplace))
+    return y, side.numpy(gin), side.numpy(xt), side.numpy(gt)
+
+
+def sample(rng, real, shape, positive=False):
+    """Values exact in `real` (half-rounded for CudaHalf), as float64; some exactly 0 and at the
+    options' thresholds, where the branches meet."""
+    x = rng.standard_normal(shape) * 2.0
+    if positive:
+        x = np.abs(x) + 0.1
+    flat = x.reshape(-1)
+    if not positive and flat.size > 4:
+        flat[:4] = [0.0, 0.25, -0.625, 0.375]
+    x = flat.reshape(shape)
+    return half_round(x) if real == "CudaHalf" else x.astype(NP[real]).astype(np.float64)
+
+
+def both(nn, cunn, real, m, x, gout, inplace=False):
+    dev = run(Side(cunn, real), m, x.astype(NP[real]), gout.astype(NP[real]), inplace)
+    host_real = HOST[real]
+    t = np.float32 if host_real == "Float" else np.float64
+    stored = half_round if real == "CudaHalf" else None
+    host = run(Side(nn, host_real), m, x.astype(t), gout.astype(t), inplace, stored)
+    return dev, host
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("m", MODS, ids=repr)
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 33)])
+def test_against_host(nn, cunn, rng, real, m, shape):
+    x = sample(rng, real, shape, m.positive)
+    gout = sample(rng, real, shape)
+    (y, gi, _, _), (hy, hgi, _, _) = both(nn, cunn, real, m, x, gout)
+    agree(y, hy, real)
+    agree(gi, hgi, real)
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("m", MODS, ids=repr)
+def test_strided(nn, cunn, rng, real, m):
+    x = sample(rng, real, (6, 5), m.positive).T  # 5 x 6, transposed
+    gout = sample(rng, real, (5, 12))[:, ::2]  # 5 x 6, every other column
+    (y, gi, _, _), (hy, hgi, _, _) = both(nn, cunn, real, m, x, gout)
+    agree(y, hy, real)
+    agree(gi, hgi, real)
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("m", [m for m in MODS if m.inplace], ids=repr)
+def test_inplace(nn, cunn, rng, real, m):
+    x = sample(rng, real, (4, 9))
+    gout = sample(rng, real, (4, 9))
+    (y, gi, xa, ga), (hy, hgi, hxa, hga) = both(nn, cunn, real, m, x, gout, inplace=True)
+    agree(y, hy, real)
+    agree(xa, hxa, real)  # the input was overwritten
+    agree(gi, hgi, real)
+    agree(ga, hga, real)  # and gradOutput
+
+
+def test_gradient_pairs_by_count(nn, cunn, rng):
+    # gradOutput with another shape but as many elements pairs in row-major order (torch7's
+    # rule); a strided one is copied on the device first
+    real = "CudaDouble"
+    x = sample(rng, real, (3, 4))
+    g = sample(rng, real, (6, 4))[::2].reshape(-1)[:12]
+    g_strided = sample(rng, real, (24,))[::2]
+    for gv in (g, g_strided):
+        gin = cunn.empty(real)
+        cunn.call(real, "Threshold_updateGradInput", x, gv, gin, 0.0, 0.0, False)
+        agree(cunn.numpy(gin), np.where(x > 0, gv.reshape(3, 4), 0.0), real)
+
+
+def test_errors_leave_outputs(nn, cunn, rng):
+    real = "Cuda"
+    x = sample(rng, real, (3, 4))
+    gin = cunn.tensor(real, np.full((2, 2), 7.0))
+    with pytest.raises(THError) as e:
+        cunn.call(real, "Tanh_updateGradInput", x, sample(rng, real, (4, 3)), gin, x)
+    assert "THNN_CudaTanh_updateGradInput" in e.value.msg and "gradOutput" in e.value.msg
+    assert (cunn.numpy(gin) == 7.0).all()
+    # a host tensor where a device one is expected
+    host = nn.tensor("Float", x.astype(np.float32))
+    out = cunn.tensor(real, np.full((3,), 5.0))
+    with pytest.raises(THError):
+        cunn.call(real, "Sigmoid_updateOutput", host, out)
+    assert (cunn.numpy(out) == 5.0).all()
