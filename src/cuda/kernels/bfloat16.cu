@@ -9,13 +9,11 @@
 #include "index.cuh"
 #include "sort.cuh"
 #include "random.cuh"
-#include "nn.cuh"
 #endif
 
 TH_BASIC_KERNELS(bfloat16, th_bfloat16)
 TH_CMP_OWN_KERNELS(bfloat16, th_bfloat16)
 TH_FLOAT_KERNELS(bfloat16, th_bfloat16)
-TH_NN_KERNELS(bfloat16, th_bfloat16)
 TH_REDUCE_FLOAT_KERNELS(bfloat16, th_bfloat16)
 TH_LINE_KERNELS(bfloat16, th_bfloat16)
 TH_LINE_NUM_KERNELS(bfloat16, th_bfloat16)

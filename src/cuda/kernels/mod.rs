@@ -141,6 +141,8 @@ pub enum Has {
     Float,
     /// Long only (index helpers: `index.cuh`'s position scan).
     Long,
+    /// Float, Double, Half: THCUNN's types (`nn.cuh`).
+    Nn,
 }
 
 impl Has {
@@ -152,6 +154,7 @@ impl Has {
             Has::Int => matches!(d.format(), Format::UInt | Format::Int),
             Has::Float => matches!(d.format(), Format::Float | Format::BFloat),
             Has::Long => d == DType::Long,
+            Has::Nn => matches!(d, DType::Float | DType::Double | DType::Half),
         }
     }
 }
@@ -208,13 +211,13 @@ pub static OPS: &[Op] = ops! {
         round trunc frac];
     Float Same 2 0 [atan2];
     Float Same 2 1 [lerp];
-    Float Same 1 1 [nnElu nnHardShrink nnLeakyRelu nnSoftShrink];
-    Float Same 1 2 [nnHardTanh nnSoftPlus nnThreshold];
-    Float Same 1 0 [nnLogSigmoid nnSquare];
-    Float Same 2 0 [nnAbsBack nnLogSigmoidBack nnSigmoidBack nnSqrtBack nnSquareBack nnTanhBack];
-    Float Same 2 1 [nnEluBack nnLeakyReluBack nnShrinkBack nnThresholdBack];
-    Float Same 2 2 [nnHardTanhBack];
-    Float Same 3 2 [nnSoftPlusBack];
+    Nn Same 1 1 [nnElu nnHardShrink nnLeakyRelu nnSoftShrink];
+    Nn Same 1 2 [nnHardTanh nnSoftPlus nnThreshold];
+    Nn Same 1 0 [nnLogSigmoid nnSquare];
+    Nn Same 2 0 [nnAbsBack nnLogSigmoidBack nnSigmoidBack nnSqrtBack nnSquareBack nnTanhBack];
+    Nn Same 2 1 [nnEluBack nnLeakyReluBack nnShrinkBack nnThresholdBack];
+    Nn Same 2 2 [nnHardTanhBack];
+    Nn Same 3 2 [nnSoftPlusBack];
     All Lines 0 2 [tri];
     Num Lines 2 0 [cross];
     All Lines 2 0 [indexSelect gather indexCopy scatter];

@@ -33,6 +33,8 @@ fn names_and_modules() {
     };
     // convolutions (conv.cuh): unfold and map twice, for Float, Double and Half.
     let conv = |d: DType| if matches!(d, DType::Float | DType::Double | DType::Half) { 4 } else { 0 };
+    // THCUNN's elementwise layers (nn.cuh): twice each, for Float, Double and Half.
+    let nn = |d: DType| 2 * OPS.iter().filter(|o| o.has == Has::Nn && Has::Nn.contains(d)).count();
     // THC_sleep's kernel (sleep.cuh): one, in the Float module.
     let sleep = |d: DType| usize::from(d == DType::Float);
     // The shared-memory sort stages (sort.cuh's th_sortLocal): one per dtype.
@@ -42,7 +44,16 @@ fn names_and_modules() {
     let want: usize = DType::ALL
         .iter()
         .map(|&d| {
-            2 * per(d) + 2 * lines(d) + reductions(d) + gemm(d) + random(d) + conv(d) + sleep(d) + sort_local + scans(d)
+            2 * per(d)
+                + 2 * lines(d)
+                + reductions(d)
+                + gemm(d)
+                + random(d)
+                + conv(d)
+                + nn(d)
+                + sleep(d)
+                + sort_local
+                + scans(d)
         })
         .sum();
     assert_eq!(all.len(), want);

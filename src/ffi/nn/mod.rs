@@ -18,8 +18,8 @@ pub mod rnn;
 pub mod sample;
 pub mod sparse;
 
-use super::*;
 use super::thc::{THCudaDoubleTensor, THCudaHalfTensor, THCudaTensor};
+use super::*;
 
 /// torch7's `THNNState` (there `typedef void`): an opaque type that th never reads; pass NULL.
 pub struct THNNState {

@@ -100,9 +100,16 @@ pub fn hard_tanh_update_grad_input<T: NnElem>(
 ) -> Result<()> {
     let (lo, hi) = (real::<T>(min_val), real::<T>(max_val));
     let k = Call::new("nnHardTanhBack").value(value::<T>(min_val)).value(value::<T>(max_val));
-    input_backward::<true, T>(input, grad_output, grad_input, inplace, k, move |x, g| {
-        if x <= lo || x >= hi { zero(x) } else { g }
-    })
+    input_backward::<true, T>(
+        input,
+        grad_output,
+        grad_input,
+        inplace,
+        k,
+        move |x, g| {
+            if x <= lo || x >= hi { zero(x) } else { g }
+        },
+    )
 }
 
 /// `LeakyReLU_updateOutput`: `x > 0 ? x : negval * x`.
@@ -127,7 +134,14 @@ pub fn leaky_relu_update_grad_input<T: NnElem>(
 ) -> Result<()> {
     let s = real::<T>(negval);
     let k = Call::new("nnLeakyReluBack").value(value::<T>(negval));
-    input_backward::<true, T>(input, grad_output, grad_input, inplace, k, move |x, g| if x > zero(x) { g } else { g * s })
+    input_backward::<true, T>(
+        input,
+        grad_output,
+        grad_input,
+        inplace,
+        k,
+        move |x, g| if x > zero(x) { g } else { g * s },
+    )
 }
 
 /// `LogSigmoid_updateOutput`: `log(1 / (1 + exp(-x)))`, computed as `min(x, 0) - log1p(exp(-|x|))`.
@@ -235,9 +249,16 @@ pub fn soft_shrink_update_grad_input<T: NnElem>(
 fn shrink_grad<T: NnElem>(input: &View<T>, grad_output: &Tensor<T>, grad_input: &Tensor<T>, lambda: f64) -> Result<()> {
     let l = real::<T>(lambda);
     let k = Call::new("nnShrinkBack").value(value::<T>(lambda));
-    input_backward::<true, T>(input, grad_output, grad_input, false, k, move |x, g| {
-        if x > l || x < -l { g } else { zero(x) }
-    })
+    input_backward::<true, T>(
+        input,
+        grad_output,
+        grad_input,
+        false,
+        k,
+        move |x, g| {
+            if x > l || x < -l { g } else { zero(x) }
+        },
+    )
 }
 
 /// `Sqrt_updateOutput`: TH's `sqrt` (`eps` is unused, as in torch7).

@@ -24,8 +24,8 @@ pub mod softmax;
 
 pub use elementwise::*;
 
-use super::{NnElem, NnReal};
 use super::check;
+use super::{NnElem, NnReal};
 use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};

@@ -3,9 +3,9 @@
 //! of a dimension gated by the sigmoid of the second).
 
 use super::{ActReal, backward, check_nelement, forward, real};
-use crate::cuda::launch::Call;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
+use crate::cuda::launch::Call;
 use crate::nn::NnReal;
 use crate::nn::buf::{self, Out};
 use crate::nn::check;
@@ -132,15 +132,9 @@ pub fn prelu_update_output<T: ActReal>(
     let w = weight.to_vec()?;
     let Some((_, planes, ks)) = layout else {
         let w = w[0];
-        return forward::<true, T>(
-            input,
-            output,
-            false,
-            Call::host_only("PReLU_updateOutput"),
-            move |x| {
-                if x > T::zero() { x } else { w * x }
-            },
-        );
+        return forward::<true, T>(input, output, false, Call::host_only("PReLU_updateOutput"), move |x| {
+            if x > T::zero() { x } else { w * x }
+        });
     };
     let mut out = Out::new(output, &xv.sizes)?;
     let x = buf::read(&xv, &[out.view()])?;
