@@ -1,0 +1,157 @@
+/* THCUNN from C on a device (a GPU, or the CPU emulator with TH_CUDA_EMULATOR=1 in a library built
+ * with the cuda-emulator feature): the elementwise layers on Cuda, CudaDouble and CudaHalf device
+ * tensors against the host THNN layers on the same values, in place and not, and a refused call
+ * that leaves its output alone. Skipped (exit 0) where no device exists, unless
+ * TH_REQUIRE_DEVICE=1. */
+#include "th_test.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#define N 301
+
+static double value(int64_t i) { return (double)((i * 37) % 101) / 16.0 - 3.0; }
+
+/* The device tensor copied back to a fresh host Double tensor (through its own dtype). */
+static THFloatTensor *float_back(THCState *state, THCudaTensor *d) {
+  THFloatTensor *h = THFloatTensor_newWithSize1d(THCudaTensor_nElement(state, d));
+  THFloatTensor_copyCuda(state, h, d);
+  return h;
+}
+
+/* Cuda and CudaHalf Threshold and ELU forward/backward against THNN_Float. */
+static void float_and_half(THCState *state) {
+  THFloatTensor *hx = THFloatTensor_newWithSize1d(N), *hg = THFloatTensor_newWithSize1d(N);
+  THFloatTensor *hy = THFloatTensor_new(), *hgi = THFloatTensor_new(), *back;
+  THCudaTensor *x = THCudaTensor_newWithSize1d(state, N), *g = THCudaTensor_newWithSize1d(state, N);
+  THCudaTensor *y = THCudaTensor_new(state), *gi = THCudaTensor_new(state);
+  THCudaHalfTensor *xh = THCudaHalfTensor_new(state), *yh = THCudaHalfTensor_new(state);
+  THCudaTensor *yhf = THCudaTensor_new(state);
+  int64_t i;
+  int bad = 0;
+  for (i = 0; i < N; i++) {
+    THFloatTensor_set1d(hx, i, (float)value(i));
+    THFloatTensor_set1d(hg, i, (float)value(i + 5));
+  }
+  THCudaTensor_copyFloat(state, x, hx);
+  THCudaTensor_copyFloat(state, g, hg);
+
+  THNN_FloatThreshold_updateOutput(NULL, hx, hy, 0.25, -0.5, false);
+  THNN_CudaThreshold_updateOutput(state, x, y, 0.25f, -0.5f, false);
+  THNN_FloatThreshold_updateGradInput(NULL, hx, hg, hgi, 0.25, -0.5, false);
+  THNN_CudaThreshold_updateGradInput(state, x, g, gi, 0.25f, -0.5f, false);
+  CHECK(THGetLastErrorCode() == TH_OK);
+  back = float_back(state, y);
+  for (i = 0; i < N; i++) bad += THFloatTensor_get1d(back, i) != THFloatTensor_get1d(hy, i);
+  THFloatTensor_free(back);
+  back = float_back(state, gi);
+  for (i = 0; i < N; i++) bad += THFloatTensor_get1d(back, i) != THFloatTensor_get1d(hgi, i);
+  THFloatTensor_free(back);
+  CHECK(bad == 0);
+
+  /* ELU in place: x is overwritten and y becomes a view of it */
+  THNN_FloatELU_updateOutput(NULL, hx, hy, 0.75, true);
+  THNN_CudaELU_updateOutput(state, x, y, 0.75f, true);
+  CHECK(THCudaTensor_data(state, y) == THCudaTensor_data(state, x));
+  back = float_back(state, x);
+  for (i = 0; i < N; i++) bad += THFloatTensor_get1d(back, i) != THFloatTensor_get1d(hx, i);
+  THFloatTensor_free(back);
+  CHECK(bad == 0);
+
+  /* Half: the inputs are exact in half (multiples of 1/16 below 4), Sigmoid computed in f32
+   * and rounded once, so it equals the Float layer's result rounded to half */
+  THCudaHalfTensor_resize1d(state, xh, N);
+  for (i = 0; i < N; i++) THFloatTensor_set1d(hx, i, (float)value(i));
+  THCudaTensor_copyFloat(state, x, hx);
+  THCudaHalfTensor_copyCudaFloat(state, xh, x);
+  THNN_CudaHalfSigmoid_updateOutput(state, xh, yh);
+  THNN_FloatSigmoid_updateOutput(NULL, hx, hy);
+  THCudaTensor_resize1d(state, yhf, N);
+  THCudaTensor_copyCudaHalf(state, yhf, yh);
+  CHECK(THGetLastErrorCode() == TH_OK);
+  back = float_back(state, yhf);
+  for (i = 0; i < N; i++) {
+    float want = THFloatTensor_get1d(hy, i);
+    bad += fabs((double)THFloatTensor_get1d(back, i) - want) > fabs(want) / 1024.0;
+  }
+  THFloatTensor_free(back);
+  CHECK(bad == 0);
+
+  /* a refused call leaves its output alone: gradOutput of another element count */
+  THCudaTensor_fill(state, gi, 7.0f);
+  THCudaTensor_resize1d(state, g, N - 1);
+  EXPECT_ERROR(THNN_CudaThreshold_updateGradInput(state, x, g, gi, 0.25f, -0.5f, false));
+  CHECK(strstr(THGetLastError(), "THNN_CudaThreshold_updateGradInput") != NULL);
+  back = float_back(state, gi);
+  CHECK(THFloatTensor_get1d(back, 0) == 7.0f && THFloatTensor_get1d(back, N - 1) == 7.0f);
+  THFloatTensor_free(back);
+
+  THFloatTensor_free(hx);
+  THFloatTensor_free(hg);
+  THFloatTensor_free(hy);
+  THFloatTensor_free(hgi);
+  THCudaTensor_free(state, x);
+  THCudaTensor_free(state, g);
+  THCudaTensor_free(state, y);
+  THCudaTensor_free(state, gi);
+  THCudaTensor_free(state, yhf);
+  THCudaHalfTensor_free(state, xh);
+  THCudaHalfTensor_free(state, yh);
+}
+
+/* CudaDouble SoftPlus backward against THNN_Double. */
+static void double_softplus(THCState *state) {
+  THDoubleTensor *hx = THDoubleTensor_newWithSize1d(N), *hg = THDoubleTensor_newWithSize1d(N);
+  THDoubleTensor *hy = THDoubleTensor_new(), *hgi = THDoubleTensor_new(), *back = THDoubleTensor_newWithSize1d(N);
+  THCudaDoubleTensor *x = THCudaDoubleTensor_newWithSize1d(state, N), *g = THCudaDoubleTensor_newWithSize1d(state, N);
+  THCudaDoubleTensor *y = THCudaDoubleTensor_new(state), *gi = THCudaDoubleTensor_new(state);
+  int64_t i;
+  int bad = 0;
+  THClearLastError();
+  for (i = 0; i < N; i++) {
+    THDoubleTensor_set1d(hx, i, value(i));
+    THDoubleTensor_set1d(hg, i, value(i + 9));
+  }
+  THCudaDoubleTensor_copyDouble(state, x, hx);
+  THCudaDoubleTensor_copyDouble(state, g, hg);
+  THNN_DoubleSoftPlus_updateOutput(NULL, hx, hy, 1.5, 2.0);
+  THNN_DoubleSoftPlus_updateGradInput(NULL, hx, hg, hgi, hy, 1.5, 2.0);
+  THNN_CudaDoubleSoftPlus_updateOutput(state, x, y, 1.5, 2.0);
+  THNN_CudaDoubleSoftPlus_updateGradInput(state, x, g, gi, y, 1.5, 2.0);
+  CHECK(THGetLastErrorCode() == TH_OK);
+  THDoubleTensor_copyCudaDouble(state, back, gi);
+  for (i = 0; i < N; i++) {
+    double want = THDoubleTensor_get1d(hgi, i);
+    bad += fabs(THDoubleTensor_get1d(back, i) - want) > 1e-15 * (1.0 + fabs(want));
+  }
+  CHECK(bad == 0);
+  THDoubleTensor_free(hx);
+  THDoubleTensor_free(hg);
+  THDoubleTensor_free(hy);
+  THDoubleTensor_free(hgi);
+  THDoubleTensor_free(back);
+  THCudaDoubleTensor_free(state, x);
+  THCudaDoubleTensor_free(state, g);
+  THCudaDoubleTensor_free(state, y);
+  THCudaDoubleTensor_free(state, gi);
+}
+
+int main(void) {
+  THCState *state;
+  th_test_install_handlers();
+  state = THCState_alloc();
+  THClearLastError();
+  if (THCState_getNumDevices(state) <= 0) {
+    const char *req = getenv("TH_REQUIRE_DEVICE");
+    printf("test_thc_nn: no CUDA device (%s): skipped\n", THGetLastError());
+    THCState_free(state);
+    return req && strcmp(req, "1") == 0 ? 1 : 0;
+  }
+  THCudaInit(state);
+  CHECK(THGetLastErrorCode() == TH_OK);
+  float_and_half(state);
+  double_softplus(state);
+  THCudaShutdown(state);
+  THCState_free(state);
+  return TH_TEST_DONE();
+}
