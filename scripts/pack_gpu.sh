@@ -5,6 +5,7 @@
 #   th-gpu/lib/libth.so          (stripped but for its exported symbols: the carried tree must
 #                                 stay under 64 MiB)
 #   th-gpu/include/              th-gpu/c_tests/        th-gpu/tests/python/
+#   th-gpu/tests/nn/             (the THCUNN suite: tests/nn/test_cunn_*.py and its helpers)
 #   th-gpu/scripts/test_gpu.sh   th-gpu/bench/cuda.py   th-gpu/BUILD_INFO
 #   th-gpu/cubin/                every kernel module's sm_90 CUBIN under its disk-cache name, compiled
 #                                 here by NVRTC (scripts/nvrtc.sh), so the GPU machine compiles
@@ -58,6 +59,8 @@ cp -r include "$root/include"
 mkdir -p "$root/c_tests"
 cp c_tests/*.c c_tests/*.h "$root/c_tests/"
 cp -r tests/python "$root/tests/python"
+mkdir -p "$root/tests/nn"
+cp tests/nn/conftest.py tests/nn/nnlib.py tests/nn/cunnlib.py tests/nn/test_cunn_*.py "$root/tests/nn/"
 mkdir -p "$root/ffi_examples/python/tests"
 cp -r ffi_examples/python/th "$root/ffi_examples/python/th"
 cp ffi_examples/python/tests/test_cuda.py ffi_examples/python/tests/_data.py "$root/ffi_examples/python/tests/"

@@ -11,7 +11,7 @@
 #      suite (tests/nn: PyTorch references, finite differences, the digits example)
 #   5. THC on the CPU emulator (a `cuda-emulator` build in target/emu, TH_CUDA_EMULATOR=1): the
 #      kernels' Rust tests, the THC C tests under valgrind, the THC differential suite
-#      (tests/python/test_thc*.py); the kernel sources under ASan+UBSan and TSan
+#      (tests/python/test_thc*.py) and THCUNN's (tests/nn/test_cunn_*.py); the kernel sources under ASan+UBSan and TSan
 #      (c_tests/cuda_emu/run.sh); every kernel compiled by NVRTC for sm_80/sm_90 with no spills
 #      (tests/cuda_nvrtc.rs; scripts/nvrtc.sh installs NVRTC from PyPI into target/nvrtc); THC
 #      against Debian's real libcuda without a GPU (scripts/libcuda_nodevice.sh); the GPU
@@ -118,6 +118,9 @@ mkdir -p target/emu && cp target/debug/libth.so target/emu/libth.so
 # every THC differential suite (test_thc*.py; the entry-point sweep is the no-device test above)
 TH_CUDA_EMULATOR=1 TH_LIB="$PWD/target/emu/libth.so" .venv/bin/python -m pytest -q \
   $(ls tests/python/test_thc*.py | grep -v entry_points)
+# THCUNN's layers against the host THNN (tests/nn/test_cunn_*.py)
+TH_CUDA_EMULATOR=1 TH_LIB="$PWD/target/emu/libth.so" .venv/bin/python -m pytest -q -p no:cacheprovider \
+  tests/nn/test_cunn_*.py
 TH_GPU_TEST_EMULATOR=1 TH_SKIP_PYTHON=1 TH_LIB="$PWD/target/emu/libth.so" scripts/test_gpu.sh
 TH_CUDA_EMULATOR=1 .venv/bin/python bench/cuda.py --lib target/emu/libth.so --smoke
 c_tests/cuda_emu/run.sh

@@ -181,6 +181,8 @@ else
   pytest_part "pointwise, reductions, constructors (differential)" tests/python/test_thc.py tests/python/test_thc_math.py
   pytest_part "convolutions, LAPACK, entry points" tests/python/test_thc_conv.py tests/python/test_thc_lapack.py \
     tests/python/test_thc_entry_points.py
+  # THCUNN against the host THNN (its conftest imports torch, there on the GPU machines)
+  pytest_part "THCUNN layers (differential)" tests/nn/test_cunn_*.py
   # The th package's device tensors and DLPack: th -> torch.from_dlpack (shared pointer, the
   # stream argument) and torch -> th.from_dlpack; the torch tests skip without torch+CUDA.
   if [ -f ffi_examples/python/tests/test_cuda.py ]; then
