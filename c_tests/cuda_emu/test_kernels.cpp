@@ -80,7 +80,8 @@ static void every_kernel() {
   }
   size_t lines = 0;
   for (const char *k : names) lines += line_kernel(k);
-  CHECK(names.size() - lines == 1116, "%zu pointwise kernels registered", names.size() - lines);
+  // (1116 of TH's, 126 of THCUNN's nn.cuh: 21 ops for Float, Double and Half, twice)
+  CHECK(names.size() - lines == 1242, "%zu pointwise kernels registered", names.size() - lines);
   CHECK(lines == 38, "%zu line kernels registered", lines);
   CHECK(reductions == 214, "%zu reduction kernels registered", reductions);
   CHECK(gemms == 5, "%zu gemm kernels registered", gemms);
