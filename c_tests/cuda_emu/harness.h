@@ -46,7 +46,7 @@ inline bool line_kernel(const char *k) {
   static const char *const ops[] = {"tri", "cross", "indexSelect", "gather", "indexCopy", "scatter", "indexAdd",
                                     "scatterAdd", "scatterSorted", "scatterAddSorted", "indexFill", "scatterFill", "maskedFill", "maskedFillBool",
                                     "flagNonzero", "maskedCopy", "maskedSelect", "nonzero", "sortInit", "sortPermute", "sortStep", "sortCopy",
-                                    "sortMode", "cumsum", "cumprod", "sortLocal"};
+                                    "sortMode", "cumsum", "cumprod", "sortLocal", "nnSoftMax", "nnSoftMaxBack"};
   for (const char *op : ops) {
     const size_t n = std::strlen(op);
     // th_<op>_<dtype>...: the op must be followed by '_' (scatter vs scatterAdd).
@@ -60,7 +60,7 @@ inline bool line_kernel(const char *k) {
 // Line kernels whose addresses do not depend on the data (every_kernel runs them on random
 // bytes); the others follow indices, positions or masks (test_lines.cpp gives them valid ones).
 inline bool data_independent_line_kernel(const char *k) {
-  return !std::strncmp(k, "th_tri_", 7) || !std::strncmp(k, "th_cross_", 9);
+  return !std::strncmp(k, "th_tri_", 7) || !std::strncmp(k, "th_cross_", 9) || !std::strncmp(k, "th_nnSoftMax", 12);
 }
 
 // test_lines.cpp: every data-dependent line kernel on valid inputs against naive references.

@@ -19013,6 +19013,38 @@ void THNN_FloatThreshold_updateGradInput(struct THNNState *state,
                                          bool inplace);
 
 /**
+ * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_FloatLogSoftMax_updateOutput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
+ */
+void THNN_FloatLogSoftMax_updateGradInput(struct THNNState *state,
+                                          struct THFloatTensor *input,
+                                          struct THFloatTensor *grad_output,
+                                          struct THFloatTensor *grad_input,
+                                          struct THFloatTensor *output);
+
+/**
+ * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_FloatSoftMax_updateOutput(struct THNNState *state,
+                                    struct THFloatTensor *input,
+                                    struct THFloatTensor *output);
+
+/**
+ * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
+ */
+void THNN_FloatSoftMax_updateGradInput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *grad_output,
+                                       struct THFloatTensor *grad_input,
+                                       struct THFloatTensor *output);
+
+/**
  * `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
  */
 void THNN_FloatGatedLinear_updateOutput(struct THNNState *state,
@@ -19045,22 +19077,6 @@ void THNN_FloatHardShrink_updateGradInput(struct THNNState *state,
                                           struct THFloatTensor *grad_output,
                                           struct THFloatTensor *grad_input,
                                           double lambda);
-
-/**
- * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
- */
-void THNN_FloatLogSoftMax_updateOutput(struct THNNState *state,
-                                       struct THFloatTensor *input,
-                                       struct THFloatTensor *output);
-
-/**
- * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
- */
-void THNN_FloatLogSoftMax_updateGradInput(struct THNNState *state,
-                                          struct THFloatTensor *input,
-                                          struct THFloatTensor *grad_output,
-                                          struct THFloatTensor *grad_input,
-                                          struct THFloatTensor *output);
 
 /**
  * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
@@ -19123,22 +19139,6 @@ void THNN_FloatRReLU_updateGradInput(struct THNNState *state,
                                      double upper,
                                      bool train,
                                      bool inplace);
-
-/**
- * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
- */
-void THNN_FloatSoftMax_updateOutput(struct THNNState *state,
-                                    struct THFloatTensor *input,
-                                    struct THFloatTensor *output);
-
-/**
- * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
- */
-void THNN_FloatSoftMax_updateGradInput(struct THNNState *state,
-                                       struct THFloatTensor *input,
-                                       struct THFloatTensor *grad_output,
-                                       struct THFloatTensor *grad_input,
-                                       struct THFloatTensor *output);
 
 /**
  * `output = |input|`.
@@ -19355,6 +19355,38 @@ void THNN_DoubleThreshold_updateGradInput(struct THNNState *state,
                                           bool inplace);
 
 /**
+ * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_DoubleLogSoftMax_updateOutput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
+ */
+void THNN_DoubleLogSoftMax_updateGradInput(struct THNNState *state,
+                                           struct THDoubleTensor *input,
+                                           struct THDoubleTensor *grad_output,
+                                           struct THDoubleTensor *grad_input,
+                                           struct THDoubleTensor *output);
+
+/**
+ * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_DoubleSoftMax_updateOutput(struct THNNState *state,
+                                     struct THDoubleTensor *input,
+                                     struct THDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
+ */
+void THNN_DoubleSoftMax_updateGradInput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *grad_output,
+                                        struct THDoubleTensor *grad_input,
+                                        struct THDoubleTensor *output);
+
+/**
  * `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
  */
 void THNN_DoubleGatedLinear_updateOutput(struct THNNState *state,
@@ -19387,22 +19419,6 @@ void THNN_DoubleHardShrink_updateGradInput(struct THNNState *state,
                                            struct THDoubleTensor *grad_output,
                                            struct THDoubleTensor *grad_input,
                                            double lambda);
-
-/**
- * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
- */
-void THNN_DoubleLogSoftMax_updateOutput(struct THNNState *state,
-                                        struct THDoubleTensor *input,
-                                        struct THDoubleTensor *output);
-
-/**
- * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
- */
-void THNN_DoubleLogSoftMax_updateGradInput(struct THNNState *state,
-                                           struct THDoubleTensor *input,
-                                           struct THDoubleTensor *grad_output,
-                                           struct THDoubleTensor *grad_input,
-                                           struct THDoubleTensor *output);
 
 /**
  * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
@@ -19465,22 +19481,6 @@ void THNN_DoubleRReLU_updateGradInput(struct THNNState *state,
                                       double upper,
                                       bool train,
                                       bool inplace);
-
-/**
- * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
- */
-void THNN_DoubleSoftMax_updateOutput(struct THNNState *state,
-                                     struct THDoubleTensor *input,
-                                     struct THDoubleTensor *output);
-
-/**
- * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
- */
-void THNN_DoubleSoftMax_updateGradInput(struct THNNState *state,
-                                        struct THDoubleTensor *input,
-                                        struct THDoubleTensor *grad_output,
-                                        struct THDoubleTensor *grad_input,
-                                        struct THDoubleTensor *output);
 
 /**
  * `output = |input|`.
@@ -19697,6 +19697,38 @@ void THNN_CudaThreshold_updateGradInput(struct THCState *state,
                                         bool inplace);
 
 /**
+ * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_CudaLogSoftMax_updateOutput(struct THCState *state,
+                                      struct THCudaTensor *input,
+                                      struct THCudaTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
+ */
+void THNN_CudaLogSoftMax_updateGradInput(struct THCState *state,
+                                         struct THCudaTensor *input,
+                                         struct THCudaTensor *grad_output,
+                                         struct THCudaTensor *grad_input,
+                                         struct THCudaTensor *output);
+
+/**
+ * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_CudaSoftMax_updateOutput(struct THCState *state,
+                                   struct THCudaTensor *input,
+                                   struct THCudaTensor *output);
+
+/**
+ * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
+ */
+void THNN_CudaSoftMax_updateGradInput(struct THCState *state,
+                                      struct THCudaTensor *input,
+                                      struct THCudaTensor *grad_output,
+                                      struct THCudaTensor *grad_input,
+                                      struct THCudaTensor *output);
+
+/**
  * `output = |input|`.
  */
 void THNN_CudaDoubleAbs_updateOutput(struct THCState *state,
@@ -19911,6 +19943,38 @@ void THNN_CudaDoubleThreshold_updateGradInput(struct THCState *state,
                                               bool inplace);
 
 /**
+ * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_CudaDoubleLogSoftMax_updateOutput(struct THCState *state,
+                                            struct THCudaDoubleTensor *input,
+                                            struct THCudaDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
+ */
+void THNN_CudaDoubleLogSoftMax_updateGradInput(struct THCState *state,
+                                               struct THCudaDoubleTensor *input,
+                                               struct THCudaDoubleTensor *grad_output,
+                                               struct THCudaDoubleTensor *grad_input,
+                                               struct THCudaDoubleTensor *output);
+
+/**
+ * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_CudaDoubleSoftMax_updateOutput(struct THCState *state,
+                                         struct THCudaDoubleTensor *input,
+                                         struct THCudaDoubleTensor *output);
+
+/**
+ * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
+ */
+void THNN_CudaDoubleSoftMax_updateGradInput(struct THCState *state,
+                                            struct THCudaDoubleTensor *input,
+                                            struct THCudaDoubleTensor *grad_output,
+                                            struct THCudaDoubleTensor *grad_input,
+                                            struct THCudaDoubleTensor *output);
+
+/**
  * `output = |input|`.
  */
 void THNN_CudaHalfAbs_updateOutput(struct THCState *state,
@@ -20123,6 +20187,38 @@ void THNN_CudaHalfThreshold_updateGradInput(struct THCState *state,
                                             float threshold,
                                             float val,
                                             bool inplace);
+
+/**
+ * Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_CudaHalfLogSoftMax_updateOutput(struct THCState *state,
+                                          struct THCudaHalfTensor *input,
+                                          struct THCudaHalfTensor *output);
+
+/**
+ * From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
+ */
+void THNN_CudaHalfLogSoftMax_updateGradInput(struct THCState *state,
+                                             struct THCudaHalfTensor *input,
+                                             struct THCudaHalfTensor *grad_output,
+                                             struct THCudaHalfTensor *grad_input,
+                                             struct THCudaHalfTensor *output);
+
+/**
+ * Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+ */
+void THNN_CudaHalfSoftMax_updateOutput(struct THCState *state,
+                                       struct THCudaHalfTensor *input,
+                                       struct THCudaHalfTensor *output);
+
+/**
+ * From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
+ */
+void THNN_CudaHalfSoftMax_updateGradInput(struct THCState *state,
+                                          struct THCudaHalfTensor *input,
+                                          struct THCudaHalfTensor *grad_output,
+                                          struct THCudaHalfTensor *grad_input,
+                                          struct THCudaHalfTensor *output);
 
 /**
  * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).

@@ -35,7 +35,10 @@ pub mod rnn;
 pub mod sample;
 pub mod sparse;
 
+use crate::core::error::{Error, Result};
+use crate::core::tensor::{Tensor, View};
 use crate::linalg::gemm::Gemm;
+use std::any::Any;
 use crate::ops::num::{Float, Real};
 
 /// The element types of the layers that run on both engines: THNN's f32 and f64, and THCUNN's
@@ -44,6 +47,22 @@ use crate::ops::num::{Float, Real};
 pub trait NnElem: Float<R: activation::ActReal> {}
 
 impl<T: Float<R: activation::ActReal>> NnElem for T {}
+
+/// `v` as a view of its compute type, for the host kernels written over [`NnReal`]: itself for
+/// f32 and f64; Half layers run on the device only (THNN has no Half), so a Half host view is
+/// refused.
+pub(crate) fn native_view<T: NnElem>(v: &View<T>) -> Result<&View<T::R>> {
+    (v as &dyn Any).downcast_ref().ok_or_else(half_on_host)
+}
+
+/// `native_view` for a tensor.
+pub(crate) fn native_tensor<T: NnElem>(t: &Tensor<T>) -> Result<&Tensor<T::R>> {
+    (t as &dyn Any).downcast_ref().ok_or_else(half_on_host)
+}
+
+fn half_on_host() -> Error {
+    Error::invalid("the Half layers (THCUNN's CudaHalf) take device tensors only")
+}
 
 /// THNN's element types: f32 and f64, computed natively (`Float::R == Self`), with a GEMM.
 pub trait NnReal:

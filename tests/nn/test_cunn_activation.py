@@ -164,3 +164,73 @@ def test_errors_leave_outputs(nn, cunn, rng):
     with pytest.raises(THError):
         cunn.call(real, "Sigmoid_updateOutput", host, out)
     assert (cunn.numpy(out) == 5.0).all()
+
+
+SHAPES = [(9,), (4, 37), (5, 3, 2), (2, 6, 3, 4), (3, 700)]
+
+
+def exact(real, x):
+    """`x` rounded to `real`'s precision (as float64)."""
+    return half_round(x) if real == "CudaHalf" else x.astype(NP[real]).astype(np.float64)
+
+
+def softmax_pair(nn, cunn, real, name, x, g, strided=False):
+    """Forward and backward of SoftMax/LogSoftMax on both sides; the backward takes the output as
+    each side stored it (rounded to half on the device for CudaHalf)."""
+    res = []
+    for fam, r in ((cunn, real), (nn, HOST[real])):
+        side = Side(fam, r)
+        t = NP[real] if fam is cunn else (np.float32 if r == "Float" else np.float64)
+        xv = x.astype(t)
+        gv = g.astype(t)
+        if strided:
+            xv, gv = xv.T, gv.T
+        out, gin = side.empty(), side.empty()
+        side.call(f"{name}_updateOutput", side.tensor(xv), out)
+        y = side.numpy(out)
+        if fam is nn and real == "CudaHalf":
+            out = side.tensor(half_round(y).astype(y.dtype))
+        side.call(f"{name}_updateGradInput", side.tensor(xv), side.tensor(gv), gin, out)
+        res.append((y, side.numpy(gin)))
+    return res
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("name", ["SoftMax", "LogSoftMax"])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_softmax_against_host(nn, cunn, rng, real, name, shape):
+    x = exact(real, sample(rng, real, shape) * 3.0)
+    g = sample(rng, real, shape)
+    (y, gi), (hy, hgi) = softmax_pair(nn, cunn, real, name, x, g)
+    # the device sums a line in order, the host in 16 lanes: a few more ulps over long lines
+    agree(y, hy, real, ulps=64)
+    agree(gi, hgi, real, ulps=64)
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("name", ["SoftMax", "LogSoftMax"])
+def test_softmax_strided_and_in_place(nn, cunn, rng, real, name):
+    x = exact(real, sample(rng, real, (7, 5)) * 3.0)  # used transposed: 5 x 7 rows, strided
+    g = sample(rng, real, (7, 5))
+    (y, gi), (hy, hgi) = softmax_pair(nn, cunn, real, name, x, g, strided=True)
+    agree(y, hy, real, ulps=64)
+    agree(gi, hgi, real, ulps=64)
+    # the output may be the input itself (rows read whole before they are written)
+    xt = cunn.tensor(real, x)
+    cunn.call(real, f"{name}_updateOutput", xt, xt)
+    out = cunn.empty(real)
+    cunn.call(real, f"{name}_updateOutput", cunn.tensor(real, x), out)
+    assert np.array_equal(cunn.numpy(xt), cunn.numpy(out))
+
+
+def test_softmax_errors_leave_outputs(cunn, rng):
+    real = "Cuda"
+    out = cunn.tensor(real, np.full((2,), 3.0))
+    with pytest.raises(THError) as e:
+        cunn.call(real, "SoftMax_updateOutput", np.zeros((2, 2, 2, 2, 2)), out)
+    assert "input" in e.value.msg
+    assert (cunn.numpy(out) == 3.0).all()
+    y = sample(rng, real, (3, 4))
+    with pytest.raises(THError):
+        cunn.call(real, "LogSoftMax_updateGradInput", y, sample(rng, real, (4, 3)), out, y)
+    assert (cunn.numpy(out) == 3.0).all()

@@ -218,6 +218,8 @@ pub static OPS: &[Op] = ops! {
     Nn Same 2 1 [nnEluBack nnLeakyReluBack nnShrinkBack nnThresholdBack];
     Nn Same 2 2 [nnHardTanhBack];
     Nn Same 3 2 [nnSoftPlusBack];
+    Nn Lines 1 1 [nnSoftMax];
+    Nn Lines 2 1 [nnSoftMaxBack];
     All Lines 0 2 [tri];
     Num Lines 2 0 [cross];
     All Lines 2 0 [indexSelect gather indexCopy scatter];

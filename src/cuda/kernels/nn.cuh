@@ -1,4 +1,4 @@
-// THCUNN's elementwise layers (src/nn/activation): each op is the host closure's expression,
+// THCUNN's kernels. The elementwise layers (src/nn/activation): each op is the host closure's expression,
 // operation for operation, in the compute type R (f32 for Half), rounded once on store. The
 // scalar options v (param 0) and w (param 1) arrive rounded to the element type, as the host's.
 #ifndef TH_CUDA_NN_CUH
@@ -70,7 +70,68 @@ TH_NN_OPS3(TH_NN_DEF3, )
 #undef TH_NN_DEF3
 #undef TH_NN_OP
 
+// ---- SoftMax and LogSoftMax along a line (the normalized dimension; lines.cuh) ----
+
+// One thread per line: items are the other positions, so over a 3-D/4-D input's h x w positions
+// neighbouring threads read neighbouring elements. Sums run in the compute type in line order
+// (the host sums in 16 lanes: results agree within the sums' rounding). i[0] = 1 for
+// LogSoftMax. Forward operands: out, x; backward: gradInput, output, gradOutput.
+template <class I, class T> void th_lines_nn_softmax(const THCLines &p) {
+  typedef typename th_offset<I>::type O;
+  typedef th_traits<T> X;
+  typedef typename X::R R;
+  T *o = th_ptr<T>(p.it, 0);
+  const T *x = th_ptr<const T>(p.it, 1);
+  const O so = (O)p.step[0], sx = (O)p.step[1];
+  const long long n = p.len[1];
+  const bool log = p.it.i[0] != 0;
+  th_for_each<I, 2>(p.it, [&](I, const O *off) {
+    // the maximum, NaNs skipped (the host's `v > m` scan)
+    R m = -th_vm<R>::inf();
+TH_LINE_LOOP
+    for (long long c = 0; c < n; ++c) {
+      const R v = X::to_r(x[off[1] + (O)c * sx]);
+      m = v > m ? v : m;
+    }
+    R s = (R)0;
+TH_LINE_LOOP
+    for (long long c = 0; c < n; ++c) s += th_exp(X::to_r(x[off[1] + (O)c * sx]) - m);
+    const R k = log ? th_log(s) : (R)1 / s;
+TH_LINE_LOOP
+    for (long long c = 0; c < n; ++c) {
+      const R v = X::to_r(x[off[1] + (O)c * sx]) - m;
+      o[off[0] + (O)c * so] = X::from_r(log ? v - k : th_exp(v) * k);
+    }
+  });
+}
+
+template <class I, class T> void th_lines_nn_softmax_back(const THCLines &p) {
+  typedef typename th_offset<I>::type O;
+  typedef th_traits<T> X;
+  typedef typename X::R R;
+  T *o = th_ptr<T>(p.it, 0);
+  const T *y = th_ptr<const T>(p.it, 1), *g = th_ptr<const T>(p.it, 2);
+  const O so = (O)p.step[0], sy = (O)p.step[1], sg = (O)p.step[2];
+  const long long n = p.len[0];
+  const bool log = p.it.i[0] != 0;
+  th_for_each<I, 3>(p.it, [&](I, const O *off) {
+    R a = (R)0;
+TH_LINE_LOOP
+    for (long long c = 0; c < n; ++c) {
+      const R gv = X::to_r(g[off[2] + (O)c * sg]);
+      a += log ? gv : gv * X::to_r(y[off[1] + (O)c * sy]);
+    }
+TH_LINE_LOOP
+    for (long long c = 0; c < n; ++c) {
+      const R yv = X::to_r(y[off[1] + (O)c * sy]), gv = X::to_r(g[off[2] + (O)c * sg]);
+      o[off[0] + (O)c * so] = X::from_r(log ? gv - th_exp(yv) * a : yv * (gv - a));
+    }
+  });
+}
+
 // ---- the float modules' kernel list (sfx, T) ----
-#define TH_NN_KERNELS(sfx, T) TH_NN_OPS1(TH_K1, sfx, T) TH_NN_OPS2(TH_K2, sfx, T) TH_NN_OPS3(TH_K3, sfx, T)
+#define TH_NN_KERNELS(sfx, T)                                                                         \
+  TH_NN_OPS1(TH_K1, sfx, T) TH_NN_OPS2(TH_K2, sfx, T) TH_NN_OPS3(TH_K3, sfx, T)                        \
+  TH_LINES(th_nnSoftMax_##sfx, th_lines_nn_softmax, T) TH_LINES(th_nnSoftMaxBack_##sfx, th_lines_nn_softmax_back, T)
 
 #endif  // TH_CUDA_NN_CUH

@@ -114,6 +114,22 @@ macro_rules! activation_api {
             let _ = val;
             act::threshold_update_grad_input::<$T>(&input, grad_output, grad_input, threshold.into(), inplace)
         }
+        /// Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+        fn [<THNN_ $R LogSoftMax_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
+            softmax::log_soft_max_update_output::<$T>(&input, output)
+        }
+        /// From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
+        fn [<THNN_ $R LogSoftMax_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
+            softmax::log_soft_max_update_grad_input::<$T>(&input, &grad_output, grad_input, &output)
+        }
+        /// Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
+        fn [<THNN_ $R SoftMax_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
+            softmax::soft_max_update_output::<$T>(&input, output)
+        }
+        /// From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
+        fn [<THNN_ $R SoftMax_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
+            softmax::soft_max_update_grad_input::<$T>(&input, &grad_output, grad_input, &output)
+        }
     } } };
     // THNN's modules that THCUNN lacks (HardShrink), or whose device half is still to come.
     (@thnn $R:ident, $T:ty) => { pastey::paste! { nn_fn! {        /// `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
@@ -131,14 +147,6 @@ macro_rules! activation_api {
         /// `gradInput = |input| > lambda ? gradOutput : 0`.
         fn [<THNN_ $R HardShrink_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, lambda: f64) {
             act::hard_shrink_update_grad_input::<$T>(&input, grad_output, grad_input, lambda)
-        }
-        /// Log-softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
-        fn [<THNN_ $R LogSoftMax_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
-            softmax::log_soft_max_update_output::<$T>(&input, output)
-        }
-        /// From `output`: `gradInput = gradOutput - exp(output) * sum(gradOutput)`.
-        fn [<THNN_ $R LogSoftMax_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
-            softmax::log_soft_max_update_grad_input::<$T>(&input, &grad_output, grad_input, &output)
         }
         /// `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
         /// shared (`nOutputPlane = 0`, one weight).
@@ -163,14 +171,6 @@ macro_rules! activation_api {
         /// Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
         fn [<THNN_ $R RReLU_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, noise: *mut [<TH $R Tensor>] as opt_view, lower: f64, upper: f64, train: bool, inplace: bool) {
             param::rrelu_update_grad_input::<$T>(&input, grad_output, grad_input, noise.as_ref(), lower, upper, train, inplace)
-        }
-        /// Softmax over dimension 0 of a 1-D or 3-D input, 1 of a 2-D or 4-D input.
-        fn [<THNN_ $R SoftMax_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
-            softmax::soft_max_update_output::<$T>(&input, output)
-        }
-        /// From `output`: `gradInput = output * (gradOutput - sum(gradOutput * output))`.
-        fn [<THNN_ $R SoftMax_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
-            softmax::soft_max_update_grad_input::<$T>(&input, &grad_output, grad_input, &output)
         }
     } } };
     (@thnn $R:ident, $T:ty, $S:ty, $A:ty) => { activation_api!(@both $R, $T, $S, $A); activation_api!(@thnn $R, $T); };

@@ -18,6 +18,7 @@
 //! - NaN: comparisons are written so that a NaN input stays NaN in the forward pass of
 //!   Threshold and HardTanh, whether in place or not (torch7's two code paths disagree there).
 
+mod device;
 pub mod elementwise;
 pub mod param;
 pub mod softmax;

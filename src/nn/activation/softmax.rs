@@ -2,19 +2,20 @@
 //! 1-D `(dim)` and 2-D `(frames, dim)` normalize each row; 3-D `(dim, h, w)` and 4-D
 //! `(frames, dim, h, w)` normalize over `dim` at every position (`h x w` positions per frame).
 //!
-//! Both are stable: the maximum over the normalized dimension is subtracted before `exp`
+//! On the device: `super::device` (one thread per normalized line). On the host, both are stable: the maximum over the normalized dimension is subtracted before `exp`
 //! (`exp` from `kernels::vmath`, vectorized in the AVX2 / AVX-512 copies), sums are kept in 16
 //! lanes of the element type (rows) or per position (3-D/4-D). Rows (and, for 3-D/4-D, blocks of
 //! positions of a frame) are spread over the library's threads; each output element is computed
 //! by one piece in a fixed order, so results do not depend on the thread count.
 
 use super::ActReal;
+use crate::core::allocator::Device;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
 use crate::exec::parallel::{self, SharedPtr};
 use crate::kernels::vmath::{Fused, Mode, Unfused};
 use crate::nn::buf::{self, Out};
-use crate::nn::check;
+use crate::nn::{NnElem, check, native_tensor, native_view};
 
 /// torch7's layout: `frames` blocks of `dim x inner` elements, normalized over `dim`.
 #[derive(Clone, Copy)]
@@ -341,8 +342,12 @@ fn backward<T: ActReal>(y: &[T], g: &[T], o: &mut [T], gm: Geom, log: bool) {
     );
 }
 
-fn update_output<T: ActReal>(input: &View<T>, output: &Tensor<T>, log: bool) -> Result<()> {
+fn update_output<T: NnElem>(input: &View<T>, output: &Tensor<T>, log: bool) -> Result<()> {
     check::dims(input, 2, "input", &[1, 2, 3, 4])?;
+    if let Device::Cuda(dev) = input.device() {
+        return super::device::softmax(dev, input, output, log);
+    }
+    let (input, output) = (native_view(input)?, native_tensor(output)?);
     let gm = geom(&input.sizes);
     let mut out = Out::new(output, &input.sizes)?;
     let x = buf::read(input, &[out.view()])?;
@@ -350,7 +355,7 @@ fn update_output<T: ActReal>(input: &View<T>, output: &Tensor<T>, log: bool) -> 
     out.finish()
 }
 
-fn update_grad_input<T: ActReal>(
+fn update_grad_input<T: NnElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
@@ -360,6 +365,10 @@ fn update_grad_input<T: ActReal>(
     check::dims(output, 5, "output", &[1, 2, 3, 4])?;
     check::same_shape(grad_output, 3, "gradOutput", output, "output")?;
     check::same_shape(input, 2, "input", grad_output, "gradOutput")?;
+    if let Device::Cuda(dev) = output.device() {
+        return super::device::softmax_back(dev, output, grad_output, grad_input, log);
+    }
+    let (output, grad_output, grad_input) = (native_view(output)?, native_view(grad_output)?, native_tensor(grad_input)?);
     let gm = geom(&output.sizes);
     let mut gi = Out::new(grad_input, &output.sizes)?;
     let y = buf::read(output, &[gi.view()])?;
@@ -369,12 +378,12 @@ fn update_grad_input<T: ActReal>(
 }
 
 /// `SoftMax_updateOutput`: `exp(x - max) / sum(exp(x - max))` over torch7's dimension.
-pub fn soft_max_update_output<T: ActReal>(input: &View<T>, output: &Tensor<T>) -> Result<()> {
+pub fn soft_max_update_output<T: NnElem>(input: &View<T>, output: &Tensor<T>) -> Result<()> {
     update_output(input, output, false)
 }
 
 /// `SoftMax_updateGradInput`: `y * (g - sum(g * y))` (`y`: output), shaped like `output`.
-pub fn soft_max_update_grad_input<T: ActReal>(
+pub fn soft_max_update_grad_input<T: NnElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
@@ -384,12 +393,12 @@ pub fn soft_max_update_grad_input<T: ActReal>(
 }
 
 /// `LogSoftMax_updateOutput`: `(x - max) - log(sum(exp(x - max)))` over torch7's dimension.
-pub fn log_soft_max_update_output<T: ActReal>(input: &View<T>, output: &Tensor<T>) -> Result<()> {
+pub fn log_soft_max_update_output<T: NnElem>(input: &View<T>, output: &Tensor<T>) -> Result<()> {
     update_output(input, output, true)
 }
 
 /// `LogSoftMax_updateGradInput`: `g - exp(y) * sum(g)` (`y`: output), shaped like `output`.
-pub fn log_soft_max_update_grad_input<T: ActReal>(
+pub fn log_soft_max_update_grad_input<T: NnElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
