@@ -22611,6 +22611,450 @@ void THNN_DoubleMultiLabelMarginCriterion_updateGradInput(struct THNNState *stat
                                                           bool size_average);
 
 /**
+ *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.
+ */
+void THNN_CudaAbsCriterion_updateOutput(struct THCState *state,
+                                        struct THCudaTensor *input,
+                                        struct THCudaTensor *target,
+                                        struct THCudaTensor *output,
+                                        bool size_average);
+
+/**
+ *`gradInput` = `sign(input - target)` (0 where equal), divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaAbsCriterion_updateGradInput(struct THCState *state,
+                                           struct THCudaTensor *input,
+                                           struct THCudaTensor *target,
+                                           struct THCudaTensor *grad_input,
+                                           bool size_average);
+
+/**
+ *`output` = sum of `(input - target)^2` (mean with `sizeAverage`).
+ */
+void THNN_CudaMSECriterion_updateOutput(struct THCState *state,
+                                        struct THCudaTensor *input,
+                                        struct THCudaTensor *target,
+                                        struct THCudaTensor *output,
+                                        bool size_average);
+
+/**
+ *`gradInput` = `2 (input - target)`, divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaMSECriterion_updateGradInput(struct THCState *state,
+                                           struct THCudaTensor *input,
+                                           struct THCudaTensor *target,
+                                           struct THCudaTensor *grad_input,
+                                           bool size_average);
+
+/**
+ *`output` = sum of `z^2/2` (`z = |input - target| < 1`) or `z - 1/2` (mean with `sizeAverage`).
+ */
+void THNN_CudaSmoothL1Criterion_updateOutput(struct THCState *state,
+                                             struct THCudaTensor *input,
+                                             struct THCudaTensor *target,
+                                             struct THCudaTensor *output,
+                                             bool size_average);
+
+/**
+ *`gradInput` = `input - target` clamped to [-1, 1], divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaSmoothL1Criterion_updateGradInput(struct THCState *state,
+                                                struct THCudaTensor *input,
+                                                struct THCudaTensor *target,
+                                                struct THCudaTensor *grad_input,
+                                                bool size_average);
+
+/**
+ *`output` = sum of `log(1 + exp(-input * target))` (mean with `sizeAverage`).
+ */
+void THNN_CudaSoftMarginCriterion_updateOutput(struct THCState *state,
+                                               struct THCudaTensor *input,
+                                               struct THCudaTensor *target,
+                                               struct THCudaTensor *output,
+                                               bool size_average);
+
+/**
+ *`gradInput` = `-target * sigmoid(-input * target)`, divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaSoftMarginCriterion_updateGradInput(struct THCState *state,
+                                                  struct THCudaTensor *input,
+                                                  struct THCudaTensor *target,
+                                                  struct THCudaTensor *grad_input,
+                                                  bool size_average);
+
+/**
+ *`output` = sum of `target * (log(target) - input)` over `target > 0` (mean over all elements with `sizeAverage`).
+ */
+void THNN_CudaDistKLDivCriterion_updateOutput(struct THCState *state,
+                                              struct THCudaTensor *input,
+                                              struct THCudaTensor *target,
+                                              struct THCudaTensor *output,
+                                              bool size_average);
+
+/**
+ *`gradInput` = `-target` where `target > 0`, else 0, divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaDistKLDivCriterion_updateGradInput(struct THCState *state,
+                                                 struct THCudaTensor *input,
+                                                 struct THCudaTensor *target,
+                                                 struct THCudaTensor *grad_input,
+                                                 bool size_average);
+
+/**
+ * `output` = sum of `max(0, margin - input * target)` (mean with `sizeAverage`).
+ */
+void THNN_CudaMarginCriterion_updateOutput(struct THCState *state,
+                                           struct THCudaTensor *input,
+                                           struct THCudaTensor *target,
+                                           struct THCudaTensor *output,
+                                           bool size_average,
+                                           float margin);
+
+/**
+ * `gradInput` = `-target` where `input * target < margin`, else 0 (over the count with `sizeAverage`).
+ */
+void THNN_CudaMarginCriterion_updateGradInput(struct THCState *state,
+                                              struct THCudaTensor *input,
+                                              struct THCudaTensor *target,
+                                              struct THCudaTensor *grad_input,
+                                              bool size_average,
+                                              float margin);
+
+/**
+ * Binary cross-entropy of probabilities `input` (each in [0, 1]) against `target`,
+ * each term times `weights` (as many elements as `input`; may be NULL); logarithms
+ * clamped at -100 (PyTorch's rule).
+ */
+void THNN_CudaBCECriterion_updateOutput(struct THCState *state,
+                                        struct THCudaTensor *input,
+                                        struct THCudaTensor *target,
+                                        struct THCudaTensor *output,
+                                        bool size_average,
+                                        struct THCudaTensor *weights);
+
+/**
+ * `gradInput` = `weights * (input - target) / max(input (1 - input), 1e-12)` (over the count with `sizeAverage`).
+ */
+void THNN_CudaBCECriterion_updateGradInput(struct THCState *state,
+                                           struct THCudaTensor *input,
+                                           struct THCudaTensor *target,
+                                           struct THCudaTensor *grad_input,
+                                           bool size_average,
+                                           struct THCudaTensor *weights);
+
+/**
+ * `output` = `sum |input|`.
+ */
+void THNN_CudaL1Cost_updateOutput(struct THCState *state,
+                                  struct THCudaTensor *input,
+                                  struct THCudaTensor *output);
+
+/**
+ * `gradInput` = `sign(input)`; `gradOutput` may be NULL, else it must hold as many
+ * elements as `input` (its values are not used, as in torch7).
+ */
+void THNN_CudaL1Cost_updateGradInput(struct THCState *state,
+                                     struct THCudaTensor *input,
+                                     struct THCudaTensor *grad_output,
+                                     struct THCudaTensor *grad_input);
+
+/**
+ *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.
+ */
+void THNN_CudaDoubleAbsCriterion_updateOutput(struct THCState *state,
+                                              struct THCudaDoubleTensor *input,
+                                              struct THCudaDoubleTensor *target,
+                                              struct THCudaDoubleTensor *output,
+                                              bool size_average);
+
+/**
+ *`gradInput` = `sign(input - target)` (0 where equal), divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaDoubleAbsCriterion_updateGradInput(struct THCState *state,
+                                                 struct THCudaDoubleTensor *input,
+                                                 struct THCudaDoubleTensor *target,
+                                                 struct THCudaDoubleTensor *grad_input,
+                                                 bool size_average);
+
+/**
+ *`output` = sum of `(input - target)^2` (mean with `sizeAverage`).
+ */
+void THNN_CudaDoubleMSECriterion_updateOutput(struct THCState *state,
+                                              struct THCudaDoubleTensor *input,
+                                              struct THCudaDoubleTensor *target,
+                                              struct THCudaDoubleTensor *output,
+                                              bool size_average);
+
+/**
+ *`gradInput` = `2 (input - target)`, divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaDoubleMSECriterion_updateGradInput(struct THCState *state,
+                                                 struct THCudaDoubleTensor *input,
+                                                 struct THCudaDoubleTensor *target,
+                                                 struct THCudaDoubleTensor *grad_input,
+                                                 bool size_average);
+
+/**
+ *`output` = sum of `z^2/2` (`z = |input - target| < 1`) or `z - 1/2` (mean with `sizeAverage`).
+ */
+void THNN_CudaDoubleSmoothL1Criterion_updateOutput(struct THCState *state,
+                                                   struct THCudaDoubleTensor *input,
+                                                   struct THCudaDoubleTensor *target,
+                                                   struct THCudaDoubleTensor *output,
+                                                   bool size_average);
+
+/**
+ *`gradInput` = `input - target` clamped to [-1, 1], divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaDoubleSmoothL1Criterion_updateGradInput(struct THCState *state,
+                                                      struct THCudaDoubleTensor *input,
+                                                      struct THCudaDoubleTensor *target,
+                                                      struct THCudaDoubleTensor *grad_input,
+                                                      bool size_average);
+
+/**
+ *`output` = sum of `log(1 + exp(-input * target))` (mean with `sizeAverage`).
+ */
+void THNN_CudaDoubleSoftMarginCriterion_updateOutput(struct THCState *state,
+                                                     struct THCudaDoubleTensor *input,
+                                                     struct THCudaDoubleTensor *target,
+                                                     struct THCudaDoubleTensor *output,
+                                                     bool size_average);
+
+/**
+ *`gradInput` = `-target * sigmoid(-input * target)`, divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaDoubleSoftMarginCriterion_updateGradInput(struct THCState *state,
+                                                        struct THCudaDoubleTensor *input,
+                                                        struct THCudaDoubleTensor *target,
+                                                        struct THCudaDoubleTensor *grad_input,
+                                                        bool size_average);
+
+/**
+ *`output` = sum of `target * (log(target) - input)` over `target > 0` (mean over all elements with `sizeAverage`).
+ */
+void THNN_CudaDoubleDistKLDivCriterion_updateOutput(struct THCState *state,
+                                                    struct THCudaDoubleTensor *input,
+                                                    struct THCudaDoubleTensor *target,
+                                                    struct THCudaDoubleTensor *output,
+                                                    bool size_average);
+
+/**
+ *`gradInput` = `-target` where `target > 0`, else 0, divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaDoubleDistKLDivCriterion_updateGradInput(struct THCState *state,
+                                                       struct THCudaDoubleTensor *input,
+                                                       struct THCudaDoubleTensor *target,
+                                                       struct THCudaDoubleTensor *grad_input,
+                                                       bool size_average);
+
+/**
+ * `output` = sum of `max(0, margin - input * target)` (mean with `sizeAverage`).
+ */
+void THNN_CudaDoubleMarginCriterion_updateOutput(struct THCState *state,
+                                                 struct THCudaDoubleTensor *input,
+                                                 struct THCudaDoubleTensor *target,
+                                                 struct THCudaDoubleTensor *output,
+                                                 bool size_average,
+                                                 double margin);
+
+/**
+ * `gradInput` = `-target` where `input * target < margin`, else 0 (over the count with `sizeAverage`).
+ */
+void THNN_CudaDoubleMarginCriterion_updateGradInput(struct THCState *state,
+                                                    struct THCudaDoubleTensor *input,
+                                                    struct THCudaDoubleTensor *target,
+                                                    struct THCudaDoubleTensor *grad_input,
+                                                    bool size_average,
+                                                    double margin);
+
+/**
+ * Binary cross-entropy of probabilities `input` (each in [0, 1]) against `target`,
+ * each term times `weights` (as many elements as `input`; may be NULL); logarithms
+ * clamped at -100 (PyTorch's rule).
+ */
+void THNN_CudaDoubleBCECriterion_updateOutput(struct THCState *state,
+                                              struct THCudaDoubleTensor *input,
+                                              struct THCudaDoubleTensor *target,
+                                              struct THCudaDoubleTensor *output,
+                                              bool size_average,
+                                              struct THCudaDoubleTensor *weights);
+
+/**
+ * `gradInput` = `weights * (input - target) / max(input (1 - input), 1e-12)` (over the count with `sizeAverage`).
+ */
+void THNN_CudaDoubleBCECriterion_updateGradInput(struct THCState *state,
+                                                 struct THCudaDoubleTensor *input,
+                                                 struct THCudaDoubleTensor *target,
+                                                 struct THCudaDoubleTensor *grad_input,
+                                                 bool size_average,
+                                                 struct THCudaDoubleTensor *weights);
+
+/**
+ * `output` = `sum |input|`.
+ */
+void THNN_CudaDoubleL1Cost_updateOutput(struct THCState *state,
+                                        struct THCudaDoubleTensor *input,
+                                        struct THCudaDoubleTensor *output);
+
+/**
+ * `gradInput` = `sign(input)`; `gradOutput` may be NULL, else it must hold as many
+ * elements as `input` (its values are not used, as in torch7).
+ */
+void THNN_CudaDoubleL1Cost_updateGradInput(struct THCState *state,
+                                           struct THCudaDoubleTensor *input,
+                                           struct THCudaDoubleTensor *grad_output,
+                                           struct THCudaDoubleTensor *grad_input);
+
+/**
+ *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.
+ */
+void THNN_CudaHalfAbsCriterion_updateOutput(struct THCState *state,
+                                            struct THCudaHalfTensor *input,
+                                            struct THCudaHalfTensor *target,
+                                            struct THCudaHalfTensor *output,
+                                            bool size_average);
+
+/**
+ *`gradInput` = `sign(input - target)` (0 where equal), divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaHalfAbsCriterion_updateGradInput(struct THCState *state,
+                                               struct THCudaHalfTensor *input,
+                                               struct THCudaHalfTensor *target,
+                                               struct THCudaHalfTensor *grad_input,
+                                               bool size_average);
+
+/**
+ *`output` = sum of `(input - target)^2` (mean with `sizeAverage`).
+ */
+void THNN_CudaHalfMSECriterion_updateOutput(struct THCState *state,
+                                            struct THCudaHalfTensor *input,
+                                            struct THCudaHalfTensor *target,
+                                            struct THCudaHalfTensor *output,
+                                            bool size_average);
+
+/**
+ *`gradInput` = `2 (input - target)`, divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaHalfMSECriterion_updateGradInput(struct THCState *state,
+                                               struct THCudaHalfTensor *input,
+                                               struct THCudaHalfTensor *target,
+                                               struct THCudaHalfTensor *grad_input,
+                                               bool size_average);
+
+/**
+ *`output` = sum of `z^2/2` (`z = |input - target| < 1`) or `z - 1/2` (mean with `sizeAverage`).
+ */
+void THNN_CudaHalfSmoothL1Criterion_updateOutput(struct THCState *state,
+                                                 struct THCudaHalfTensor *input,
+                                                 struct THCudaHalfTensor *target,
+                                                 struct THCudaHalfTensor *output,
+                                                 bool size_average);
+
+/**
+ *`gradInput` = `input - target` clamped to [-1, 1], divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaHalfSmoothL1Criterion_updateGradInput(struct THCState *state,
+                                                    struct THCudaHalfTensor *input,
+                                                    struct THCudaHalfTensor *target,
+                                                    struct THCudaHalfTensor *grad_input,
+                                                    bool size_average);
+
+/**
+ *`output` = sum of `log(1 + exp(-input * target))` (mean with `sizeAverage`).
+ */
+void THNN_CudaHalfSoftMarginCriterion_updateOutput(struct THCState *state,
+                                                   struct THCudaHalfTensor *input,
+                                                   struct THCudaHalfTensor *target,
+                                                   struct THCudaHalfTensor *output,
+                                                   bool size_average);
+
+/**
+ *`gradInput` = `-target * sigmoid(-input * target)`, divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaHalfSoftMarginCriterion_updateGradInput(struct THCState *state,
+                                                      struct THCudaHalfTensor *input,
+                                                      struct THCudaHalfTensor *target,
+                                                      struct THCudaHalfTensor *grad_input,
+                                                      bool size_average);
+
+/**
+ *`output` = sum of `target * (log(target) - input)` over `target > 0` (mean over all elements with `sizeAverage`).
+ */
+void THNN_CudaHalfDistKLDivCriterion_updateOutput(struct THCState *state,
+                                                  struct THCudaHalfTensor *input,
+                                                  struct THCudaHalfTensor *target,
+                                                  struct THCudaHalfTensor *output,
+                                                  bool size_average);
+
+/**
+ *`gradInput` = `-target` where `target > 0`, else 0, divided by the element count with `sizeAverage`.
+ */
+void THNN_CudaHalfDistKLDivCriterion_updateGradInput(struct THCState *state,
+                                                     struct THCudaHalfTensor *input,
+                                                     struct THCudaHalfTensor *target,
+                                                     struct THCudaHalfTensor *grad_input,
+                                                     bool size_average);
+
+/**
+ * `output` = sum of `max(0, margin - input * target)` (mean with `sizeAverage`).
+ */
+void THNN_CudaHalfMarginCriterion_updateOutput(struct THCState *state,
+                                               struct THCudaHalfTensor *input,
+                                               struct THCudaHalfTensor *target,
+                                               struct THCudaHalfTensor *output,
+                                               bool size_average,
+                                               float margin);
+
+/**
+ * `gradInput` = `-target` where `input * target < margin`, else 0 (over the count with `sizeAverage`).
+ */
+void THNN_CudaHalfMarginCriterion_updateGradInput(struct THCState *state,
+                                                  struct THCudaHalfTensor *input,
+                                                  struct THCudaHalfTensor *target,
+                                                  struct THCudaHalfTensor *grad_input,
+                                                  bool size_average,
+                                                  float margin);
+
+/**
+ * Binary cross-entropy of probabilities `input` (each in [0, 1]) against `target`,
+ * each term times `weights` (as many elements as `input`; may be NULL); logarithms
+ * clamped at -100 (PyTorch's rule).
+ */
+void THNN_CudaHalfBCECriterion_updateOutput(struct THCState *state,
+                                            struct THCudaHalfTensor *input,
+                                            struct THCudaHalfTensor *target,
+                                            struct THCudaHalfTensor *output,
+                                            bool size_average,
+                                            struct THCudaHalfTensor *weights);
+
+/**
+ * `gradInput` = `weights * (input - target) / max(input (1 - input), 1e-12)` (over the count with `sizeAverage`).
+ */
+void THNN_CudaHalfBCECriterion_updateGradInput(struct THCState *state,
+                                               struct THCudaHalfTensor *input,
+                                               struct THCudaHalfTensor *target,
+                                               struct THCudaHalfTensor *grad_input,
+                                               bool size_average,
+                                               struct THCudaHalfTensor *weights);
+
+/**
+ * `output` = `sum |input|`.
+ */
+void THNN_CudaHalfL1Cost_updateOutput(struct THCState *state,
+                                      struct THCudaHalfTensor *input,
+                                      struct THCudaHalfTensor *output);
+
+/**
+ * `gradInput` = `sign(input)`; `gradOutput` may be NULL, else it must hold as many
+ * elements as `input` (its values are not used, as in torch7).
+ */
+void THNN_CudaHalfL1Cost_updateGradInput(struct THCState *state,
+                                         struct THCudaHalfTensor *input,
+                                         struct THCudaHalfTensor *grad_output,
+                                         struct THCudaHalfTensor *grad_input);
+
+/**
  * `output` (outputSize, or nframe x outputSize) = `input` (inputSize, or nframe x
  * inputSize) @ `weight`^T (`weight`: outputSize x inputSize) + `bias` (may be NULL).
  * `addBuffer` (may be NULL) is set to nframe ones for a 2-D input, as in torch7.

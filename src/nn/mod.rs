@@ -38,15 +38,15 @@ pub mod sparse;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
 use crate::linalg::gemm::Gemm;
-use std::any::Any;
 use crate::ops::num::{Float, Real};
+use std::any::Any;
 
 /// The element types of the layers that run on both engines: THNN's f32 and f64, and THCUNN's
 /// Half as well. Each computes in its [`NnReal`] `R` (f32 for Half; itself for f32 and f64)
 /// and rounds once per stored value, the rule of th's Half everywhere.
-pub trait NnElem: Float<R: activation::ActReal> {}
+pub trait NnElem: Float<R: activation::ActReal> + crate::ops::reduce::Elem {}
 
-impl<T: Float<R: activation::ActReal>> NnElem for T {}
+impl<T: Float<R: activation::ActReal> + crate::ops::reduce::Elem> NnElem for T {}
 
 /// `v` as a view of its compute type, for the host kernels written over [`NnReal`]: itself for
 /// f32 and f64; Half layers run on the device only (THNN has no Half), so a Half host view is
@@ -68,6 +68,7 @@ fn half_on_host() -> Error {
 pub trait NnReal:
     Float<R = Self>
     + Real
+    + crate::ops::reduce::Elem
     + Gemm
     + crate::ops::conv::ConvElem<K = Self>
     + std::iter::Sum

@@ -143,6 +143,8 @@ pub enum Has {
     Long,
     /// Float, Double, Half: THCUNN's types (`nn.cuh`).
     Nn,
+    /// Double only: the criterions' loss terms, summed in f64 (`nn.cuh`).
+    NnDouble,
 }
 
 impl Has {
@@ -155,6 +157,7 @@ impl Has {
             Has::Float => matches!(d.format(), Format::Float | Format::BFloat),
             Has::Long => d == DType::Long,
             Has::Nn => matches!(d, DType::Float | DType::Double | DType::Half),
+            Has::NnDouble => d == DType::Double,
         }
     }
 }
@@ -218,6 +221,12 @@ pub static OPS: &[Op] = ops! {
     Nn Same 2 1 [nnEluBack nnLeakyReluBack nnShrinkBack nnThresholdBack];
     Nn Same 2 2 [nnHardTanhBack];
     Nn Same 3 2 [nnSoftPlusBack];
+    Nn Same 2 1 [nnAbsCritBack nnMseCritBack nnSmoothL1CritBack nnSoftMarginCritBack nnKlDivCritBack nnBceCritBack];
+    Nn Same 2 2 [nnMarginCritBack];
+    Nn Same 1 0 [nnL1CostBack];
+    Nn Same 3 1 [nnBceCritBackW];
+    NnDouble Same 2 0 [nnAbsCrit nnMseCrit nnSmoothL1Crit nnSoftMarginCrit nnKlDivCrit nnBceCrit];
+    NnDouble Same 2 1 [nnMarginCrit];
     Nn Lines 1 1 [nnSoftMax];
     Nn Lines 2 1 [nnSoftMaxBack];
     All Lines 0 2 [tri];

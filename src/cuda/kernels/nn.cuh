@@ -9,6 +9,7 @@ __forceinline__ float th_cexp(float x) { return ::expf(x); }
 __forceinline__ double th_cexp(double x) { return ::exp(x); }
 __forceinline__ float th_expm1(float x) { return ::expm1f(x); }
 __forceinline__ double th_expm1(double x) { return ::expm1(x); }
+__forceinline__ double th_clog(double x) { return ::log(x); }
 
 // One input x: name, expression of x, v, w.
 #define TH_NN_OPS1(X, ...)                                                                            \
@@ -39,6 +40,45 @@ __forceinline__ double th_expm1(double x) { return ::expm1(x); }
 // Three inputs x, y (output), g: SoftPlus's gradient.
 #define TH_NN_OPS3(X, ...) X(nnSoftPlusBack, x * v > w ? g : -g * th_expm1(-(y * v)), __VA_ARGS__)
 
+// The criterions' gradients: x = input, g = target; v = the 1/n of sizeAverage (else 1).
+#define TH_NN_CRIT_BACK(X, ...)                                                                       \
+  X(nnAbsCritBack, th_nn_signed(x - g, v), __VA_ARGS__)                                               \
+  X(nnMseCritBack, v * (x - g), __VA_ARGS__)                                                          \
+  X(nnSmoothL1CritBack, (x - g) < -(R)1 ? -v : ((x - g) > (R)1 ? v : v * (x - g)), __VA_ARGS__)      \
+  X(nnSoftMarginCritBack, -v * g * th_nn_sigmoid(-(x * g)), __VA_ARGS__)                             \
+  X(nnMarginCritBack, x * g < w ? -v * g : (R)0, __VA_ARGS__)                                         \
+  X(nnKlDivCritBack, g > (R)0 ? -v * g : (R)0, __VA_ARGS__)                                           \
+  X(nnBceCritBack, th_nn_bce_back(x, g, v), __VA_ARGS__)
+// The criterions' loss terms, for double operands (the host sums them in f64): x input, g target.
+#define TH_NN_CRIT_TERMS(X, ...)                                                                      \
+  X(nnAbsCrit, th_fabs(x - g), __VA_ARGS__)                                                           \
+  X(nnMseCrit, (x - g) * (x - g), __VA_ARGS__)                                                        \
+  X(nnSmoothL1Crit, th_fabs(x - g) < (R)1 ? (R)0.5 * th_fabs(x - g) * th_fabs(x - g) : th_fabs(x - g) - (R)0.5, __VA_ARGS__) \
+  X(nnSoftMarginCrit, th_nn_softplus(-(x * g)), __VA_ARGS__)                                          \
+  X(nnMarginCrit, th_nn_max0(v - x * g), __VA_ARGS__)                                                 \
+  X(nnKlDivCrit, g > (R)0 ? g * (th_clog(g) - x) : (R)0, __VA_ARGS__)                                 \
+  X(nnBceCrit, th_nn_bce(x, g), __VA_ARGS__)
+
+// `d > 0 ? n : d < 0 ? -n : d * n` (NaN stays NaN; the host's `signed`).
+template <class R> __forceinline__ R th_nn_signed(R d, R n) { return d > (R)0 ? n : (d < (R)0 ? -n : d * n); }
+template <class R> __forceinline__ R th_nn_max0(R v) { return v > (R)0 ? v : (R)0; }
+// The host criterions' sigmoid and softplus, without overflow.
+template <class R> __forceinline__ R th_nn_sigmoid(R v) {
+  if (v >= (R)0) return (R)1 / ((R)1 + th_cexp(-v));
+  const R e = th_cexp(v);
+  return e / ((R)1 + e);
+}
+__forceinline__ double th_nn_softplus(double v) { return (v > 0.0 ? v : 0.0) + th_log1p(th_cexp(-th_fabs(v))); }
+// BCE: logarithms floored at -100 (PyTorch's), the gradient's denominator at 1e-12 in R.
+__forceinline__ double th_nn_bce(double x, double y) {
+  const double a = th_clog(x), b = th_log1p(-x);
+  return -(y * (a > -100.0 ? a : -100.0) + (1.0 - y) * (b > -100.0 ? b : -100.0));
+}
+template <class R> __forceinline__ R th_nn_bce_back(R x, R y, R n) {
+  const R d = ((R)1 - x) * x, eps = (R)1e-12;
+  return n * (x - y) / (d > eps ? d : eps);
+}
+
 template <class R> __forceinline__ R th_nn_log_sigmoid_back(R x, R g) {
   const R e = th_cexp(-th_fabs(x));
   const R d = x < (R)0 ? (R)1 : e;
@@ -65,6 +105,11 @@ template <class R> __forceinline__ R th_nn_log_sigmoid_back(R x, R g) {
 TH_NN_OPS1(TH_NN_DEF1, )
 TH_NN_OPS2(TH_NN_DEF2, )
 TH_NN_OPS3(TH_NN_DEF3, )
+TH_NN_CRIT_BACK(TH_NN_DEF2, )
+TH_NN_CRIT_TERMS(TH_NN_DEF2, )
+TH_NN_OP(nnL1CostBack, (T x_), const R x = X::to_r(x_), th_nn_signed(x, (R)1))
+TH_NN_OP(nnBceCritBackW, (T x_, T g_, T c_), const R x = X::to_r(x_); const R g = X::to_r(g_); const R c = X::to_r(c_),
+         c * th_nn_bce_back(x, g, v))
 #undef TH_NN_DEF1
 #undef TH_NN_DEF2
 #undef TH_NN_DEF3
@@ -132,6 +177,9 @@ TH_LINE_LOOP
 // ---- the float modules' kernel list (sfx, T) ----
 #define TH_NN_KERNELS(sfx, T)                                                                         \
   TH_NN_OPS1(TH_K1, sfx, T) TH_NN_OPS2(TH_K2, sfx, T) TH_NN_OPS3(TH_K3, sfx, T)                        \
+  TH_NN_CRIT_BACK(TH_K2, sfx, T) TH_K1(nnL1CostBack, , sfx, T) TH_K3(nnBceCritBackW, , sfx, T)         \
   TH_LINES(th_nnSoftMax_##sfx, th_lines_nn_softmax, T) TH_LINES(th_nnSoftMaxBack_##sfx, th_lines_nn_softmax_back, T)
+// The criterions' loss terms, double only.
+#define TH_NN_DOUBLE_KERNELS() TH_NN_CRIT_TERMS(TH_K2, double, double)
 
 #endif  // TH_CUDA_NN_CUH

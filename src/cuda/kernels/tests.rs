@@ -33,8 +33,14 @@ fn names_and_modules() {
     };
     // convolutions (conv.cuh): unfold and map twice, for Float, Double and Half.
     let conv = |d: DType| if matches!(d, DType::Float | DType::Double | DType::Half) { 4 } else { 0 };
-    // THCUNN's elementwise layers (nn.cuh): twice each, for Float, Double and Half.
-    let nn = |d: DType| 2 * OPS.iter().filter(|o| o.has == Has::Nn && o.form == Form::Same && Has::Nn.contains(d)).count();
+    // THCUNN's elementwise layers (nn.cuh): twice each, for Float, Double and Half (the criterions'
+    // loss terms for Double only).
+    let nn = |d: DType| {
+        2 * OPS
+            .iter()
+            .filter(|o| matches!(o.has, Has::Nn | Has::NnDouble) && o.form == Form::Same && o.has.contains(d))
+            .count()
+    };
     // THC_sleep's kernel (sleep.cuh): one, in the Float module.
     let sleep = |d: DType| usize::from(d == DType::Float);
     // The shared-memory sort stages (sort.cuh's th_sortLocal): one per dtype.

@@ -9,63 +9,69 @@ use crate::nn::criterion::{class_nll, margin, pointwise};
 /// The elementwise criterions with torch7's `(input, target, output|gradInput, sizeAverage)`
 /// signature: `$m` (the module's name), `$f` (the `pointwise::` prefix), a doc line for each pass.
 macro_rules! pair_api {
-    ($R:ident, $T:ty, $m:ident, $f:ident, $out_doc:literal, $grad_doc:literal) => { pastey::paste! { nn_fn! {
+    ($R:ident, $T:ty, $S:ty, $m:ident, $f:ident, $out_doc:literal, $grad_doc:literal) => { pastey::paste! { nn_fn! {
         #[doc = $out_doc]
-        fn [<THNN_ $R $m _updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool) {
+        fn [<THNN_ $R $m _updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool) {
             pointwise::[<$f _update_output>]::<$T>(&input, &target, output, size_average)
         }
         #[doc = $grad_doc]
-        fn [<THNN_ $R $m _updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool) {
+        fn [<THNN_ $R $m _updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool) {
             pointwise::[<$f _update_grad_input>]::<$T>(&input, &target, grad_input, size_average)
         }
     } } };
 }
 
 macro_rules! criterion_api {
-    ($R:ident, $T:ty) => {
-        pair_api!($R, $T, AbsCriterion, abs,
+    // The modules of both families (`$S` the state type, `$A` the scalar options' type).
+    (@both $R:ident, $T:ty, $S:ty, $A:ty) => {
+        pair_api!($R, $T, $S, AbsCriterion, abs,
             "`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.",
             "`gradInput` = `sign(input - target)` (0 where equal), divided by the element count with `sizeAverage`.");
-        pair_api!($R, $T, MSECriterion, mse,
+        pair_api!($R, $T, $S, MSECriterion, mse,
             "`output` = sum of `(input - target)^2` (mean with `sizeAverage`).",
             "`gradInput` = `2 (input - target)`, divided by the element count with `sizeAverage`.");
-        pair_api!($R, $T, SmoothL1Criterion, smooth_l1,
+        pair_api!($R, $T, $S, SmoothL1Criterion, smooth_l1,
             "`output` = sum of `z^2/2` (`z = |input - target| < 1`) or `z - 1/2` (mean with `sizeAverage`).",
             "`gradInput` = `input - target` clamped to [-1, 1], divided by the element count with `sizeAverage`.");
-        pair_api!($R, $T, SoftMarginCriterion, soft_margin,
+        pair_api!($R, $T, $S, SoftMarginCriterion, soft_margin,
             "`output` = sum of `log(1 + exp(-input * target))` (mean with `sizeAverage`).",
             "`gradInput` = `-target * sigmoid(-input * target)`, divided by the element count with `sizeAverage`.");
-        pair_api!($R, $T, DistKLDivCriterion, dist_kl_div,
+        pair_api!($R, $T, $S, DistKLDivCriterion, dist_kl_div,
             "`output` = sum of `target * (log(target) - input)` over `target > 0` (mean over all elements with `sizeAverage`).",
             "`gradInput` = `-target` where `target > 0`, else 0, divided by the element count with `sizeAverage`.");
         pastey::paste! { nn_fn! {
             /// `output` = sum of `max(0, margin - input * target)` (mean with `sizeAverage`).
-            fn [<THNN_ $R MarginCriterion_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool, margin: f64) {
-                pointwise::margin_update_output::<$T>(&input, &target, output, size_average, margin)
+            fn [<THNN_ $R MarginCriterion_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool, margin: $A) {
+                pointwise::margin_update_output::<$T>(&input, &target, output, size_average, margin.into())
             }
             /// `gradInput` = `-target` where `input * target < margin`, else 0 (over the count with `sizeAverage`).
-            fn [<THNN_ $R MarginCriterion_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool, margin: f64) {
-                pointwise::margin_update_grad_input::<$T>(&input, &target, grad_input, size_average, margin)
+            fn [<THNN_ $R MarginCriterion_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool, margin: $A) {
+                pointwise::margin_update_grad_input::<$T>(&input, &target, grad_input, size_average, margin.into())
             }
             /// Binary cross-entropy of probabilities `input` (each in [0, 1]) against `target`,
             /// each term times `weights` (as many elements as `input`; may be NULL); logarithms
             /// clamped at -100 (PyTorch's rule).
-            fn [<THNN_ $R BCECriterion_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view) {
+            fn [<THNN_ $R BCECriterion_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view) {
                 pointwise::bce_update_output::<$T>(&input, &target, output, size_average, weights.as_ref())
             }
             /// `gradInput` = `weights * (input - target) / max(input (1 - input), 1e-12)` (over the count with `sizeAverage`).
-            fn [<THNN_ $R BCECriterion_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view) {
+            fn [<THNN_ $R BCECriterion_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view) {
                 pointwise::bce_update_grad_input::<$T>(&input, &target, grad_input, size_average, weights.as_ref())
             }
             /// `output` = `sum |input|`.
-            fn [<THNN_ $R L1Cost_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
+            fn [<THNN_ $R L1Cost_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj) {
                 pointwise::l1_cost_update_output::<$T>(&input, output)
             }
             /// `gradInput` = `sign(input)`; `gradOutput` may be NULL, else it must hold as many
             /// elements as `input` (its values are not used, as in torch7).
-            fn [<THNN_ $R L1Cost_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as opt_view, grad_input: *mut [<TH $R Tensor>] as obj) {
+            fn [<THNN_ $R L1Cost_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as opt_view, grad_input: *mut [<TH $R Tensor>] as obj) {
                 pointwise::l1_cost_update_grad_input::<$T>(&input, grad_output.as_ref(), grad_input)
             }
+        } }
+    };
+    // THNN's modules whose device half is still to come.
+    (@thnn $R:ident, $T:ty) => {
+        pastey::paste! { nn_fn! {
             /// Negative log-likelihood: `input` (C, or N x C) log-probabilities, `target` 0-based
             /// classes (one, or N); targets equal to `ignore_index` are skipped. `output` =
             /// `-sum w[t] input[i, t]` (divided by `total_weight` = `sum w[t]` with
@@ -107,5 +113,7 @@ macro_rules! criterion_api {
             }
         } }
     };
+    (@thnn $R:ident, $T:ty, $S:ty, $A:ty) => { criterion_api!(@both $R, $T, $S, $A); criterion_api!(@thnn $R, $T); };
+    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty) => { criterion_api!(@both $R, $T, $S, $A); };
 }
-nn_reals!(criterion_api);
+nn_families!(criterion_api);

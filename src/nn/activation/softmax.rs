@@ -368,7 +368,8 @@ fn update_grad_input<T: NnElem>(
     if let Device::Cuda(dev) = output.device() {
         return super::device::softmax_back(dev, output, grad_output, grad_input, log);
     }
-    let (output, grad_output, grad_input) = (native_view(output)?, native_view(grad_output)?, native_tensor(grad_input)?);
+    let (output, grad_output, grad_input) =
+        (native_view(output)?, native_view(grad_output)?, native_tensor(grad_input)?);
     let gm = geom(&output.sizes);
     let mut gi = Out::new(grad_input, &output.sizes)?;
     let y = buf::read(output, &[gi.view()])?;

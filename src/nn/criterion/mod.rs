@@ -25,11 +25,15 @@ pub mod class_nll;
 pub mod margin;
 pub mod pointwise;
 
-use super::NnReal;
-use super::buf::{self, Out};
+use super::buf;
 use super::check;
+use super::{NnElem, NnReal};
+use crate::core::allocator::Device;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
+use crate::cuda::launch::Call;
+use crate::ops::num::Num;
+use crate::ops::{self, arith};
 
 /// Items (elements or rows) per block of a parallel sum or map.
 const BLOCK: usize = 8192;
@@ -68,34 +72,59 @@ fn sum_f64(n: usize, f: impl Fn(usize, usize) -> f64 + Sync) -> f64 {
     block_sum(n, BLOCK, n, f, |a, b| a + b)
 }
 
-/// Runs `f(first, chunk)` over `out` cut into `BLOCK`-element chunks (`first`: the index of the
-/// chunk's first element), in parallel when `out` is large.
-fn map_chunks<T: Send + Sync>(out: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
-    let n = out.len();
-    let full = n - n % BLOCK;
-    let (head, tail) = out.split_at_mut(full);
-    buf::par_chunks(head, BLOCK, n, |k, s| f(k * BLOCK, s));
-    if !tail.is_empty() {
-        f(full, tail);
-    }
-}
-
 /// Stores `v` into `output` resized to one element.
-fn set_scalar<T: NnReal>(output: &Tensor<T>, v: f64) -> Result<()> {
-    let mut o = Out::new(output, &[1])?;
-    if let Some(x) = o.as_mut().first_mut() {
-        *x = T::from_f64(v);
-    }
-    o.finish()
+/// `output` resized to one element holding `v` rounded to the element type, on the engine where
+/// it lives (callers checked that it is where the inputs are).
+fn set_scalar<T: Num>(output: &Tensor<T>, v: f64) -> Result<()> {
+    ops::resize_out(output, &[1])?;
+    arith::fill(output, T::from_f64(v))
 }
 
-/// `sum / n` when `size_average` (NaN for n = 0, as PyTorch's mean), else `sum`.
+/// `sum term(x_i, y_i)` (times `w_i` when given; `y_i` = 0 without `y`) in f64 over the
+/// elements paired in row-major order, where the operands live. Host: blocks summed in f64.
+/// Device: the operands widened to f64 there, the terms by `call`'s kernel (the same
+/// expression; one input without `y`), summed by the device reduction (another order: the sums
+/// agree within their rounding).
+fn pair_sum<T: NnElem>(
+    x: &View<T>,
+    y: Option<&View<T>>,
+    w: Option<&View<T>>,
+    call: Call,
+    term: impl Fn(f64, f64) -> f64 + Sync,
+) -> Result<f64> {
+    let n = x.numel();
+    if let Device::Cuda(_) = x.device() {
+        let wide = |v: &View<T>| -> Result<View<f64>> {
+            let t = ops::temp_like::<f64, T>(v, &v.sizes)?;
+            ops::copy::copy(&t, v)?;
+            t.reshape_view(&[n as i64])
+        };
+        let terms = Tensor::new(ops::temp_like::<f64, T>(x, &[n as i64])?);
+        match y {
+            Some(y) => ops::pointwise2(&terms, &wide(x)?, &wide(y)?, call, &term)?,
+            None => ops::pointwise1(&terms, &wide(x)?, call, |a: f64| term(a, 0.0))?,
+        }
+        if let Some(w) = w {
+            ops::pointwise2(&terms, &terms.view(), &wide(w)?, Call::new("cmul"), |a: f64, b: f64| a * b)?;
+        }
+        return ops::reduce::sumall(&terms.view());
+    }
+    let xs = buf::read(x, &[])?;
+    let ys = y.map(|y| buf::read(y, &[])).transpose()?;
+    let ws = w.map(|w| buf::read(w, &[])).transpose()?;
+    let y_at = |i: usize| ys.as_ref().map_or(0.0, |y| y[i].to_f64());
+    Ok(sum_f64(n, |lo, hi| match &ws {
+        Some(w) => (lo..hi).map(|i| w[i].to_f64() * term(xs[i].to_f64(), y_at(i))).sum(),
+        None => (lo..hi).map(|i| term(xs[i].to_f64(), y_at(i))).sum(),
+    }))
+}
+
 fn average(sum: f64, n: usize, size_average: bool) -> f64 {
     if size_average { sum / n as f64 } else { sum }
 }
 
 /// The gradient's scale: `1 / n` when `size_average`, else 1, in the element type.
-fn norm<T: NnReal>(n: usize, size_average: bool) -> T {
+fn norm<T: Num>(n: usize, size_average: bool) -> T {
     T::from_f64(if size_average { 1.0 / n as f64 } else { 1.0 })
 }
 
