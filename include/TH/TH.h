@@ -19062,23 +19062,6 @@ void THNN_FloatGatedLinear_updateGradInput(struct THNNState *state,
                                            int dim);
 
 /**
- * `output = |input| > lambda ? input : 0`.
- */
-void THNN_FloatHardShrink_updateOutput(struct THNNState *state,
-                                       struct THFloatTensor *input,
-                                       struct THFloatTensor *output,
-                                       double lambda);
-
-/**
- * `gradInput = |input| > lambda ? gradOutput : 0`.
- */
-void THNN_FloatHardShrink_updateGradInput(struct THNNState *state,
-                                          struct THFloatTensor *input,
-                                          struct THFloatTensor *grad_output,
-                                          struct THFloatTensor *grad_input,
-                                          double lambda);
-
-/**
  * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
  * shared (`nOutputPlane = 0`, one weight).
  */
@@ -19112,6 +19095,23 @@ void THNN_FloatPReLU_accGradParameters(struct THNNState *state,
                                        struct THFloatTensor *grad_weight_buf2,
                                        int64_t n_output_plane,
                                        double scale);
+
+/**
+ * `output = |input| > lambda ? input : 0`.
+ */
+void THNN_FloatHardShrink_updateOutput(struct THNNState *state,
+                                       struct THFloatTensor *input,
+                                       struct THFloatTensor *output,
+                                       double lambda);
+
+/**
+ * `gradInput = |input| > lambda ? gradOutput : 0`.
+ */
+void THNN_FloatHardShrink_updateGradInput(struct THNNState *state,
+                                          struct THFloatTensor *input,
+                                          struct THFloatTensor *grad_output,
+                                          struct THFloatTensor *grad_input,
+                                          double lambda);
 
 /**
  * Training: slopes drawn in `[lower, upper)` from `generator` for the elements `<= 0`,
@@ -19404,23 +19404,6 @@ void THNN_DoubleGatedLinear_updateGradInput(struct THNNState *state,
                                             int dim);
 
 /**
- * `output = |input| > lambda ? input : 0`.
- */
-void THNN_DoubleHardShrink_updateOutput(struct THNNState *state,
-                                        struct THDoubleTensor *input,
-                                        struct THDoubleTensor *output,
-                                        double lambda);
-
-/**
- * `gradInput = |input| > lambda ? gradOutput : 0`.
- */
-void THNN_DoubleHardShrink_updateGradInput(struct THNNState *state,
-                                           struct THDoubleTensor *input,
-                                           struct THDoubleTensor *grad_output,
-                                           struct THDoubleTensor *grad_input,
-                                           double lambda);
-
-/**
  * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
  * shared (`nOutputPlane = 0`, one weight).
  */
@@ -19454,6 +19437,23 @@ void THNN_DoublePReLU_accGradParameters(struct THNNState *state,
                                         struct THDoubleTensor *grad_weight_buf2,
                                         int64_t n_output_plane,
                                         double scale);
+
+/**
+ * `output = |input| > lambda ? input : 0`.
+ */
+void THNN_DoubleHardShrink_updateOutput(struct THNNState *state,
+                                        struct THDoubleTensor *input,
+                                        struct THDoubleTensor *output,
+                                        double lambda);
+
+/**
+ * `gradInput = |input| > lambda ? gradOutput : 0`.
+ */
+void THNN_DoubleHardShrink_updateGradInput(struct THNNState *state,
+                                           struct THDoubleTensor *input,
+                                           struct THDoubleTensor *grad_output,
+                                           struct THDoubleTensor *grad_input,
+                                           double lambda);
 
 /**
  * Training: slopes drawn in `[lower, upper)` from `generator` for the elements `<= 0`,
@@ -19729,6 +19729,58 @@ void THNN_CudaSoftMax_updateGradInput(struct THCState *state,
                                       struct THCudaTensor *output);
 
 /**
+ * `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
+ */
+void THNN_CudaGatedLinear_updateOutput(struct THCState *state,
+                                       struct THCudaTensor *input,
+                                       struct THCudaTensor *output,
+                                       int dim);
+
+/**
+ * The gradient of GatedLinear with respect to both halves of `input`.
+ */
+void THNN_CudaGatedLinear_updateGradInput(struct THCState *state,
+                                          struct THCudaTensor *input,
+                                          struct THCudaTensor *grad_output,
+                                          struct THCudaTensor *grad_input,
+                                          int dim);
+
+/**
+ * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
+ * shared (`nOutputPlane = 0`, one weight).
+ */
+void THNN_CudaPReLU_updateOutput(struct THCState *state,
+                                 struct THCudaTensor *input,
+                                 struct THCudaTensor *output,
+                                 struct THCudaTensor *weight,
+                                 int64_t n_output_plane);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : w * gradOutput`.
+ */
+void THNN_CudaPReLU_updateGradInput(struct THCState *state,
+                                    struct THCudaTensor *input,
+                                    struct THCudaTensor *grad_output,
+                                    struct THCudaTensor *grad_input,
+                                    struct THCudaTensor *weight,
+                                    int64_t n_output_plane);
+
+/**
+ * `gradWeight += scale * sum(input * gradOutput)` over each plane's elements with
+ * `input <= 0`. `gradInput`, `gradWeightBuf` and `gradWeightBuf2` are not used (may be NULL).
+ */
+void THNN_CudaPReLU_accGradParameters(struct THCState *state,
+                                      struct THCudaTensor *input,
+                                      struct THCudaTensor *grad_output,
+                                      struct THCudaTensor *grad_input,
+                                      struct THCudaTensor *weight,
+                                      struct THCudaTensor *grad_weight,
+                                      struct THCudaTensor *grad_weight_buf,
+                                      struct THCudaTensor *grad_weight_buf2,
+                                      int64_t n_output_plane,
+                                      float scale);
+
+/**
  * `output = |input|`.
  */
 void THNN_CudaDoubleAbs_updateOutput(struct THCState *state,
@@ -19975,6 +20027,58 @@ void THNN_CudaDoubleSoftMax_updateGradInput(struct THCState *state,
                                             struct THCudaDoubleTensor *output);
 
 /**
+ * `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
+ */
+void THNN_CudaDoubleGatedLinear_updateOutput(struct THCState *state,
+                                             struct THCudaDoubleTensor *input,
+                                             struct THCudaDoubleTensor *output,
+                                             int dim);
+
+/**
+ * The gradient of GatedLinear with respect to both halves of `input`.
+ */
+void THNN_CudaDoubleGatedLinear_updateGradInput(struct THCState *state,
+                                                struct THCudaDoubleTensor *input,
+                                                struct THCudaDoubleTensor *grad_output,
+                                                struct THCudaDoubleTensor *grad_input,
+                                                int dim);
+
+/**
+ * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
+ * shared (`nOutputPlane = 0`, one weight).
+ */
+void THNN_CudaDoublePReLU_updateOutput(struct THCState *state,
+                                       struct THCudaDoubleTensor *input,
+                                       struct THCudaDoubleTensor *output,
+                                       struct THCudaDoubleTensor *weight,
+                                       int64_t n_output_plane);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : w * gradOutput`.
+ */
+void THNN_CudaDoublePReLU_updateGradInput(struct THCState *state,
+                                          struct THCudaDoubleTensor *input,
+                                          struct THCudaDoubleTensor *grad_output,
+                                          struct THCudaDoubleTensor *grad_input,
+                                          struct THCudaDoubleTensor *weight,
+                                          int64_t n_output_plane);
+
+/**
+ * `gradWeight += scale * sum(input * gradOutput)` over each plane's elements with
+ * `input <= 0`. `gradInput`, `gradWeightBuf` and `gradWeightBuf2` are not used (may be NULL).
+ */
+void THNN_CudaDoublePReLU_accGradParameters(struct THCState *state,
+                                            struct THCudaDoubleTensor *input,
+                                            struct THCudaDoubleTensor *grad_output,
+                                            struct THCudaDoubleTensor *grad_input,
+                                            struct THCudaDoubleTensor *weight,
+                                            struct THCudaDoubleTensor *grad_weight,
+                                            struct THCudaDoubleTensor *grad_weight_buf,
+                                            struct THCudaDoubleTensor *grad_weight_buf2,
+                                            int64_t n_output_plane,
+                                            double scale);
+
+/**
  * `output = |input|`.
  */
 void THNN_CudaHalfAbs_updateOutput(struct THCState *state,
@@ -20219,6 +20323,58 @@ void THNN_CudaHalfSoftMax_updateGradInput(struct THCState *state,
                                           struct THCudaHalfTensor *grad_output,
                                           struct THCudaHalfTensor *grad_input,
                                           struct THCudaHalfTensor *output);
+
+/**
+ * `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
+ */
+void THNN_CudaHalfGatedLinear_updateOutput(struct THCState *state,
+                                           struct THCudaHalfTensor *input,
+                                           struct THCudaHalfTensor *output,
+                                           int dim);
+
+/**
+ * The gradient of GatedLinear with respect to both halves of `input`.
+ */
+void THNN_CudaHalfGatedLinear_updateGradInput(struct THCState *state,
+                                              struct THCudaHalfTensor *input,
+                                              struct THCudaHalfTensor *grad_output,
+                                              struct THCudaHalfTensor *grad_input,
+                                              int dim);
+
+/**
+ * `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
+ * shared (`nOutputPlane = 0`, one weight).
+ */
+void THNN_CudaHalfPReLU_updateOutput(struct THCState *state,
+                                     struct THCudaHalfTensor *input,
+                                     struct THCudaHalfTensor *output,
+                                     struct THCudaHalfTensor *weight,
+                                     int64_t n_output_plane);
+
+/**
+ * `gradInput = input > 0 ? gradOutput : w * gradOutput`.
+ */
+void THNN_CudaHalfPReLU_updateGradInput(struct THCState *state,
+                                        struct THCudaHalfTensor *input,
+                                        struct THCudaHalfTensor *grad_output,
+                                        struct THCudaHalfTensor *grad_input,
+                                        struct THCudaHalfTensor *weight,
+                                        int64_t n_output_plane);
+
+/**
+ * `gradWeight += scale * sum(input * gradOutput)` over each plane's elements with
+ * `input <= 0`. `gradInput`, `gradWeightBuf` and `gradWeightBuf2` are not used (may be NULL).
+ */
+void THNN_CudaHalfPReLU_accGradParameters(struct THCState *state,
+                                          struct THCudaHalfTensor *input,
+                                          struct THCudaHalfTensor *grad_output,
+                                          struct THCudaHalfTensor *grad_input,
+                                          struct THCudaHalfTensor *weight,
+                                          struct THCudaHalfTensor *grad_weight,
+                                          struct THCudaHalfTensor *grad_weight_buf,
+                                          struct THCudaHalfTensor *grad_weight_buf2,
+                                          int64_t n_output_plane,
+                                          float scale);
 
 /**
  * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).

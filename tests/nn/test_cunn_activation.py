@@ -234,3 +234,64 @@ def test_softmax_errors_leave_outputs(cunn, rng):
     with pytest.raises(THError):
         cunn.call(real, "LogSoftMax_updateGradInput", y, sample(rng, real, (4, 3)), out, y)
     assert (cunn.numpy(out) == 3.0).all()
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("shape,dim", [((6,), 0), ((3, 8), 1), ((4, 6, 5), 1), ((2, 3, 10), 2)], ids=str)
+def test_gated_linear(nn, cunn, rng, real, shape, dim):
+    x = sample(rng, real, shape)
+    half = list(shape)
+    half[dim] //= 2
+    g = sample(rng, real, tuple(half))
+    res = []
+    for fam, r in ((cunn, real), (nn, HOST[real])):
+        side, t = Side(fam, r), (NP[real] if fam is cunn else (np.float32 if HOST[real] == "Float" else np.float64))
+        out, gin = side.empty(), side.empty()
+        side.call("GatedLinear_updateOutput", side.tensor(x.astype(t)), out, dim)
+        side.call("GatedLinear_updateGradInput", side.tensor(x.astype(t)), side.tensor(g.astype(t)), gin, dim)
+        res.append((side.numpy(out), side.numpy(gin)))
+    agree(res[0][0], res[1][0], real)
+    agree(res[0][1], res[1][1], real)
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("shape,planes", [((7,), 0), ((4, 5), 5), ((2, 3, 4, 5), 3), ((3, 4, 6), 0), ((6,), 6)],
+                         ids=str)
+def test_prelu(nn, cunn, rng, real, shape, planes):
+    x = sample(rng, real, shape)
+    g = sample(rng, real, shape)
+    w = exact(real, rng.uniform(-0.5, 0.5, (max(planes, 1),)))
+    gw0 = exact(real, rng.uniform(-1, 1, (max(planes, 1),)))
+    res = []
+    for fam, r in ((cunn, real), (nn, HOST[real])):
+        side, t = Side(fam, r), (NP[real] if fam is cunn else (np.float32 if HOST[real] == "Float" else np.float64))
+        out, gin, gw = side.empty(), side.empty(), side.tensor(gw0.astype(t))
+        xt, gt, wt = side.tensor(x.astype(t)), side.tensor(g.astype(t)), side.tensor(w.astype(t))
+        side.call("PReLU_updateOutput", xt, out, wt, planes)
+        side.call("PReLU_updateGradInput", xt, gt, gin, wt, planes)
+        side.call("PReLU_accGradParameters", xt, gt, gin, wt, gw, None, None, planes, 0.5)
+        res.append((side.numpy(out), side.numpy(gin), side.numpy(gw)))
+    for d, h in zip(*res):
+        agree(d, h, real)
+
+
+def test_prelu_strided_and_errors(nn, cunn, rng):
+    real = "CudaDouble"
+    x = sample(rng, real, (5, 4)).T  # 4 x 5, transposed
+    g = sample(rng, real, (4, 5))
+    w = rng.uniform(-0.5, 0.5, (5,))
+    gw = cunn.tensor(real, np.zeros(5))
+    out, gin = cunn.empty(real), cunn.empty(real)
+    cunn.call(real, "PReLU_updateOutput", x, out, w, 5)
+    cunn.call(real, "PReLU_accGradParameters", x, g, gin, w, gw, None, None, 5, 1.0)
+    wb = np.broadcast_to(w, (4, 5))
+    agree(cunn.numpy(out), np.where(x > 0, x, wb * x), real)
+    agree(cunn.numpy(gw), np.sum(np.where(x <= 0, x * g, 0.0), axis=0), real)
+    bad = cunn.tensor(real, np.full((3,), 4.0))
+    with pytest.raises(THError) as e:  # gradWeight of the wrong size: left alone
+        cunn.call(real, "PReLU_accGradParameters", x, g, gin, w, bad, None, None, 5, 1.0)
+    assert "gradWeight" in e.value.msg
+    assert (cunn.numpy(bad) == 4.0).all()
+    with pytest.raises(THError):  # 4 planes where the weight has 5
+        cunn.call(real, "PReLU_updateOutput", x.T, bad, w, 5)
+    assert (cunn.numpy(bad) == 4.0).all()

@@ -227,6 +227,9 @@ pub static OPS: &[Op] = ops! {
     Nn Same 3 1 [nnBceCritBackW];
     NnDouble Same 2 0 [nnAbsCrit nnMseCrit nnSmoothL1Crit nnSoftMarginCrit nnKlDivCrit nnBceCrit];
     NnDouble Same 2 1 [nnMarginCrit];
+    Nn Same 2 0 [nnGlu nnPrelu];
+    Nn Same 3 0 [nnGluBackA nnGluBackB nnPreluBack];
+    NnDouble Same 2 0 [nnPreluTerm];
     Nn Lines 1 1 [nnSoftMax];
     Nn Lines 2 1 [nnSoftMaxBack];
     All Lines 0 2 [tri];

@@ -40,6 +40,18 @@ __forceinline__ double th_clog(double x) { return ::log(x); }
 // Three inputs x, y (output), g: SoftPlus's gradient.
 #define TH_NN_OPS3(X, ...) X(nnSoftPlusBack, x * v > w ? g : -g * th_expm1(-(y * v)), __VA_ARGS__)
 
+// GatedLinear (a, b the halves of the input; g gradOutput) and PReLU (x, w the plane's weight
+// broadcast; g gradOutput), as param.rs computes them.
+#define TH_NN_PARAM_OPS2(X, ...)                                                                      \
+  X(nnGlu, x * th_nn_gsig(g), __VA_ARGS__)                                                            \
+  X(nnPrelu, x > (R)0 ? x : g * x, __VA_ARGS__)
+#define TH_NN_PARAM_OPS3(X, ...)                                                                      \
+  X(nnGluBackA, th_nn_gsig(y) * g, __VA_ARGS__)                                                       \
+  X(nnGluBackB, ((R)1 - th_nn_gsig(y)) * th_nn_gsig(y) * g * x, __VA_ARGS__)                          \
+  X(nnPreluBack, x > (R)0 ? y : g * y, __VA_ARGS__)
+// PReLU's weight-gradient terms, for double operands: x <= 0 ? x * g : 0.
+#define TH_NN_PARAM_TERMS(X, ...) X(nnPreluTerm, x <= (R)0 ? x * g : (R)0, __VA_ARGS__)
+
 // The criterions' gradients: x = input, g = target; v = the 1/n of sizeAverage (else 1).
 #define TH_NN_CRIT_BACK(X, ...)                                                                       \
   X(nnAbsCritBack, th_nn_signed(x - g, v), __VA_ARGS__)                                               \
@@ -59,6 +71,11 @@ __forceinline__ double th_clog(double x) { return ::log(x); }
   X(nnKlDivCrit, g > (R)0 ? g * (th_clog(g) - x) : (R)0, __VA_ARGS__)                                 \
   X(nnBceCrit, th_nn_bce(x, g), __VA_ARGS__)
 
+// param.rs's sigmoid: one division, the numerator selected.
+template <class R> __forceinline__ R th_nn_gsig(R x) {
+  const R e = th_cexp(-th_fabs(x)), r = (R)1 / ((R)1 + e);
+  return x >= (R)0 ? r : e * r;
+}
 // `d > 0 ? n : d < 0 ? -n : d * n` (NaN stays NaN; the host's `signed`).
 template <class R> __forceinline__ R th_nn_signed(R d, R n) { return d > (R)0 ? n : (d < (R)0 ? -n : d * n); }
 template <class R> __forceinline__ R th_nn_max0(R v) { return v > (R)0 ? v : (R)0; }
@@ -107,6 +124,9 @@ TH_NN_OPS2(TH_NN_DEF2, )
 TH_NN_OPS3(TH_NN_DEF3, )
 TH_NN_CRIT_BACK(TH_NN_DEF2, )
 TH_NN_CRIT_TERMS(TH_NN_DEF2, )
+TH_NN_PARAM_OPS2(TH_NN_DEF2, )
+TH_NN_PARAM_OPS3(TH_NN_DEF3, )
+TH_NN_PARAM_TERMS(TH_NN_DEF2, )
 TH_NN_OP(nnL1CostBack, (T x_), const R x = X::to_r(x_), th_nn_signed(x, (R)1))
 TH_NN_OP(nnBceCritBackW, (T x_, T g_, T c_), const R x = X::to_r(x_); const R g = X::to_r(g_); const R c = X::to_r(c_),
          c * th_nn_bce_back(x, g, v))
@@ -178,8 +198,9 @@ TH_LINE_LOOP
 #define TH_NN_KERNELS(sfx, T)                                                                         \
   TH_NN_OPS1(TH_K1, sfx, T) TH_NN_OPS2(TH_K2, sfx, T) TH_NN_OPS3(TH_K3, sfx, T)                        \
   TH_NN_CRIT_BACK(TH_K2, sfx, T) TH_K1(nnL1CostBack, , sfx, T) TH_K3(nnBceCritBackW, , sfx, T)         \
+  TH_NN_PARAM_OPS2(TH_K2, sfx, T) TH_NN_PARAM_OPS3(TH_K3, sfx, T)                                      \
   TH_LINES(th_nnSoftMax_##sfx, th_lines_nn_softmax, T) TH_LINES(th_nnSoftMaxBack_##sfx, th_lines_nn_softmax_back, T)
-// The criterions' loss terms, double only.
-#define TH_NN_DOUBLE_KERNELS() TH_NN_CRIT_TERMS(TH_K2, double, double)
+// The criterions' loss terms and PReLU's weight-gradient terms, double only.
+#define TH_NN_DOUBLE_KERNELS() TH_NN_CRIT_TERMS(TH_K2, double, double) TH_NN_PARAM_TERMS(TH_K2, double, double)
 
 #endif  // TH_CUDA_NN_CUH

@@ -130,16 +130,32 @@ macro_rules! activation_api {
         fn [<THNN_ $R SoftMax_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as view) {
             softmax::soft_max_update_grad_input::<$T>(&input, &grad_output, grad_input, &output)
         }
-    } } };
-    // THNN's modules that THCUNN lacks (HardShrink), or whose device half is still to come.
-    (@thnn $R:ident, $T:ty) => { pastey::paste! { nn_fn! {        /// `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
-        fn [<THNN_ $R GatedLinear_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, dim: c_int) {
+        /// `output = a * sigmoid(b)`, `a` and `b` the halves of `input` along `dim` (0-based).
+        fn [<THNN_ $R GatedLinear_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, dim: c_int) {
             param::glu_update_output::<$T>(&input, output, dim)
         }
         /// The gradient of GatedLinear with respect to both halves of `input`.
-        fn [<THNN_ $R GatedLinear_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, dim: c_int) {
+        fn [<THNN_ $R GatedLinear_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, dim: c_int) {
             param::glu_update_grad_input::<$T>(&input, &grad_output, grad_input, dim)
         }
+        /// `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
+        /// shared (`nOutputPlane = 0`, one weight).
+        fn [<THNN_ $R PReLU_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, n_output_plane: i64) {
+            param::prelu_update_output::<$T>(input, output, &weight, n_output_plane)
+        }
+        /// `gradInput = input > 0 ? gradOutput : w * gradOutput`.
+        fn [<THNN_ $R PReLU_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, n_output_plane: i64) {
+            param::prelu_update_grad_input::<$T>(&input, grad_output, grad_input, &weight, n_output_plane)
+        }
+        /// `gradWeight += scale * sum(input * gradOutput)` over each plane's elements with
+        /// `input <= 0`. `gradInput`, `gradWeightBuf` and `gradWeightBuf2` are not used (may be NULL).
+        fn [<THNN_ $R PReLU_accGradParameters>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>], weight: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_weight_buf: *mut [<TH $R Tensor>], grad_weight_buf2: *mut [<TH $R Tensor>], n_output_plane: i64, scale: $A) {
+            let _ = (grad_input, grad_weight_buf, grad_weight_buf2);
+            param::prelu_acc_grad_parameters::<$T>(&input, &grad_output, &weight, grad_weight, n_output_plane, scale.into())
+        }
+    } } };
+    // THNN's modules that THCUNN lacks (HardShrink), or whose device half is still to come (RReLU).
+    (@thnn $R:ident, $T:ty) => { pastey::paste! { nn_fn! {
         /// `output = |input| > lambda ? input : 0`.
         fn [<THNN_ $R HardShrink_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, lambda: f64) {
             act::hard_shrink_update_output::<$T>(input, output, lambda)
@@ -147,21 +163,6 @@ macro_rules! activation_api {
         /// `gradInput = |input| > lambda ? gradOutput : 0`.
         fn [<THNN_ $R HardShrink_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, lambda: f64) {
             act::hard_shrink_update_grad_input::<$T>(&input, grad_output, grad_input, lambda)
-        }
-        /// `output = input > 0 ? input : w * input`, `w` per plane (`nOutputPlane` weights) or
-        /// shared (`nOutputPlane = 0`, one weight).
-        fn [<THNN_ $R PReLU_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, n_output_plane: i64) {
-            param::prelu_update_output::<$T>(input, output, &weight, n_output_plane)
-        }
-        /// `gradInput = input > 0 ? gradOutput : w * gradOutput`.
-        fn [<THNN_ $R PReLU_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, n_output_plane: i64) {
-            param::prelu_update_grad_input::<$T>(&input, grad_output, grad_input, &weight, n_output_plane)
-        }
-        /// `gradWeight += scale * sum(input * gradOutput)` over each plane's elements with
-        /// `input <= 0`. `gradInput`, `gradWeightBuf` and `gradWeightBuf2` are not used (may be NULL).
-        fn [<THNN_ $R PReLU_accGradParameters>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>], weight: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_weight_buf: *mut [<TH $R Tensor>], grad_weight_buf2: *mut [<TH $R Tensor>], n_output_plane: i64, scale: f64) {
-            let _ = (grad_input, grad_weight_buf, grad_weight_buf2);
-            param::prelu_acc_grad_parameters::<$T>(&input, &grad_output, &weight, grad_weight, n_output_plane, scale)
         }
         /// Training: slopes drawn in `[lower, upper)` from `generator` for the elements `<= 0`,
         /// kept in `noise`. Evaluation: slope `(lower + upper) / 2` (`noise`, `generator` may be NULL).

@@ -1,14 +1,16 @@
-//! The device halves of the activations that do not run on the pointwise engine: SoftMax and
-//! LogSoftMax over torch7's dimension, one line kernel per pass (`kernels/nn.cuh`), every line
-//! along the normalized dimension walked by one thread (positions of the other dimensions are
-//! the items, so over a 3-D/4-D input's h x w neighbouring threads read neighbouring elements).
+//! The device halves of the activations that do not run on the pointwise engine alone: SoftMax
+//! and LogSoftMax over torch7's dimension, one line kernel per pass (`kernels/nn.cuh`), every
+//! line along the normalized dimension walked by one thread (positions of the other dimensions
+//! are the items, so over a 3-D/4-D input's h x w neighbouring threads read neighbouring
+//! elements); PReLU's weight gradient (terms in f64, the device's dim reductions).
 
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
 use crate::cuda::launch::{Call, device_base};
 use crate::cuda::lines::{self, LineOperand};
 use crate::exec::backend::Backend;
-use crate::nn::NnElem;
+use crate::nn::activation::paired;
+use crate::nn::{NnElem, check};
 use crate::ops;
 
 /// The normalized dimension of a 1-D to 4-D shape (torch7's rule: 0 for 1-D and 3-D, else 1).
@@ -68,4 +70,52 @@ pub(super) fn softmax_back<T: NnElem>(
     let o = tmp.as_ref().unwrap_or(&out);
     run(dev, &Call::new("nnSoftMaxBack").value(i64::from(log)), &[o, y, g], softmax_dim(y.ndim()))?;
     if let Some(t) = &tmp { ops::copy::copy(&out, t) } else { Ok(()) }
+}
+
+/// PReLU's `accGradParameters` on the device: `gradWeight[p] += scale * sum(x * g)` over plane
+/// p's elements with `x <= 0` (every element into `gradWeight[0]` without planes). The terms are
+/// computed in f64 from f64 copies, summed over each plane by the device reductions (in f64),
+/// rounded to the element type and added as the host adds them (`w + scale * s`).
+pub(super) fn prelu_acc<T: NnElem>(
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_weight: &Tensor<T>,
+    layout: Option<(usize, usize, usize)>,
+    scale: f64,
+) -> Result<()> {
+    let gw = grad_weight.view();
+    Backend::of(&[input.device(), grad_output.device(), gw.device()])?;
+    let (batch, planes, ks) = layout.unwrap_or((1, 1, input.numel()));
+    check::numel(&gw, 6, "gradWeight", planes)?;
+    let n = input.numel() as i64;
+    let wide = |v: &View<T>| -> Result<View<f64>> {
+        let t = ops::temp_like::<f64, T>(v, &v.sizes)?;
+        ops::copy::copy(&t, v)?;
+        t.reshape_view(&[n])
+    };
+    let terms = Tensor::new(ops::temp_like::<f64, T>(input, &[n])?);
+    let g = crate::nn::activation::paired(grad_output.clone(), &input.sizes)?;
+    ops::pointwise2(
+        &terms,
+        &wide(input)?,
+        &wide(&g)?,
+        Call::new("nnPreluTerm"),
+        |x: f64, g: f64| {
+            if x <= 0.0 { x * g } else { 0.0 }
+        },
+    )?;
+    let t3 = terms.view().reshape_view(&[batch as i64, planes as i64, ks as i64])?;
+    let by_pos = Tensor::new(ops::temp_like::<f64, T>(input, &[batch as i64, planes as i64])?);
+    let sums = Tensor::new(ops::temp_like::<f64, T>(input, &[planes as i64])?);
+    ops::reduce::sum(&by_pos, &t3, 2, false)?;
+    ops::reduce::sum(&sums, &by_pos.view(), 0, false)?;
+    let rounded = Tensor::new(ops::temp_like::<T, T>(&gw, &[planes as i64])?);
+    ops::copy::copy(&rounded.view(), &sums.view())?;
+    // gradWeight as a vector: itself or a reshaped view (same memory), else a copy written back
+    let g = paired(gw.clone(), &[planes as i64])?;
+    let sc = T::from_f64(scale);
+    ops::pointwise2(&Tensor::new(g.clone()), &g, &rounded.view(), Call::new("cadd").value(sc), move |w: T, s: T| {
+        T::from_r(w.to_r() + sc.to_r() * s.to_r())
+    })?;
+    if g.same_storage(&gw) { Ok(()) } else { ops::copy::copy(&gw, &g) }
 }

@@ -2,14 +2,18 @@
 //! plane or shared), RReLU (random negative slopes in training) and GatedLinear (the first half
 //! of a dimension gated by the sigmoid of the second).
 
-use super::{ActReal, backward, check_nelement, forward, real};
+use super::{ActReal, backward, check_nelement, forward, paired, real};
+use crate::core::allocator::Device;
+use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
 use crate::cuda::launch::Call;
-use crate::nn::NnReal;
+use crate::exec::backend::Backend;
 use crate::nn::buf::{self, Out};
 use crate::nn::check;
+use crate::nn::{NnElem, NnReal, native_tensor, native_view};
 use crate::ops::random::Generator;
+use crate::ops::{self, num::Num};
 
 /// `1 / (1 + exp(-x))` without overflow.
 #[inline(always)]
@@ -21,7 +25,7 @@ fn sigmoid<T: NnReal>(x: T) -> T {
 
 /// GatedLinear's layout: `outer` blocks of `2 * half` rows of `inner` elements (halving
 /// dimension `dim`, 0-based, argument `dim_arg`) and the output's shape.
-fn glu_dims<T: NnReal>(input: &View<T>, dim: i32, dim_arg: u32) -> Result<(usize, usize, usize, Vec<i64>)> {
+fn glu_dims<T: Scalar>(input: &View<T>, dim: i32, dim_arg: u32) -> Result<(usize, usize, usize, Vec<i64>)> {
     let nd = input.ndim();
     if dim < 0 || dim as usize >= nd {
         return Err(check::invalid(
@@ -48,51 +52,44 @@ fn glu_dims<T: NnReal>(input: &View<T>, dim: i32, dim_arg: u32) -> Result<(usize
 
 /// `GatedLinear_updateOutput(input, output, dim)`: `a * sigmoid(b)` where `a` and `b` are the
 /// first and second halves of `input` along `dim` (0-based).
-pub fn glu_update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, dim: i32) -> Result<()> {
-    let (_, half, inner, shape) = glu_dims(input, dim, 4)?;
-    let hi = half * inner;
-    let mut out = Out::new(output, &shape)?;
-    let x = buf::read(input, &[out.view()])?;
-    buf::par_chunks(out.as_mut(), hi, x.len() * 4, |o, c| {
-        let (a, b) = x[2 * o * hi..2 * (o + 1) * hi].split_at(hi);
-        for ((c, &a), &b) in c.iter_mut().zip(a).zip(b) {
-            *c = a * sigmoid(b);
-        }
-    });
-    out.finish()
+pub fn glu_update_output<T: NnElem>(input: &View<T>, output: &Tensor<T>, dim: i32) -> Result<()> {
+    let (_, half, _, _) = glu_dims(input, dim, 4)?;
+    let (a, b) = (input.narrow(dim, 0, half as i64)?, input.narrow(dim, half as i64, half as i64)?);
+    ops::pointwise2(output, &a, &b, Call::new("nnGlu"), |a: T, b: T| T::from_r(a.to_r() * sigmoid(b.to_r())))
 }
 
 /// `GatedLinear_updateGradInput(input, gradOutput, gradInput, dim)`: `gradInput`'s first half
 /// `sigmoid(b) * g`, its second half `(1 - sigmoid(b)) * sigmoid(b) * g * a`.
-pub fn glu_update_grad_input<T: NnReal>(
+pub fn glu_update_grad_input<T: NnElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
     dim: i32,
 ) -> Result<()> {
-    let (_, half, inner, shape) = glu_dims(input, dim, 5)?;
+    let (_, half, _, shape) = glu_dims(input, dim, 5)?;
     check::shape(grad_output, 3, "gradOutput", &shape)?;
-    let hi = half * inner;
-    let mut gi = Out::new(grad_input, &input.sizes)?;
-    let x = buf::read(input, &[gi.view()])?;
-    let g = buf::read(grad_output, &[gi.view()])?;
-    buf::par_chunks(gi.as_mut(), 2 * hi, x.len() * 4, |o, c| {
-        let (ga, gb) = c.split_at_mut(hi);
-        let (a, b) = x[2 * o * hi..2 * (o + 1) * hi].split_at(hi);
-        let g = &g[o * hi..(o + 1) * hi];
-        for ((((ga, gb), &a), &b), &g) in ga.iter_mut().zip(gb).zip(a).zip(b).zip(g) {
-            let s = sigmoid(b);
-            *ga = s * g;
-            *gb = (T::one() - s) * s * g * a;
-        }
-    });
-    gi.finish()
+    Backend::of(&[input.device(), grad_output.device(), grad_input.with_view(|v| v.device())])?;
+    let out = ops::resize_out(grad_input, &input.sizes)?;
+    // each half reads both halves of the input: an output sharing their memory is written last
+    let shared = out.same_storage(input) || out.same_storage(grad_output);
+    let o = if shared { ops::temp_like(&out, &input.sizes)? } else { out.clone() };
+    let h = half as i64;
+    let (a, b) = (input.narrow(dim, 0, h)?, input.narrow(dim, h, h)?);
+    let (oa, ob) = (o.narrow(dim, 0, h)?, o.narrow(dim, h, h)?);
+    ops::map3(&oa, &a, &b, grad_output, Call::new("nnGluBackA"), |_: T, b: T, g: T| {
+        T::from_r(sigmoid(b.to_r()) * g.to_r())
+    })?;
+    ops::map3(&ob, &a, &b, grad_output, Call::new("nnGluBackB"), |a: T, b: T, g: T| {
+        let s = sigmoid(b.to_r());
+        T::from_r((<T::R as Num>::one() - s) * s * g.to_r() * a.to_r())
+    })?;
+    if shared { ops::copy::copy(&out, &o) } else { Ok(()) }
 }
 
 /// PReLU's per-plane layout: `batch` blocks of `planes` planes of `ks` elements; `None` for one
 /// shared weight (`nOutputPlane == 0`). Checks `weight` (argument `w_arg`) and `nOutputPlane`
 /// (argument `p_arg`).
-fn prelu_dims<T: NnReal>(
+fn prelu_dims<T: Scalar>(
     input: &View<T>,
     weight: &View<T>,
     w_arg: u32,
@@ -118,10 +115,26 @@ fn prelu_dims<T: NnReal>(
     Ok(Some((batch as usize, planes as usize, ks as usize)))
 }
 
+/// PReLU's weight broadcast to `input`'s shape: the one shared weight everywhere, or each
+/// plane's weight over its plane (dimension 1, or 0 for a 1-D input).
+fn prelu_weight<T: Scalar>(
+    input: &View<T>,
+    weight: &View<T>,
+    layout: Option<(usize, usize, usize)>,
+) -> Result<View<T>> {
+    let nd = input.ndim();
+    let mut shape = vec![1i64; nd.max(1)];
+    if let Some((_, planes, _)) = layout {
+        shape[usize::from(nd > 1)] = planes as i64;
+    }
+    let w = paired(weight.clone(), &shape)?;
+    if nd == 0 { w.reshape_view(&input.sizes) } else { w.expand(&input.sizes) }
+}
+
 /// `PReLU_updateOutput(input, output, weight, nOutputPlane)`: `x > 0 ? x : w * x`, `w` the
 /// weight of the element's plane (dimension 1, or 0 for a 1-D input), or `weight[0]` for all
 /// when `nOutputPlane` is 0.
-pub fn prelu_update_output<T: ActReal>(
+pub fn prelu_update_output<T: NnElem>(
     input: &Tensor<T>,
     output: &Tensor<T>,
     weight: &View<T>,
@@ -129,27 +142,16 @@ pub fn prelu_update_output<T: ActReal>(
 ) -> Result<()> {
     let xv = input.view();
     let layout = prelu_dims(&xv, weight, 4, planes, 5)?;
-    let w = weight.to_vec()?;
-    let Some((_, planes, ks)) = layout else {
-        let w = w[0];
-        return forward::<true, T>(input, output, false, Call::host_only("PReLU_updateOutput"), move |x| {
-            if x > T::zero() { x } else { w * x }
-        });
-    };
-    let mut out = Out::new(output, &xv.sizes)?;
-    let x = buf::read(&xv, &[out.view()])?;
-    buf::par_chunks(out.as_mut(), ks, x.len() * 2, |i, c| {
-        let w = w[i % planes];
-        for (o, &v) in c.iter_mut().zip(&x[i * ks..(i + 1) * ks]) {
-            *o = if v > T::zero() { v } else { w * v };
-        }
-    });
-    out.finish()
+    let w = prelu_weight(&xv, weight, layout)?;
+    ops::pointwise2(output, &xv, &w, Call::new("nnPrelu"), |x: T, w: T| {
+        let (x, w) = (x.to_r(), w.to_r());
+        T::from_r(if x > <T::R as Num>::zero() { x } else { w * x })
+    })
 }
 
 /// `PReLU_updateGradInput(input, gradOutput, gradInput, weight, nOutputPlane)`: `x > 0 ? g :
 /// w * g`.
-pub fn prelu_update_grad_input<T: ActReal>(
+pub fn prelu_update_grad_input<T: NnElem>(
     input: &View<T>,
     grad_output: &Tensor<T>,
     grad_input: &Tensor<T>,
@@ -159,32 +161,12 @@ pub fn prelu_update_grad_input<T: ActReal>(
     let gv = grad_output.view();
     check_nelement(&gv, input, "input")?;
     let layout = prelu_dims(input, weight, 5, planes, 6)?;
-    let w = weight.to_vec()?;
-    let Some((_, planes, ks)) = layout else {
-        let w = w[0];
-        return backward::<true, T>(
-            input.clone(),
-            &input.sizes,
-            grad_output,
-            grad_input,
-            false,
-            Call::host_only("PReLU_updateGradInput"),
-            move |x, g| {
-                if x > T::zero() { g } else { w * g }
-            },
-        );
-    };
-    let mut gi = Out::new(grad_input, &input.sizes)?;
-    let x = buf::read(input, &[gi.view()])?;
-    let g = buf::read(&gv, &[gi.view()])?;
-    buf::par_chunks(gi.as_mut(), ks, x.len() * 3, |i, c| {
-        let w = w[i % planes];
-        let r = i * ks..(i + 1) * ks;
-        for ((o, &v), &g) in c.iter_mut().zip(&x[r.clone()]).zip(&g[r]) {
-            *o = if v > T::zero() { g } else { w * g };
-        }
-    });
-    gi.finish()
+    let w = prelu_weight(input, weight, layout)?;
+    let g = paired(gv, &input.sizes)?;
+    ops::pointwise3(grad_input, input, &g, &w, Call::new("nnPreluBack"), |x: T, g: T, w: T| {
+        let (x, g, w) = (x.to_r(), g.to_r(), w.to_r());
+        T::from_r(if x > <T::R as Num>::zero() { g } else { w * g })
+    })
 }
 
 /// `sum of x * g over the elements with x <= 0`, in f64.
@@ -200,7 +182,7 @@ const BLOCK: usize = 8192;
 /// plane's elements with `x <= 0` (all elements into `gradWeight[0]` when `nOutputPlane` is 0).
 /// Sums are kept in f64; `gradWeightBuf` and `gradWeightBuf2` are not used (nor are they by
 /// torch7).
-pub fn prelu_acc_grad_parameters<T: ActReal>(
+pub fn prelu_acc_grad_parameters<T: NnElem>(
     input: &View<T>,
     grad_output: &View<T>,
     weight: &View<T>,
@@ -210,6 +192,20 @@ pub fn prelu_acc_grad_parameters<T: ActReal>(
 ) -> Result<()> {
     check_nelement(grad_output, input, "input")?;
     let layout = prelu_dims(input, weight, 5, planes, 9)?;
+    if let Device::Cuda(_) = input.device() {
+        return super::device::prelu_acc(input, grad_output, grad_weight, layout, scale);
+    }
+    prelu_acc_host(native_view(input)?, native_view(grad_output)?, native_tensor(grad_weight)?, layout, scale)
+}
+
+/// The host half of `prelu_acc_grad_parameters`.
+fn prelu_acc_host<T: ActReal>(
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_weight: &Tensor<T>,
+    layout: Option<(usize, usize, usize)>,
+    scale: f64,
+) -> Result<()> {
     let n_w = layout.map_or(1, |(_, p, _)| p);
     let mut gw = Out::acc(grad_weight, n_w, 6, "gradWeight")?;
     let x = buf::read(input, &[gw.view()])?;
