@@ -87,6 +87,9 @@ pub trait NnReal:
     /// `ops::conv`'s implicit-GEMM run of a valid job (`ConvK::implicit`): `Ok(false)` where
     /// the CPU has no kernel for the type or the job does not suit one.
     fn conv_implicit(out: &mut [Self], ops: &crate::ops::conv::Operands<Self>) -> crate::core::error::Result<bool>;
+    /// `self * a + b` with one rounding (the FMA instruction in kernel copies compiled with
+    /// FMA; a libm call elsewhere, so plain copies should not use it).
+    fn mul_add(self, a: Self, b: Self) -> Self;
 }
 
 macro_rules! nn_real {
@@ -95,6 +98,10 @@ macro_rules! nn_real {
             const EPS: $T = $T::EPSILON;
             fn conv_implicit(out: &mut [$T], ops: &crate::ops::conv::Operands<$T>) -> crate::core::error::Result<bool> {
                 <$T as crate::ops::conv::ConvK>::implicit(false, out, ops)
+            }
+            #[inline(always)]
+            fn mul_add(self, a: $T, b: $T) -> $T {
+                <$T>::mul_add(self, a, b)
             }
         }
     )*};

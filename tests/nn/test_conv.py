@@ -262,6 +262,15 @@ DW_CASES = [  # batch, C, M, (H, W), (kH, kW), (dH, dW), (padH, padW), bias, 2-D
     (2, 3, 2, (7, 5), (3, 3), (1, 1), (1, 1), True, False),
     (None, 2, 1, (6, 9), (2, 3), (2, 3), (0, 1), False, True),
     (3, 1, 3, (5, 5), (5, 1), (1, 2), (2, 0), True, False),
+    # planes wider than a block of columns (whole blocks and a partial one)
+    (2, 4, 1, (37, 41), (3, 3), (1, 1), (1, 1), True, False),
+    (1, 2, 2, (20, 35), (3, 3), (2, 2), (1, 1), True, False),
+    (2, 3, 1, (19, 23), (3, 5), (3, 2), (2, 3), False, False),
+    (None, 2, 1, (4, 70), (1, 7), (1, 3), (0, 3), True, True),
+    # padding beyond kernel - 1 (outputs that see only zeros), a 1x1 plane
+    (1, 2, 2, (9, 18), (2, 3), (1, 1), (3, 4), True, False),
+    (2, 3, 2, (11, 33), (4, 4), (3, 5), (5, 6), True, False),
+    (3, 2, 1, (1, 1), (1, 1), (1, 1), (0, 0), True, False),
 ]
 
 
@@ -280,9 +289,12 @@ def test_depthwise_against_torch(nn, rng, real, case):
     wt = w.reshape(m, -1) if flat else w
     iv = [k[1], k[0], s[1], s[0], p[1], p[0]]
     xt = x.astype(NP[real])
-    if case == 0:
+    gt = gout.astype(NP[real])
+    if case in (0, 3):
         xt = np.ascontiguousarray(np.swapaxes(xt, -1, -2)).swapaxes(-1, -2)
-    got = dw_th(nn, real, xt, wt.astype(NP[real]), None if b is None else b.astype(NP[real]), gout.astype(NP[real]),
+    if case == 3:
+        gt = np.ascontiguousarray(np.swapaxes(gt, -1, -2)).swapaxes(-1, -2)
+    got = dw_th(nn, real, xt, wt.astype(NP[real]), None if b is None else b.astype(NP[real]), gt,
                 iv, 0.5, gw0.reshape(wt.shape).astype(NP[real]), None if gb0 is None else gb0.astype(NP[real]))
     want = dw_torch(x if n else x[None], w, b, gout if n else gout[None], s, p, 0.5)
     if not n:
@@ -293,6 +305,32 @@ def test_depthwise_against_torch(nn, rng, real, case):
     close(got[2], gw0.reshape(wt.shape) + want[2].reshape(wt.shape), real, scale=sc)
     if bias:
         close(got[3], gb0 + want[3], real, scale=sc)
+
+
+def test_depthwise_thread_count_independent(nn, lib, rng):
+    """Bitwise the same results on 1 and 3 threads, and into non-contiguous outputs."""
+    real = "Float"
+    x = rng.standard_normal((3, 5, 30, 29)).astype(np.float32)
+    w = rng.standard_normal((2, 5, 3, 3)).astype(np.float32)
+    b = rng.standard_normal((2, 5)).astype(np.float32)
+    gout = rng.standard_normal((3, 10, 30, 29)).astype(np.float32)
+    iv = [3, 3, 1, 1, 1, 1]
+    old = lib.dll.THGetNumThreads()
+    res = []
+    try:
+        for t in (1, 3):
+            lib.dll.THSetNumThreads(C.c_int(t))
+            res.append(dw_th(nn, real, x, w, b, gout, iv))
+    finally:
+        lib.dll.THSetNumThreads(C.c_int(old))
+    for r1, r3 in zip(*res):
+        assert np.array_equal(r1, r3)
+    # outputs given non-contiguous, already of the right shape, keep their strides
+    out = nn.tensor(real, np.zeros((3, 10, 29, 30), np.float32).swapaxes(-1, -2))
+    gin = nn.tensor(real, np.zeros((3, 5, 29, 30), np.float32).swapaxes(-1, -2))
+    nn.call(real, "SpatialDepthWiseConvolution_updateOutput", x, out, w, b, None, None, *iv)
+    nn.call(real, "SpatialDepthWiseConvolution_updateGradInput", x, gout, gin, w, None, None, *iv)
+    assert np.array_equal(out.numpy(), res[0][0]) and np.array_equal(gin.numpy(), res[0][1])
 
 
 def test_depthwise_split_grad_output_and_fd(nn, rng):
