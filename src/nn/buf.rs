@@ -161,17 +161,30 @@ pub(crate) use crate::exec::parallel::SharedPtr;
 /// pool when `work` (elements touched in all) is large enough. Each chunk is handed to exactly
 /// one call, so results never depend on the thread count.
 pub fn par_chunks<T: Send + Sync>(out: &mut [T], len: usize, work: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    par_chunks_with(out, len, work, || (), |_, i, s| f(i, s));
+}
+
+/// As `par_chunks`, with a state (scratch space) made by `init` once per piece of the loop and
+/// handed to each of its calls `f(state, index, chunk)`.
+pub fn par_chunks_with<T: Send + Sync, S>(
+    out: &mut [T],
+    len: usize,
+    work: usize,
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize, &mut [T]) + Sync,
+) {
     if len == 0 {
         return;
     }
     let n = out.len() / len;
     let base = SharedPtr(out.as_mut_ptr());
     parallel::for_range(n, work, |a, b| {
+        let mut state = init();
         for i in a..b {
             // SAFETY: chunk i (< n) of `out`; the ranges given to the pieces are disjoint, so no
             // two threads make a slice of the same chunk, and `out` outlives the loop.
             let s = unsafe { std::slice::from_raw_parts_mut(base.offset((i * len) as isize), len) };
-            f(i, s);
+            f(&mut state, i, s);
         }
     });
 }

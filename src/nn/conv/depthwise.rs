@@ -183,9 +183,14 @@ impl Pad {
     fn len(&self) -> usize {
         self.rows * self.stride
     }
-    /// Fills `dst` (`len()` elements) with the `h x w` plane `src`, its element `(r, c)` at
-    /// `(top + r*step[0], left + c*step[1])`, and zeros elsewhere; elements falling outside
-    /// are dropped (a negative offset crops).
+    /// A scratch plane of zeros, for `fill`.
+    fn zeros<T: NnReal>(&self) -> Vec<T> {
+        vec![T::zero(); self.len()]
+    }
+    /// Places the `h x w` plane `src` in `dst` (`len()` elements), its element `(r, c)` at
+    /// `(top + r*step[0], left + c*step[1])`; elements falling outside are dropped (a negative
+    /// offset crops). The other elements of `dst` are left alone: they must be zero (`dst` from
+    /// `zeros`, or filled before with the same geometry: each call writes the same positions).
     #[allow(clippy::too_many_arguments)]
     fn fill<T: NnReal>(&self, dst: &mut [T], src: &[T], h: usize, w: usize, top: isize, left: isize, step: [usize; 2]) {
         let [sr, sc] = step;
@@ -193,27 +198,46 @@ impl Pad {
         let ceil = |n: isize| if n <= 0 { 0 } else { ((n - 1) as usize / sc + 1).min(w) };
         let c0 = ceil(-left);
         let c1 = ceil(self.stride as isize - left).max(c0);
+        if c0 == c1 {
+            return;
+        }
         let u0 = (left + (c0 * sc) as isize) as usize;
-        for (t, row) in dst[..self.len()].chunks_exact_mut(self.stride).enumerate() {
-            let r = t as isize - top;
-            let from = (r >= 0 && (r as usize).is_multiple_of(sr) && (r as usize) / sr < h)
-                .then(|| &src[(r as usize / sr) * w..][..w]);
-            match from {
-                Some(from) if c0 < c1 && sc == 1 => {
-                    let u1 = u0 + (c1 - c0);
-                    row[..u0].fill(T::zero());
-                    row[u0..u1].copy_from_slice(&from[c0..c1]);
-                    row[u1..].fill(T::zero());
+        // the source rows that land inside: r0..r1, the first at row t0
+        let rows = |n: isize| if n <= 0 { 0 } else { ((n - 1) as usize / sr + 1).min(h) };
+        let r0 = rows(-top);
+        let r1 = rows(self.rows as isize - top).max(r0);
+        for r in r0..r1 {
+            let t = (top + (r * sr) as isize) as usize;
+            let from = &src[r * w..][c0..c1];
+            let row = &mut dst[t * self.stride..][..self.stride];
+            if sc == 1 {
+                copy(&mut row[u0..u0 + from.len()], from);
+            } else {
+                for (j, &v) in from.iter().enumerate() {
+                    row[u0 + j * sc] = v;
                 }
-                Some(from) => {
-                    row.fill(T::zero());
-                    for (j, &v) in from[c0..c1].iter().enumerate() {
-                        row[u0 + j * sc] = v;
-                    }
-                }
-                None => row.fill(T::zero()),
             }
         }
+    }
+}
+
+/// `dst = src` (equal lengths) in whole blocks: a library call per short row would cost more
+/// than the copy.
+#[inline(always)]
+fn copy<T: NnReal>(dst: &mut [T], src: &[T]) {
+    let n = dst.len().min(src.len());
+    if n < L {
+        dst[..n].copy_from_slice(&src[..n]);
+        return;
+    }
+    let (d, _) = dst[..n].as_chunks_mut::<L>();
+    let (s, _) = src[..n].as_chunks::<L>();
+    for (d, s) in d.iter_mut().zip(s) {
+        *d = *s;
+    }
+    // the last block again, overlapping: the same values over the same positions
+    if let (Some(d), Some(s)) = (dst[..n].last_chunk_mut::<L>(), src[..n].last_chunk::<L>()) {
+        *d = *s;
     }
 }
 
@@ -273,7 +297,14 @@ fn corr_s<I: Fuse, T: NnReal, const S: usize>(
             let init = if add { *o } else { [bias; L] };
             *o = block::<I, T, S>(init, &src[base + q * L * s..], &taps, s);
         }
-        if !part.is_empty() {
+        if !part.is_empty() && !add && !whole.is_empty() {
+            // the last L outputs again, overlapping the whole blocks (the same values)
+            let at = ow - L;
+            let r = block::<I, T, S>([bias; L], &src[base + at * s..], &taps, s);
+            if let Some(o) = orow.last_chunk_mut::<L>() {
+                *o = r;
+            }
+        } else if !part.is_empty() {
             let mut init = [bias; L];
             if add {
                 init[..part.len()].copy_from_slice(part);
@@ -396,17 +427,22 @@ pub fn update_output<T: NnReal>(
     let work = d.n * d.c * d.mult * op * taps;
     let pad = Pad::for_corr(d.i[0] + 2 * d.p[0], d.i[1] + 2 * d.p[1], d.o, d.k, d.s);
     let (top, left) = (d.p[0] as isize, d.p[1] as isize);
-    buf::par_chunks(out.as_mut(), d.mult * op, work, |bi, chunk| {
-        let ch = bi % d.c;
-        let mut scratch = vec![T::zero(); pad.len()];
-        pad.fill(&mut scratch, &x[bi * ip..(bi + 1) * ip], d.i[0], d.i[1], top, left, [1, 1]);
-        for (m, plane) in chunk.chunks_exact_mut(op).enumerate() {
-            let bv = b.as_ref().map_or(T::zero(), |b| b[m * d.c + ch]);
-            let wk = &w[(m * d.c + ch) * taps..][..taps];
-            // SAFETY: no contract beyond the signature.
-            unsafe { corr(&scratch, pad.stride, wk, d.k[1], d.s[0], d.s[1], plane, d.o[1], bv, false) };
-        }
-    });
+    buf::par_chunks_with(
+        out.as_mut(),
+        d.mult * op,
+        work,
+        || pad.zeros(),
+        |scratch, bi, chunk| {
+            let ch = bi % d.c;
+            pad.fill(scratch, &x[bi * ip..(bi + 1) * ip], d.i[0], d.i[1], top, left, [1, 1]);
+            for (m, plane) in chunk.chunks_exact_mut(op).enumerate() {
+                let bv = b.as_ref().map_or(T::zero(), |b| b[m * d.c + ch]);
+                let wk = &w[(m * d.c + ch) * taps..][..taps];
+                // SAFETY: no contract beyond the signature.
+                unsafe { corr(scratch, pad.stride, wk, d.k[1], d.s[0], d.s[1], plane, d.o[1], bv, false) };
+            }
+        },
+    );
     out.finish()
 }
 
@@ -432,18 +468,17 @@ pub fn update_grad_input<T: NnReal>(
     let pad = Pad::for_corr(d.i[0] + d.k[0] - 1, d.i[1] + d.k[1] - 1, d.i, d.k, [1, 1]);
     let top = d.k[0] as isize - 1 - d.p[0] as isize;
     let left = d.k[1] as isize - 1 - d.p[1] as isize;
-    buf::par_chunks(gin.as_mut(), ip, work, |bi, plane| {
+    let init = || (pad.zeros(), vec![T::zero(); taps]);
+    buf::par_chunks_with(gin.as_mut(), ip, work, init, |(scratch, flipped), bi, plane| {
         let ch = bi % d.c;
-        let mut scratch = vec![T::zero(); pad.len()];
-        let mut flipped = vec![T::zero(); taps];
         let gp = &g[bi * d.mult * op..(bi + 1) * d.mult * op];
         for (m, gm) in gp.chunks_exact(op).enumerate() {
-            pad.fill(&mut scratch, gm, d.o[0], d.o[1], top, left, d.s);
+            pad.fill(scratch, gm, d.o[0], d.o[1], top, left, d.s);
             for (f, &v) in flipped.iter_mut().zip(w[(m * d.c + ch) * taps..][..taps].iter().rev()) {
                 *f = v;
             }
             // SAFETY: no contract beyond the signature.
-            unsafe { corr(&scratch, pad.stride, &flipped, d.k[1], 1, 1, plane, d.i[1], T::zero(), m > 0) };
+            unsafe { corr(scratch, pad.stride, flipped, d.k[1], 1, 1, plane, d.i[1], T::zero(), m > 0) };
         }
     });
     gin.finish()
@@ -477,22 +512,26 @@ pub fn acc_grad_parameters<T: NnReal>(
     // gradOutput's planes with their rows padded to whole blocks (zeros past the outputs)
     let gpad = Pad { rows: d.o[0], stride: blocks(d.o[1]) };
     let (top, left) = (d.p[0] as isize, d.p[1] as isize);
-    buf::par_chunks(&mut tmp, per, work, |ch, t| {
-        let (tw, tb) = t.split_at_mut(d.mult * taps);
-        let mut scratch = vec![T::zero(); pad.len()];
-        let mut gs = vec![T::zero(); gpad.len()];
-        for b in 0..d.n {
-            let bi = b * d.c + ch;
-            pad.fill(&mut scratch, &x[bi * ip..(bi + 1) * ip], d.i[0], d.i[1], top, left, [1, 1]);
-            for (m, (twm, tbm)) in tw.chunks_exact_mut(taps).zip(tb.iter_mut()).enumerate() {
-                let gm = &g[(bi * d.mult + m) * op..][..op];
-                *tbm += sum(gm);
-                gpad.fill(&mut gs, gm, d.o[0], d.o[1], 0, 0, [1, 1]);
-                // SAFETY: no contract beyond the signature.
-                unsafe { wgrad(&scratch, pad.stride, &gs, gpad.stride, d.k[1], d.s[0], d.s[1], twm) };
+    buf::par_chunks_with(
+        &mut tmp,
+        per,
+        work,
+        || (pad.zeros(), gpad.zeros()),
+        |(scratch, gs), ch, t| {
+            let (tw, tb) = t.split_at_mut(d.mult * taps);
+            for b in 0..d.n {
+                let bi = b * d.c + ch;
+                pad.fill(scratch, &x[bi * ip..(bi + 1) * ip], d.i[0], d.i[1], top, left, [1, 1]);
+                for (m, (twm, tbm)) in tw.chunks_exact_mut(taps).zip(tb.iter_mut()).enumerate() {
+                    let gm = &g[(bi * d.mult + m) * op..][..op];
+                    *tbm += sum(gm);
+                    gpad.fill(gs, gm, d.o[0], d.o[1], 0, 0, [1, 1]);
+                    // SAFETY: no contract beyond the signature.
+                    unsafe { wgrad(scratch, pad.stride, gs, gpad.stride, d.k[1], d.s[0], d.s[1], twm) };
+                }
             }
-        }
-    });
+        },
+    );
     let gwm = grads.w.as_mut();
     for (ch, t) in tmp.chunks(per).enumerate() {
         for m in 0..d.mult {
@@ -530,7 +569,7 @@ mod tests {
             .collect()
     }
 
-    fn tensor(data: &[f64], sizes: &[i64]) -> std::rc::Rc<Tensor<f64>> {
+    fn tensor(data: &[f64], sizes: &[i64]) -> crate::core::refcount::Rc<Tensor<f64>> {
         Tensor::new(View::from_slice(data, sizes).unwrap())
     }
 
@@ -627,25 +666,28 @@ mod tests {
     fn pad_fill_places_crops_and_spreads() {
         let src: Vec<f64> = (1..=6).map(f64::from).collect(); // 2 x 3
         let pad = Pad { rows: 4, stride: 5 };
-        let mut dst = vec![9.0; pad.len()];
+        let mut dst = pad.zeros();
         pad.fill(&mut dst, &src, 2, 3, 1, 1, [1, 1]);
         #[rustfmt::skip]
         assert_eq!(dst, [0., 0., 0., 0., 0.,
                          0., 1., 2., 3., 0.,
                          0., 4., 5., 6., 0.,
                          0., 0., 0., 0., 0.]);
+        dst = pad.zeros();
         pad.fill(&mut dst, &src, 2, 3, -1, -1, [1, 1]);
         #[rustfmt::skip]
         assert_eq!(dst, [5., 6., 0., 0., 0.,
                          0., 0., 0., 0., 0.,
                          0., 0., 0., 0., 0.,
                          0., 0., 0., 0., 0.]);
+        dst = pad.zeros();
         pad.fill(&mut dst, &src, 2, 3, 0, -1, [2, 2]);
         #[rustfmt::skip]
         assert_eq!(dst, [0., 2., 0., 3., 0.,
                          0., 0., 0., 0., 0.,
                          0., 5., 0., 6., 0.,
                          0., 0., 0., 0., 0.]);
+        dst = pad.zeros();
         pad.fill(&mut dst, &src, 2, 3, 3, 3, [1, 2]);
         #[rustfmt::skip]
         assert_eq!(dst, [0., 0., 0., 0., 0.,
