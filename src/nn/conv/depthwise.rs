@@ -358,6 +358,7 @@ multiversion!(fn wgrad<T: NnReal>(src: &[T], stride: usize, g: &[T], gs: usize, 
 
 /// `wgrad_body` with the stride `S` fixed (0: `s`).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn wgrad_s<I: Fuse, T: NnReal, const S: usize>(
     src: &[T],
     stride: usize,
