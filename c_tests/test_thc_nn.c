@@ -1,7 +1,7 @@
 /* THCUNN from C on a device (a GPU, or the CPU emulator with TH_CUDA_EMULATOR=1 in a library built
  * with the cuda-emulator feature): the elementwise layers on Cuda, CudaDouble and CudaHalf device
- * tensors against the host THNN layers on the same values, in place and not, and a refused call
- * that leaves its output alone. Skipped (exit 0) where no device exists, unless
+ * tensors against the host THNN layers on the same values, in place and not, LogSoftMax and a
+ * criterion, and a refused call that leaves its output alone. Skipped (exit 0) where no device exists, unless
  * TH_REQUIRE_DEVICE=1. */
 #include "th_test.h"
 
@@ -136,6 +136,51 @@ static void double_softplus(THCState *state) {
   THCudaDoubleTensor_free(state, gi);
 }
 
+/* LogSoftMax over the rows of a 7 x 43 Cuda tensor and MSECriterion against THNN_Float. */
+static void softmax_and_loss(THCState *state) {
+  THFloatTensor *hx = THFloatTensor_newWithSize2d(7, 43), *ht = THFloatTensor_newWithSize2d(7, 43);
+  THFloatTensor *hy = THFloatTensor_new(), *hl = THFloatTensor_new(), *back = THFloatTensor_newWithSize2d(7, 43);
+  THFloatTensor *loss = THFloatTensor_newWithSize1d(1);
+  THCudaTensor *x = THCudaTensor_newWithSize2d(state, 7, 43), *t = THCudaTensor_newWithSize2d(state, 7, 43);
+  THCudaTensor *y = THCudaTensor_new(state), *l = THCudaTensor_new(state);
+  int64_t i, j;
+  int bad = 0;
+  THClearLastError();
+  for (i = 0; i < 7; i++)
+    for (j = 0; j < 43; j++) {
+      THFloatTensor_set2d(hx, i, j, (float)value(i * 43 + j));
+      THFloatTensor_set2d(ht, i, j, (float)value(i * 43 + j + 11));
+    }
+  THCudaTensor_copyFloat(state, x, hx);
+  THCudaTensor_copyFloat(state, t, ht);
+  THNN_FloatLogSoftMax_updateOutput(NULL, hx, hy);
+  THNN_CudaLogSoftMax_updateOutput(state, x, y);
+  THNN_FloatMSECriterion_updateOutput(NULL, hx, ht, hl, true);
+  THNN_CudaMSECriterion_updateOutput(state, x, t, l, true);
+  if (THGetLastErrorCode() != TH_OK) printf("error: %s\n", THGetLastError());
+  CHECK(THGetLastErrorCode() == TH_OK);
+  THFloatTensor_copyCuda(state, back, y);
+  for (i = 0; i < 7; i++)
+    for (j = 0; j < 43; j++) {
+      double want = THFloatTensor_get2d(hy, i, j);
+      bad += fabs(THFloatTensor_get2d(back, i, j) - want) > 1e-5 * (1.0 + fabs(want));
+    }
+  CHECK(bad == 0);
+  CHECK(THCudaTensor_nElement(state, l) == 1);
+  THFloatTensor_copyCuda(state, loss, l);
+  CHECK_CLOSE(THFloatTensor_get1d(loss, 0), THFloatTensor_get1d(hl, 0), 1e-6 * fabs(THFloatTensor_get1d(hl, 0)));
+  THFloatTensor_free(hx);
+  THFloatTensor_free(ht);
+  THFloatTensor_free(hy);
+  THFloatTensor_free(hl);
+  THFloatTensor_free(back);
+  THFloatTensor_free(loss);
+  THCudaTensor_free(state, x);
+  THCudaTensor_free(state, t);
+  THCudaTensor_free(state, y);
+  THCudaTensor_free(state, l);
+}
+
 int main(void) {
   THCState *state;
   th_test_install_handlers();
@@ -151,6 +196,7 @@ int main(void) {
   CHECK(THGetLastErrorCode() == TH_OK);
   float_and_half(state);
   double_softplus(state);
+  softmax_and_loss(state);
   THCudaShutdown(state);
   THCState_free(state);
   return TH_TEST_DONE();
