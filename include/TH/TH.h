@@ -22915,6 +22915,56 @@ void THNN_CudaL1Cost_updateGradInput(struct THCState *state,
                                      struct THCudaTensor *grad_input);
 
 /**
+ * Negative log-likelihood: `input` (C, or N x C) log-probabilities, `target` 0-based
+ * classes (one, or N); targets equal to `ignore_index` are skipped. `output` =
+ * `-sum w[t] input[i, t]` (divided by `total_weight` = `sum w[t]` with
+ * `sizeAverage`); `weights` (C, may be NULL) default to 1.
+ */
+void THNN_CudaClassNLLCriterion_updateOutput(struct THCState *state,
+                                             struct THCudaTensor *input,
+                                             struct THCudaLongTensor *target,
+                                             struct THCudaTensor *output,
+                                             bool size_average,
+                                             struct THCudaTensor *weights,
+                                             struct THCudaTensor *total_weight,
+                                             int64_t ignore_index);
+
+/**
+ * `gradInput` (shaped like `input`) = `-w[t]` (over `total_weight`, the one the
+ * forward stored, with `sizeAverage`) at each (i, target[i]) not ignored, 0 elsewhere.
+ */
+void THNN_CudaClassNLLCriterion_updateGradInput(struct THCState *state,
+                                                struct THCudaTensor *input,
+                                                struct THCudaLongTensor *target,
+                                                struct THCudaTensor *grad_input,
+                                                bool size_average,
+                                                struct THCudaTensor *weights,
+                                                struct THCudaTensor *total_weight,
+                                                int64_t ignore_index);
+
+/**
+ * ClassNLL at every position of N x C x H x W log-probabilities, `target` N x H x W.
+ */
+void THNN_CudaSpatialClassNLLCriterion_updateOutput(struct THCState *state,
+                                                    struct THCudaTensor *input,
+                                                    struct THCudaLongTensor *target,
+                                                    struct THCudaTensor *output,
+                                                    bool size_average,
+                                                    struct THCudaTensor *weights,
+                                                    struct THCudaTensor *total_weight);
+
+/**
+ * The gradient of SpatialClassNLL (as ClassNLL's, per position).
+ */
+void THNN_CudaSpatialClassNLLCriterion_updateGradInput(struct THCState *state,
+                                                       struct THCudaTensor *input,
+                                                       struct THCudaLongTensor *target,
+                                                       struct THCudaTensor *grad_input,
+                                                       bool size_average,
+                                                       struct THCudaTensor *weights,
+                                                       struct THCudaTensor *total_weight);
+
+/**
  *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.
  */
 void THNN_CudaDoubleAbsCriterion_updateOutput(struct THCState *state,
@@ -23063,6 +23113,56 @@ void THNN_CudaDoubleL1Cost_updateGradInput(struct THCState *state,
                                            struct THCudaDoubleTensor *grad_input);
 
 /**
+ * Negative log-likelihood: `input` (C, or N x C) log-probabilities, `target` 0-based
+ * classes (one, or N); targets equal to `ignore_index` are skipped. `output` =
+ * `-sum w[t] input[i, t]` (divided by `total_weight` = `sum w[t]` with
+ * `sizeAverage`); `weights` (C, may be NULL) default to 1.
+ */
+void THNN_CudaDoubleClassNLLCriterion_updateOutput(struct THCState *state,
+                                                   struct THCudaDoubleTensor *input,
+                                                   struct THCudaLongTensor *target,
+                                                   struct THCudaDoubleTensor *output,
+                                                   bool size_average,
+                                                   struct THCudaDoubleTensor *weights,
+                                                   struct THCudaDoubleTensor *total_weight,
+                                                   int64_t ignore_index);
+
+/**
+ * `gradInput` (shaped like `input`) = `-w[t]` (over `total_weight`, the one the
+ * forward stored, with `sizeAverage`) at each (i, target[i]) not ignored, 0 elsewhere.
+ */
+void THNN_CudaDoubleClassNLLCriterion_updateGradInput(struct THCState *state,
+                                                      struct THCudaDoubleTensor *input,
+                                                      struct THCudaLongTensor *target,
+                                                      struct THCudaDoubleTensor *grad_input,
+                                                      bool size_average,
+                                                      struct THCudaDoubleTensor *weights,
+                                                      struct THCudaDoubleTensor *total_weight,
+                                                      int64_t ignore_index);
+
+/**
+ * ClassNLL at every position of N x C x H x W log-probabilities, `target` N x H x W.
+ */
+void THNN_CudaDoubleSpatialClassNLLCriterion_updateOutput(struct THCState *state,
+                                                          struct THCudaDoubleTensor *input,
+                                                          struct THCudaLongTensor *target,
+                                                          struct THCudaDoubleTensor *output,
+                                                          bool size_average,
+                                                          struct THCudaDoubleTensor *weights,
+                                                          struct THCudaDoubleTensor *total_weight);
+
+/**
+ * The gradient of SpatialClassNLL (as ClassNLL's, per position).
+ */
+void THNN_CudaDoubleSpatialClassNLLCriterion_updateGradInput(struct THCState *state,
+                                                             struct THCudaDoubleTensor *input,
+                                                             struct THCudaLongTensor *target,
+                                                             struct THCudaDoubleTensor *grad_input,
+                                                             bool size_average,
+                                                             struct THCudaDoubleTensor *weights,
+                                                             struct THCudaDoubleTensor *total_weight);
+
+/**
  *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.
  */
 void THNN_CudaHalfAbsCriterion_updateOutput(struct THCState *state,
@@ -23209,6 +23309,56 @@ void THNN_CudaHalfL1Cost_updateGradInput(struct THCState *state,
                                          struct THCudaHalfTensor *input,
                                          struct THCudaHalfTensor *grad_output,
                                          struct THCudaHalfTensor *grad_input);
+
+/**
+ * Negative log-likelihood: `input` (C, or N x C) log-probabilities, `target` 0-based
+ * classes (one, or N); targets equal to `ignore_index` are skipped. `output` =
+ * `-sum w[t] input[i, t]` (divided by `total_weight` = `sum w[t]` with
+ * `sizeAverage`); `weights` (C, may be NULL) default to 1.
+ */
+void THNN_CudaHalfClassNLLCriterion_updateOutput(struct THCState *state,
+                                                 struct THCudaHalfTensor *input,
+                                                 struct THCudaLongTensor *target,
+                                                 struct THCudaHalfTensor *output,
+                                                 bool size_average,
+                                                 struct THCudaHalfTensor *weights,
+                                                 struct THCudaHalfTensor *total_weight,
+                                                 int64_t ignore_index);
+
+/**
+ * `gradInput` (shaped like `input`) = `-w[t]` (over `total_weight`, the one the
+ * forward stored, with `sizeAverage`) at each (i, target[i]) not ignored, 0 elsewhere.
+ */
+void THNN_CudaHalfClassNLLCriterion_updateGradInput(struct THCState *state,
+                                                    struct THCudaHalfTensor *input,
+                                                    struct THCudaLongTensor *target,
+                                                    struct THCudaHalfTensor *grad_input,
+                                                    bool size_average,
+                                                    struct THCudaHalfTensor *weights,
+                                                    struct THCudaHalfTensor *total_weight,
+                                                    int64_t ignore_index);
+
+/**
+ * ClassNLL at every position of N x C x H x W log-probabilities, `target` N x H x W.
+ */
+void THNN_CudaHalfSpatialClassNLLCriterion_updateOutput(struct THCState *state,
+                                                        struct THCudaHalfTensor *input,
+                                                        struct THCudaLongTensor *target,
+                                                        struct THCudaHalfTensor *output,
+                                                        bool size_average,
+                                                        struct THCudaHalfTensor *weights,
+                                                        struct THCudaHalfTensor *total_weight);
+
+/**
+ * The gradient of SpatialClassNLL (as ClassNLL's, per position).
+ */
+void THNN_CudaHalfSpatialClassNLLCriterion_updateGradInput(struct THCState *state,
+                                                           struct THCudaHalfTensor *input,
+                                                           struct THCudaLongTensor *target,
+                                                           struct THCudaHalfTensor *grad_input,
+                                                           bool size_average,
+                                                           struct THCudaHalfTensor *weights,
+                                                           struct THCudaHalfTensor *total_weight);
 
 /**
  * `output` (outputSize, or nframe x outputSize) = `input` (inputSize, or nframe x

@@ -150,3 +150,76 @@ def test_errors_leave_outputs(nn, cunn, rng):
     with pytest.raises(THError):  # a host target
         cunn.call(real, "MSECriterion_updateOutput", x, nn.tensor("Float", y.astype(np.float32)), out, True)
     assert (cunn.numpy(out) == 9.0).all()
+
+
+def long_tensor(cunn, a):
+    """A THCudaLongTensor holding the integer array `a`."""
+    from thclib import contiguous
+
+    return contiguous(cunn.dev, "Long", np.asarray(a, dtype=np.int64))
+
+
+def nll_pair(nn, cunn, real, fn, x, t, size_average, w, *rest):
+    res = []
+    for fam, r in ((cunn, real), (nn, HOST[real])):
+        typ = NP[real] if fam is cunn else host_type(real)
+        xt = x.astype(typ)
+        tt = long_tensor(cunn, t) if fam is cunn else nn.lib.from_numpy(np.asarray(t, dtype=np.int64), "Long")
+        wt = None if w is None else w.astype(typ)
+        out, tw, gin = fam.empty(r), fam.empty(r), fam.empty(r)
+        fam.call(r, f"{fn}_updateOutput", xt, tt, out, size_average, wt, tw, *rest)
+        fam.call(r, f"{fn}_updateGradInput", xt, tt, gin, size_average, wt, tw, *rest)
+        read = fam.numpy if fam is cunn else (lambda v: v.numpy())
+        res.append((read(out), read(tw), read(gin)))
+    return res
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("size_average", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n,c", [(1, 5), (9, 7), (40, 3)], ids=str)
+def test_class_nll(nn, cunn, rng, real, size_average, weighted, n, c):
+    x = exact(real, rng.standard_normal((n, c)))
+    t = rng.integers(0, c, n)
+    t[::4] = -100  # ignored
+    w = exact(real, rng.uniform(0.2, 2.0, c)) if weighted else None
+    (out, tw, gi), (hout, htw, hgi) = nll_pair(nn, cunn, real, "ClassNLLCriterion", x, t, size_average, w, -100)
+    agree(out, hout, real)
+    agree(tw, htw, real)
+    agree(gi, hgi, real)
+    # one sample of C classes, its target a 1-element tensor
+    (out, tw, gi), (hout, htw, hgi) = nll_pair(nn, cunn, real, "ClassNLLCriterion", x[0], t[-1:], size_average, w,
+                                               -100)
+    agree(out, hout, real)
+    agree(gi, hgi, real)
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("size_average", [True, False])
+def test_spatial_class_nll(nn, cunn, rng, real, size_average):
+    x = exact(real, rng.standard_normal((2, 4, 3, 5)))
+    t = rng.integers(0, 4, (2, 3, 5))
+    w = exact(real, rng.uniform(0.2, 2.0, 4))
+    (out, tw, gi), (hout, htw, hgi) = nll_pair(nn, cunn, real, "SpatialClassNLLCriterion", x, t, size_average, w)
+    agree(out, hout, real)
+    agree(tw, htw, real)
+    agree(gi, hgi, real)
+
+
+def test_class_nll_strided_and_errors(nn, cunn, rng):
+    real = "CudaDouble"
+    x = rng.standard_normal((6, 5)).T  # 5 rows of 6 classes, strided
+    t = rng.integers(0, 6, 5)
+    (out, tw, gi), (hout, htw, hgi) = nll_pair(nn, cunn, real, "ClassNLLCriterion", x, t, True, None, -1)
+    agree(out, hout, real)
+    agree(gi, hgi, real)
+    out, tw = cunn.tensor(real, np.full((2,), 8.0)), cunn.tensor(real, np.full((1,), 8.0))
+    bad = t.copy()
+    bad[2] = 6
+    with pytest.raises(THError) as e:  # a class out of range: named, outputs left alone
+        cunn.call(real, "ClassNLLCriterion_updateOutput", x, long_tensor(cunn, bad), out, True, None, tw, -1)
+    assert "target" in e.value.msg
+    assert (cunn.numpy(out) == 8.0).all() and (cunn.numpy(tw) == 8.0).all()
+    with pytest.raises(THError):  # a host target
+        cunn.call(real, "ClassNLLCriterion_updateOutput", x, nn.lib.from_numpy(t, "Long"), out, True, None, tw, -1)
+    assert (cunn.numpy(out) == 8.0).all()

@@ -174,7 +174,7 @@ macro_rules! activation_api {
             param::rrelu_update_grad_input::<$T>(&input, grad_output, grad_input, noise.as_ref(), lower, upper, train, inplace)
         }
     } } };
-    (@thnn $R:ident, $T:ty, $S:ty, $A:ty) => { activation_api!(@both $R, $T, $S, $A); activation_api!(@thnn $R, $T); };
-    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty) => { activation_api!(@both $R, $T, $S, $A); };
+    (@thnn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { activation_api!(@both $R, $T, $S, $A); activation_api!(@thnn $R, $T); };
+    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { activation_api!(@both $R, $T, $S, $A); };
 }
 nn_families!(activation_api);

@@ -23,7 +23,7 @@ macro_rules! pair_api {
 
 macro_rules! criterion_api {
     // The modules of both families (`$S` the state type, `$A` the scalar options' type).
-    (@both $R:ident, $T:ty, $S:ty, $A:ty) => {
+    (@both $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => {
         pair_api!($R, $T, $S, AbsCriterion, abs,
             "`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.",
             "`gradInput` = `sign(input - target)` (0 where equal), divided by the element count with `sizeAverage`.");
@@ -67,31 +67,31 @@ macro_rules! criterion_api {
             fn [<THNN_ $R L1Cost_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as opt_view, grad_input: *mut [<TH $R Tensor>] as obj) {
                 pointwise::l1_cost_update_grad_input::<$T>(&input, grad_output.as_ref(), grad_input)
             }
+            /// Negative log-likelihood: `input` (C, or N x C) log-probabilities, `target` 0-based
+            /// classes (one, or N); targets equal to `ignore_index` are skipped. `output` =
+            /// `-sum w[t] input[i, t]` (divided by `total_weight` = `sum w[t]` with
+            /// `sizeAverage`); `weights` (C, may be NULL) default to 1.
+            fn [<THNN_ $R ClassNLLCriterion_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut $I as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view, total_weight: *mut [<TH $R Tensor>] as obj, ignore_index: i64) {
+                class_nll::update_output::<$T>(&input, &target, output, size_average, weights.as_ref(), total_weight, ignore_index)
+            }
+            /// `gradInput` (shaped like `input`) = `-w[t]` (over `total_weight`, the one the
+            /// forward stored, with `sizeAverage`) at each (i, target[i]) not ignored, 0 elsewhere.
+            fn [<THNN_ $R ClassNLLCriterion_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut $I as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view, total_weight: *mut [<TH $R Tensor>] as view, ignore_index: i64) {
+                class_nll::update_grad_input::<$T>(&input, &target, grad_input, size_average, weights.as_ref(), &total_weight, ignore_index)
+            }
+            /// ClassNLL at every position of N x C x H x W log-probabilities, `target` N x H x W.
+            fn [<THNN_ $R SpatialClassNLLCriterion_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut $I as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view, total_weight: *mut [<TH $R Tensor>] as obj) {
+                class_nll::spatial_update_output::<$T>(&input, &target, output, size_average, weights.as_ref(), total_weight)
+            }
+            /// The gradient of SpatialClassNLL (as ClassNLL's, per position).
+            fn [<THNN_ $R SpatialClassNLLCriterion_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut $I as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view, total_weight: *mut [<TH $R Tensor>] as view) {
+                class_nll::spatial_update_grad_input::<$T>(&input, &target, grad_input, size_average, weights.as_ref(), &total_weight)
+            }
         } }
     };
     // THNN's modules whose device half is still to come.
     (@thnn $R:ident, $T:ty) => {
         pastey::paste! { nn_fn! {
-            /// Negative log-likelihood: `input` (C, or N x C) log-probabilities, `target` 0-based
-            /// classes (one, or N); targets equal to `ignore_index` are skipped. `output` =
-            /// `-sum w[t] input[i, t]` (divided by `total_weight` = `sum w[t]` with
-            /// `sizeAverage`); `weights` (C, may be NULL) default to 1.
-            fn [<THNN_ $R ClassNLLCriterion_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut THLongTensor as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view, total_weight: *mut [<TH $R Tensor>] as obj, ignore_index: i64) {
-                class_nll::update_output::<$T>(&input, &target, output, size_average, weights.as_ref(), total_weight, ignore_index)
-            }
-            /// `gradInput` (shaped like `input`) = `-w[t]` (over `total_weight`, the one the
-            /// forward stored, with `sizeAverage`) at each (i, target[i]) not ignored, 0 elsewhere.
-            fn [<THNN_ $R ClassNLLCriterion_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut THLongTensor as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view, total_weight: *mut [<TH $R Tensor>] as view, ignore_index: i64) {
-                class_nll::update_grad_input::<$T>(&input, &target, grad_input, size_average, weights.as_ref(), &total_weight, ignore_index)
-            }
-            /// ClassNLL at every position of N x C x H x W log-probabilities, `target` N x H x W.
-            fn [<THNN_ $R SpatialClassNLLCriterion_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut THLongTensor as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view, total_weight: *mut [<TH $R Tensor>] as obj) {
-                class_nll::spatial_update_output::<$T>(&input, &target, output, size_average, weights.as_ref(), total_weight)
-            }
-            /// The gradient of SpatialClassNLL (as ClassNLL's, per position).
-            fn [<THNN_ $R SpatialClassNLLCriterion_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut THLongTensor as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool, weights: *mut [<TH $R Tensor>] as opt_view, total_weight: *mut [<TH $R Tensor>] as view) {
-                class_nll::spatial_update_grad_input::<$T>(&input, &target, grad_input, size_average, weights.as_ref(), &total_weight)
-            }
             /// Multi-class hinge loss: for each frame of `input` (dim, or nframe x dim) with 0-based
             /// class `target`, `sum over d != y of w[y] max(0, margin - input[y] + input[d])^p`
             /// over dim (and nframe with `sizeAverage`); `p` is 1 or 2, `weights` (dim) may be NULL.
@@ -113,7 +113,7 @@ macro_rules! criterion_api {
             }
         } }
     };
-    (@thnn $R:ident, $T:ty, $S:ty, $A:ty) => { criterion_api!(@both $R, $T, $S, $A); criterion_api!(@thnn $R, $T); };
-    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty) => { criterion_api!(@both $R, $T, $S, $A); };
+    (@thnn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { criterion_api!(@both $R, $T, $S, $A, $I); criterion_api!(@thnn $R, $T); };
+    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { criterion_api!(@both $R, $T, $S, $A, $I); };
 }
 nn_families!(criterion_api);

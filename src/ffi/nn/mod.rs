@@ -35,17 +35,17 @@ macro_rules! nn_reals {
 }
 pub(crate) use nn_reals;
 
-/// Runs `$api!(@thnn Real, type, state, accreal)` for THNN's element types and
-/// `$api!(@thcunn Real, type, state, accreal)` for THCUNN's (cunn generates `Cuda`,
-/// `CudaDouble` and `CudaHalf`; its accreal is float but for CudaDouble). A family's macro
-/// defines the modules both have once, for all five.
+/// Runs `$api!(@thnn Real, type, state, accreal, index tensor)` for THNN's element types and
+/// `$api!(@thcunn Real, type, state, accreal, index tensor)` for THCUNN's (cunn generates
+/// `Cuda`, `CudaDouble` and `CudaHalf`; its accreal is float but for CudaDouble, its indices
+/// `THCudaLongTensor`s). A family's macro defines the modules both have once, for all five.
 macro_rules! nn_families {
     ($api:ident) => {
-        $api!(@thnn Float, f32, THNNState, f64);
-        $api!(@thnn Double, f64, THNNState, f64);
-        $api!(@thcunn Cuda, f32, $crate::ffi::thc::THCState, f32);
-        $api!(@thcunn CudaDouble, f64, $crate::ffi::thc::THCState, f64);
-        $api!(@thcunn CudaHalf, half::f16, $crate::ffi::thc::THCState, f32);
+        $api!(@thnn Float, f32, THNNState, f64, THLongTensor);
+        $api!(@thnn Double, f64, THNNState, f64, THLongTensor);
+        $api!(@thcunn Cuda, f32, $crate::ffi::thc::THCState, f32, $crate::ffi::thc::THCudaLongTensor);
+        $api!(@thcunn CudaDouble, f64, $crate::ffi::thc::THCState, f64, $crate::ffi::thc::THCudaLongTensor);
+        $api!(@thcunn CudaHalf, half::f16, $crate::ffi::thc::THCState, f32, $crate::ffi::thc::THCudaLongTensor);
     };
 }
 pub(crate) use nn_families;

@@ -130,7 +130,7 @@ fn norm<T: Num>(n: usize, size_average: bool) -> T {
 
 /// The class targets (argument 3) of a 1-D or 2-D `input` (dimensions checked by the caller):
 /// one class index for a 1-D input (0-D or one element 1-D), one per row of a 2-D one.
-fn class_target<T: NnReal>(input: &View<T>, target: &View<i64>) -> Result<()> {
+fn class_target<T: crate::core::dtype::Scalar>(input: &View<T>, target: &View<i64>) -> Result<()> {
     if input.ndim() == 2 {
         check::shape(target, 3, "target", &input.sizes[..1])
     } else if target.ndim() > 1 || target.numel() != 1 {
