@@ -116,9 +116,12 @@ template <class R> __forceinline__ R th_nn_log_sigmoid_back(R x, R g) {
     }                                                                                                 \
   };
 #define TH_NN_DEF1(name, expr, _) TH_NN_OP(name, (T x_), const R x = X::to_r(x_), expr)
-#define TH_NN_DEF2(name, expr, _) TH_NN_OP(name, (T x_, T g_), const R x = X::to_r(x_); const R g = X::to_r(g_), expr)
+// (every element widened, used or not: `(void)` keeps the unused ones quiet)
+#define TH_NN_DEF2(name, expr, _)                                                                     \
+  TH_NN_OP(name, (T x_, T g_), const R x = X::to_r(x_); const R g = X::to_r(g_); (void)x; (void)g, expr)
 #define TH_NN_DEF3(name, expr, _)                                                                     \
-  TH_NN_OP(name, (T x_, T y_, T g_), const R x = X::to_r(x_); const R y = X::to_r(y_); const R g = X::to_r(g_), expr)
+  TH_NN_OP(name, (T x_, T y_, T g_),                                                                  \
+           const R x = X::to_r(x_); const R y = X::to_r(y_); const R g = X::to_r(g_); (void)x; (void)y; (void)g, expr)
 TH_NN_OPS1(TH_NN_DEF1, )
 TH_NN_OPS2(TH_NN_DEF2, )
 TH_NN_OPS3(TH_NN_DEF3, )
