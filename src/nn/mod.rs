@@ -64,6 +64,18 @@ fn half_on_host() -> Error {
     Error::invalid("the Half layers (THCUNN's CudaHalf) take device tensors only")
 }
 
+/// 0 in the compute type of `_like` (closures over `NnElem::R` infer their type from it).
+#[inline(always)]
+pub(crate) fn zero<R: NnReal>(_like: R) -> R {
+    R::zero()
+}
+
+/// 1 in the compute type of `_like`.
+#[inline(always)]
+pub(crate) fn one<R: NnReal>(_like: R) -> R {
+    R::one()
+}
+
 /// THNN's element types: f32 and f64, computed natively (`Float::R == Self`), with a GEMM.
 pub trait NnReal:
     Float<R = Self>

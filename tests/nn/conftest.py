@@ -33,6 +33,17 @@ def nn(lib):
     return NN(lib)
 
 
+@pytest.fixture(scope="session")
+def cunn(lib):
+    """THCUNN on a device (tests/nn/test_cunn_*.py): skipped without one unless TH_CUDA_EMULATOR=1
+    or TH_REQUIRE_DEVICE=1 ask for it (thclib.start_thc)."""
+    from cunnlib import Cunn
+    from thclib import start_thc
+
+    start_thc(lib)
+    return Cunn(lib)
+
+
 @pytest.fixture
 def rng(request):
     # A per-test seed from the test's name, as in tests/python (TH_TEST_SEED=n replays or varies it).

@@ -10,14 +10,7 @@ pytest -q tests/nn/test_cunn_*.py (skipped without a device)."""
 import numpy as np
 import pytest
 from cunnlib import HOST, NP, REALS, Cunn, agree, half_round
-from thclib import start_thc
 from thlib import THError
-
-
-@pytest.fixture(scope="module")
-def cunn(lib):
-    start_thc(lib)
-    return Cunn(lib)
 
 
 def exact(real, x):

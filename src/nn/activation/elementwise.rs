@@ -5,7 +5,7 @@ use super::{ActReal, backward, check_nelement, forward, input_backward, paired, 
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
 use crate::cuda::launch::Call;
-use crate::nn::{NnElem, NnReal, check};
+use crate::nn::{NnElem, check, one, zero};
 use crate::ops::num::{Num, Real};
 use crate::ops::{self, arith};
 
@@ -339,16 +339,4 @@ pub fn threshold_update_grad_input<T: NnElem>(
     let t = real::<T>(threshold);
     let k = Call::new("nnThresholdBack").value(value::<T>(threshold));
     input_backward::<true, T>(input, grad_output, grad_input, inplace, k, move |x, g| if x <= t { zero(x) } else { g })
-}
-
-/// 0 in the compute type of `_like` (the closures' element type is inferred from it).
-#[inline(always)]
-fn zero<R: NnReal>(_like: R) -> R {
-    R::zero()
-}
-
-/// 1 in the compute type of `_like`.
-#[inline(always)]
-fn one<R: NnReal>(_like: R) -> R {
-    R::one()
 }

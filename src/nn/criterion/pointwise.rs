@@ -14,7 +14,7 @@ use crate::core::tensor::{Tensor, View};
 use crate::cuda::launch::Call;
 use crate::exec::backend::Backend;
 use crate::nn::activation::paired;
-use crate::nn::{NnReal, check};
+use crate::nn::{NnReal, check, one, zero};
 use crate::ops::num::Num;
 use crate::ops::{self, reduce};
 
@@ -352,15 +352,4 @@ pub fn l1_cost_update_grad_input<T: NnElem>(
         let r = a.to_r();
         T::from_r(signed(r, one(r)))
     })
-}
-
-/// 0 and 1 in the compute type of `_like`.
-#[inline(always)]
-fn zero<R: NnReal>(_like: R) -> R {
-    R::zero()
-}
-
-#[inline(always)]
-fn one<R: NnReal>(_like: R) -> R {
-    R::one()
 }
