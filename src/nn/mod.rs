@@ -64,6 +64,14 @@ fn half_on_host() -> Error {
     Error::invalid("the Half layers (THCUNN's CudaHalf) take device tensors only")
 }
 
+/// `v`'s elements in row-major order as a flat f64 vector in the same memory (host or its
+/// device): the operand of the f64 sums that both engines keep as the host does.
+pub(crate) fn widened<T: crate::core::dtype::Scalar>(v: &View<T>) -> Result<View<f64>> {
+    let t = crate::ops::temp_like::<f64, T>(v, &v.sizes)?;
+    crate::ops::copy::copy(&t, v)?;
+    t.reshape_view(&[v.numel() as i64])
+}
+
 /// 0 in the compute type of `_like` (closures over `NnElem::R` infer their type from it).
 #[inline(always)]
 pub(crate) fn zero<R: NnReal>(_like: R) -> R {

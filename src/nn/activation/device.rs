@@ -10,7 +10,7 @@ use crate::cuda::launch::{Call, device_base};
 use crate::cuda::lines::{self, LineOperand};
 use crate::exec::backend::Backend;
 use crate::nn::activation::paired;
-use crate::nn::{NnElem, check};
+use crate::nn::{NnElem, check, widened};
 use crate::ops;
 
 /// The normalized dimension of a 1-D to 4-D shape (torch7's rule: 0 for 1-D and 3-D, else 1).
@@ -88,22 +88,11 @@ pub(super) fn prelu_acc<T: NnElem>(
     let (batch, planes, ks) = layout.unwrap_or((1, 1, input.numel()));
     check::numel(&gw, 6, "gradWeight", planes)?;
     let n = input.numel() as i64;
-    let wide = |v: &View<T>| -> Result<View<f64>> {
-        let t = ops::temp_like::<f64, T>(v, &v.sizes)?;
-        ops::copy::copy(&t, v)?;
-        t.reshape_view(&[n])
-    };
     let terms = Tensor::new(ops::temp_like::<f64, T>(input, &[n])?);
     let g = crate::nn::activation::paired(grad_output.clone(), &input.sizes)?;
-    ops::pointwise2(
-        &terms,
-        &wide(input)?,
-        &wide(&g)?,
-        Call::new("nnPreluTerm"),
-        |x: f64, g: f64| {
-            if x <= 0.0 { x * g } else { 0.0 }
-        },
-    )?;
+    ops::pointwise2(&terms, &widened(input)?, &widened(&g)?, Call::new("nnPreluTerm"), |x: f64, g: f64| {
+        if x <= 0.0 { x * g } else { 0.0 }
+    })?;
     let t3 = terms.view().reshape_view(&[batch as i64, planes as i64, ks as i64])?;
     let by_pos = Tensor::new(ops::temp_like::<f64, T>(input, &[batch as i64, planes as i64])?);
     let sums = Tensor::new(ops::temp_like::<f64, T>(input, &[planes as i64])?);

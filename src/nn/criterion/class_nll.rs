@@ -205,7 +205,7 @@ fn output_common<T: NnElem>(
     let tg = host_vec(target)?;
     check::indices(&tg, 3, "target", 0, l.c as i64, ignore)?;
     let (sum, tw) = if let Device::Cuda(_) = input.device() {
-        let (pos, _) = picks(&tg, l, ignore);
+        let pos = picks(&tg, l, ignore);
         let x = gather(input, &pos)?;
         let w = weights.map(host_vec).transpose()?;
         picked_sums(&x, &tg, w.as_deref(), l, ignore)
@@ -241,8 +241,8 @@ fn host_vec<T: crate::core::dtype::Scalar>(v: &View<T>) -> Result<Vec<T>> {
     Ok(buf::read(v, &[])?.into_owned())
 }
 
-/// The row-major positions in the input (n x c x hw) of the counted targets, and their count.
-fn picks(tg: &[i64], l: Layout, ignore: Option<i64>) -> (Vec<i64>, usize) {
+/// The row-major positions in the input (n x c x hw) of the counted targets.
+fn picks(tg: &[i64], l: Layout, ignore: Option<i64>) -> Vec<i64> {
     let Layout { c, hw } = l;
     let mut pos = Vec::with_capacity(tg.len());
     for (i, &t) in tg.iter().enumerate() {
@@ -251,8 +251,7 @@ fn picks(tg: &[i64], l: Layout, ignore: Option<i64>) -> (Vec<i64>, usize) {
             pos.push(((b * c + t as usize) * hw + e) as i64);
         }
     }
-    let n = pos.len();
-    (pos, n)
+    pos
 }
 
 /// The input's elements at `pos` (row-major positions), gathered on the device, on the host.
@@ -315,7 +314,8 @@ fn grad_common<T: NnElem>(
     let div = if size_average { tw } else { 1.0 };
     if let Device::Cuda(_) = input.device() {
         let w = weights.map(host_vec).transpose()?;
-        let (pos, n) = picks(&tg, l, ignore);
+        let pos = picks(&tg, l, ignore);
+        let n = pos.len();
         let vals: Vec<T> = tg
             .iter()
             .filter(|&&t| Some(t) != ignore)

@@ -27,7 +27,7 @@ pub mod pointwise;
 
 use super::buf;
 use super::check;
-use super::{NnElem, NnReal};
+use super::{NnElem, NnReal, widened};
 use crate::core::allocator::Device;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
@@ -94,18 +94,13 @@ fn pair_sum<T: NnElem>(
 ) -> Result<f64> {
     let n = x.numel();
     if let Device::Cuda(_) = x.device() {
-        let wide = |v: &View<T>| -> Result<View<f64>> {
-            let t = ops::temp_like::<f64, T>(v, &v.sizes)?;
-            ops::copy::copy(&t, v)?;
-            t.reshape_view(&[n as i64])
-        };
         let terms = Tensor::new(ops::temp_like::<f64, T>(x, &[n as i64])?);
         match y {
-            Some(y) => ops::pointwise2(&terms, &wide(x)?, &wide(y)?, call, &term)?,
-            None => ops::pointwise1(&terms, &wide(x)?, call, |a: f64| term(a, 0.0))?,
+            Some(y) => ops::pointwise2(&terms, &widened(x)?, &widened(y)?, call, &term)?,
+            None => ops::pointwise1(&terms, &widened(x)?, call, |a: f64| term(a, 0.0))?,
         }
         if let Some(w) = w {
-            ops::pointwise2(&terms, &terms.view(), &wide(w)?, Call::new("cmul"), |a: f64, b: f64| a * b)?;
+            ops::pointwise2(&terms, &terms.view(), &widened(w)?, Call::new("cmul"), |a: f64, b: f64| a * b)?;
         }
         return ops::reduce::sumall(&terms.view());
     }
