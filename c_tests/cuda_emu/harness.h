@@ -46,7 +46,8 @@ inline bool line_kernel(const char *k) {
   static const char *const ops[] = {"tri", "cross", "indexSelect", "gather", "indexCopy", "scatter", "indexAdd",
                                     "scatterAdd", "scatterSorted", "scatterAddSorted", "indexFill", "scatterFill", "maskedFill", "maskedFillBool",
                                     "flagNonzero", "maskedCopy", "maskedSelect", "nonzero", "sortInit", "sortPermute", "sortStep", "sortCopy",
-                                    "sortMode", "cumsum", "cumprod", "sortLocal", "nnSoftMax", "nnSoftMaxBack"};
+                                    "sortMode", "cumsum", "cumprod", "sortLocal", "nnSoftMax", "nnSoftMaxBack", "nnMultiMargin",
+                                    "nnMultiMarginBack", "nnMultiLabel", "nnMultiLabelBack"};
   for (const char *op : ops) {
     const size_t n = std::strlen(op);
     // th_<op>_<dtype>...: the op must be followed by '_' (scatter vs scatterAdd).
@@ -57,10 +58,13 @@ inline bool line_kernel(const char *k) {
 
 // (sortLocal takes a THCSortLocal, not a THCLines; it is listed here so every_kernel leaves it
 // to test_lines.cpp, which gives it a real workspace.)
-// Line kernels whose addresses do not depend on the data (every_kernel runs them on random
-// bytes); the others follow indices, positions or masks (test_lines.cpp gives them valid ones).
+// Line kernels whose addresses do not depend on the data, or stay inside their lines whatever
+// the data (every_kernel runs them on random bytes: the margin criterions' classes are bounded
+// by the line); the others follow indices, positions or masks (test_lines.cpp gives them valid
+// ones).
 inline bool data_independent_line_kernel(const char *k) {
-  return !std::strncmp(k, "th_tri_", 7) || !std::strncmp(k, "th_cross_", 9) || !std::strncmp(k, "th_nnSoftMax", 12);
+  return !std::strncmp(k, "th_tri_", 7) || !std::strncmp(k, "th_cross_", 9) || !std::strncmp(k, "th_nnSoftMax", 12) ||
+         !std::strncmp(k, "th_nnMulti", 10);
 }
 
 // test_lines.cpp: every data-dependent line kernel on valid inputs against naive references.

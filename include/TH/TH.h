@@ -19097,6 +19097,19 @@ void THNN_FloatPReLU_accGradParameters(struct THNNState *state,
                                        double scale);
 
 /**
+ * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
+ */
+void THNN_FloatRReLU_updateGradInput(struct THNNState *state,
+                                     struct THFloatTensor *input,
+                                     struct THFloatTensor *grad_output,
+                                     struct THFloatTensor *grad_input,
+                                     struct THFloatTensor *noise,
+                                     double lower,
+                                     double upper,
+                                     bool train,
+                                     bool inplace);
+
+/**
  * `output = |input| > lambda ? input : 0`.
  */
 void THNN_FloatHardShrink_updateOutput(struct THNNState *state,
@@ -19126,19 +19139,6 @@ void THNN_FloatRReLU_updateOutput(struct THNNState *state,
                                   bool train,
                                   bool inplace,
                                   struct THGenerator *generator);
-
-/**
- * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
- */
-void THNN_FloatRReLU_updateGradInput(struct THNNState *state,
-                                     struct THFloatTensor *input,
-                                     struct THFloatTensor *grad_output,
-                                     struct THFloatTensor *grad_input,
-                                     struct THFloatTensor *noise,
-                                     double lower,
-                                     double upper,
-                                     bool train,
-                                     bool inplace);
 
 /**
  * `output = |input|`.
@@ -19439,6 +19439,19 @@ void THNN_DoublePReLU_accGradParameters(struct THNNState *state,
                                         double scale);
 
 /**
+ * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
+ */
+void THNN_DoubleRReLU_updateGradInput(struct THNNState *state,
+                                      struct THDoubleTensor *input,
+                                      struct THDoubleTensor *grad_output,
+                                      struct THDoubleTensor *grad_input,
+                                      struct THDoubleTensor *noise,
+                                      double lower,
+                                      double upper,
+                                      bool train,
+                                      bool inplace);
+
+/**
  * `output = |input| > lambda ? input : 0`.
  */
 void THNN_DoubleHardShrink_updateOutput(struct THNNState *state,
@@ -19468,19 +19481,6 @@ void THNN_DoubleRReLU_updateOutput(struct THNNState *state,
                                    bool train,
                                    bool inplace,
                                    struct THGenerator *generator);
-
-/**
- * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
- */
-void THNN_DoubleRReLU_updateGradInput(struct THNNState *state,
-                                      struct THDoubleTensor *input,
-                                      struct THDoubleTensor *grad_output,
-                                      struct THDoubleTensor *grad_input,
-                                      struct THDoubleTensor *noise,
-                                      double lower,
-                                      double upper,
-                                      bool train,
-                                      bool inplace);
 
 /**
  * `output = |input|`.
@@ -19781,6 +19781,34 @@ void THNN_CudaPReLU_accGradParameters(struct THCState *state,
                                       float scale);
 
 /**
+ * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
+ */
+void THNN_CudaRReLU_updateGradInput(struct THCState *state,
+                                    struct THCudaTensor *input,
+                                    struct THCudaTensor *grad_output,
+                                    struct THCudaTensor *grad_input,
+                                    struct THCudaTensor *noise,
+                                    double lower,
+                                    double upper,
+                                    bool train,
+                                    bool inplace);
+
+/**
+ * Training: slopes drawn in `[lower, upper)` by the device's generator for every
+ * element, kept in `noise` where `input <= 0` (1 elsewhere); `generator` is cunn's
+ * unused `void *`. Evaluation: slope `(lower + upper) / 2` (`noise` may be NULL).
+ */
+void THNN_CudaRReLU_updateOutput(struct THCState *state,
+                                 struct THCudaTensor *input,
+                                 struct THCudaTensor *output,
+                                 struct THCudaTensor *noise,
+                                 double lower,
+                                 double upper,
+                                 bool train,
+                                 bool inplace,
+                                 void *generator);
+
+/**
  * `output = |input|`.
  */
 void THNN_CudaDoubleAbs_updateOutput(struct THCState *state,
@@ -20079,6 +20107,34 @@ void THNN_CudaDoublePReLU_accGradParameters(struct THCState *state,
                                             double scale);
 
 /**
+ * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
+ */
+void THNN_CudaDoubleRReLU_updateGradInput(struct THCState *state,
+                                          struct THCudaDoubleTensor *input,
+                                          struct THCudaDoubleTensor *grad_output,
+                                          struct THCudaDoubleTensor *grad_input,
+                                          struct THCudaDoubleTensor *noise,
+                                          double lower,
+                                          double upper,
+                                          bool train,
+                                          bool inplace);
+
+/**
+ * Training: slopes drawn in `[lower, upper)` by the device's generator for every
+ * element, kept in `noise` where `input <= 0` (1 elsewhere); `generator` is cunn's
+ * unused `void *`. Evaluation: slope `(lower + upper) / 2` (`noise` may be NULL).
+ */
+void THNN_CudaDoubleRReLU_updateOutput(struct THCState *state,
+                                       struct THCudaDoubleTensor *input,
+                                       struct THCudaDoubleTensor *output,
+                                       struct THCudaDoubleTensor *noise,
+                                       double lower,
+                                       double upper,
+                                       bool train,
+                                       bool inplace,
+                                       void *generator);
+
+/**
  * `output = |input|`.
  */
 void THNN_CudaHalfAbs_updateOutput(struct THCState *state,
@@ -20375,6 +20431,34 @@ void THNN_CudaHalfPReLU_accGradParameters(struct THCState *state,
                                           struct THCudaHalfTensor *grad_weight_buf2,
                                           int64_t n_output_plane,
                                           float scale);
+
+/**
+ * Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
+ */
+void THNN_CudaHalfRReLU_updateGradInput(struct THCState *state,
+                                        struct THCudaHalfTensor *input,
+                                        struct THCudaHalfTensor *grad_output,
+                                        struct THCudaHalfTensor *grad_input,
+                                        struct THCudaHalfTensor *noise,
+                                        double lower,
+                                        double upper,
+                                        bool train,
+                                        bool inplace);
+
+/**
+ * Training: slopes drawn in `[lower, upper)` by the device's generator for every
+ * element, kept in `noise` where `input <= 0` (1 elsewhere); `generator` is cunn's
+ * unused `void *`. Evaluation: slope `(lower + upper) / 2` (`noise` may be NULL).
+ */
+void THNN_CudaHalfRReLU_updateOutput(struct THCState *state,
+                                     struct THCudaHalfTensor *input,
+                                     struct THCudaHalfTensor *output,
+                                     struct THCudaHalfTensor *noise,
+                                     double lower,
+                                     double upper,
+                                     bool train,
+                                     bool inplace,
+                                     void *generator);
 
 /**
  * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
@@ -22965,6 +23049,53 @@ void THNN_CudaSpatialClassNLLCriterion_updateGradInput(struct THCState *state,
                                                        struct THCudaTensor *total_weight);
 
 /**
+ * Multi-class hinge loss: for each frame of `input` (dim, or nframe x dim) with 0-based
+ * class `target`, `sum over d != y of w[y] max(0, margin - input[y] + input[d])^p`
+ * over dim (and nframe with `sizeAverage`); `p` is 1 or 2, `weights` (dim) may be NULL.
+ */
+void THNN_CudaMultiMarginCriterion_updateOutput(struct THCState *state,
+                                                struct THCudaTensor *input,
+                                                struct THCudaLongTensor *target,
+                                                struct THCudaTensor *output,
+                                                bool size_average,
+                                                int p,
+                                                struct THCudaTensor *weights,
+                                                float margin);
+
+/**
+ * The gradient of MultiMargin, shaped like `input`.
+ */
+void THNN_CudaMultiMarginCriterion_updateGradInput(struct THCState *state,
+                                                   struct THCudaTensor *input,
+                                                   struct THCudaLongTensor *target,
+                                                   struct THCudaTensor *grad_input,
+                                                   bool size_average,
+                                                   int p,
+                                                   struct THCudaTensor *weights,
+                                                   float margin);
+
+/**
+ * Multi-label hinge loss: `target` (shaped like `input`) lists each frame's classes,
+ * 0-based, ended by the first -1; `isTarget` is set to the 0/1 mask of listed classes.
+ */
+void THNN_CudaMultiLabelMarginCriterion_updateOutput(struct THCState *state,
+                                                     struct THCudaTensor *input,
+                                                     struct THCudaLongTensor *target,
+                                                     struct THCudaTensor *output,
+                                                     struct THCudaTensor *is_target,
+                                                     bool size_average);
+
+/**
+ * The gradient of MultiLabelMargin; `isTarget` is the mask the forward set.
+ */
+void THNN_CudaMultiLabelMarginCriterion_updateGradInput(struct THCState *state,
+                                                        struct THCudaTensor *input,
+                                                        struct THCudaLongTensor *target,
+                                                        struct THCudaTensor *grad_input,
+                                                        struct THCudaTensor *is_target,
+                                                        bool size_average);
+
+/**
  *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.
  */
 void THNN_CudaDoubleAbsCriterion_updateOutput(struct THCState *state,
@@ -23163,6 +23294,53 @@ void THNN_CudaDoubleSpatialClassNLLCriterion_updateGradInput(struct THCState *st
                                                              struct THCudaDoubleTensor *total_weight);
 
 /**
+ * Multi-class hinge loss: for each frame of `input` (dim, or nframe x dim) with 0-based
+ * class `target`, `sum over d != y of w[y] max(0, margin - input[y] + input[d])^p`
+ * over dim (and nframe with `sizeAverage`); `p` is 1 or 2, `weights` (dim) may be NULL.
+ */
+void THNN_CudaDoubleMultiMarginCriterion_updateOutput(struct THCState *state,
+                                                      struct THCudaDoubleTensor *input,
+                                                      struct THCudaLongTensor *target,
+                                                      struct THCudaDoubleTensor *output,
+                                                      bool size_average,
+                                                      int p,
+                                                      struct THCudaDoubleTensor *weights,
+                                                      double margin);
+
+/**
+ * The gradient of MultiMargin, shaped like `input`.
+ */
+void THNN_CudaDoubleMultiMarginCriterion_updateGradInput(struct THCState *state,
+                                                         struct THCudaDoubleTensor *input,
+                                                         struct THCudaLongTensor *target,
+                                                         struct THCudaDoubleTensor *grad_input,
+                                                         bool size_average,
+                                                         int p,
+                                                         struct THCudaDoubleTensor *weights,
+                                                         double margin);
+
+/**
+ * Multi-label hinge loss: `target` (shaped like `input`) lists each frame's classes,
+ * 0-based, ended by the first -1; `isTarget` is set to the 0/1 mask of listed classes.
+ */
+void THNN_CudaDoubleMultiLabelMarginCriterion_updateOutput(struct THCState *state,
+                                                           struct THCudaDoubleTensor *input,
+                                                           struct THCudaLongTensor *target,
+                                                           struct THCudaDoubleTensor *output,
+                                                           struct THCudaDoubleTensor *is_target,
+                                                           bool size_average);
+
+/**
+ * The gradient of MultiLabelMargin; `isTarget` is the mask the forward set.
+ */
+void THNN_CudaDoubleMultiLabelMarginCriterion_updateGradInput(struct THCState *state,
+                                                              struct THCudaDoubleTensor *input,
+                                                              struct THCudaLongTensor *target,
+                                                              struct THCudaDoubleTensor *grad_input,
+                                                              struct THCudaDoubleTensor *is_target,
+                                                              bool size_average);
+
+/**
  *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.
  */
 void THNN_CudaHalfAbsCriterion_updateOutput(struct THCState *state,
@@ -23359,6 +23537,53 @@ void THNN_CudaHalfSpatialClassNLLCriterion_updateGradInput(struct THCState *stat
                                                            bool size_average,
                                                            struct THCudaHalfTensor *weights,
                                                            struct THCudaHalfTensor *total_weight);
+
+/**
+ * Multi-class hinge loss: for each frame of `input` (dim, or nframe x dim) with 0-based
+ * class `target`, `sum over d != y of w[y] max(0, margin - input[y] + input[d])^p`
+ * over dim (and nframe with `sizeAverage`); `p` is 1 or 2, `weights` (dim) may be NULL.
+ */
+void THNN_CudaHalfMultiMarginCriterion_updateOutput(struct THCState *state,
+                                                    struct THCudaHalfTensor *input,
+                                                    struct THCudaLongTensor *target,
+                                                    struct THCudaHalfTensor *output,
+                                                    bool size_average,
+                                                    int p,
+                                                    struct THCudaHalfTensor *weights,
+                                                    float margin);
+
+/**
+ * The gradient of MultiMargin, shaped like `input`.
+ */
+void THNN_CudaHalfMultiMarginCriterion_updateGradInput(struct THCState *state,
+                                                       struct THCudaHalfTensor *input,
+                                                       struct THCudaLongTensor *target,
+                                                       struct THCudaHalfTensor *grad_input,
+                                                       bool size_average,
+                                                       int p,
+                                                       struct THCudaHalfTensor *weights,
+                                                       float margin);
+
+/**
+ * Multi-label hinge loss: `target` (shaped like `input`) lists each frame's classes,
+ * 0-based, ended by the first -1; `isTarget` is set to the 0/1 mask of listed classes.
+ */
+void THNN_CudaHalfMultiLabelMarginCriterion_updateOutput(struct THCState *state,
+                                                         struct THCudaHalfTensor *input,
+                                                         struct THCudaLongTensor *target,
+                                                         struct THCudaHalfTensor *output,
+                                                         struct THCudaHalfTensor *is_target,
+                                                         bool size_average);
+
+/**
+ * The gradient of MultiLabelMargin; `isTarget` is the mask the forward set.
+ */
+void THNN_CudaHalfMultiLabelMarginCriterion_updateGradInput(struct THCState *state,
+                                                            struct THCudaHalfTensor *input,
+                                                            struct THCudaLongTensor *target,
+                                                            struct THCudaHalfTensor *grad_input,
+                                                            struct THCudaHalfTensor *is_target,
+                                                            bool size_average);
 
 /**
  * `output` (outputSize, or nframe x outputSize) = `input` (inputSize, or nframe x

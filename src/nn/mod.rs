@@ -44,9 +44,9 @@ use std::any::Any;
 /// The element types of the layers that run on both engines: THNN's f32 and f64, and THCUNN's
 /// Half as well. Each computes in its [`NnReal`] `R` (f32 for Half; itself for f32 and f64)
 /// and rounds once per stored value, the rule of th's Half everywhere.
-pub trait NnElem: Float<R: activation::ActReal> + crate::ops::reduce::Elem {}
+pub trait NnElem: Float<R: activation::ActReal> + crate::ops::reduce::Elem + crate::ops::random::RandFloat {}
 
-impl<T: Float<R: activation::ActReal> + crate::ops::reduce::Elem> NnElem for T {}
+impl<T: Float<R: activation::ActReal> + crate::ops::reduce::Elem + crate::ops::random::RandFloat> NnElem for T {}
 
 /// `v` as a view of its compute type, for the host kernels written over [`NnReal`]: itself for
 /// f32 and f64; Half layers run on the device only (THNN has no Half), so a Half host view is
@@ -89,6 +89,7 @@ pub trait NnReal:
     Float<R = Self>
     + Real
     + crate::ops::reduce::Elem
+    + crate::ops::random::RandFloat
     + Gemm
     + crate::ops::conv::ConvElem<K = Self>
     + std::iter::Sum

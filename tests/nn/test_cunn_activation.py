@@ -31,6 +31,9 @@ MODS = [
         inplace=True),
     Mod("LeakyReLU", lambda o, ip: (o, 0.125, ip), lambda x, g, gi, o, ip: (x, g, gi, 0.125, ip), inplace=True),
     Mod("LogSigmoid", lambda o, ip: (o, None), lambda x, g, gi, o, ip: (x, g, gi, None)),
+    # RReLU in evaluation: the slope (lower + upper) / 2 (training draws slopes: test_rrelu_training)
+    Mod("RReLU", lambda o, ip: (o, None, 0.125, 0.375, False, ip, None),
+        lambda x, g, gi, o, ip: (x, g, gi, None, 0.125, 0.375, False, ip), inplace=True),
     Mod("Sigmoid", lambda o, ip: (o,), lambda x, g, gi, o, ip: (x, g, gi, o)),
     Mod("SoftPlus", lambda o, ip: (o, 1.5, 2.0), lambda x, g, gi, o, ip: (x, g, gi, o, 1.5, 2.0)),
     Mod("SoftShrink", lambda o, ip: (o, 0.375), lambda x, g, gi, o, ip: (x, g, gi, 0.375)),
@@ -288,3 +291,48 @@ def test_prelu_strided_and_errors(nn, cunn, rng):
     with pytest.raises(THError):  # 4 planes where the weight has 5
         cunn.call(real, "PReLU_updateOutput", x.T, bad, w, 5)
     assert (cunn.numpy(bad) == 4.0).all()
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("inplace", [False, True])
+def test_rrelu_training(cunn, rng, real, inplace):
+    """Training draws the slopes on the device (its own generator; no host reference draws the
+    same numbers), so the draw is checked by its properties: slopes in [lower, upper) where
+    x <= 0 and 1 elsewhere, roughly uniform; output = x * noise and gradInput = gradOutput *
+    noise, each rounded once to the element type."""
+    lo, hi = 0.125, 0.375
+    x = exact(real, rng.standard_normal((40, 50)))
+    x[0, :3] = [0.0, -0.0, 1.0]
+    g = exact(real, rng.standard_normal((40, 50)))
+    xt, out, noise, gt, gin = cunn.tensor(real, x), cunn.empty(real), cunn.empty(real), cunn.tensor(real, g), cunn.empty(real)
+    cunn.call(real, "RReLU_updateOutput", xt, out, noise, lo, hi, True, inplace, None)
+    nz = cunn.numpy(noise).astype(np.float64)
+    neg = x <= 0
+    assert (nz[~neg] == 1.0).all()
+    assert ((nz[neg] >= lo) & (nz[neg] < hi)).all()
+    assert abs(nz[neg].mean() - (lo + hi) / 2) < 0.02 and nz[neg].std() > 0.05
+    want = exact(real, x * nz)
+    assert (cunn.numpy(out).astype(np.float64) == want).all()
+    if inplace:
+        assert (cunn.numpy(xt).astype(np.float64) == want).all()
+    cunn.call(real, "RReLU_updateGradInput", cunn.tensor(real, x), gt, gin, noise, lo, hi, True, False)
+    assert (cunn.numpy(gin).astype(np.float64) == exact(real, g * nz)).all()
+    # lower == upper: every slope is lower
+    cunn.call(real, "RReLU_updateOutput", cunn.tensor(real, x), out, noise, 0.25, 0.25, True, False, None)
+    nz = cunn.numpy(noise).astype(np.float64)
+    assert (nz[neg] == 0.25).all() and (nz[~neg] == 1.0).all()
+
+
+def test_rrelu_errors_leave_outputs(nn, cunn, rng):
+    real = "Cuda"
+    x = exact(real, rng.standard_normal((3, 4)))
+    out, noise = cunn.tensor(real, np.full((3, 4), 7.0)), cunn.tensor(real, np.full((3, 4), 7.0))
+    with pytest.raises(THError) as e:  # lower above upper
+        cunn.call(real, "RReLU_updateOutput", x, out, noise, 0.5, 0.25, True, False, None)
+    assert "lower" in e.value.msg
+    with pytest.raises(THError):  # no noise in training
+        cunn.call(real, "RReLU_updateOutput", x, out, None, 0.125, 0.25, True, False, None)
+    with pytest.raises(THError):  # a host noise tensor
+        cunn.call(real, "RReLU_updateOutput", x, out, nn.tensor("Float", np.zeros((3, 4), np.float32)), 0.125, 0.25,
+                  True, False, None)
+    assert (cunn.numpy(out) == 7.0).all() and (cunn.numpy(noise) == 7.0).all()

@@ -214,11 +214,11 @@ pub static OPS: &[Op] = ops! {
         round trunc frac];
     Float Same 2 0 [atan2];
     Float Same 2 1 [lerp];
-    Nn Same 1 1 [nnElu nnHardShrink nnLeakyRelu nnSoftShrink];
+    Nn Same 1 1 [nnElu nnHardShrink nnLeakyRelu nnRrelu nnSoftShrink];
     Nn Same 1 2 [nnHardTanh nnSoftPlus nnThreshold];
     Nn Same 1 0 [nnLogSigmoid nnSquare];
-    Nn Same 2 0 [nnAbsBack nnLogSigmoidBack nnSigmoidBack nnSqrtBack nnSquareBack nnTanhBack];
-    Nn Same 2 1 [nnEluBack nnLeakyReluBack nnShrinkBack nnThresholdBack];
+    Nn Same 2 0 [nnAbsBack nnLogSigmoidBack nnRreluNoise nnSigmoidBack nnSqrtBack nnSquareBack nnTanhBack];
+    Nn Same 2 1 [nnEluBack nnLeakyReluBack nnRreluBack nnShrinkBack nnThresholdBack];
     Nn Same 2 2 [nnHardTanhBack];
     Nn Same 3 2 [nnSoftPlusBack];
     Nn Same 2 1 [nnAbsCritBack nnMseCritBack nnSmoothL1CritBack nnSoftMarginCritBack nnKlDivCritBack nnBceCritBack];
@@ -232,6 +232,9 @@ pub static OPS: &[Op] = ops! {
     NnDouble Same 2 0 [nnPreluTerm];
     Nn Lines 1 1 [nnSoftMax];
     Nn Lines 2 1 [nnSoftMaxBack];
+    Nn Lines 3 2 [nnMultiMargin nnMultiMarginBack];
+    Nn Lines 3 0 [nnMultiLabel];
+    Nn Lines 3 1 [nnMultiLabelBack];
     All Lines 0 2 [tri];
     Num Lines 2 0 [cross];
     All Lines 2 0 [indexSelect gather indexCopy scatter];

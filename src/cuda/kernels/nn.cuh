@@ -17,6 +17,7 @@ __forceinline__ double th_clog(double x) { return ::log(x); }
   X(nnHardShrink, (x > v || x < -v) ? x : (R)0, __VA_ARGS__)                                          \
   X(nnHardTanh, x < v ? v : (x > w ? w : x), __VA_ARGS__)                                             \
   X(nnLeakyRelu, x > (R)0 ? x : x * v, __VA_ARGS__)                                                   \
+  X(nnRrelu, x <= (R)0 ? x * v : x, __VA_ARGS__)                                                      \
   X(nnLogSigmoid, (x < (R)0 ? x : (R)0) - th_log1p(th_cexp(-th_fabs(x))), __VA_ARGS__)               \
   X(nnSoftPlus, x * v > w ? x : th_log1p(th_cexp(x * v)) / v, __VA_ARGS__)                           \
   X(nnSoftShrink, x > v ? x - v : (x < -v ? x + v : (R)0), __VA_ARGS__)                               \
@@ -30,6 +31,8 @@ __forceinline__ double th_clog(double x) { return ::log(x); }
   X(nnHardTanhBack, (x <= v || x >= w) ? (R)0 : g, __VA_ARGS__)                                       \
   X(nnLeakyReluBack, x > (R)0 ? g : g * v, __VA_ARGS__)                                               \
   X(nnLogSigmoidBack, th_nn_log_sigmoid_back(x, g), __VA_ARGS__)                                      \
+  X(nnRreluBack, x <= (R)0 ? g * v : g, __VA_ARGS__)                                                  \
+  X(nnRreluNoise, x <= (R)0 ? g : (R)1, __VA_ARGS__)                                                  \
   X(nnSigmoidBack, g * ((R)1 - x) * x, __VA_ARGS__)                                                   \
   X(nnShrinkBack, (x > v || x < -v) ? g : (R)0, __VA_ARGS__)                                          \
   X(nnSqrtBack, x == (R)0 ? (R)0 : (R)0.5 * (g / x), __VA_ARGS__)                                    \
@@ -197,12 +200,173 @@ TH_LINE_LOOP
   });
 }
 
+// ---- MultiMargin and MultiLabelMargin: one thread per frame (lines.cuh) ----
+
+// Each item is a frame (a row of `dim` scores, the line of the score operands). The host checked
+// the targets; a class outside [0, dim) still never leaves the line (MultiMargin's frame gets
+// NaN, MultiLabel's list ends there). The loss terms are the host's: hinge values in R, squared
+// and summed over the frame in double, times the target's weight; the frames' losses are summed
+// by the device reduction. MultiMargin: f[0] = margin, i[1] flags (1: p == 2, 2: weighted, 4:
+// sizeAverage).
+// The gradient's scale 1 / (dim, times the frames with sizeAverage) is rounded to R, the host's
+// `from_f64` in the compute type.
+template <class R> __forceinline__ R th_nn_margin_scale(long long frames, long long dim, bool average) {
+  return (R)(1.0 / (double)(average ? frames * dim : dim));
+}
+
+// Operands: loss (double, one per frame), x (line), target (long long, one per frame), weights
+// (line; read only when weighted).
+template <class I, class T> void th_lines_nn_multi_margin(const THCLines &p) {
+  typedef typename th_offset<I>::type O;
+  typedef th_traits<T> X;
+  typedef typename X::R R;
+  double *loss = th_ptr<double>(p.it, 0);
+  const T *x = th_ptr<const T>(p.it, 1), *w = th_ptr<const T>(p.it, 3);
+  const long long *tg = th_ptr<const long long>(p.it, 2);
+  const O sx = (O)p.step[1], sw = (O)p.step[3];
+  const long long n = p.len[1], flags = p.it.i[1];
+  const R m = (R)p.it.f[0];
+  th_for_each<I, 4>(p.it, [&](I, const O *off) {
+    const long long t = tg[off[2]];
+    if (t < 0 || t >= n || ((flags & 2) && t >= p.len[3])) {
+      loss[off[0]] = th_vm<double>::nan();
+      return;
+    }
+    const R xt = X::to_r(x[off[1] + (O)t * sx]);
+    double s = 0.0;
+TH_LINE_LOOP
+    for (long long d = 0; d < n; ++d) {
+      const R z = m - xt + X::to_r(x[off[1] + (O)d * sx]);
+      if (d != t && z > (R)0) s += (flags & 1) ? (double)z * (double)z : (double)z;
+    }
+    loss[off[0]] = s * ((flags & 2) ? (double)X::to_r(w[off[3] + (O)t * sw]) : 1.0);
+  });
+}
+
+// Operands: gradInput (line), x (line), target (one per frame), weights (line).
+template <class I, class T> void th_lines_nn_multi_margin_back(const THCLines &p) {
+  typedef typename th_offset<I>::type O;
+  typedef th_traits<T> X;
+  typedef typename X::R R;
+  T *o = th_ptr<T>(p.it, 0);
+  const T *x = th_ptr<const T>(p.it, 1), *w = th_ptr<const T>(p.it, 3);
+  const long long *tg = th_ptr<const long long>(p.it, 2);
+  const O so = (O)p.step[0], sx = (O)p.step[1], sw = (O)p.step[3];
+  const long long n = p.len[1] < p.len[0] ? p.len[1] : p.len[0], flags = p.it.i[1];
+  const R m = (R)p.it.f[0], g = th_nn_margin_scale<R>(p.it.n, n, (flags & 4) != 0);
+  th_for_each<I, 4>(p.it, [&](I, const O *off) {
+    const long long t = tg[off[2]];
+    if (t < 0 || t >= n || ((flags & 2) && t >= p.len[3])) return;
+    const R xt = X::to_r(x[off[1] + (O)t * sx]), wt = (flags & 2) ? X::to_r(w[off[3] + (O)t * sw]) : (R)1;
+    R gt = (R)0;
+TH_LINE_LOOP
+    for (long long d = 0; d < n; ++d) {
+      const R z = m - xt + X::to_r(x[off[1] + (O)d * sx]);
+      R h = (R)0;
+      if (d != t && z > (R)0) {
+        h = ((flags & 1) ? (R)2 * g * z : g) * wt;
+        gt -= h;
+      }
+      o[off[0] + (O)d * so] = X::from_r(h);
+    }
+    o[off[0] + (O)t * so] = X::from_r(gt);
+  });
+}
+
+// Operands: loss (double, one per frame), isTarget (line, written), x (line), target (line: the
+// frame's classes up to the first -1).
+template <class I, class T> void th_lines_nn_multi_label(const THCLines &p) {
+  typedef typename th_offset<I>::type O;
+  typedef th_traits<T> X;
+  typedef typename X::R R;
+  double *loss = th_ptr<double>(p.it, 0);
+  T *is = th_ptr<T>(p.it, 1);
+  const T *x = th_ptr<const T>(p.it, 2);
+  const long long *tg = th_ptr<const long long>(p.it, 3);
+  const O si = (O)p.step[1], sx = (O)p.step[2], st = (O)p.step[3];
+  long long n = p.len[1] < p.len[2] ? p.len[1] : p.len[2];
+  n = n < p.len[3] ? n : p.len[3];
+  const T zero = X::from_r((R)0), one = X::from_r((R)1);
+  th_for_each<I, 4>(p.it, [&](I, const O *off) {
+TH_LINE_LOOP
+    for (long long d = 0; d < n; ++d) is[off[1] + (O)d * si] = zero;
+    long long labels = 0;
+TH_LINE_LOOP
+    for (; labels < n; ++labels) {
+      const long long j = tg[off[3] + (O)labels * st];
+      if (j < 0 || j >= n) break;
+      is[off[1] + (O)j * si] = one;
+    }
+    double s = 0.0;
+TH_LINE_LOOP
+    for (long long k = 0; k < labels; ++k) {
+      const R xj = X::to_r(x[off[2] + (O)tg[off[3] + (O)k * st] * sx]);
+TH_LINE_LOOP
+      for (long long d = 0; d < n; ++d) {
+        const R z = (R)1 - xj + X::to_r(x[off[2] + (O)d * sx]);
+        if (X::to_r(is[off[1] + (O)d * si]) == (R)0 && z > (R)0) s += (double)z;
+      }
+    }
+    loss[off[0]] = s;
+  });
+}
+
+// Operands: gradInput (line), x (line), isTarget (line), target (line); i[0] = sizeAverage.
+// Element d of the frame gets, for each listed class j in list order, +g where d is not a target
+// and 1 - x[j] + x[d] > 0, then, where d == j, -g times the count of such d for j: the host's
+// sequence of additions for that element, accumulated in R.
+template <class I, class T> void th_lines_nn_multi_label_back(const THCLines &p) {
+  typedef typename th_offset<I>::type O;
+  typedef th_traits<T> X;
+  typedef typename X::R R;
+  T *o = th_ptr<T>(p.it, 0);
+  const T *x = th_ptr<const T>(p.it, 1), *is = th_ptr<const T>(p.it, 2);
+  const long long *tg = th_ptr<const long long>(p.it, 3);
+  const O so = (O)p.step[0], sx = (O)p.step[1], si = (O)p.step[2], st = (O)p.step[3];
+  long long n = p.len[0] < p.len[1] ? p.len[0] : p.len[1];
+  n = n < p.len[2] ? n : p.len[2];
+  n = n < p.len[3] ? n : p.len[3];
+  const R g = th_nn_margin_scale<R>(p.it.n, n, p.it.i[0] != 0);
+  th_for_each<I, 4>(p.it, [&](I, const O *off) {
+    long long labels = 0;
+TH_LINE_LOOP
+    for (; labels < n; ++labels) {
+      const long long j = tg[off[3] + (O)labels * st];
+      if (j < 0 || j >= n) break;
+    }
+TH_LINE_LOOP
+    for (long long d = 0; d < n; ++d) {
+      const R xd = X::to_r(x[off[1] + (O)d * sx]);
+      const bool open = X::to_r(is[off[2] + (O)d * si]) == (R)0;
+      R a = (R)0;
+TH_LINE_LOOP
+      for (long long k = 0; k < labels; ++k) {
+        const long long j = tg[off[3] + (O)k * st];
+        const R xj = X::to_r(x[off[1] + (O)j * sx]);
+        if (open && (R)1 - xj + xd > (R)0) a += g;
+        if (j == d) {
+          long long count = 0;
+TH_LINE_LOOP
+          for (long long e = 0; e < n; ++e)
+            count += X::to_r(is[off[2] + (O)e * si]) == (R)0 && (R)1 - xj + X::to_r(x[off[1] + (O)e * sx]) > (R)0;
+          a -= g * (R)count;
+        }
+      }
+      o[off[0] + (O)d * so] = X::from_r(a);
+    }
+  });
+}
+
 // ---- the float modules' kernel list (sfx, T) ----
 #define TH_NN_KERNELS(sfx, T)                                                                         \
   TH_NN_OPS1(TH_K1, sfx, T) TH_NN_OPS2(TH_K2, sfx, T) TH_NN_OPS3(TH_K3, sfx, T)                        \
   TH_NN_CRIT_BACK(TH_K2, sfx, T) TH_K1(nnL1CostBack, , sfx, T) TH_K3(nnBceCritBackW, , sfx, T)         \
   TH_NN_PARAM_OPS2(TH_K2, sfx, T) TH_NN_PARAM_OPS3(TH_K3, sfx, T)                                      \
-  TH_LINES(th_nnSoftMax_##sfx, th_lines_nn_softmax, T) TH_LINES(th_nnSoftMaxBack_##sfx, th_lines_nn_softmax_back, T)
+  TH_LINES(th_nnSoftMax_##sfx, th_lines_nn_softmax, T) TH_LINES(th_nnSoftMaxBack_##sfx, th_lines_nn_softmax_back, T) \
+  TH_LINES(th_nnMultiMargin_##sfx, th_lines_nn_multi_margin, T)                                       \
+  TH_LINES(th_nnMultiMarginBack_##sfx, th_lines_nn_multi_margin_back, T)                              \
+  TH_LINES(th_nnMultiLabel_##sfx, th_lines_nn_multi_label, T)                                         \
+  TH_LINES(th_nnMultiLabelBack_##sfx, th_lines_nn_multi_label_back, T)
 // The criterions' loss terms and PReLU's weight-gradient terms, double only.
 #define TH_NN_DOUBLE_KERNELS() TH_NN_CRIT_TERMS(TH_K2, double, double) TH_NN_PARAM_TERMS(TH_K2, double, double)
 

@@ -153,8 +153,12 @@ macro_rules! activation_api {
             let _ = (grad_input, grad_weight_buf, grad_weight_buf2);
             param::prelu_acc_grad_parameters::<$T>(&input, &grad_output, &weight, grad_weight, n_output_plane, scale.into())
         }
+        /// Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
+        fn [<THNN_ $R RReLU_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, noise: *mut [<TH $R Tensor>] as opt_view, lower: f64, upper: f64, train: bool, inplace: bool) {
+            param::rrelu_update_grad_input::<$T>(&input, grad_output, grad_input, noise.as_ref(), lower, upper, train, inplace)
+        }
     } } };
-    // THNN's modules that THCUNN lacks (HardShrink), or whose device half is still to come (RReLU).
+    // THNN's modules that THCUNN lacks (HardShrink), and RReLU's forward with THNN's generator.
     (@thnn $R:ident, $T:ty) => { pastey::paste! { nn_fn! {
         /// `output = |input| > lambda ? input : 0`.
         fn [<THNN_ $R HardShrink_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, lambda: f64) {
@@ -169,12 +173,19 @@ macro_rules! activation_api {
         fn [<THNN_ $R RReLU_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, noise: *mut [<TH $R Tensor>] as opt_obj, lower: f64, upper: f64, train: bool, inplace: bool, generator: *mut crate::ffi::random::THGenerator as opt_obj) {
             param::rrelu_update_output::<$T>(input, output, noise.map(|t| &**t), lower, upper, train, inplace, generator.map(|g| &**g))
         }
-        /// Training: `gradInput = gradOutput * noise`; evaluation: slope `(lower + upper) / 2`.
-        fn [<THNN_ $R RReLU_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as obj, grad_input: *mut [<TH $R Tensor>] as obj, noise: *mut [<TH $R Tensor>] as opt_view, lower: f64, upper: f64, train: bool, inplace: bool) {
-            param::rrelu_update_grad_input::<$T>(&input, grad_output, grad_input, noise.as_ref(), lower, upper, train, inplace)
-        }
     } } };
     (@thnn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { activation_api!(@both $R, $T, $S, $A); activation_api!(@thnn $R, $T); };
-    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { activation_api!(@both $R, $T, $S, $A); };
+    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => {
+        activation_api!(@both $R, $T, $S, $A);
+        pastey::paste! { nn_fn! {
+            /// Training: slopes drawn in `[lower, upper)` by the device's generator for every
+            /// element, kept in `noise` where `input <= 0` (1 elsewhere); `generator` is cunn's
+            /// unused `void *`. Evaluation: slope `(lower + upper) / 2` (`noise` may be NULL).
+            fn [<THNN_ $R RReLU_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as obj, output: *mut [<TH $R Tensor>] as obj, noise: *mut [<TH $R Tensor>] as opt_obj, lower: f64, upper: f64, train: bool, inplace: bool, generator: *mut std::ffi::c_void) {
+                let _ = generator;
+                param::rrelu_update_output::<$T>(input, output, noise.map(|t| &**t), lower, upper, train, inplace, None)
+            }
+        } }
+    };
 }
 nn_families!(activation_api);

@@ -88,32 +88,29 @@ macro_rules! criterion_api {
                 class_nll::spatial_update_grad_input::<$T>(&input, &target, grad_input, size_average, weights.as_ref(), &total_weight)
             }
         } }
-    };
-    // THNN's modules whose device half is still to come.
-    (@thnn $R:ident, $T:ty) => {
         pastey::paste! { nn_fn! {
             /// Multi-class hinge loss: for each frame of `input` (dim, or nframe x dim) with 0-based
             /// class `target`, `sum over d != y of w[y] max(0, margin - input[y] + input[d])^p`
             /// over dim (and nframe with `sizeAverage`); `p` is 1 or 2, `weights` (dim) may be NULL.
-            fn [<THNN_ $R MultiMarginCriterion_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut THLongTensor as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool, p: std::ffi::c_int, weights: *mut [<TH $R Tensor>] as opt_view, margin: f64) {
-                margin::multi_margin_update_output::<$T>(&input, &target, output, size_average, p, weights.as_ref(), margin)
+            fn [<THNN_ $R MultiMarginCriterion_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut $I as view, output: *mut [<TH $R Tensor>] as obj, size_average: bool, p: std::ffi::c_int, weights: *mut [<TH $R Tensor>] as opt_view, margin: $A) {
+                margin::multi_margin_update_output::<$T>(&input, &target, output, size_average, p, weights.as_ref(), margin.into())
             }
             /// The gradient of MultiMargin, shaped like `input`.
-            fn [<THNN_ $R MultiMarginCriterion_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut THLongTensor as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool, p: std::ffi::c_int, weights: *mut [<TH $R Tensor>] as opt_view, margin: f64) {
-                margin::multi_margin_update_grad_input::<$T>(&input, &target, grad_input, size_average, p, weights.as_ref(), margin)
+            fn [<THNN_ $R MultiMarginCriterion_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut $I as view, grad_input: *mut [<TH $R Tensor>] as obj, size_average: bool, p: std::ffi::c_int, weights: *mut [<TH $R Tensor>] as opt_view, margin: $A) {
+                margin::multi_margin_update_grad_input::<$T>(&input, &target, grad_input, size_average, p, weights.as_ref(), margin.into())
             }
             /// Multi-label hinge loss: `target` (shaped like `input`) lists each frame's classes,
             /// 0-based, ended by the first -1; `isTarget` is set to the 0/1 mask of listed classes.
-            fn [<THNN_ $R MultiLabelMarginCriterion_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut THLongTensor as view, output: *mut [<TH $R Tensor>] as obj, is_target: *mut [<TH $R Tensor>] as obj, size_average: bool) {
+            fn [<THNN_ $R MultiLabelMarginCriterion_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut $I as view, output: *mut [<TH $R Tensor>] as obj, is_target: *mut [<TH $R Tensor>] as obj, size_average: bool) {
                 margin::multi_label_update_output::<$T>(&input, &target, output, is_target, size_average)
             }
             /// The gradient of MultiLabelMargin; `isTarget` is the mask the forward set.
-            fn [<THNN_ $R MultiLabelMarginCriterion_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, target: *mut THLongTensor as view, grad_input: *mut [<TH $R Tensor>] as obj, is_target: *mut [<TH $R Tensor>] as view, size_average: bool) {
+            fn [<THNN_ $R MultiLabelMarginCriterion_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, target: *mut $I as view, grad_input: *mut [<TH $R Tensor>] as obj, is_target: *mut [<TH $R Tensor>] as view, size_average: bool) {
                 margin::multi_label_update_grad_input::<$T>(&input, &target, grad_input, &is_target, size_average)
             }
         } }
     };
-    (@thnn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { criterion_api!(@both $R, $T, $S, $A, $I); criterion_api!(@thnn $R, $T); };
-    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { criterion_api!(@both $R, $T, $S, $A, $I); };
+    // Every criterion runs on both engines.
+    (@$family:ident $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { criterion_api!(@both $R, $T, $S, $A, $I); };
 }
 nn_families!(criterion_api);

@@ -11,7 +11,7 @@ use crate::cuda::launch::Call;
 use crate::exec::backend::Backend;
 use crate::nn::buf::{self, Out};
 use crate::nn::check;
-use crate::nn::{NnElem, NnReal, native_tensor, native_view};
+use crate::nn::{NnElem, NnReal, native_tensor, native_view, zero};
 use crate::ops::random::Generator;
 use crate::ops::{self, num::Num};
 
@@ -234,12 +234,13 @@ fn prelu_acc_host<T: ActReal>(
 }
 
 /// `RReLU_updateOutput(input, output, noise, lower, upper, train, inplace, generator)`.
-/// Training: each element `x <= 0` is multiplied by a slope drawn uniformly in `[lower, upper)`
-/// from `generator` (in row-major order), stored in `noise` (1 for the others; `noise` is
-/// resized like `input`). Evaluation: the slope is `(lower + upper) / 2`; `noise` and
-/// `generator` are not used (may be NULL).
+/// Training: each element `x <= 0` is multiplied by a slope drawn uniformly in `[lower, upper)`,
+/// stored in `noise` (1 for the others; `noise` is resized like `input`). On the host the slopes
+/// come from `generator` (required) in row-major order; on the device from the device's own
+/// generator (`generator` is cunn's unused `void *`), drawn for every element. Evaluation: the
+/// slope is `(lower + upper) / 2`; `noise` and `generator` are not used (may be NULL).
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn rrelu_update_output<T: ActReal>(
+pub fn rrelu_update_output<T: NnElem>(
     input: &Tensor<T>,
     output: &Tensor<T>,
     noise: Option<&Tensor<T>>,
@@ -249,12 +250,11 @@ pub fn rrelu_update_output<T: ActReal>(
     inplace: bool,
     generator: Option<&Generator>,
 ) -> Result<()> {
-    let (lo, hi): (T, T) = (real::<T>(lower), real::<T>(upper));
+    let (lo, hi) = (real::<T>(lower), real::<T>(upper));
     if !train {
         let s = (lo + hi) / real::<T>(2.0);
-        return forward::<true, T>(input, output, inplace, Call::host_only("RReLU_updateOutput"), move |x| {
-            if x <= T::zero() { x * s } else { x }
-        });
+        let k = Call::new("nnRrelu").value(T::from_r(s));
+        return forward::<true, T>(input, output, inplace, k, move |x| if x <= zero(x) { x * s } else { x });
     }
     let noise = noise.ok_or_else(|| Error::null(4, "noise"))?;
     let (l, u) = (lo.to_f64(), hi.to_f64());
@@ -265,7 +265,57 @@ pub fn rrelu_update_output<T: ActReal>(
             format_args!("expected finite lower <= upper, got {lower} and {upper}"),
         ));
     }
+    let xv = input.view();
+    Backend::of(&[xv.device(), output.with_view(|v| v.device()), noise.with_view(|v| v.device())])?;
+    if let Device::Cuda(_) = xv.device() {
+        return rrelu_train_device(input, output, noise, (l, u), inplace);
+    }
     let generator = generator.ok_or_else(|| Error::null(9, "generator"))?;
+    rrelu_train_host(native_tensor(input)?, native_tensor(output)?, native_tensor(noise)?, (l, u), inplace, generator)
+}
+
+/// RReLU's training pass on the device: the slopes drawn for every element by the device's
+/// generator (rounded to the element type below `upper`), 1 kept where `x > 0`, then `x * noise`.
+fn rrelu_train_device<T: NnElem>(
+    input: &Tensor<T>,
+    output: &Tensor<T>,
+    noise: &Tensor<T>,
+    (l, u): (f64, f64),
+    inplace: bool,
+) -> Result<()> {
+    let x = input.view();
+    let nz = ops::resize_out(noise, &x.sizes)?;
+    if l < u {
+        ops::random::device::uniform(noise, l, u)?;
+    } else {
+        ops::arith::fill(noise, T::from_f64(l))?;
+    }
+    ops::pointwise2(
+        noise,
+        &x,
+        &nz,
+        Call::new("nnRreluNoise"),
+        |x: T, r: T| {
+            if x.to_r() <= zero(x.to_r()) { r } else { T::one() }
+        },
+    )?;
+    let r = if inplace { input } else { output };
+    ops::pointwise2(r, &x, &nz, Call::new("cmul"), |a: T, b: T| T::from_r(a.to_r() * b.to_r()))?;
+    if inplace {
+        output.set_view(input.view());
+    }
+    Ok(())
+}
+
+/// RReLU's training pass on the host: the slopes from `generator` in row-major order.
+fn rrelu_train_host<T: NnReal>(
+    input: &Tensor<T>,
+    output: &Tensor<T>,
+    noise: &Tensor<T>,
+    (l, u): (f64, f64),
+    inplace: bool,
+    generator: &Generator,
+) -> Result<()> {
     let xv = input.view();
     let mut nz = Out::new(noise, &xv.sizes)?;
     let mut out = if inplace { Out::acc(input, xv.numel(), 2, "input")? } else { Out::new(output, &xv.sizes)? };
@@ -297,7 +347,7 @@ pub fn rrelu_update_output<T: ActReal>(
 /// in training (when `upper - lower > 1e-6`, as torch7) `g * noise`, else `x <= 0 ? g * (lower
 /// + upper) / 2 : g`.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn rrelu_update_grad_input<T: ActReal>(
+pub fn rrelu_update_grad_input<T: NnElem>(
     input: &View<T>,
     grad_output: &Tensor<T>,
     grad_input: &Tensor<T>,
@@ -308,15 +358,16 @@ pub fn rrelu_update_grad_input<T: ActReal>(
     inplace: bool,
 ) -> Result<()> {
     check_nelement(&grad_output.view(), input, "input")?;
-    let (lo, hi): (T, T) = (real::<T>(lower), real::<T>(upper));
-    let name = Call::host_only("RReLU_updateGradInput");
+    let (lo, hi) = (real::<T>(lower), real::<T>(upper));
     if train && (hi - lo).to_f64() > 1e-6 {
         let noise = noise.ok_or_else(|| Error::null(5, "noise"))?;
         check::same_numel(noise, 5, "noise", input, "input")?;
-        return backward::<true, T>(noise.clone(), &input.sizes, grad_output, grad_input, inplace, name, |r, g| g * r);
+        let k = Call::new("cmul");
+        return backward::<true, T>(noise.clone(), &input.sizes, grad_output, grad_input, inplace, k, |r, g| g * r);
     }
     let s = (lo + hi) / real::<T>(2.0);
-    backward::<true, T>(input.clone(), &input.sizes, grad_output, grad_input, inplace, name, move |x, g| {
-        if x <= T::zero() { g * s } else { g }
+    let k = Call::new("nnRreluBack").value(T::from_r(s));
+    backward::<true, T>(input.clone(), &input.sizes, grad_output, grad_input, inplace, k, move |x, g| {
+        if x <= zero(x) { g * s } else { g }
     })
 }

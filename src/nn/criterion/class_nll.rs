@@ -10,7 +10,7 @@
 //! caller to resize and zero and returns early when `total_weight <= 0`; th resizes it to
 //! `input`'s shape, writes every element, and divides as PyTorch does.
 
-use super::{BLOCK, NnElem, NnReal, block_sum, class_target, rows_per_block, set_scalar};
+use super::{BLOCK, NnElem, NnReal, block_sum, class_target, host_vec, rows_per_block, set_scalar};
 use crate::core::allocator::Device;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
@@ -229,16 +229,6 @@ fn devices<T: NnElem>(
     d.extend(weights.map(|w| w.device()));
     d.extend(outs.iter().map(|o| o.with_view(|v| v.device())));
     Backend::of(&d).map(|_| ())
-}
-
-/// A view's elements in row-major order on the host (copied from the device when there).
-fn host_vec<T: crate::core::dtype::Scalar>(v: &View<T>) -> Result<Vec<T>> {
-    if let Device::Cuda(_) = v.device() {
-        let h = View::contiguous(&v.sizes)?;
-        ops::copy::copy(&h, v)?;
-        return h.to_vec();
-    }
-    Ok(buf::read(v, &[])?.into_owned())
 }
 
 /// The row-major positions in the input (n x c x hw) of the counted targets.

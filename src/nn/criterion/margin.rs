@@ -3,14 +3,17 @@
 //! divided by `dim`, then divided by `nframe` with `sizeAverage` (PyTorch's
 //! `multi_margin_loss` / `multilabel_margin_loss`). Targets are 0-based class indices.
 
-use super::{NnReal, block_sum, class_target, rows_per_block, set_scalar};
+use super::{NnElem, NnReal, block_sum, class_target, device, host_vec, rows_per_block, set_scalar};
+use crate::core::allocator::Device;
+use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
+use crate::exec::backend::Backend;
 use crate::nn::buf::{self, Out};
-use crate::nn::check;
+use crate::nn::{check, native_tensor, native_view};
 
 /// `(nframe, dim)` of a 1-D or 2-D `input` (argument 2).
-fn frames<T: NnReal>(input: &View<T>) -> Result<(usize, usize)> {
+fn frames<T: Scalar>(input: &View<T>) -> Result<(usize, usize)> {
     check::dims(input, 2, "input", &[1, 2])?;
     Ok(if input.ndim() == 1 {
         (1, input.sizes[0] as usize)
@@ -20,19 +23,23 @@ fn frames<T: NnReal>(input: &View<T>) -> Result<(usize, usize)> {
 }
 
 /// The loss's divisor: `dim`, times `nframe` with `size_average`.
-fn divisor(nframe: usize, dim: usize, size_average: bool) -> f64 {
+pub(super) fn divisor(nframe: usize, dim: usize, size_average: bool) -> f64 {
     if size_average { (nframe * dim) as f64 } else { dim as f64 }
 }
 
-/// MultiMargin's checks: `input` (2), `target` (3: one index for a 1-D input, `nframe`
-/// indices for a 2-D one), `p` (6: 1 or 2), `weights` (7: `dim` elements). Returns `(nframe,
-/// dim)`.
-fn multi_margin_check<T: NnReal>(
+/// MultiMargin's checks: every operand on one engine; `input` (2), `target` (3: one index in
+/// [0, dim) for a 1-D input, `nframe` for a 2-D one), `p` (6: 1 or 2), `weights` (7: `dim`
+/// elements). Returns `(nframe, dim)` and the targets (on the host).
+fn multi_margin_check<T: Scalar>(
     input: &View<T>,
     target: &View<i64>,
+    out: &Tensor<T>,
     p: i32,
     weights: Option<&View<T>>,
-) -> Result<(usize, usize)> {
+) -> Result<(usize, usize, Vec<i64>)> {
+    let mut devices = vec![input.device(), target.device(), out.with_view(|v| v.device())];
+    devices.extend(weights.map(|w| w.device()));
+    Backend::of(&devices)?;
     let (nframe, dim) = frames(input)?;
     class_target(input, target)?;
     if p != 1 && p != 2 {
@@ -41,14 +48,16 @@ fn multi_margin_check<T: NnReal>(
     if let Some(w) = weights {
         check::numel(w, 7, "weights", dim)?;
     }
-    Ok((nframe, dim))
+    let tg = host_vec(target)?;
+    check::indices(&tg, 3, "target", 0, dim as i64, None)?;
+    Ok((nframe, dim, tg))
 }
 
 /// `MultiMarginCriterion_updateOutput(state, input, target, output, sizeAverage, p, weights,
 /// margin)`: for each frame with target `y`, `sum over d != y of w[y] * max(0, margin -
 /// input[y] + input[d])^p`, over `dim` (and `nframe` with `sizeAverage`).
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn multi_margin_update_output<T: NnReal>(
+pub fn multi_margin_update_output<T: NnElem>(
     input: &View<T>,
     target: &View<i64>,
     output: &Tensor<T>,
@@ -57,11 +66,27 @@ pub fn multi_margin_update_output<T: NnReal>(
     weights: Option<&View<T>>,
     margin: f64,
 ) -> Result<()> {
-    let (nframe, dim) = multi_margin_check(input, target, p, weights)?;
+    let (nframe, dim, tg) = multi_margin_check(input, target, output, p, weights)?;
+    let sum = if let Device::Cuda(dev) = input.device() {
+        device::multi_margin(dev, input, target, weights, (nframe, dim), p, margin)?
+    } else {
+        let w = weights.map(native_view).transpose()?;
+        multi_margin_sum(native_view(input)?, &tg, w, (nframe, dim), p, margin)?
+    };
+    set_scalar(output, sum / divisor(nframe, dim, size_average))
+}
+
+/// MultiMargin's loss summed over the frames, on the host.
+fn multi_margin_sum<T: NnReal>(
+    input: &View<T>,
+    tg: &[i64],
+    weights: Option<&View<T>>,
+    (nframe, dim): (usize, usize),
+    p: i32,
+    margin: f64,
+) -> Result<f64> {
     let m = T::from_f64(margin);
     let sum = {
-        let tg = buf::read(target, &[])?;
-        check::indices(&tg, 3, "target", 0, dim as i64, None)?;
         let x = buf::read(input, &[])?;
         let w = weights.map(|w| buf::read(w, &[])).transpose()?;
         let w = w.as_deref();
@@ -85,13 +110,13 @@ pub fn multi_margin_update_output<T: NnReal>(
         // dim = 0 leaves no frame to sum (a target would be out of range).
         if dim == 0 { 0.0 } else { block_sum(nframe, rows_per_block(dim), nframe * dim, rows, |a, b| a + b) }
     };
-    set_scalar(output, sum / divisor(nframe, dim, size_average))
+    Ok(sum)
 }
 
 /// `MultiMarginCriterion_updateGradInput(state, input, target, gradInput, sizeAverage, p,
 /// weights, margin)`.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn multi_margin_update_grad_input<T: NnReal>(
+pub fn multi_margin_update_grad_input<T: NnElem>(
     input: &View<T>,
     target: &View<i64>,
     grad_input: &Tensor<T>,
@@ -100,9 +125,26 @@ pub fn multi_margin_update_grad_input<T: NnReal>(
     weights: Option<&View<T>>,
     margin: f64,
 ) -> Result<()> {
-    let (nframe, dim) = multi_margin_check(input, target, p, weights)?;
-    let tg = buf::read(target, &[])?;
-    check::indices(&tg, 3, "target", 0, dim as i64, None)?;
+    let (nframe, dim, tg) = multi_margin_check(input, target, grad_input, p, weights)?;
+    if let Device::Cuda(dev) = input.device() {
+        return device::multi_margin_back(dev, input, target, grad_input, weights, size_average, p, margin);
+    }
+    let w = weights.map(native_view).transpose()?;
+    multi_margin_grad(native_view(input)?, &tg, native_tensor(grad_input)?, w, (nframe, dim), size_average, p, margin)
+}
+
+/// MultiMargin's gradient on the host.
+#[allow(clippy::too_many_arguments)]
+fn multi_margin_grad<T: NnReal>(
+    input: &View<T>,
+    tg: &[i64],
+    grad_input: &Tensor<T>,
+    weights: Option<&View<T>>,
+    (nframe, dim): (usize, usize),
+    size_average: bool,
+    p: i32,
+    margin: f64,
+) -> Result<()> {
     let m = T::from_f64(margin);
     let g = T::from_f64(1.0 / divisor(nframe, dim, size_average));
     let two = T::from_f64(2.0);
@@ -131,15 +173,20 @@ pub fn multi_margin_update_grad_input<T: NnReal>(
     out.finish()
 }
 
-/// MultiLabelMargin's checks: `input` (2), `target` (3) of `input`'s shape with values in
-/// [-1, dim). Returns `(nframe, dim)` and the targets.
-fn multi_label_check<'a, T: NnReal>(
+/// MultiLabelMargin's checks: every operand on one engine; `input` (2), `target` (3) of
+/// `input`'s shape with values in [-1, dim). Returns `(nframe, dim)` and the targets (on the
+/// host).
+fn multi_label_check<T: Scalar>(
     input: &View<T>,
-    target: &'a View<i64>,
-) -> Result<(usize, usize, std::borrow::Cow<'a, [i64]>)> {
+    target: &View<i64>,
+    tensors: &[&Tensor<T>],
+) -> Result<(usize, usize, Vec<i64>)> {
+    let mut devices = vec![input.device(), target.device()];
+    devices.extend(tensors.iter().map(|t| t.with_view(|v| v.device())));
+    Backend::of(&devices)?;
     let (nframe, dim) = frames(input)?;
     check::same_shape(target, 3, "target", input, "input")?;
-    let tg = buf::read(target, &[])?;
+    let tg = host_vec(target)?;
     check::indices(&tg, 3, "target", -1, dim as i64, None)?;
     Ok((nframe, dim, tg))
 }
@@ -154,16 +201,32 @@ fn labels(t: &[i64]) -> impl Iterator<Item = usize> + '_ {
 /// first -1 (or the row's end); the loss is `sum over listed j, over classes d not listed, of
 /// max(0, 1 - input[j] + input[d])`, over `dim` (and `nframe` with `sizeAverage`). `isTarget`
 /// is resized to `target`'s shape and set to 1 at the listed classes, 0 elsewhere.
-pub fn multi_label_update_output<T: NnReal>(
+pub fn multi_label_update_output<T: NnElem>(
     input: &View<T>,
     target: &View<i64>,
     output: &Tensor<T>,
     is_target: &Tensor<T>,
     size_average: bool,
 ) -> Result<()> {
-    let (nframe, dim, tg) = multi_label_check(input, target)?;
+    let (nframe, dim, tg) = multi_label_check(input, target, &[output, is_target])?;
+    let sum = if let Device::Cuda(dev) = input.device() {
+        device::multi_label(dev, input, target, is_target, (nframe, dim))?
+    } else {
+        multi_label_sum(native_view(input)?, &tg, native_tensor(is_target)?, &target.sizes, (nframe, dim))?
+    };
+    set_scalar(output, sum / divisor(nframe, dim, size_average))
+}
+
+/// MultiLabelMargin's loss summed over the frames, and `isTarget` set, on the host.
+fn multi_label_sum<T: NnReal>(
+    input: &View<T>,
+    tg: &[i64],
+    is_target: &Tensor<T>,
+    target_sizes: &[i64],
+    (nframe, dim): (usize, usize),
+) -> Result<f64> {
     let sum = {
-        let mut ist = Out::new(is_target, &target.sizes)?;
+        let mut ist = Out::new(is_target, target_sizes)?;
         let x = buf::read(input, &[ist.view()])?;
         let it = ist.as_mut();
         let mut sum = 0.0;
@@ -197,23 +260,24 @@ pub fn multi_label_update_output<T: NnReal>(
         ist.finish()?;
         sum
     };
-    set_scalar(output, sum / divisor(nframe, dim, size_average))
+    Ok(sum)
 }
 
 /// `MultiLabelMarginCriterion_updateGradInput(state, input, target, gradInput, isTarget,
 /// sizeAverage)`: `isTarget` (argument 5) is the one `updateOutput` set: `target`'s shape,
 /// values in [0, 1] (nonzero marks a target class).
-pub fn multi_label_update_grad_input<T: NnReal>(
+pub fn multi_label_update_grad_input<T: NnElem>(
     input: &View<T>,
     target: &View<i64>,
     grad_input: &Tensor<T>,
     is_target: &View<T>,
     size_average: bool,
 ) -> Result<()> {
-    let (nframe, dim, tg) = multi_label_check(input, target)?;
+    let (nframe, dim, tg) = multi_label_check(input, target, &[grad_input])?;
+    Backend::of(&[input.device(), is_target.device()])?;
     check::same_shape(is_target, 5, "isTarget", target, "target")?;
     {
-        let it = buf::read(is_target, &[])?;
+        let it = host_vec(is_target)?;
         if let Some(i) = it.iter().position(|&v| !(v >= T::zero() && v <= T::one())) {
             return Err(check::invalid(
                 5,
@@ -222,6 +286,28 @@ pub fn multi_label_update_grad_input<T: NnReal>(
             ));
         }
     }
+    if let Device::Cuda(dev) = input.device() {
+        return device::multi_label_back(dev, input, target, grad_input, is_target, size_average);
+    }
+    multi_label_grad(
+        native_view(input)?,
+        &tg,
+        native_tensor(grad_input)?,
+        native_view(is_target)?,
+        (nframe, dim),
+        size_average,
+    )
+}
+
+/// MultiLabelMargin's gradient on the host.
+fn multi_label_grad<T: NnReal>(
+    input: &View<T>,
+    tg: &[i64],
+    grad_input: &Tensor<T>,
+    is_target: &View<T>,
+    (nframe, dim): (usize, usize),
+    size_average: bool,
+) -> Result<()> {
     let g = T::from_f64(1.0 / divisor(nframe, dim, size_average));
     let mut out = Out::new(grad_input, &input.sizes)?;
     let x = buf::read(input, &[out.view()])?;

@@ -22,6 +22,7 @@
 //!   do not depend on the number of threads.
 
 pub mod class_nll;
+mod device;
 pub mod margin;
 pub mod pointwise;
 
@@ -112,6 +113,16 @@ fn pair_sum<T: NnElem>(
         Some(w) => (lo..hi).map(|i| w[i].to_f64() * term(xs[i].to_f64(), y_at(i))).sum(),
         None => (lo..hi).map(|i| term(xs[i].to_f64(), y_at(i))).sum(),
     }))
+}
+
+/// A view's elements in row-major order on the host (copied from the device when there).
+pub(super) fn host_vec<T: crate::core::dtype::Scalar>(v: &View<T>) -> Result<Vec<T>> {
+    if let Device::Cuda(_) = v.device() {
+        let h = View::contiguous(&v.sizes)?;
+        ops::copy::copy(&h, v)?;
+        return h.to_vec();
+    }
+    Ok(buf::read(v, &[])?.into_owned())
 }
 
 fn average(sum: f64, n: usize, size_average: bool) -> f64 {
