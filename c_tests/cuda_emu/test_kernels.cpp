@@ -33,6 +33,8 @@
 #include "random.cuh"
 #include "conv.cuh"
 #include "sleep.cuh"
+#include "nn.cuh"
+#include "nn_rnn.cuh"
 #include "harness.h"
 
 static THCPointwise params_1d(long long n) {
@@ -61,13 +63,14 @@ static int launch(const std::string &kernel, THCPointwise &p, unsigned grid = 0,
 static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
   th_emu_kernel_names(all.data(), all.size());
-  size_t reductions = 0, gemms = 0, randoms = 0, convs = 0, sleeps = 0, scans = 0, radix = 0;
+  size_t reductions = 0, gemms = 0, randoms = 0, convs = 0, sleeps = 0, scans = 0, radix = 0, rnns = 0;
   for (const char *k : all) {
     if (std::strncmp(k, "th_reduce_", 10) == 0 || std::strncmp(k, "th_combine_", 11) == 0) ++reductions;
     else if (std::strncmp(k, "th_gemm_", 8) == 0) ++gemms;  // THCGemm kernels: gemm_kernels()
     else if (std::strncmp(k, "th_rand_", 8) == 0) ++randoms;  // THCRandom: every_random_kernel()
     else if (std::strncmp(k, "th_conv", 7) == 0) ++convs;     // THCConv: conv_kernels()
     else if (std::strcmp(k, "th_sleep") == 0) ++sleeps;        // THCSleep: sleep_kernel()
+    else if (std::strncmp(k, "th_rnn", 6) == 0) ++rnns;        // THCRnn: rnn_kernels()
     // THCScan, the tiled cumsum/cumprod: ops::reduce's device tests (cargo test, emulator).
     else if (std::strstr(k, "Totals_") || std::strstr(k, "Carries_") || std::strstr(k, "Tiles_")) ++scans;
     // THCRadix, the radix sort's passes: the sort suites (cargo test, pytest on the emulator).
@@ -89,6 +92,7 @@ static void every_kernel() {
   CHECK(randoms == 100, "%zu random kernels registered", randoms);
   CHECK(convs == 12, "%zu convolution kernels registered", convs);
   CHECK(sleeps == 1, "%zu sleep kernels registered", sleeps);
+  CHECK(rnns == 24, "%zu fused rnn kernels registered", rnns);
   CHECK(scans == 90, "%zu tiled scan kernels registered", scans);
   CHECK(radix == 30, "%zu radix sort kernels registered", radix);
   const int cap = 80;
@@ -677,6 +681,91 @@ static void sleep_kernel() {
   }
 }
 
+// The fused GRU and LSTM cells (nn_rnn.cuh) against the formulas in double, 3 rows of hidden
+// size 5, one bias absent in each; every buffer ends in a guard element that must stay intact.
+template <class T> static void rnn_kernels(const char *sfx) {
+  const long long R = 3, H = 5, N = R * H;
+  const double tol = sizeof(T) == 4 ? 2e-6 : 1e-14;
+  auto buf = [](long long n) {
+    std::vector<T> v(n + 1);
+    for (auto &x : v) x = (T)((double)(int)(rnd() % 4001 - 2000) / 1000.0);
+    v[n] = (T)1234;
+    return v;
+  };
+  auto sig = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+  auto near = [&](const std::vector<T> &got, long long i, double want, const char *what, const std::string &k) {
+    CHECK(std::fabs((double)got[i] - want) <= tol * (1.0 + std::fabs(want)), "%s: %s[%lld] = %g, want %g", k.c_str(),
+          what, i, (double)got[i], want);
+  };
+  for (const char *w : {"i32", "i64"}) {
+    const unsigned grid[3] = {2, 1, 1}, block[3] = {4, 1, 1};  // grid-stride over 15 elements
+    char err[256];
+    // GRU: input, hidden, (no bias1), bias2, hx -> hy, storage; then the backward from storage
+    auto gi = buf(3 * N), gh = buf(3 * N), b2 = buf(3 * H), hx = buf(N), hy = buf(N), st = buf(5 * N);
+    THCRnn p{N, H, {(unsigned long long)gi.data(), (unsigned long long)gh.data(), 0, (unsigned long long)b2.data(),
+                    (unsigned long long)hx.data(), (unsigned long long)hy.data(), (unsigned long long)st.data()}};
+    std::string k = std::string("th_rnnGru_") + sfx + "_" + w;
+    void *args[] = {&p};
+    CHECK(th_emu_launch(k.c_str(), grid, block, 0, args, err, sizeof err) == 0, "%s: %s", k.c_str(), err);
+    for (long long r = 0; r < R; ++r)
+      for (long long i = 0; i < H; ++i) {
+        const long long g = 3 * H * r, e = r * H + i;
+        const double rg = sig((double)gi[g + i] + (double)gh[g + i] + (double)b2[i]);
+        const double zg = sig((double)gi[g + H + i] + (double)gh[g + H + i] + (double)b2[H + i]);
+        const double hn = (double)gh[g + 2 * H + i] + (double)b2[2 * H + i];
+        const double ng = std::tanh((double)gi[g + 2 * H + i] + rg * hn);
+        near(hy, e, ng + zg * ((double)hx[e] - ng), "hy", k);
+        near(st, 5 * H * r + 4 * H + i, hn, "storage", k);
+      }
+    CHECK((double)hy[N] == 1234 && (double)st[5 * N] == 1234, "%s wrote past its outputs", k.c_str());
+    auto go = buf(N), dgi = buf(3 * N), dgh = buf(3 * N), dhx = buf(N);
+    THCRnn q{N, H, {(unsigned long long)dgi.data(), (unsigned long long)dgh.data(), (unsigned long long)go.data(),
+                    (unsigned long long)dhx.data(), (unsigned long long)st.data(), 0, 0}};
+    k = std::string("th_rnnGruBack_") + sfx + "_" + w;
+    args[0] = &q;
+    CHECK(th_emu_launch(k.c_str(), grid, block, 0, args, err, sizeof err) == 0, "%s: %s", k.c_str(), err);
+    for (long long e = 0; e < N; ++e) {
+      const long long r = e / H, i = e % H, s = 5 * H * r;
+      const double zg = (double)st[s + H + i], ng = (double)st[s + 2 * H + i], rg = (double)st[s + i];
+      const double gn = (double)go[e] * (1 - zg) * (1 - ng * ng);
+      near(dhx, e, (double)go[e] * zg, "gradInputHx", k);
+      near(dgh, 3 * H * r + 2 * H + i, gn * rg, "gradInHidden", k);
+    }
+    CHECK((double)dgi[3 * N] == 1234 && (double)dgh[3 * N] == 1234 && (double)dhx[N] == 1234, "%s overran", k.c_str());
+    // LSTM: gates (rewritten), hidden, bias1, (no bias2), cx -> hy, cy; then the backward
+    auto x = buf(4 * N), x0 = x, lh = buf(4 * N), b1 = buf(4 * H), cx = buf(N), lhy = buf(N), cy = buf(N);
+    THCRnn l{N, H, {(unsigned long long)x.data(), (unsigned long long)lh.data(), (unsigned long long)b1.data(), 0,
+                    (unsigned long long)cx.data(), (unsigned long long)lhy.data(), (unsigned long long)cy.data()}};
+    k = std::string("th_rnnLstm_") + sfx + "_" + w;
+    args[0] = &l;
+    CHECK(th_emu_launch(k.c_str(), grid, block, 0, args, err, sizeof err) == 0, "%s: %s", k.c_str(), err);
+    for (long long e = 0; e < N; ++e) {
+      const long long r = e / H, i = e % H, g = 4 * H * r;
+      double a[4];
+      for (int j = 0; j < 4; ++j) a[j] = (double)x0[g + j * H + i] + (double)lh[g + j * H + i] + (double)b1[j * H + i];
+      const double c1 = sig(a[1]) * (double)cx[e] + sig(a[0]) * std::tanh(a[2]);
+      near(cy, e, c1, "cy", k);
+      near(lhy, e, sig(a[3]) * std::tanh(c1), "hy", k);
+      near(x, g + 2 * H + i, std::tanh(a[2]), "gates", k);
+    }
+    CHECK((double)x[4 * N] == 1234 && (double)cy[N] == 1234, "%s overran", k.c_str());
+    auto lgo = buf(N), lgoc = buf(N), gg = buf(4 * N), gcx = buf(N);
+    THCRnn lb{N, H, {(unsigned long long)x.data(), (unsigned long long)gg.data(), (unsigned long long)cx.data(),
+                     (unsigned long long)cy.data(), (unsigned long long)lgo.data(), (unsigned long long)lgoc.data(),
+                     (unsigned long long)gcx.data()}};
+    k = std::string("th_rnnLstmBack_") + sfx + "_" + w;
+    args[0] = &lb;
+    CHECK(th_emu_launch(k.c_str(), grid, block, 0, args, err, sizeof err) == 0, "%s: %s", k.c_str(), err);
+    for (long long e = 0; e < N; ++e) {
+      const long long r = e / H, i = e % H, g = 4 * H * r;
+      const double t = std::tanh((double)cy[e]);
+      const double gc = (double)lgo[e] * (double)x[g + 3 * H + i] * (1 - t * t) + (double)lgoc[e];
+      near(gcx, e, gc * (double)x[g + H + i], "gradInputCx", k);
+    }
+    CHECK((double)gg[4 * N] == 1234 && (double)gcx[N] == 1234, "%s overran", k.c_str());
+  }
+}
+
 int main() {
   every_kernel();
   gemm_kernel<signed char>("th_gemm_char");
@@ -685,6 +774,8 @@ int main() {
   every_random_kernel();
   conv_kernels<float>("float");
   conv_kernels<double>("double");
+  rnn_kernels<float>("float");
+  rnn_kernels<double>("double");
   sleep_kernel();
   every_reduction();
   reductions_checked();

@@ -24676,6 +24676,165 @@ void THNN_DoubleLSTMFused_updateGradInput(struct THNNState *state,
                                           struct THDoubleTensor *grad_input_cx);
 
 /**
+ * `hy` (resized like `hx`) = one GRU step from the gate pre-activations `input` and
+ * `hidden` (rows of 3H: reset, update, new) and the biases (3H, may be NULL); `storage`
+ * (resized: last size times 5) keeps what `updateGradInput` needs.
+ */
+void THNN_CudaGRUFused_updateOutput(struct THCState *state,
+                                    struct THCudaTensor *input,
+                                    struct THCudaTensor *hidden,
+                                    struct THCudaTensor *bias1,
+                                    struct THCudaTensor *bias2,
+                                    struct THCudaTensor *hx,
+                                    struct THCudaTensor *output,
+                                    struct THCudaTensor *storage);
+
+/**
+ * The gradients of the input gates (`gradInInput`), the hidden gates (`gradInHidden`),
+ * both resized to 3H rows, and of `hx` (`gradInputHx`) from `gradOutput` and `storage`.
+ */
+void THNN_CudaGRUFused_updateGradInput(struct THCState *state,
+                                       struct THCudaTensor *grad_in_input,
+                                       struct THCudaTensor *grad_in_hidden,
+                                       struct THCudaTensor *grad_output,
+                                       struct THCudaTensor *grad_input_hx,
+                                       struct THCudaTensor *storage);
+
+/**
+ * `cy = f * cx + i * g`, `hy = o * tanh(cy)` (resized like `cx`) from the gate
+ * pre-activations `input` and `hidden` (rows of 4H: input, forget, cell, output) and
+ * the biases (4H, may be NULL); `input` is overwritten with the activated gates.
+ */
+void THNN_CudaLSTMFused_updateOutput(struct THCState *state,
+                                     struct THCudaTensor *input,
+                                     struct THCudaTensor *hidden,
+                                     struct THCudaTensor *bias1,
+                                     struct THCudaTensor *bias2,
+                                     struct THCudaTensor *cell,
+                                     struct THCudaTensor *output,
+                                     struct THCudaTensor *output_cell);
+
+/**
+ * `gradInGates` (resized to 4H rows: the gradient of the gate pre-activations) and
+ * `gradInputCx` (the gradient of `cx`) from the activated gates `storage`, `cx`, `cy`
+ * and the gradients of `hy` and `cy`.
+ */
+void THNN_CudaLSTMFused_updateGradInput(struct THCState *state,
+                                        struct THCudaTensor *storage,
+                                        struct THCudaTensor *grad_in_gates,
+                                        struct THCudaTensor *cx,
+                                        struct THCudaTensor *cy,
+                                        struct THCudaTensor *grad_output,
+                                        struct THCudaTensor *grad_output_cell,
+                                        struct THCudaTensor *grad_input_cx);
+
+/**
+ * `hy` (resized like `hx`) = one GRU step from the gate pre-activations `input` and
+ * `hidden` (rows of 3H: reset, update, new) and the biases (3H, may be NULL); `storage`
+ * (resized: last size times 5) keeps what `updateGradInput` needs.
+ */
+void THNN_CudaDoubleGRUFused_updateOutput(struct THCState *state,
+                                          struct THCudaDoubleTensor *input,
+                                          struct THCudaDoubleTensor *hidden,
+                                          struct THCudaDoubleTensor *bias1,
+                                          struct THCudaDoubleTensor *bias2,
+                                          struct THCudaDoubleTensor *hx,
+                                          struct THCudaDoubleTensor *output,
+                                          struct THCudaDoubleTensor *storage);
+
+/**
+ * The gradients of the input gates (`gradInInput`), the hidden gates (`gradInHidden`),
+ * both resized to 3H rows, and of `hx` (`gradInputHx`) from `gradOutput` and `storage`.
+ */
+void THNN_CudaDoubleGRUFused_updateGradInput(struct THCState *state,
+                                             struct THCudaDoubleTensor *grad_in_input,
+                                             struct THCudaDoubleTensor *grad_in_hidden,
+                                             struct THCudaDoubleTensor *grad_output,
+                                             struct THCudaDoubleTensor *grad_input_hx,
+                                             struct THCudaDoubleTensor *storage);
+
+/**
+ * `cy = f * cx + i * g`, `hy = o * tanh(cy)` (resized like `cx`) from the gate
+ * pre-activations `input` and `hidden` (rows of 4H: input, forget, cell, output) and
+ * the biases (4H, may be NULL); `input` is overwritten with the activated gates.
+ */
+void THNN_CudaDoubleLSTMFused_updateOutput(struct THCState *state,
+                                           struct THCudaDoubleTensor *input,
+                                           struct THCudaDoubleTensor *hidden,
+                                           struct THCudaDoubleTensor *bias1,
+                                           struct THCudaDoubleTensor *bias2,
+                                           struct THCudaDoubleTensor *cell,
+                                           struct THCudaDoubleTensor *output,
+                                           struct THCudaDoubleTensor *output_cell);
+
+/**
+ * `gradInGates` (resized to 4H rows: the gradient of the gate pre-activations) and
+ * `gradInputCx` (the gradient of `cx`) from the activated gates `storage`, `cx`, `cy`
+ * and the gradients of `hy` and `cy`.
+ */
+void THNN_CudaDoubleLSTMFused_updateGradInput(struct THCState *state,
+                                              struct THCudaDoubleTensor *storage,
+                                              struct THCudaDoubleTensor *grad_in_gates,
+                                              struct THCudaDoubleTensor *cx,
+                                              struct THCudaDoubleTensor *cy,
+                                              struct THCudaDoubleTensor *grad_output,
+                                              struct THCudaDoubleTensor *grad_output_cell,
+                                              struct THCudaDoubleTensor *grad_input_cx);
+
+/**
+ * `hy` (resized like `hx`) = one GRU step from the gate pre-activations `input` and
+ * `hidden` (rows of 3H: reset, update, new) and the biases (3H, may be NULL); `storage`
+ * (resized: last size times 5) keeps what `updateGradInput` needs.
+ */
+void THNN_CudaHalfGRUFused_updateOutput(struct THCState *state,
+                                        struct THCudaHalfTensor *input,
+                                        struct THCudaHalfTensor *hidden,
+                                        struct THCudaHalfTensor *bias1,
+                                        struct THCudaHalfTensor *bias2,
+                                        struct THCudaHalfTensor *hx,
+                                        struct THCudaHalfTensor *output,
+                                        struct THCudaHalfTensor *storage);
+
+/**
+ * The gradients of the input gates (`gradInInput`), the hidden gates (`gradInHidden`),
+ * both resized to 3H rows, and of `hx` (`gradInputHx`) from `gradOutput` and `storage`.
+ */
+void THNN_CudaHalfGRUFused_updateGradInput(struct THCState *state,
+                                           struct THCudaHalfTensor *grad_in_input,
+                                           struct THCudaHalfTensor *grad_in_hidden,
+                                           struct THCudaHalfTensor *grad_output,
+                                           struct THCudaHalfTensor *grad_input_hx,
+                                           struct THCudaHalfTensor *storage);
+
+/**
+ * `cy = f * cx + i * g`, `hy = o * tanh(cy)` (resized like `cx`) from the gate
+ * pre-activations `input` and `hidden` (rows of 4H: input, forget, cell, output) and
+ * the biases (4H, may be NULL); `input` is overwritten with the activated gates.
+ */
+void THNN_CudaHalfLSTMFused_updateOutput(struct THCState *state,
+                                         struct THCudaHalfTensor *input,
+                                         struct THCudaHalfTensor *hidden,
+                                         struct THCudaHalfTensor *bias1,
+                                         struct THCudaHalfTensor *bias2,
+                                         struct THCudaHalfTensor *cell,
+                                         struct THCudaHalfTensor *output,
+                                         struct THCudaHalfTensor *output_cell);
+
+/**
+ * `gradInGates` (resized to 4H rows: the gradient of the gate pre-activations) and
+ * `gradInputCx` (the gradient of `cx`) from the activated gates `storage`, `cx`, `cy`
+ * and the gradients of `hy` and `cy`.
+ */
+void THNN_CudaHalfLSTMFused_updateGradInput(struct THCState *state,
+                                            struct THCudaHalfTensor *storage,
+                                            struct THCudaHalfTensor *grad_in_gates,
+                                            struct THCudaHalfTensor *cx,
+                                            struct THCudaHalfTensor *cy,
+                                            struct THCudaHalfTensor *grad_output,
+                                            struct THCudaHalfTensor *grad_output_cell,
+                                            struct THCudaHalfTensor *grad_input_cx);
+
+/**
  * `output`: `input` (C x H x W or N x C x H x W) padded by reflection (the edge not
  * repeated) by `pad_l`, `pad_r` (width) and `pad_t`, `pad_b` (height); a negative pad
  * crops. Each pad must be less than the input size it reflects.

@@ -11,12 +11,14 @@
 #include "random.cuh"
 #include "conv.cuh"
 #include "nn.cuh"
+#include "nn_rnn.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
 TH_CMP_OWN_KERNELS(double, double)
 TH_FLOAT_KERNELS(double, double)
 TH_NN_KERNELS(double, double)
+TH_NN_RNN_KERNELS(double, double)
 TH_NN_DOUBLE_KERNELS()
 TH_REDUCE_FLOAT_KERNELS(double, double)
 TH_LINE_KERNELS(double, double)

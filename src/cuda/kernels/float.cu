@@ -12,12 +12,14 @@
 #include "conv.cuh"
 #include "sleep.cuh"
 #include "nn.cuh"
+#include "nn_rnn.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
 TH_CMP_OWN_KERNELS(float, float)
 TH_FLOAT_KERNELS(float, float)
 TH_NN_KERNELS(float, float)
+TH_NN_RNN_KERNELS(float, float)
 TH_REDUCE_FLOAT_KERNELS(float, float)
 TH_LINE_KERNELS(float, float)
 TH_LINE_NUM_KERNELS(float, float)

@@ -11,12 +11,14 @@
 #include "random.cuh"
 #include "conv.cuh"
 #include "nn.cuh"
+#include "nn_rnn.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
 TH_CMP_OWN_KERNELS(half, th_half)
 TH_FLOAT_KERNELS(half, th_half)
 TH_NN_KERNELS(half, th_half)
+TH_NN_RNN_KERNELS(half, th_half)
 TH_REDUCE_FLOAT_KERNELS(half, th_half)
 TH_LINE_KERNELS(half, th_half)
 TH_LINE_NUM_KERNELS(half, th_half)

@@ -9,13 +9,19 @@
 //! many elements, read row-major as rows of `3H` / `4H`: row `r` holds the gates of the state
 //! row `r`, gate by gate. `bias1` / `bias2` (3H or 4H elements) are added to every row; either
 //! may be NULL (zero). Gate order: GRU (reset, update, new), LSTM (input, forget, cell, output).
-//! Rows are computed in parallel.
+//! Rows are computed in parallel on the host; on the device ([`device`]) one thread per state
+//! element.
 
-use super::NnReal;
+mod device;
+
 use super::buf::{self, Out, SharedPtr};
 use super::check;
+use super::{NnElem, NnReal, native_tensor, native_view};
+use crate::core::allocator::Device;
+use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
+use crate::exec::backend::Backend;
 use crate::exec::parallel;
 use std::borrow::Cow;
 
@@ -47,7 +53,7 @@ fn par_rows<T: Send + Sync, const K: usize>(
 }
 
 /// The hidden size (last size) and element count of a state tensor (argument `arg`).
-fn state_dims<T: NnReal>(v: &View<T>, arg: u32, name: &str) -> Result<(usize, usize)> {
+fn state_dims<T: Scalar>(v: &View<T>, arg: u32, name: &str) -> Result<(usize, usize)> {
     if v.ndim() == 0 {
         return Err(check::size_err(
             arg,
@@ -68,7 +74,7 @@ fn gates_shape(sizes: &[i64], k: i64) -> Vec<i64> {
 }
 
 /// Checks an optional bias (argument `arg`) of `n` elements and reads it (zeros when NULL).
-fn bias<'a, T: NnReal>(b: Option<&'a View<T>>, arg: u32, name: &str, n: usize) -> Result<Option<&'a View<T>>> {
+fn bias<'a, T: Scalar>(b: Option<&'a View<T>>, arg: u32, name: &str, n: usize) -> Result<Option<&'a View<T>>> {
     if let Some(v) = b {
         check::numel(v, arg, name, n)?;
     }
@@ -93,7 +99,7 @@ fn sigmoid<T: NnReal>(x: T) -> T {
 /// `storage` is resized to `hx`'s shape with the last size times 5 and receives, row by row,
 /// `[r, z, n, hx, h_n + b2_n]` for `updateGradInput` (THCUNN requires it pre-sized).
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn gru_update_output<T: NnReal>(
+pub fn gru_update_output<T: NnElem>(
     input: &View<T>,
     hidden: &View<T>,
     bias1: Option<&View<T>>,
@@ -102,11 +108,43 @@ pub fn gru_update_output<T: NnReal>(
     hy: &Tensor<T>,
     storage: &Tensor<T>,
 ) -> Result<()> {
+    let mut devices = vec![input.device(), hidden.device(), hx.device(), dev_of(hy), dev_of(storage)];
+    devices.extend(bias1.iter().chain(bias2.iter()).map(|b| b.device()));
+    Backend::of(&devices)?;
     let (h, n) = state_dims(hx, 6, "hx")?;
     check::numel(input, 2, "input", 3 * n)?;
     check::numel(hidden, 3, "hidden", 3 * n)?;
     let b1 = bias(bias1, 4, "bias1", 3 * h)?;
     let b2 = bias(bias2, 5, "bias2", 3 * h)?;
+    if let Device::Cuda(dev) = hx.device() {
+        return device::gru(dev, (h, n), input, hidden, b1, b2, hx, hy, storage);
+    }
+    let (b1, b2) = (b1.map(native_view).transpose()?, b2.map(native_view).transpose()?);
+    gru_host(
+        (h, n),
+        native_view(input)?,
+        native_view(hidden)?,
+        (b1, b2),
+        native_view(hx)?,
+        native_tensor(hy)?,
+        native_tensor(storage)?,
+    )
+}
+
+/// The device a tensor's elements live on.
+fn dev_of<T: Scalar>(t: &Tensor<T>) -> Device {
+    t.with_view(|v| v.device())
+}
+
+fn gru_host<T: NnReal>(
+    (h, n): (usize, usize),
+    input: &View<T>,
+    hidden: &View<T>,
+    (b1, b2): (Option<&View<T>>, Option<&View<T>>),
+    hx: &View<T>,
+    hy: &Tensor<T>,
+    storage: &Tensor<T>,
+) -> Result<()> {
     let rows = n.checked_div(h).unwrap_or(0);
 
     let mut out = Out::new(hy, &hx.sizes)?;
@@ -140,15 +178,38 @@ pub fn gru_update_output<T: NnReal>(
 /// same except its `n` part, the gradient of `h_n` (= the input's times r), both resized to
 /// `gradOutput`'s shape with the last size times 3; `gradInputHx` (resized like `gradOutput`)
 /// `= gradOutput * z`.
-pub fn gru_update_grad_input<T: NnReal>(
+pub fn gru_update_grad_input<T: NnElem>(
     grad_in_input: &Tensor<T>,
     grad_in_hidden: &Tensor<T>,
     grad_output: &View<T>,
     grad_input_hx: &Tensor<T>,
     storage: &View<T>,
 ) -> Result<()> {
+    let outs = [dev_of(grad_in_input), dev_of(grad_in_hidden), dev_of(grad_input_hx)];
+    Backend::of(&[&[grad_output.device(), storage.device()][..], &outs].concat())?;
     let (h, n) = state_dims(grad_output, 4, "gradOutput")?;
     check::numel(storage, 6, "storage", 5 * n)?;
+    if let Device::Cuda(dev) = grad_output.device() {
+        return device::gru_back(dev, (h, n), grad_in_input, grad_in_hidden, grad_output, grad_input_hx, storage);
+    }
+    gru_grad_host(
+        (h, n),
+        native_tensor(grad_in_input)?,
+        native_tensor(grad_in_hidden)?,
+        native_view(grad_output)?,
+        native_tensor(grad_input_hx)?,
+        native_view(storage)?,
+    )
+}
+
+fn gru_grad_host<T: NnReal>(
+    (h, n): (usize, usize),
+    grad_in_input: &Tensor<T>,
+    grad_in_hidden: &Tensor<T>,
+    grad_output: &View<T>,
+    grad_input_hx: &Tensor<T>,
+    storage: &View<T>,
+) -> Result<()> {
     let rows = n.checked_div(h).unwrap_or(0);
     let gshape = gates_shape(&grad_output.sizes, 3);
     let mut gi_out = Out::new(grad_in_input, &gshape)?;
@@ -190,7 +251,7 @@ pub fn gru_update_grad_input<T: NnReal>(
 /// `hy = o * tanh(cy)` (both resized like `cx`). As in THCUNN, `input` is overwritten with the
 /// activated gates `[i, f, g, o]`: it is the `storage` of `updateGradInput`.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn lstm_update_output<T: NnReal>(
+pub fn lstm_update_output<T: NnElem>(
     input: &Tensor<T>,
     hidden: &View<T>,
     bias1: Option<&View<T>>,
@@ -199,11 +260,38 @@ pub fn lstm_update_output<T: NnReal>(
     hy: &Tensor<T>,
     cy: &Tensor<T>,
 ) -> Result<()> {
+    let mut devices = vec![dev_of(input), hidden.device(), cx.device(), dev_of(hy), dev_of(cy)];
+    devices.extend(bias1.iter().chain(bias2.iter()).map(|b| b.device()));
+    Backend::of(&devices)?;
     let (h, n) = state_dims(cx, 6, "cx")?;
     check::numel(&input.view(), 2, "input", 4 * n)?;
     check::numel(hidden, 3, "hidden", 4 * n)?;
     let b1 = bias(bias1, 4, "bias1", 4 * h)?;
     let b2 = bias(bias2, 5, "bias2", 4 * h)?;
+    if let Device::Cuda(dev) = cx.device() {
+        return device::lstm(dev, (h, n), input, hidden, b1, b2, cx, hy, cy);
+    }
+    let (b1, b2) = (b1.map(native_view).transpose()?, b2.map(native_view).transpose()?);
+    lstm_host(
+        (h, n),
+        native_tensor(input)?,
+        native_view(hidden)?,
+        (b1, b2),
+        native_view(cx)?,
+        native_tensor(hy)?,
+        native_tensor(cy)?,
+    )
+}
+
+fn lstm_host<T: NnReal>(
+    (h, n): (usize, usize),
+    input: &Tensor<T>,
+    hidden: &View<T>,
+    (b1, b2): (Option<&View<T>>, Option<&View<T>>),
+    cx: &View<T>,
+    hy: &Tensor<T>,
+    cy: &Tensor<T>,
+) -> Result<()> {
     let rows = n.checked_div(h).unwrap_or(0);
 
     let mut gates = Out::acc(input, 4 * n, 2, "input")?;
@@ -243,7 +331,7 @@ pub fn lstm_update_output<T: NnReal>(
 /// pre-activations `[i, f, g, o]` (the same for the input and the hidden side), `gradInputCx`
 /// (resized like `gradOutput`) = the gradient of `cx`.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn lstm_update_grad_input<T: NnReal>(
+pub fn lstm_update_grad_input<T: NnElem>(
     storage: &View<T>,
     grad_in_gates: &Tensor<T>,
     cx: &View<T>,
@@ -252,11 +340,37 @@ pub fn lstm_update_grad_input<T: NnReal>(
     grad_output_cell: &View<T>,
     grad_input_cx: &Tensor<T>,
 ) -> Result<()> {
+    let ins = [storage.device(), cx.device(), cy.device(), grad_output.device(), grad_output_cell.device()];
+    Backend::of(&[&ins[..], &[dev_of(grad_in_gates), dev_of(grad_input_cx)]].concat())?;
     let (h, n) = state_dims(grad_output, 6, "gradOutput")?;
     check::numel(storage, 2, "storage", 4 * n)?;
     check::numel(cx, 4, "cx", n)?;
     check::numel(cy, 5, "cy", n)?;
     check::numel(grad_output_cell, 7, "gradOutputCell", n)?;
+    if let Device::Cuda(dev) = grad_output.device() {
+        let (gg, gcx) = (grad_in_gates, grad_input_cx);
+        return device::lstm_back(dev, (h, n), storage, gg, cx, cy, grad_output, grad_output_cell, gcx);
+    }
+    lstm_grad_host(
+        (h, n),
+        native_view(storage)?,
+        native_tensor(grad_in_gates)?,
+        (native_view(cx)?, native_view(cy)?),
+        native_view(grad_output)?,
+        native_view(grad_output_cell)?,
+        native_tensor(grad_input_cx)?,
+    )
+}
+
+fn lstm_grad_host<T: NnReal>(
+    (h, n): (usize, usize),
+    storage: &View<T>,
+    grad_in_gates: &Tensor<T>,
+    (cx, cy): (&View<T>, &View<T>),
+    grad_output: &View<T>,
+    grad_output_cell: &View<T>,
+    grad_input_cx: &Tensor<T>,
+) -> Result<()> {
     let rows = n.checked_div(h).unwrap_or(0);
     let mut gg_out = Out::new(grad_in_gates, &gates_shape(&grad_output.sizes, 4))?;
     let mut gcx_out = Out::new(grad_input_cx, &grad_output.sizes)?;
