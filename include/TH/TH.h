@@ -25211,33 +25211,6 @@ void THNN_DoubleSpatialGridSamplerBilinear_updateGradInput(struct THNNState *sta
                                                            struct THDoubleTensor *grad_output);
 
 /**
- * `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
- * 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
- * -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
- * be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
- */
-void THNN_FloatLookupTable_accGradParameters(struct THNNState *state,
-                                             struct THLongTensor *input,
-                                             struct THFloatTensor *grad_output,
-                                             struct THFloatTensor *grad_weight,
-                                             struct THIntTensor *count,
-                                             struct THFloatTensor *sorted,
-                                             struct THLongTensor *indices,
-                                             bool scale_grad_by_freq,
-                                             int padding_value,
-                                             double scale);
-
-/**
- * Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
- * `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
- */
-void THNN_FloatLookupTable_renorm(struct THNNState *state,
-                                  struct THLongTensor *idx,
-                                  struct THFloatTensor *weight,
-                                  double max_norm,
-                                  double norm_type);
-
-/**
  * `output[j] = bias + sum over sample j's (key, value) pairs of value * weight[key +
  * keysOffset]` (0-based rows); max-normalized when `weight` has 4 extra columns (then
  * `normalizedValues`, may be NULL, receives the normalized values and `train` updates
@@ -25393,33 +25366,6 @@ void THNN_FloatSparseLinear_legacyUpdateParameters(struct THNNState *state,
                                                    double learning_rate);
 
 /**
- * `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
- * 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
- * -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
- * be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
- */
-void THNN_DoubleLookupTable_accGradParameters(struct THNNState *state,
-                                              struct THLongTensor *input,
-                                              struct THDoubleTensor *grad_output,
-                                              struct THDoubleTensor *grad_weight,
-                                              struct THIntTensor *count,
-                                              struct THDoubleTensor *sorted,
-                                              struct THLongTensor *indices,
-                                              bool scale_grad_by_freq,
-                                              int padding_value,
-                                              double scale);
-
-/**
- * Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
- * `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
- */
-void THNN_DoubleLookupTable_renorm(struct THNNState *state,
-                                   struct THLongTensor *idx,
-                                   struct THDoubleTensor *weight,
-                                   double max_norm,
-                                   double norm_type);
-
-/**
  * `output[j] = bias + sum over sample j's (key, value) pairs of value * weight[key +
  * keysOffset]` (0-based rows); max-normalized when `weight` has 4 extra columns (then
  * `normalizedValues`, may be NULL, receives the normalized values and `train` updates
@@ -25573,6 +25519,141 @@ void THNN_DoubleSparseLinear_legacyUpdateParameters(struct THNNState *state,
                                                     struct THDoubleTensor *grad_bias,
                                                     struct THDoubleTensor *last_input,
                                                     double learning_rate);
+
+/**
+ * `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
+ * 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
+ * -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
+ * be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
+ */
+void THNN_FloatLookupTable_accGradParameters(struct THNNState *state,
+                                             struct THLongTensor *input,
+                                             struct THFloatTensor *grad_output,
+                                             struct THFloatTensor *grad_weight,
+                                             struct THIntTensor *count,
+                                             struct THFloatTensor *sorted,
+                                             struct THLongTensor *indices,
+                                             bool scale_grad_by_freq,
+                                             int padding_value,
+                                             double scale);
+
+/**
+ * Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
+ * `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
+ */
+void THNN_FloatLookupTable_renorm(struct THNNState *state,
+                                  struct THLongTensor *idx,
+                                  struct THFloatTensor *weight,
+                                  double max_norm,
+                                  double norm_type);
+
+/**
+ * `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
+ * 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
+ * -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
+ * be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
+ */
+void THNN_DoubleLookupTable_accGradParameters(struct THNNState *state,
+                                              struct THLongTensor *input,
+                                              struct THDoubleTensor *grad_output,
+                                              struct THDoubleTensor *grad_weight,
+                                              struct THIntTensor *count,
+                                              struct THDoubleTensor *sorted,
+                                              struct THLongTensor *indices,
+                                              bool scale_grad_by_freq,
+                                              int padding_value,
+                                              double scale);
+
+/**
+ * Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
+ * `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
+ */
+void THNN_DoubleLookupTable_renorm(struct THNNState *state,
+                                   struct THLongTensor *idx,
+                                   struct THDoubleTensor *weight,
+                                   double max_norm,
+                                   double norm_type);
+
+/**
+ * `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
+ * 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
+ * -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
+ * be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
+ */
+void THNN_CudaLookupTable_accGradParameters(struct THCState *state,
+                                            struct THCudaLongTensor *input,
+                                            struct THCudaTensor *grad_output,
+                                            struct THCudaTensor *grad_weight,
+                                            struct THCudaLongTensor *count,
+                                            struct THCudaLongTensor *sorted,
+                                            struct THCudaLongTensor *indices,
+                                            bool scale_grad_by_freq,
+                                            int padding_value,
+                                            float scale);
+
+/**
+ * Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
+ * `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
+ */
+void THNN_CudaLookupTable_renorm(struct THCState *state,
+                                 struct THCudaLongTensor *idx,
+                                 struct THCudaTensor *weight,
+                                 float max_norm,
+                                 float norm_type);
+
+/**
+ * `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
+ * 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
+ * -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
+ * be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
+ */
+void THNN_CudaDoubleLookupTable_accGradParameters(struct THCState *state,
+                                                  struct THCudaLongTensor *input,
+                                                  struct THCudaDoubleTensor *grad_output,
+                                                  struct THCudaDoubleTensor *grad_weight,
+                                                  struct THCudaLongTensor *count,
+                                                  struct THCudaLongTensor *sorted,
+                                                  struct THCudaLongTensor *indices,
+                                                  bool scale_grad_by_freq,
+                                                  int padding_value,
+                                                  double scale);
+
+/**
+ * Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
+ * `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
+ */
+void THNN_CudaDoubleLookupTable_renorm(struct THCState *state,
+                                       struct THCudaLongTensor *idx,
+                                       struct THCudaDoubleTensor *weight,
+                                       double max_norm,
+                                       double norm_type);
+
+/**
+ * `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
+ * 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
+ * -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
+ * be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
+ */
+void THNN_CudaHalfLookupTable_accGradParameters(struct THCState *state,
+                                                struct THCudaLongTensor *input,
+                                                struct THCudaHalfTensor *grad_output,
+                                                struct THCudaHalfTensor *grad_weight,
+                                                struct THCudaLongTensor *count,
+                                                struct THCudaLongTensor *sorted,
+                                                struct THCudaLongTensor *indices,
+                                                bool scale_grad_by_freq,
+                                                int padding_value,
+                                                float scale);
+
+/**
+ * Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
+ * `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
+ */
+void THNN_CudaHalfLookupTable_renorm(struct THCState *state,
+                                     struct THCudaLongTensor *idx,
+                                     struct THCudaHalfTensor *weight,
+                                     float max_norm,
+                                     float norm_type);
 
 /**
  *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).

@@ -8,19 +8,6 @@ use std::ffi::c_int;
 
 macro_rules! sparse_api {
     ($R:ident, $T:ty) => { pastey::paste! { nn_fn! {
-        /// `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
-        /// 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
-        /// -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
-        /// be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
-        fn [<THNN_ $R LookupTable_accGradParameters>](state: *mut THNNState, input: *mut THLongTensor as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, count: *mut THIntTensor as opt_obj, sorted: *mut [<TH $R Tensor>], indices: *mut THLongTensor, scale_grad_by_freq: bool, padding_value: c_int, scale: f64) {
-            let _ = (sorted, indices);
-            sparse::lookup_table_acc_grad_parameters::<$T>(&input, &grad_output, grad_weight, count.map(|t| &**t), scale_grad_by_freq, padding_value as i64, scale)
-        }
-        /// Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
-        /// `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
-        fn [<THNN_ $R LookupTable_renorm>](state: *mut THNNState, idx: *mut THLongTensor as view, weight: *mut [<TH $R Tensor>] as obj, max_norm: f64, norm_type: f64) {
-            sparse::lookup_table_renorm::<$T>(&idx, weight, max_norm, norm_type)
-        }
         /// `output[j] = bias + sum over sample j's (key, value) pairs of value * weight[key +
         /// keysOffset]` (0-based rows); max-normalized when `weight` has 4 extra columns (then
         /// `normalizedValues`, may be NULL, receives the normalized values and `train` updates
@@ -87,3 +74,26 @@ macro_rules! sparse_api {
     } } };
 }
 nn_reals!(sparse_api);
+
+/// LookupTable for both families: `$C` is the count buffer's handle, `$B` the `sorted` one
+/// (THNN: `THIntTensor` and a real tensor; THCUNN: `THCudaLongTensor` both).
+macro_rules! lookup_api {
+    (@thnn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { pastey::paste! { lookup_api!(@with $R, $T, $S, $A, $I, THIntTensor, [<TH $R Tensor>]); } };
+    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { lookup_api!(@with $R, $T, $S, $A, $I, $I, $I); };
+    (@with $R:ident, $T:ty, $S:ty, $A:ty, $I:ty, $C:ty, $B:ty) => { pastey::paste! { nn_fn! {
+        /// `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
+        /// 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
+        /// -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
+        /// be NULL) set to those counts. `sorted` and `indices` are ignored (may be NULL).
+        fn [<THNN_ $R LookupTable_accGradParameters>](state: *mut $S, input: *mut $I as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, count: *mut $C as opt_obj, sorted: *mut $B, indices: *mut $I, scale_grad_by_freq: bool, padding_value: c_int, scale: $A) {
+            let _ = (sorted, indices);
+            sparse::lookup_table_acc_grad_parameters::<$T, _>(&input, &grad_output, grad_weight, count.map(|t| &**t), scale_grad_by_freq, padding_value as i64, scale.into())
+        }
+        /// Scales the rows of `weight` named in `idx` (1-D, 0-based; left unchanged) whose
+        /// `normType`-norm exceeds `maxNorm` by `maxNorm / (norm + 1e-7)`.
+        fn [<THNN_ $R LookupTable_renorm>](state: *mut $S, idx: *mut $I as view, weight: *mut [<TH $R Tensor>] as obj, max_norm: $A, norm_type: $A) {
+            sparse::lookup_table_renorm::<$T>(&idx, weight, max_norm.into(), norm_type.into())
+        }
+    } } };
+}
+nn_families!(lookup_api);
