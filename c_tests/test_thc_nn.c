@@ -181,6 +181,61 @@ static void softmax_and_loss(THCState *state) {
   THCudaTensor_free(state, l);
 }
 
+/* One LSTMFused step on CudaDouble (2 rows of 3 units, bias2 only) against THNN_Double: hy, cy
+   and the activated gates written over the input. */
+static void double_lstm(THCState *state) {
+  THDoubleTensor *hg = THDoubleTensor_newWithSize2d(2, 12), *hh = THDoubleTensor_newWithSize2d(2, 12);
+  THDoubleTensor *hb = THDoubleTensor_newWithSize1d(12), *hc = THDoubleTensor_newWithSize2d(2, 3);
+  THDoubleTensor *hy = THDoubleTensor_new(), *hcy = THDoubleTensor_new();
+  THCudaDoubleTensor *g = THCudaDoubleTensor_newWithSize2d(state, 2, 12), *h = THCudaDoubleTensor_newWithSize2d(state, 2, 12);
+  THCudaDoubleTensor *b = THCudaDoubleTensor_newWithSize1d(state, 12), *c = THCudaDoubleTensor_newWithSize2d(state, 2, 3);
+  THCudaDoubleTensor *y = THCudaDoubleTensor_new(state), *cy = THCudaDoubleTensor_new(state);
+  THDoubleTensor *want[3], *got[3];
+  int64_t i, k;
+  THClearLastError();
+  for (i = 0; i < 24; i++) {
+    THDoubleTensor_set2d(hg, i / 12, i % 12, value(i));
+    THDoubleTensor_set2d(hh, i / 12, i % 12, value(i + 5));
+  }
+  for (i = 0; i < 12; i++) THDoubleTensor_set1d(hb, i, value(i + 9) / 4.0);
+  for (i = 0; i < 6; i++) THDoubleTensor_set2d(hc, i / 3, i % 3, value(i + 2));
+  THCudaDoubleTensor_copyDouble(state, g, hg);
+  THCudaDoubleTensor_copyDouble(state, h, hh);
+  THCudaDoubleTensor_copyDouble(state, b, hb);
+  THCudaDoubleTensor_copyDouble(state, c, hc);
+  THNN_DoubleLSTMFused_updateOutput(NULL, hg, hh, NULL, hb, hc, hy, hcy);
+  THNN_CudaDoubleLSTMFused_updateOutput(state, g, h, NULL, b, c, y, cy);
+  if (THGetLastErrorCode() != TH_OK) printf("error: %s\n", THGetLastError());
+  CHECK(THGetLastErrorCode() == TH_OK);
+  want[0] = hy, want[1] = hcy, want[2] = hg;
+  got[0] = THDoubleTensor_new(), got[1] = THDoubleTensor_new(), got[2] = THDoubleTensor_new();
+  THDoubleTensor_resize2d(got[0], 2, 3);
+  THDoubleTensor_resize2d(got[1], 2, 3);
+  THDoubleTensor_resize2d(got[2], 2, 12);
+  THDoubleTensor_copyCudaDouble(state, got[0], y);
+  THDoubleTensor_copyCudaDouble(state, got[1], cy);
+  THDoubleTensor_copyCudaDouble(state, got[2], g);
+  for (k = 0; k < 3; k++) {
+    int bad = 0;
+    double *a = THDoubleTensor_data(got[k]), *w = THDoubleTensor_data(want[k]);
+    for (i = 0; i < THDoubleTensor_nElement(want[k]); i++) bad += fabs(a[i] - w[i]) > 1e-14 * (1.0 + fabs(w[i]));
+    CHECK(bad == 0);
+    THDoubleTensor_free(got[k]);
+  }
+  THDoubleTensor_free(hg);
+  THDoubleTensor_free(hh);
+  THDoubleTensor_free(hb);
+  THDoubleTensor_free(hc);
+  THDoubleTensor_free(hy);
+  THDoubleTensor_free(hcy);
+  THCudaDoubleTensor_free(state, g);
+  THCudaDoubleTensor_free(state, h);
+  THCudaDoubleTensor_free(state, b);
+  THCudaDoubleTensor_free(state, c);
+  THCudaDoubleTensor_free(state, y);
+  THCudaDoubleTensor_free(state, cy);
+}
+
 int main(void) {
   THCState *state;
   th_test_install_handlers();
@@ -197,6 +252,7 @@ int main(void) {
   float_and_half(state);
   double_softplus(state);
   softmax_and_loss(state);
+  double_lstm(state);
   THCudaShutdown(state);
   THCState_free(state);
   return TH_TEST_DONE();
