@@ -34,6 +34,7 @@ pub mod gpu;
 pub mod kernels;
 pub mod launch;
 pub mod lines;
+pub mod nn;
 pub mod ops;
 pub mod random;
 pub mod reduce;

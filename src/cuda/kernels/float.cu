@@ -12,6 +12,7 @@
 #include "conv.cuh"
 #include "sleep.cuh"
 #include "nn.cuh"
+#include "nn_conv.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
@@ -27,4 +28,5 @@ TH_SORT_KERNELS(float, float)
 TH_SORT_NUM_KERNELS(float, float)
 TH_RANDOM_FLOAT_KERNELS(float, float)
 TH_CONV_KERNELS(float, float)
+TH_NN_CONV_KERNELS(float, float)
 TH_SLEEP_KERNELS()

@@ -82,6 +82,7 @@ macro_rules! modules {
                 include_str!("conv.cuh"),
                 include_str!("sleep.cuh"),
                 include_str!("nn.cuh"),
+                include_str!("nn_conv.cuh"),
                 include_str!(concat!($name, ".cu"))
             ),
             register_budget: 80,
@@ -352,6 +353,7 @@ pub fn kernels_of(module: &str) -> Vec<String> {
     v.extend(crate::cuda::blas::kernels_of(first));
     v.extend(crate::cuda::random::kernel_names(first));
     v.extend(crate::cuda::conv::kernel_names(first));
+    v.extend(crate::cuda::nn::conv::kernel_names(first));
     v.extend(crate::cuda::sleep::kernel_names(first));
     v.extend(crate::cuda::sort::kernel_names(first));
     v.extend(crate::cuda::scan::kernel_names(first));

@@ -1,0 +1,4 @@
+//! The launch sides of THCUNN's layer kernels (`kernels/nn_*.cuh`), one file per family; the
+//! layers built on them are `nn::<family>`'s device halves.
+
+pub mod conv;
