@@ -19,8 +19,8 @@
 //! the device: the columns are temporaries of each call. Half computes in f32 (cuBLAS's
 //! f32-accumulating half GEMM, the kernels' `R`) and rounds once per stored value.
 
-use super::{ConvElem, Plan};
 use super::unfold::Geom;
+use super::{ConvElem, Plan};
 use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
@@ -30,8 +30,8 @@ use crate::cuda::nn::conv::{THNNConv, launch};
 use crate::cuda::runtime::{self, Device as Dev};
 use crate::nn::activation::paired;
 use crate::nn::{NnElem, widened};
-use crate::ops::num::Num;
 use crate::ops;
+use crate::ops::num::Num;
 
 /// Most column elements one chunk of samples unfolds at a time.
 const COL_BUDGET: usize = 1 << 24;
@@ -106,8 +106,8 @@ fn im2col<T: NnElem>(dev: &Dev, g: &Geom, img: &View<T>, cols: &View<T::R>, cs: 
     let mut p = param(g, img, cols, cs, nb)?;
     p.n = (nb * g.rows() * g.cols()) as i64;
     let last = [nb as i64, g.rows() as i64, g.cols() as i64];
-    let fits = reach(&img.sizes, &img.strides) <= i32::MAX as i64
-        && reach(&last, &[cs[0], cs[1], 1]) <= i32::MAX as i64;
+    let fits =
+        reach(&img.sizes, &img.strides) <= i32::MAX as i64 && reach(&last, &[cs[0], cs[1], 1]) <= i32::MAX as i64;
     // SAFETY: `img` and `cols` were checked against their storages on this device
     // (device_base); the kernel reads `img` inside its 5-D sizes (checked per element) and
     // writes `nb x rows x cols` column elements at the strides `cs` inside the columns' buffer,
@@ -172,7 +172,12 @@ fn unfold_mm<T: ConvElem>(
         None => ops::temp_like::<T::R, T>(dst, &shape)?,
     };
     let beta = if let Some(b) = bias {
-        let e = View { storage: b.storage.clone(), offset: b.offset, sizes: shape.to_vec(), strides: vec![0, b.strides[0], 0] };
+        let e = View {
+            storage: b.storage.clone(),
+            offset: b.offset,
+            sizes: shape.to_vec(),
+            strides: vec![0, b.strides[0], 0],
+        };
         ops::copy::copy(&out, &e)?;
         <T::R as Num>::one()
     } else {
@@ -353,6 +358,7 @@ pub(super) fn update_grad_input<T: ConvElem>(
 
 /// `accGradParameters` on the device (checked by the caller, gradWeight holding `nw`
 /// elements and gradBias `cout`).
+#[allow(clippy::too_many_arguments)] // torch7's arguments, checked
 pub(super) fn acc_grad_parameters<T: ConvElem>(
     transposed: bool,
     pl: &Plan,
