@@ -23717,6 +23717,120 @@ void THNN_DoubleSpatialConvolutionLocal_accGradParameters(struct THNNState *stat
                                                           double scale);
 
 /**
+ * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
+ * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
+ * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
+ */
+void THNN_CudaTemporalConvolution_updateOutput(struct THCState *state,
+                                               struct THCudaTensor *input,
+                                               struct THCudaTensor *output,
+                                               struct THCudaTensor *weight,
+                                               struct THCudaTensor *bias,
+                                               int k_w,
+                                               int d_w,
+                                               int input_frame_size,
+                                               int output_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalConvolution.
+ */
+void THNN_CudaTemporalConvolution_updateGradInput(struct THCState *state,
+                                                  struct THCudaTensor *input,
+                                                  struct THCudaTensor *grad_output,
+                                                  struct THCudaTensor *grad_input,
+                                                  struct THCudaTensor *weight,
+                                                  int k_w,
+                                                  int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_CudaTemporalConvolution_accGradParameters(struct THCState *state,
+                                                    struct THCudaTensor *input,
+                                                    struct THCudaTensor *grad_output,
+                                                    struct THCudaTensor *grad_weight,
+                                                    struct THCudaTensor *grad_bias,
+                                                    int k_w,
+                                                    int d_w,
+                                                    float scale);
+
+/**
+ * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
+ * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
+ * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
+ */
+void THNN_CudaDoubleTemporalConvolution_updateOutput(struct THCState *state,
+                                                     struct THCudaDoubleTensor *input,
+                                                     struct THCudaDoubleTensor *output,
+                                                     struct THCudaDoubleTensor *weight,
+                                                     struct THCudaDoubleTensor *bias,
+                                                     int k_w,
+                                                     int d_w,
+                                                     int input_frame_size,
+                                                     int output_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalConvolution.
+ */
+void THNN_CudaDoubleTemporalConvolution_updateGradInput(struct THCState *state,
+                                                        struct THCudaDoubleTensor *input,
+                                                        struct THCudaDoubleTensor *grad_output,
+                                                        struct THCudaDoubleTensor *grad_input,
+                                                        struct THCudaDoubleTensor *weight,
+                                                        int k_w,
+                                                        int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_CudaDoubleTemporalConvolution_accGradParameters(struct THCState *state,
+                                                          struct THCudaDoubleTensor *input,
+                                                          struct THCudaDoubleTensor *grad_output,
+                                                          struct THCudaDoubleTensor *grad_weight,
+                                                          struct THCudaDoubleTensor *grad_bias,
+                                                          int k_w,
+                                                          int d_w,
+                                                          double scale);
+
+/**
+ * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
+ * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
+ * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
+ */
+void THNN_CudaHalfTemporalConvolution_updateOutput(struct THCState *state,
+                                                   struct THCudaHalfTensor *input,
+                                                   struct THCudaHalfTensor *output,
+                                                   struct THCudaHalfTensor *weight,
+                                                   struct THCudaHalfTensor *bias,
+                                                   int k_w,
+                                                   int d_w,
+                                                   int input_frame_size,
+                                                   int output_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalConvolution.
+ */
+void THNN_CudaHalfTemporalConvolution_updateGradInput(struct THCState *state,
+                                                      struct THCudaHalfTensor *input,
+                                                      struct THCudaHalfTensor *grad_output,
+                                                      struct THCudaHalfTensor *grad_input,
+                                                      struct THCudaHalfTensor *weight,
+                                                      int k_w,
+                                                      int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_CudaHalfTemporalConvolution_accGradParameters(struct THCState *state,
+                                                        struct THCudaHalfTensor *input,
+                                                        struct THCudaHalfTensor *grad_output,
+                                                        struct THCudaHalfTensor *grad_weight,
+                                                        struct THCudaHalfTensor *grad_bias,
+                                                        int k_w,
+                                                        int d_w,
+                                                        float scale);
+
+/**
  *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.
  */
 void THNN_FloatAbsCriterion_updateOutput(struct THNNState *state,

@@ -1,6 +1,7 @@
 """THCUNN's GEMM convolutions on the device (SpatialConvolutionMM, SpatialDilatedConvolution,
 SpatialFullConvolution, SpatialFullDilatedConvolution, VolumetricConvolution,
-VolumetricDilatedConvolution, VolumetricFullConvolution, VolumetricFullDilatedConvolution) against
+VolumetricDilatedConvolution, VolumetricFullConvolution, VolumetricFullDilatedConvolution, and
+TemporalConvolution) against
 the host THNN on the same values and layouts (the host convolutions are checked against PyTorch in
 test_conv.py): updateOutput, updateGradInput and accGradParameters (accumulated, scaled) for Cuda,
 CudaDouble and CudaHalf; batched and unbatched, padding, stride, dilation, adj, 1x1 kernels,
@@ -172,3 +173,69 @@ def test_errors_leave_outputs(nn, cunn, rng):
         cunn.call(real, f"{mod}_accGradParameters", x, rng.standard_normal((2, 4, 3, 3)), gw, gb, *bufs, *iv, 1.0)
     assert "gradBias" in e.value.msg
     assert (cunn.numpy(gw) == 5.0).all() and (cunn.numpy(gb) == 5.0).all()
+
+
+def temporal(fam, real, x, w, b, gout, kw, dw, scale, gw0, gb0, layout):
+    """TemporalConvolution's (output, gradInput, gradWeight, gradBias) on `fam`."""
+    typ = NP[real] if isinstance(fam, Cunn) else {"Float": np.float32, "Double": np.float64}[real]
+    read = fam.numpy if isinstance(fam, Cunn) else (lambda t: t.numpy())
+    x, w, gout = (layout(a.astype(typ)) for a in (x, w, gout))
+    b = None if b is None else b.astype(typ)
+    out, gin = fam.empty(real), fam.empty(real)
+    fam.call(real, "TemporalConvolution_updateOutput", x, out, w, b, kw, dw, x.shape[-1], w.shape[0])
+    fam.call(real, "TemporalConvolution_updateGradInput", x, gout, gin, w, kw, dw)
+    gw = fam.tensor(real, gw0.astype(typ))
+    gb = None if gb0 is None else fam.tensor(real, gb0.astype(typ))
+    fam.call(real, "TemporalConvolution_accGradParameters", x, gout, gw, gb, kw, dw, scale)
+    return read(out), read(gin), read(gw), None if gb is None else read(gb)
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("kw,dw", [(3, 1), (2, 3), (4, 2), (1, 1)], ids=str)
+@pytest.mark.parametrize("batch", [None, 3])
+def test_temporal_convolution(nn, cunn, rng, real, kw, dw, batch):
+    cin, cout, t = 3, 4, 9
+    lead = [batch] if batch else []
+    to = (t - kw) // dw + 1
+    x = exact(real, rng.standard_normal(lead + [t, cin]))
+    w = exact(real, rng.standard_normal((cout, kw * cin)) * 0.5)
+    gout = exact(real, rng.standard_normal(lead + [to, cout]))
+    gw0 = exact(real, rng.standard_normal(w.shape))
+    bias = kw != 1
+    b = exact(real, rng.standard_normal(cout)) if bias else None
+    gb0 = exact(real, rng.standard_normal(cout)) if bias else None
+
+    def strided(v):  # non-contiguous views of the same values
+        return np.ascontiguousarray(v.transpose(*reversed(range(v.ndim)))).transpose(*reversed(range(v.ndim)))
+
+    for layout in (lambda v: v, strided):
+        dev = temporal(cunn, real, x, w, b, gout, kw, dw, 0.5, gw0, gb0, layout)
+        host = temporal(nn, HOST[real], x, w, b, gout, kw, dw, 0.5, gw0, gb0, layout)
+        for name, got, want in zip(("output", "gradInput", "gradWeight", "gradBias"), dev, host):
+            if want is None:
+                assert got is None
+                continue
+            try:
+                agree(got, want, real, ulps=64)
+            except AssertionError as e:
+                raise AssertionError(f"TemporalConvolution {real} {name}: {e}") from None
+
+
+def test_temporal_errors_leave_outputs(nn, cunn, rng):
+    real = "Cuda"
+    out = cunn.tensor(real, np.full((2,), 9.0))
+    x, w = rng.standard_normal((2, 6, 3)), rng.standard_normal((4, 6))
+    with pytest.raises(THError):  # inputFrameSize differs from the input's
+        cunn.call(real, "TemporalConvolution_updateOutput", x, out, w, None, 2, 1, 4, 4)
+    with pytest.raises(THError):  # a sequence shorter than the kernel
+        cunn.call(real, "TemporalConvolution_updateOutput", x[:, :1], out, w, None, 2, 1, 3, 4)
+    with pytest.raises(THError) as e:  # a host weight
+        cunn.call(real, "TemporalConvolution_updateOutput", x, out, nn.tensor("Float", w.astype(np.float32)), None,
+                  2, 1, 3, 4)
+    assert "device" in e.value.msg
+    assert (cunn.numpy(out) == 9.0).all()
+    gw = cunn.tensor(real, np.full((4, 6), 5.0))
+    with pytest.raises(THError):  # gradOutput of the wrong shape
+        cunn.call(real, "TemporalConvolution_accGradParameters", x, rng.standard_normal((2, 4, 4)), gw, None, 2, 1,
+                  1.0)
+    assert (cunn.numpy(gw) == 5.0).all()

@@ -61,7 +61,7 @@ fn image<T: NnElem>(v: &View<T>, pl: &Plan, c: usize, sz: &[usize; 3], b0: usize
 }
 
 /// `v` contiguous: itself, or a device copy.
-fn dense<T: NnElem>(v: &View<T>) -> Result<View<T>> {
+pub(crate) fn dense<T: NnElem>(v: &View<T>) -> Result<View<T>> {
     if v.is_contiguous() {
         return Ok(v.clone());
     }
@@ -71,7 +71,7 @@ fn dense<T: NnElem>(v: &View<T>) -> Result<View<T>> {
 }
 
 /// `v` in the compute type: itself (f32, f64) or a converted device copy (Half).
-fn in_r<T: NnElem>(v: &View<T>) -> Result<View<T::R>> {
+pub(crate) fn in_r<T: NnElem>(v: &View<T>) -> Result<View<T::R>> {
     if let Some(r) = (v as &dyn std::any::Any).downcast_ref::<View<T::R>>() {
         return Ok(r.clone());
     }
@@ -144,7 +144,7 @@ fn col2im<T: NnElem>(
 }
 
 /// The device a plan's operands live on.
-fn dev_of<T: NnElem>(v: &View<T>) -> Result<&'static Dev> {
+pub(crate) fn dev_of<T: NnElem>(v: &View<T>) -> Result<&'static Dev> {
     match v.device() {
         crate::core::allocator::Device::Cuda(i) => runtime::device(i),
         crate::core::allocator::Device::Cpu => Err(crate::core::error::Error::internal("nn::conv::device on host")),
@@ -282,7 +282,7 @@ fn acc<T: ConvElem>(
 /// `g` (a parameter gradient of `len` elements, any shape) `+= scale * s` (`s`: `len`
 /// elements in the compute type, contiguous), as the host adds (`g + scale * s` in the compute
 /// type, rounded once).
-fn add_scaled<T: ConvElem>(g: &Tensor<T>, s: &View<T::R>, len: usize, scale: f64) -> Result<()> {
+pub(crate) fn add_scaled<T: ConvElem>(g: &Tensor<T>, s: &View<T::R>, len: usize, scale: f64) -> Result<()> {
     let gv = g.view();
     let flat = paired(gv.clone(), &[len as i64])?;
     let fr = in_r(&flat)?;
@@ -296,14 +296,14 @@ fn add_scaled<T: ConvElem>(g: &Tensor<T>, s: &View<T::R>, len: usize, scale: f64
 
 /// The output of a call: `out` itself when it is contiguous and shares no storage with
 /// `inputs`, else a contiguous temporary (copied into `out` by `finish`).
-fn target<T: NnElem>(out: &View<T>, inputs: &[&View<T>]) -> Result<(View<T>, bool)> {
+pub(crate) fn target<T: NnElem>(out: &View<T>, inputs: &[&View<T>]) -> Result<(View<T>, bool)> {
     if out.is_contiguous() && !inputs.iter().any(|v| v.numel() > 0 && v.same_storage(out)) {
         return Ok((out.clone(), false));
     }
     Ok((ops::temp_like(out, &out.sizes)?, true))
 }
 
-fn finish<T: NnElem>(out: &View<T>, (t, temp): (View<T>, bool)) -> Result<()> {
+pub(crate) fn finish<T: NnElem>(out: &View<T>, (t, temp): (View<T>, bool)) -> Result<()> {
     if temp { ops::copy::copy(out, &t) } else { Ok(()) }
 }
 

@@ -19,7 +19,7 @@
 //! `finput`/`columns`: it unfolds the input again. The `ones` buffers are not used.
 
 pub mod depthwise;
-mod device;
+pub(crate) mod device;
 pub mod engine;
 mod implicit;
 pub mod unfold;
