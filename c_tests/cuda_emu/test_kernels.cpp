@@ -10,7 +10,7 @@
 // - every reduction and combine kernel (reduce.cuh) on random bytes, and sums / first-index
 //   max / counts against loops over strided and multi-chunk geometry, from two threads at once;
 // - the convolution kernels (conv.cuh: unfold in every mode, the connection-table map) on
-//   strided operands against loops;
+//   strided operands against loops; THCUNN's im2col / col2im (nn_conv.cuh) likewise;
 // - the index, mask, sort and scan kernels on valid inputs (test_lines.cpp);
 // - THC_sleep's kernel (sleep.cuh): spins at least its cycle count (the shim's clock64), returns.
 #include <cinttypes>
@@ -32,6 +32,7 @@
 #include "blas.cuh"
 #include "random.cuh"
 #include "conv.cuh"
+#include "nn_conv.cuh"
 #include "sleep.cuh"
 #include "nn.cuh"
 #include "nn_rnn.cuh"
@@ -63,12 +64,15 @@ static int launch(const std::string &kernel, THCPointwise &p, unsigned grid = 0,
 static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
   th_emu_kernel_names(all.data(), all.size());
-  size_t reductions = 0, gemms = 0, randoms = 0, convs = 0, sleeps = 0, scans = 0, radix = 0, rnns = 0;
+  size_t reductions = 0, gemms = 0, randoms = 0, convs = 0, nn_convs = 0, sleeps = 0, scans = 0, radix = 0;
+  size_t rnns = 0;
   for (const char *k : all) {
     if (std::strncmp(k, "th_reduce_", 10) == 0 || std::strncmp(k, "th_combine_", 11) == 0) ++reductions;
     else if (std::strncmp(k, "th_gemm_", 8) == 0) ++gemms;  // THCGemm kernels: gemm_kernels()
     else if (std::strncmp(k, "th_rand_", 8) == 0) ++randoms;  // THCRandom: every_random_kernel()
     else if (std::strncmp(k, "th_conv", 7) == 0) ++convs;     // THCConv: conv_kernels()
+    else if (std::strncmp(k, "th_nnIm2col_", 12) == 0 || std::strncmp(k, "th_nnCol2im_", 12) == 0)
+      ++nn_convs;  // THNNConv: nn_conv_kernels()
     else if (std::strcmp(k, "th_sleep") == 0) ++sleeps;        // THCSleep: sleep_kernel()
     else if (std::strncmp(k, "th_rnn", 6) == 0) ++rnns;        // THCRnn: rnn_kernels()
     // THCScan, the tiled cumsum/cumprod: ops::reduce's device tests (cargo test, emulator).
@@ -91,6 +95,7 @@ static void every_kernel() {
   CHECK(gemms == 5, "%zu gemm kernels registered", gemms);
   CHECK(randoms == 100, "%zu random kernels registered", randoms);
   CHECK(convs == 12, "%zu convolution kernels registered", convs);
+  CHECK(nn_convs == 12, "%zu THCUNN convolution kernels registered", nn_convs);
   CHECK(sleeps == 1, "%zu sleep kernels registered", sleeps);
   CHECK(rnns == 24, "%zu fused rnn kernels registered", rnns);
   CHECK(scans == 90, "%zu tiled scan kernels registered", scans);
@@ -668,6 +673,66 @@ template <class T> static void conv_kernels(const char *sfx) {
   CHECK(std::memcmp(out.data(), want.data(), out.size() * sizeof(T)) == 0, "%s: wrong outputs", name.c_str());
 }
 
+// THCUNN's im2col and col2im (nn_conv.cuh) on a 3-D image stored permuted ([c][b][t][h][w]),
+// with padding, stride and dilation, against loops: the columns exactly, then the image folded
+// back from random columns (the owner sums, plus a bias) exactly (small integers).
+template <class T> static void nn_conv_kernels(const char *sfx) {
+  const long long B = 2, C = 2, I[3] = {3, 4, 5}, K[3] = {2, 2, 3}, S[3] = {1, 2, 1}, P[3] = {1, 0, 2}, D[3] = {1, 2, 1};
+  long long O[3];
+  for (int d = 0; d < 3; ++d) O[d] = (I[d] + 2 * P[d] - D[d] * (K[d] - 1) - 1) / S[d] + 1;
+  const long long plane = I[0] * I[1] * I[2], taps = K[0] * K[1] * K[2], cols = O[0] * O[1] * O[2];
+  const long long rows = C * taps, is[5] = {plane, B * plane, I[1] * I[2], I[2], 1};
+  std::vector<T> img(B * C * plane), col(B * rows * cols), want(col.size()), bias = {(T)3, (T)-2};
+  for (auto &v : img) v = (T)(int)(rnd() % 9 - 4);
+  // image offset read by column element (b, r, j), or -1 in the padding
+  auto at = [&](long long b, long long r, long long j) -> long long {
+    const long long c = r / taps, kt = r / (K[1] * K[2]) % K[0], kh = r / K[2] % K[1], kw = r % K[2];
+    const long long ot = j / (O[1] * O[2]), oh = j / O[2] % O[1], ow = j % O[2];
+    const long long t = ot * S[0] - P[0] + kt * D[0], h = oh * S[1] - P[1] + kh * D[1], w = ow * S[2] - P[2] + kw * D[2];
+    if (t < 0 || h < 0 || w < 0 || t >= I[0] || h >= I[1] || w >= I[2]) return -1;
+    return b * is[0] + c * is[1] + t * is[2] + h * is[3] + w * is[4];
+  };
+  for (long long b = 0; b < B; ++b)
+    for (long long r = 0; r < rows; ++r)
+      for (long long j = 0; j < cols; ++j) {
+        const long long o = at(b, r, j);
+        want[(b * rows + r) * cols + j] = o < 0 ? (T)0 : img[o];
+      }
+  THNNConv p;
+  std::memset(&p, 0, sizeof p);
+  p.n = B * rows * cols, p.img = (unsigned long long)img.data(), p.col = (unsigned long long)col.data();
+  p.nb = B, p.c = C, p.cs[0] = rows * cols, p.cs[1] = cols;
+  for (int d = 0; d < 3; ++d) p.i[d] = I[d], p.o[d] = O[d], p.k[d] = K[d], p.s[d] = S[d], p.p[d] = P[d], p.d[d] = D[d];
+  for (int d = 0; d < 5; ++d) p.is[d] = is[d];
+  const unsigned grid[3] = {3, 1, 1}, block[3] = {64, 1, 1};  // grid-stride
+  void *args[] = {&p};
+  char err[256];
+  for (const char *w : {"i32", "i64"}) {
+    std::fill(col.begin(), col.end(), (T)77);
+    const std::string name = std::string("th_nnIm2col_") + sfx + "_" + w;
+    CHECK(th_emu_launch(name.c_str(), grid, block, 0, args, err, sizeof err) == 0, "%s: %s", name.c_str(), err);
+    CHECK(std::memcmp(col.data(), want.data(), col.size() * sizeof(T)) == 0, "%s: wrong columns", name.c_str());
+  }
+  for (auto &v : col) v = (T)(int)(rnd() % 9 - 4);
+  std::vector<T> fold(img.size(), (T)0);
+  for (long long b = 0; b < B; ++b)
+    for (long long r = 0; r < rows; ++r)
+      for (long long j = 0; j < cols; ++j) {
+        const long long o = at(b, r, j);
+        if (o >= 0) fold[o] += col[(b * rows + r) * cols + j];
+      }
+  for (long long b = 0; b < B; ++b)
+    for (long long c = 0; c < C; ++c)
+      for (long long e = 0; e < plane; ++e) fold[b * is[0] + c * is[1] + e] += bias[c];
+  p.n = B * C * plane, p.bias = (unsigned long long)bias.data(), p.bs = 1;
+  for (const char *w : {"i32", "i64"}) {
+    std::fill(img.begin(), img.end(), (T)77);
+    const std::string name = std::string("th_nnCol2im_") + sfx + "_" + w;
+    CHECK(th_emu_launch(name.c_str(), grid, block, 0, args, err, sizeof err) == 0, "%s: %s", name.c_str(), err);
+    CHECK(std::memcmp(img.data(), fold.data(), img.size() * sizeof(T)) == 0, "%s: wrong image", name.c_str());
+  }
+}
+
 // th_sleep: one thread spinning `cycles` of the shim's clock64 (nanoseconds); 0 returns at once.
 static void sleep_kernel() {
   for (long long cycles : {0LL, 1LL, 2000000LL}) {
@@ -776,6 +841,8 @@ int main() {
   conv_kernels<double>("double");
   rnn_kernels<float>("float");
   rnn_kernels<double>("double");
+  nn_conv_kernels<float>("float");
+  nn_conv_kernels<double>("double");
   sleep_kernel();
   every_reduction();
   reductions_checked();

@@ -20741,65 +20741,6 @@ void THNN_FloatVolumetricConvolution_accGradParameters(struct THNNState *state,
                                                        double scale);
 
 /**
- * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
- */
-void THNN_FloatVolumetricConvolutionMM_updateOutput(struct THNNState *state,
-                                                    struct THFloatTensor *input,
-                                                    struct THFloatTensor *output,
-                                                    struct THFloatTensor *weight,
-                                                    struct THFloatTensor *bias,
-                                                    struct THFloatTensor *finput,
-                                                    int k_t,
-                                                    int k_w,
-                                                    int k_h,
-                                                    int d_t,
-                                                    int d_w,
-                                                    int d_h,
-                                                    int p_t,
-                                                    int p_w,
-                                                    int p_h);
-
-/**
- * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
- */
-void THNN_FloatVolumetricConvolutionMM_updateGradInput(struct THNNState *state,
-                                                       struct THFloatTensor *input,
-                                                       struct THFloatTensor *grad_output,
-                                                       struct THFloatTensor *grad_input,
-                                                       struct THFloatTensor *weight,
-                                                       struct THFloatTensor *finput,
-                                                       struct THFloatTensor *fgrad_input,
-                                                       int k_t,
-                                                       int k_w,
-                                                       int k_h,
-                                                       int d_t,
-                                                       int d_w,
-                                                       int d_h,
-                                                       int p_t,
-                                                       int p_w,
-                                                       int p_h);
-
-/**
- * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
- */
-void THNN_FloatVolumetricConvolutionMM_accGradParameters(struct THNNState *state,
-                                                         struct THFloatTensor *input,
-                                                         struct THFloatTensor *grad_output,
-                                                         struct THFloatTensor *grad_weight,
-                                                         struct THFloatTensor *grad_bias,
-                                                         struct THFloatTensor *finput,
-                                                         int k_t,
-                                                         int k_w,
-                                                         int k_h,
-                                                         int d_t,
-                                                         int d_w,
-                                                         int d_h,
-                                                         int p_t,
-                                                         int p_w,
-                                                         int p_h,
-                                                         double scale);
-
-/**
  * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
  */
 void THNN_FloatVolumetricDilatedConvolution_updateOutput(struct THNNState *state,
@@ -20998,6 +20939,65 @@ void THNN_FloatVolumetricFullDilatedConvolution_accGradParameters(struct THNNSta
                                                                   int a_w,
                                                                   int a_h,
                                                                   double scale);
+
+/**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_FloatVolumetricConvolutionMM_updateOutput(struct THNNState *state,
+                                                    struct THFloatTensor *input,
+                                                    struct THFloatTensor *output,
+                                                    struct THFloatTensor *weight,
+                                                    struct THFloatTensor *bias,
+                                                    struct THFloatTensor *finput,
+                                                    int k_t,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_t,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int p_t,
+                                                    int p_w,
+                                                    int p_h);
+
+/**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_FloatVolumetricConvolutionMM_updateGradInput(struct THNNState *state,
+                                                       struct THFloatTensor *input,
+                                                       struct THFloatTensor *grad_output,
+                                                       struct THFloatTensor *grad_input,
+                                                       struct THFloatTensor *weight,
+                                                       struct THFloatTensor *finput,
+                                                       struct THFloatTensor *fgrad_input,
+                                                       int k_t,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_t,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int p_t,
+                                                       int p_w,
+                                                       int p_h);
+
+/**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_FloatVolumetricConvolutionMM_accGradParameters(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THFloatTensor *grad_output,
+                                                         struct THFloatTensor *grad_weight,
+                                                         struct THFloatTensor *grad_bias,
+                                                         struct THFloatTensor *finput,
+                                                         int k_t,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_t,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int p_t,
+                                                         int p_w,
+                                                         int p_h,
+                                                         double scale);
 
 /**
  * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
@@ -21368,65 +21368,6 @@ void THNN_DoubleVolumetricConvolution_accGradParameters(struct THNNState *state,
                                                         double scale);
 
 /**
- * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
- */
-void THNN_DoubleVolumetricConvolutionMM_updateOutput(struct THNNState *state,
-                                                     struct THDoubleTensor *input,
-                                                     struct THDoubleTensor *output,
-                                                     struct THDoubleTensor *weight,
-                                                     struct THDoubleTensor *bias,
-                                                     struct THDoubleTensor *finput,
-                                                     int k_t,
-                                                     int k_w,
-                                                     int k_h,
-                                                     int d_t,
-                                                     int d_w,
-                                                     int d_h,
-                                                     int p_t,
-                                                     int p_w,
-                                                     int p_h);
-
-/**
- * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
- */
-void THNN_DoubleVolumetricConvolutionMM_updateGradInput(struct THNNState *state,
-                                                        struct THDoubleTensor *input,
-                                                        struct THDoubleTensor *grad_output,
-                                                        struct THDoubleTensor *grad_input,
-                                                        struct THDoubleTensor *weight,
-                                                        struct THDoubleTensor *finput,
-                                                        struct THDoubleTensor *fgrad_input,
-                                                        int k_t,
-                                                        int k_w,
-                                                        int k_h,
-                                                        int d_t,
-                                                        int d_w,
-                                                        int d_h,
-                                                        int p_t,
-                                                        int p_w,
-                                                        int p_h);
-
-/**
- * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
- */
-void THNN_DoubleVolumetricConvolutionMM_accGradParameters(struct THNNState *state,
-                                                          struct THDoubleTensor *input,
-                                                          struct THDoubleTensor *grad_output,
-                                                          struct THDoubleTensor *grad_weight,
-                                                          struct THDoubleTensor *grad_bias,
-                                                          struct THDoubleTensor *finput,
-                                                          int k_t,
-                                                          int k_w,
-                                                          int k_h,
-                                                          int d_t,
-                                                          int d_w,
-                                                          int d_h,
-                                                          int p_t,
-                                                          int p_w,
-                                                          int p_h,
-                                                          double scale);
-
-/**
  * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
  */
 void THNN_DoubleVolumetricDilatedConvolution_updateOutput(struct THNNState *state,
@@ -21627,6 +21568,65 @@ void THNN_DoubleVolumetricFullDilatedConvolution_accGradParameters(struct THNNSt
                                                                    double scale);
 
 /**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_DoubleVolumetricConvolutionMM_updateOutput(struct THNNState *state,
+                                                     struct THDoubleTensor *input,
+                                                     struct THDoubleTensor *output,
+                                                     struct THDoubleTensor *weight,
+                                                     struct THDoubleTensor *bias,
+                                                     struct THDoubleTensor *finput,
+                                                     int k_t,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_t,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int p_t,
+                                                     int p_w,
+                                                     int p_h);
+
+/**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_DoubleVolumetricConvolutionMM_updateGradInput(struct THNNState *state,
+                                                        struct THDoubleTensor *input,
+                                                        struct THDoubleTensor *grad_output,
+                                                        struct THDoubleTensor *grad_input,
+                                                        struct THDoubleTensor *weight,
+                                                        struct THDoubleTensor *finput,
+                                                        struct THDoubleTensor *fgrad_input,
+                                                        int k_t,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_t,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int p_t,
+                                                        int p_w,
+                                                        int p_h);
+
+/**
+ * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_DoubleVolumetricConvolutionMM_accGradParameters(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THDoubleTensor *grad_output,
+                                                          struct THDoubleTensor *grad_weight,
+                                                          struct THDoubleTensor *grad_bias,
+                                                          struct THDoubleTensor *finput,
+                                                          int k_t,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_t,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int p_t,
+                                                          int p_w,
+                                                          int p_h,
+                                                          double scale);
+
+/**
  * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
  */
 void THNN_DoubleSpatialDepthWiseConvolution_updateOutput(struct THNNState *state,
@@ -21713,6 +21713,1446 @@ void THNN_Doubleunfolded_acc(struct THDoubleTensor *finput,
                              int input_height,
                              int output_width,
                              int output_height);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaSpatialConvolutionMM_updateOutput(struct THCState *state,
+                                                struct THCudaTensor *input,
+                                                struct THCudaTensor *output,
+                                                struct THCudaTensor *weight,
+                                                struct THCudaTensor *bias,
+                                                struct THCudaTensor *finput,
+                                                struct THCudaTensor *fgrad_input,
+                                                int k_w,
+                                                int k_h,
+                                                int d_w,
+                                                int d_h,
+                                                int pad_w,
+                                                int pad_h);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaSpatialConvolutionMM_updateGradInput(struct THCState *state,
+                                                   struct THCudaTensor *input,
+                                                   struct THCudaTensor *grad_output,
+                                                   struct THCudaTensor *grad_input,
+                                                   struct THCudaTensor *weight,
+                                                   struct THCudaTensor *finput,
+                                                   struct THCudaTensor *fgrad_input,
+                                                   int k_w,
+                                                   int k_h,
+                                                   int d_w,
+                                                   int d_h,
+                                                   int pad_w,
+                                                   int pad_h);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaSpatialConvolutionMM_accGradParameters(struct THCState *state,
+                                                     struct THCudaTensor *input,
+                                                     struct THCudaTensor *grad_output,
+                                                     struct THCudaTensor *grad_weight,
+                                                     struct THCudaTensor *grad_bias,
+                                                     struct THCudaTensor *finput,
+                                                     struct THCudaTensor *fgrad_input,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int pad_w,
+                                                     int pad_h,
+                                                     float scale);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaSpatialDilatedConvolution_updateOutput(struct THCState *state,
+                                                     struct THCudaTensor *input,
+                                                     struct THCudaTensor *output,
+                                                     struct THCudaTensor *weight,
+                                                     struct THCudaTensor *bias,
+                                                     struct THCudaTensor *columns,
+                                                     struct THCudaTensor *ones,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int pad_w,
+                                                     int pad_h,
+                                                     int dilation_w,
+                                                     int dilation_h);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaSpatialDilatedConvolution_updateGradInput(struct THCState *state,
+                                                        struct THCudaTensor *input,
+                                                        struct THCudaTensor *grad_output,
+                                                        struct THCudaTensor *grad_input,
+                                                        struct THCudaTensor *weight,
+                                                        struct THCudaTensor *grad_columns,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        int dilation_w,
+                                                        int dilation_h);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaSpatialDilatedConvolution_accGradParameters(struct THCState *state,
+                                                          struct THCudaTensor *input,
+                                                          struct THCudaTensor *grad_output,
+                                                          struct THCudaTensor *grad_weight,
+                                                          struct THCudaTensor *grad_bias,
+                                                          struct THCudaTensor *columns,
+                                                          struct THCudaTensor *ones,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int pad_w,
+                                                          int pad_h,
+                                                          int dilation_w,
+                                                          int dilation_h,
+                                                          float scale);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaSpatialFullConvolution_updateOutput(struct THCState *state,
+                                                  struct THCudaTensor *input,
+                                                  struct THCudaTensor *output,
+                                                  struct THCudaTensor *weight,
+                                                  struct THCudaTensor *bias,
+                                                  struct THCudaTensor *columns,
+                                                  struct THCudaTensor *ones,
+                                                  int k_w,
+                                                  int k_h,
+                                                  int d_w,
+                                                  int d_h,
+                                                  int pad_w,
+                                                  int pad_h,
+                                                  int adj_w,
+                                                  int adj_h);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaSpatialFullConvolution_updateGradInput(struct THCState *state,
+                                                     struct THCudaTensor *input,
+                                                     struct THCudaTensor *grad_output,
+                                                     struct THCudaTensor *grad_input,
+                                                     struct THCudaTensor *weight,
+                                                     struct THCudaTensor *grad_columns,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int pad_w,
+                                                     int pad_h,
+                                                     int adj_w,
+                                                     int adj_h);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaSpatialFullConvolution_accGradParameters(struct THCState *state,
+                                                       struct THCudaTensor *input,
+                                                       struct THCudaTensor *grad_output,
+                                                       struct THCudaTensor *grad_weight,
+                                                       struct THCudaTensor *grad_bias,
+                                                       struct THCudaTensor *columns,
+                                                       struct THCudaTensor *ones,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_w,
+                                                       int pad_h,
+                                                       int adj_w,
+                                                       int adj_h,
+                                                       float scale);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaSpatialFullDilatedConvolution_updateOutput(struct THCState *state,
+                                                         struct THCudaTensor *input,
+                                                         struct THCudaTensor *output,
+                                                         struct THCudaTensor *weight,
+                                                         struct THCudaTensor *bias,
+                                                         struct THCudaTensor *columns,
+                                                         struct THCudaTensor *ones,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         int dilation_w,
+                                                         int dilation_h,
+                                                         int adj_w,
+                                                         int adj_h);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaSpatialFullDilatedConvolution_updateGradInput(struct THCState *state,
+                                                            struct THCudaTensor *input,
+                                                            struct THCudaTensor *grad_output,
+                                                            struct THCudaTensor *grad_input,
+                                                            struct THCudaTensor *weight,
+                                                            struct THCudaTensor *grad_columns,
+                                                            int k_w,
+                                                            int k_h,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int pad_w,
+                                                            int pad_h,
+                                                            int dilation_w,
+                                                            int dilation_h,
+                                                            int adj_w,
+                                                            int adj_h);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaSpatialFullDilatedConvolution_accGradParameters(struct THCState *state,
+                                                              struct THCudaTensor *input,
+                                                              struct THCudaTensor *grad_output,
+                                                              struct THCudaTensor *grad_weight,
+                                                              struct THCudaTensor *grad_bias,
+                                                              struct THCudaTensor *columns,
+                                                              struct THCudaTensor *ones,
+                                                              int k_w,
+                                                              int k_h,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int pad_w,
+                                                              int pad_h,
+                                                              int dilation_w,
+                                                              int dilation_h,
+                                                              int adj_w,
+                                                              int adj_h,
+                                                              float scale);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaVolumetricConvolution_updateOutput(struct THCState *state,
+                                                 struct THCudaTensor *input,
+                                                 struct THCudaTensor *output,
+                                                 struct THCudaTensor *weight,
+                                                 struct THCudaTensor *bias,
+                                                 struct THCudaTensor *finput,
+                                                 struct THCudaTensor *fgrad_input,
+                                                 int d_t,
+                                                 int d_w,
+                                                 int d_h,
+                                                 int p_t,
+                                                 int p_w,
+                                                 int p_h);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaVolumetricConvolution_updateGradInput(struct THCState *state,
+                                                    struct THCudaTensor *input,
+                                                    struct THCudaTensor *grad_output,
+                                                    struct THCudaTensor *grad_input,
+                                                    struct THCudaTensor *weight,
+                                                    struct THCudaTensor *finput,
+                                                    int d_t,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int p_t,
+                                                    int p_w,
+                                                    int p_h);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaVolumetricConvolution_accGradParameters(struct THCState *state,
+                                                      struct THCudaTensor *input,
+                                                      struct THCudaTensor *grad_output,
+                                                      struct THCudaTensor *grad_weight,
+                                                      struct THCudaTensor *grad_bias,
+                                                      struct THCudaTensor *finput,
+                                                      struct THCudaTensor *fgrad_input,
+                                                      int d_t,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int p_t,
+                                                      int p_w,
+                                                      int p_h,
+                                                      float scale);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaVolumetricDilatedConvolution_updateOutput(struct THCState *state,
+                                                        struct THCudaTensor *input,
+                                                        struct THCudaTensor *output,
+                                                        struct THCudaTensor *weight,
+                                                        struct THCudaTensor *bias,
+                                                        struct THCudaTensor *columns,
+                                                        struct THCudaTensor *ones,
+                                                        int k_t,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_t,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_t,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        int dilation_t,
+                                                        int dilation_w,
+                                                        int dilation_h);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaVolumetricDilatedConvolution_updateGradInput(struct THCState *state,
+                                                           struct THCudaTensor *input,
+                                                           struct THCudaTensor *grad_output,
+                                                           struct THCudaTensor *grad_input,
+                                                           struct THCudaTensor *weight,
+                                                           struct THCudaTensor *grad_columns,
+                                                           int k_t,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_t,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_t,
+                                                           int pad_w,
+                                                           int pad_h,
+                                                           int dilation_t,
+                                                           int dilation_w,
+                                                           int dilation_h);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaVolumetricDilatedConvolution_accGradParameters(struct THCState *state,
+                                                             struct THCudaTensor *input,
+                                                             struct THCudaTensor *grad_output,
+                                                             struct THCudaTensor *grad_weight,
+                                                             struct THCudaTensor *grad_bias,
+                                                             struct THCudaTensor *columns,
+                                                             struct THCudaTensor *ones,
+                                                             int k_t,
+                                                             int k_w,
+                                                             int k_h,
+                                                             int d_t,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int pad_t,
+                                                             int pad_w,
+                                                             int pad_h,
+                                                             int dilation_t,
+                                                             int dilation_w,
+                                                             int dilation_h,
+                                                             float scale);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaVolumetricFullConvolution_updateOutput(struct THCState *state,
+                                                     struct THCudaTensor *input,
+                                                     struct THCudaTensor *output,
+                                                     struct THCudaTensor *weight,
+                                                     struct THCudaTensor *bias,
+                                                     struct THCudaTensor *finput,
+                                                     struct THCudaTensor *fgrad_input,
+                                                     int d_t,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int p_t,
+                                                     int p_w,
+                                                     int p_h,
+                                                     int a_t,
+                                                     int a_w,
+                                                     int a_h);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaVolumetricFullConvolution_updateGradInput(struct THCState *state,
+                                                        struct THCudaTensor *input,
+                                                        struct THCudaTensor *grad_output,
+                                                        struct THCudaTensor *grad_input,
+                                                        struct THCudaTensor *weight,
+                                                        struct THCudaTensor *finput,
+                                                        struct THCudaTensor *fgrad_input,
+                                                        int d_t,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int p_t,
+                                                        int p_w,
+                                                        int p_h,
+                                                        int a_t,
+                                                        int a_w,
+                                                        int a_h);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaVolumetricFullConvolution_accGradParameters(struct THCState *state,
+                                                          struct THCudaTensor *input,
+                                                          struct THCudaTensor *grad_output,
+                                                          struct THCudaTensor *grad_weight,
+                                                          struct THCudaTensor *grad_bias,
+                                                          struct THCudaTensor *finput,
+                                                          struct THCudaTensor *fgrad_input,
+                                                          int d_t,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int p_t,
+                                                          int p_w,
+                                                          int p_h,
+                                                          int a_t,
+                                                          int a_w,
+                                                          int a_h,
+                                                          float scale);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaVolumetricFullDilatedConvolution_updateOutput(struct THCState *state,
+                                                            struct THCudaTensor *input,
+                                                            struct THCudaTensor *output,
+                                                            struct THCudaTensor *weight,
+                                                            struct THCudaTensor *bias,
+                                                            struct THCudaTensor *finput,
+                                                            struct THCudaTensor *fgrad_input,
+                                                            int d_t,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int p_t,
+                                                            int p_w,
+                                                            int p_h,
+                                                            int dilation_t,
+                                                            int dilation_w,
+                                                            int dilation_h,
+                                                            int a_t,
+                                                            int a_w,
+                                                            int a_h);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaVolumetricFullDilatedConvolution_updateGradInput(struct THCState *state,
+                                                               struct THCudaTensor *input,
+                                                               struct THCudaTensor *grad_output,
+                                                               struct THCudaTensor *grad_input,
+                                                               struct THCudaTensor *weight,
+                                                               struct THCudaTensor *finput,
+                                                               struct THCudaTensor *fgrad_input,
+                                                               int d_t,
+                                                               int d_w,
+                                                               int d_h,
+                                                               int p_t,
+                                                               int p_w,
+                                                               int p_h,
+                                                               int dilation_t,
+                                                               int dilation_w,
+                                                               int dilation_h,
+                                                               int a_t,
+                                                               int a_w,
+                                                               int a_h);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaVolumetricFullDilatedConvolution_accGradParameters(struct THCState *state,
+                                                                 struct THCudaTensor *input,
+                                                                 struct THCudaTensor *grad_output,
+                                                                 struct THCudaTensor *grad_weight,
+                                                                 struct THCudaTensor *grad_bias,
+                                                                 struct THCudaTensor *finput,
+                                                                 struct THCudaTensor *fgrad_input,
+                                                                 int d_t,
+                                                                 int d_w,
+                                                                 int d_h,
+                                                                 int p_t,
+                                                                 int p_w,
+                                                                 int p_h,
+                                                                 int dilation_t,
+                                                                 int dilation_w,
+                                                                 int dilation_h,
+                                                                 int a_t,
+                                                                 int a_w,
+                                                                 int a_h,
+                                                                 float scale);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaDoubleSpatialConvolutionMM_updateOutput(struct THCState *state,
+                                                      struct THCudaDoubleTensor *input,
+                                                      struct THCudaDoubleTensor *output,
+                                                      struct THCudaDoubleTensor *weight,
+                                                      struct THCudaDoubleTensor *bias,
+                                                      struct THCudaDoubleTensor *finput,
+                                                      struct THCudaDoubleTensor *fgrad_input,
+                                                      int k_w,
+                                                      int k_h,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int pad_w,
+                                                      int pad_h);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaDoubleSpatialConvolutionMM_updateGradInput(struct THCState *state,
+                                                         struct THCudaDoubleTensor *input,
+                                                         struct THCudaDoubleTensor *grad_output,
+                                                         struct THCudaDoubleTensor *grad_input,
+                                                         struct THCudaDoubleTensor *weight,
+                                                         struct THCudaDoubleTensor *finput,
+                                                         struct THCudaDoubleTensor *fgrad_input,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaDoubleSpatialConvolutionMM_accGradParameters(struct THCState *state,
+                                                           struct THCudaDoubleTensor *input,
+                                                           struct THCudaDoubleTensor *grad_output,
+                                                           struct THCudaDoubleTensor *grad_weight,
+                                                           struct THCudaDoubleTensor *grad_bias,
+                                                           struct THCudaDoubleTensor *finput,
+                                                           struct THCudaDoubleTensor *fgrad_input,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_w,
+                                                           int pad_h,
+                                                           double scale);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaDoubleSpatialDilatedConvolution_updateOutput(struct THCState *state,
+                                                           struct THCudaDoubleTensor *input,
+                                                           struct THCudaDoubleTensor *output,
+                                                           struct THCudaDoubleTensor *weight,
+                                                           struct THCudaDoubleTensor *bias,
+                                                           struct THCudaDoubleTensor *columns,
+                                                           struct THCudaDoubleTensor *ones,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_w,
+                                                           int pad_h,
+                                                           int dilation_w,
+                                                           int dilation_h);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaDoubleSpatialDilatedConvolution_updateGradInput(struct THCState *state,
+                                                              struct THCudaDoubleTensor *input,
+                                                              struct THCudaDoubleTensor *grad_output,
+                                                              struct THCudaDoubleTensor *grad_input,
+                                                              struct THCudaDoubleTensor *weight,
+                                                              struct THCudaDoubleTensor *grad_columns,
+                                                              int k_w,
+                                                              int k_h,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int pad_w,
+                                                              int pad_h,
+                                                              int dilation_w,
+                                                              int dilation_h);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaDoubleSpatialDilatedConvolution_accGradParameters(struct THCState *state,
+                                                                struct THCudaDoubleTensor *input,
+                                                                struct THCudaDoubleTensor *grad_output,
+                                                                struct THCudaDoubleTensor *grad_weight,
+                                                                struct THCudaDoubleTensor *grad_bias,
+                                                                struct THCudaDoubleTensor *columns,
+                                                                struct THCudaDoubleTensor *ones,
+                                                                int k_w,
+                                                                int k_h,
+                                                                int d_w,
+                                                                int d_h,
+                                                                int pad_w,
+                                                                int pad_h,
+                                                                int dilation_w,
+                                                                int dilation_h,
+                                                                double scale);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaDoubleSpatialFullConvolution_updateOutput(struct THCState *state,
+                                                        struct THCudaDoubleTensor *input,
+                                                        struct THCudaDoubleTensor *output,
+                                                        struct THCudaDoubleTensor *weight,
+                                                        struct THCudaDoubleTensor *bias,
+                                                        struct THCudaDoubleTensor *columns,
+                                                        struct THCudaDoubleTensor *ones,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        int adj_w,
+                                                        int adj_h);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaDoubleSpatialFullConvolution_updateGradInput(struct THCState *state,
+                                                           struct THCudaDoubleTensor *input,
+                                                           struct THCudaDoubleTensor *grad_output,
+                                                           struct THCudaDoubleTensor *grad_input,
+                                                           struct THCudaDoubleTensor *weight,
+                                                           struct THCudaDoubleTensor *grad_columns,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_w,
+                                                           int pad_h,
+                                                           int adj_w,
+                                                           int adj_h);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaDoubleSpatialFullConvolution_accGradParameters(struct THCState *state,
+                                                             struct THCudaDoubleTensor *input,
+                                                             struct THCudaDoubleTensor *grad_output,
+                                                             struct THCudaDoubleTensor *grad_weight,
+                                                             struct THCudaDoubleTensor *grad_bias,
+                                                             struct THCudaDoubleTensor *columns,
+                                                             struct THCudaDoubleTensor *ones,
+                                                             int k_w,
+                                                             int k_h,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int pad_w,
+                                                             int pad_h,
+                                                             int adj_w,
+                                                             int adj_h,
+                                                             double scale);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaDoubleSpatialFullDilatedConvolution_updateOutput(struct THCState *state,
+                                                               struct THCudaDoubleTensor *input,
+                                                               struct THCudaDoubleTensor *output,
+                                                               struct THCudaDoubleTensor *weight,
+                                                               struct THCudaDoubleTensor *bias,
+                                                               struct THCudaDoubleTensor *columns,
+                                                               struct THCudaDoubleTensor *ones,
+                                                               int k_w,
+                                                               int k_h,
+                                                               int d_w,
+                                                               int d_h,
+                                                               int pad_w,
+                                                               int pad_h,
+                                                               int dilation_w,
+                                                               int dilation_h,
+                                                               int adj_w,
+                                                               int adj_h);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaDoubleSpatialFullDilatedConvolution_updateGradInput(struct THCState *state,
+                                                                  struct THCudaDoubleTensor *input,
+                                                                  struct THCudaDoubleTensor *grad_output,
+                                                                  struct THCudaDoubleTensor *grad_input,
+                                                                  struct THCudaDoubleTensor *weight,
+                                                                  struct THCudaDoubleTensor *grad_columns,
+                                                                  int k_w,
+                                                                  int k_h,
+                                                                  int d_w,
+                                                                  int d_h,
+                                                                  int pad_w,
+                                                                  int pad_h,
+                                                                  int dilation_w,
+                                                                  int dilation_h,
+                                                                  int adj_w,
+                                                                  int adj_h);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaDoubleSpatialFullDilatedConvolution_accGradParameters(struct THCState *state,
+                                                                    struct THCudaDoubleTensor *input,
+                                                                    struct THCudaDoubleTensor *grad_output,
+                                                                    struct THCudaDoubleTensor *grad_weight,
+                                                                    struct THCudaDoubleTensor *grad_bias,
+                                                                    struct THCudaDoubleTensor *columns,
+                                                                    struct THCudaDoubleTensor *ones,
+                                                                    int k_w,
+                                                                    int k_h,
+                                                                    int d_w,
+                                                                    int d_h,
+                                                                    int pad_w,
+                                                                    int pad_h,
+                                                                    int dilation_w,
+                                                                    int dilation_h,
+                                                                    int adj_w,
+                                                                    int adj_h,
+                                                                    double scale);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaDoubleVolumetricConvolution_updateOutput(struct THCState *state,
+                                                       struct THCudaDoubleTensor *input,
+                                                       struct THCudaDoubleTensor *output,
+                                                       struct THCudaDoubleTensor *weight,
+                                                       struct THCudaDoubleTensor *bias,
+                                                       struct THCudaDoubleTensor *finput,
+                                                       struct THCudaDoubleTensor *fgrad_input,
+                                                       int d_t,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int p_t,
+                                                       int p_w,
+                                                       int p_h);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaDoubleVolumetricConvolution_updateGradInput(struct THCState *state,
+                                                          struct THCudaDoubleTensor *input,
+                                                          struct THCudaDoubleTensor *grad_output,
+                                                          struct THCudaDoubleTensor *grad_input,
+                                                          struct THCudaDoubleTensor *weight,
+                                                          struct THCudaDoubleTensor *finput,
+                                                          int d_t,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int p_t,
+                                                          int p_w,
+                                                          int p_h);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaDoubleVolumetricConvolution_accGradParameters(struct THCState *state,
+                                                            struct THCudaDoubleTensor *input,
+                                                            struct THCudaDoubleTensor *grad_output,
+                                                            struct THCudaDoubleTensor *grad_weight,
+                                                            struct THCudaDoubleTensor *grad_bias,
+                                                            struct THCudaDoubleTensor *finput,
+                                                            struct THCudaDoubleTensor *fgrad_input,
+                                                            int d_t,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int p_t,
+                                                            int p_w,
+                                                            int p_h,
+                                                            double scale);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaDoubleVolumetricDilatedConvolution_updateOutput(struct THCState *state,
+                                                              struct THCudaDoubleTensor *input,
+                                                              struct THCudaDoubleTensor *output,
+                                                              struct THCudaDoubleTensor *weight,
+                                                              struct THCudaDoubleTensor *bias,
+                                                              struct THCudaDoubleTensor *columns,
+                                                              struct THCudaDoubleTensor *ones,
+                                                              int k_t,
+                                                              int k_w,
+                                                              int k_h,
+                                                              int d_t,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int pad_t,
+                                                              int pad_w,
+                                                              int pad_h,
+                                                              int dilation_t,
+                                                              int dilation_w,
+                                                              int dilation_h);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaDoubleVolumetricDilatedConvolution_updateGradInput(struct THCState *state,
+                                                                 struct THCudaDoubleTensor *input,
+                                                                 struct THCudaDoubleTensor *grad_output,
+                                                                 struct THCudaDoubleTensor *grad_input,
+                                                                 struct THCudaDoubleTensor *weight,
+                                                                 struct THCudaDoubleTensor *grad_columns,
+                                                                 int k_t,
+                                                                 int k_w,
+                                                                 int k_h,
+                                                                 int d_t,
+                                                                 int d_w,
+                                                                 int d_h,
+                                                                 int pad_t,
+                                                                 int pad_w,
+                                                                 int pad_h,
+                                                                 int dilation_t,
+                                                                 int dilation_w,
+                                                                 int dilation_h);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaDoubleVolumetricDilatedConvolution_accGradParameters(struct THCState *state,
+                                                                   struct THCudaDoubleTensor *input,
+                                                                   struct THCudaDoubleTensor *grad_output,
+                                                                   struct THCudaDoubleTensor *grad_weight,
+                                                                   struct THCudaDoubleTensor *grad_bias,
+                                                                   struct THCudaDoubleTensor *columns,
+                                                                   struct THCudaDoubleTensor *ones,
+                                                                   int k_t,
+                                                                   int k_w,
+                                                                   int k_h,
+                                                                   int d_t,
+                                                                   int d_w,
+                                                                   int d_h,
+                                                                   int pad_t,
+                                                                   int pad_w,
+                                                                   int pad_h,
+                                                                   int dilation_t,
+                                                                   int dilation_w,
+                                                                   int dilation_h,
+                                                                   double scale);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaDoubleVolumetricFullConvolution_updateOutput(struct THCState *state,
+                                                           struct THCudaDoubleTensor *input,
+                                                           struct THCudaDoubleTensor *output,
+                                                           struct THCudaDoubleTensor *weight,
+                                                           struct THCudaDoubleTensor *bias,
+                                                           struct THCudaDoubleTensor *finput,
+                                                           struct THCudaDoubleTensor *fgrad_input,
+                                                           int d_t,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int p_t,
+                                                           int p_w,
+                                                           int p_h,
+                                                           int a_t,
+                                                           int a_w,
+                                                           int a_h);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaDoubleVolumetricFullConvolution_updateGradInput(struct THCState *state,
+                                                              struct THCudaDoubleTensor *input,
+                                                              struct THCudaDoubleTensor *grad_output,
+                                                              struct THCudaDoubleTensor *grad_input,
+                                                              struct THCudaDoubleTensor *weight,
+                                                              struct THCudaDoubleTensor *finput,
+                                                              struct THCudaDoubleTensor *fgrad_input,
+                                                              int d_t,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int p_t,
+                                                              int p_w,
+                                                              int p_h,
+                                                              int a_t,
+                                                              int a_w,
+                                                              int a_h);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaDoubleVolumetricFullConvolution_accGradParameters(struct THCState *state,
+                                                                struct THCudaDoubleTensor *input,
+                                                                struct THCudaDoubleTensor *grad_output,
+                                                                struct THCudaDoubleTensor *grad_weight,
+                                                                struct THCudaDoubleTensor *grad_bias,
+                                                                struct THCudaDoubleTensor *finput,
+                                                                struct THCudaDoubleTensor *fgrad_input,
+                                                                int d_t,
+                                                                int d_w,
+                                                                int d_h,
+                                                                int p_t,
+                                                                int p_w,
+                                                                int p_h,
+                                                                int a_t,
+                                                                int a_w,
+                                                                int a_h,
+                                                                double scale);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaDoubleVolumetricFullDilatedConvolution_updateOutput(struct THCState *state,
+                                                                  struct THCudaDoubleTensor *input,
+                                                                  struct THCudaDoubleTensor *output,
+                                                                  struct THCudaDoubleTensor *weight,
+                                                                  struct THCudaDoubleTensor *bias,
+                                                                  struct THCudaDoubleTensor *finput,
+                                                                  struct THCudaDoubleTensor *fgrad_input,
+                                                                  int d_t,
+                                                                  int d_w,
+                                                                  int d_h,
+                                                                  int p_t,
+                                                                  int p_w,
+                                                                  int p_h,
+                                                                  int dilation_t,
+                                                                  int dilation_w,
+                                                                  int dilation_h,
+                                                                  int a_t,
+                                                                  int a_w,
+                                                                  int a_h);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaDoubleVolumetricFullDilatedConvolution_updateGradInput(struct THCState *state,
+                                                                     struct THCudaDoubleTensor *input,
+                                                                     struct THCudaDoubleTensor *grad_output,
+                                                                     struct THCudaDoubleTensor *grad_input,
+                                                                     struct THCudaDoubleTensor *weight,
+                                                                     struct THCudaDoubleTensor *finput,
+                                                                     struct THCudaDoubleTensor *fgrad_input,
+                                                                     int d_t,
+                                                                     int d_w,
+                                                                     int d_h,
+                                                                     int p_t,
+                                                                     int p_w,
+                                                                     int p_h,
+                                                                     int dilation_t,
+                                                                     int dilation_w,
+                                                                     int dilation_h,
+                                                                     int a_t,
+                                                                     int a_w,
+                                                                     int a_h);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaDoubleVolumetricFullDilatedConvolution_accGradParameters(struct THCState *state,
+                                                                       struct THCudaDoubleTensor *input,
+                                                                       struct THCudaDoubleTensor *grad_output,
+                                                                       struct THCudaDoubleTensor *grad_weight,
+                                                                       struct THCudaDoubleTensor *grad_bias,
+                                                                       struct THCudaDoubleTensor *finput,
+                                                                       struct THCudaDoubleTensor *fgrad_input,
+                                                                       int d_t,
+                                                                       int d_w,
+                                                                       int d_h,
+                                                                       int p_t,
+                                                                       int p_w,
+                                                                       int p_h,
+                                                                       int dilation_t,
+                                                                       int dilation_w,
+                                                                       int dilation_h,
+                                                                       int a_t,
+                                                                       int a_w,
+                                                                       int a_h,
+                                                                       double scale);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaHalfSpatialConvolutionMM_updateOutput(struct THCState *state,
+                                                    struct THCudaHalfTensor *input,
+                                                    struct THCudaHalfTensor *output,
+                                                    struct THCudaHalfTensor *weight,
+                                                    struct THCudaHalfTensor *bias,
+                                                    struct THCudaHalfTensor *finput,
+                                                    struct THCudaHalfTensor *fgrad_input,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int pad_w,
+                                                    int pad_h);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaHalfSpatialConvolutionMM_updateGradInput(struct THCState *state,
+                                                       struct THCudaHalfTensor *input,
+                                                       struct THCudaHalfTensor *grad_output,
+                                                       struct THCudaHalfTensor *grad_input,
+                                                       struct THCudaHalfTensor *weight,
+                                                       struct THCudaHalfTensor *finput,
+                                                       struct THCudaHalfTensor *fgrad_input,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_w,
+                                                       int pad_h);
+
+/**
+ * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaHalfSpatialConvolutionMM_accGradParameters(struct THCState *state,
+                                                         struct THCudaHalfTensor *input,
+                                                         struct THCudaHalfTensor *grad_output,
+                                                         struct THCudaHalfTensor *grad_weight,
+                                                         struct THCudaHalfTensor *grad_bias,
+                                                         struct THCudaHalfTensor *finput,
+                                                         struct THCudaHalfTensor *fgrad_input,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         float scale);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaHalfSpatialDilatedConvolution_updateOutput(struct THCState *state,
+                                                         struct THCudaHalfTensor *input,
+                                                         struct THCudaHalfTensor *output,
+                                                         struct THCudaHalfTensor *weight,
+                                                         struct THCudaHalfTensor *bias,
+                                                         struct THCudaHalfTensor *columns,
+                                                         struct THCudaHalfTensor *ones,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         int dilation_w,
+                                                         int dilation_h);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaHalfSpatialDilatedConvolution_updateGradInput(struct THCState *state,
+                                                            struct THCudaHalfTensor *input,
+                                                            struct THCudaHalfTensor *grad_output,
+                                                            struct THCudaHalfTensor *grad_input,
+                                                            struct THCudaHalfTensor *weight,
+                                                            struct THCudaHalfTensor *grad_columns,
+                                                            int k_w,
+                                                            int k_h,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int pad_w,
+                                                            int pad_h,
+                                                            int dilation_w,
+                                                            int dilation_h);
+
+/**
+ * SpatialDilatedConvolution (`F.conv2d(dilation=)`; weight nOutputPlane x nInputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaHalfSpatialDilatedConvolution_accGradParameters(struct THCState *state,
+                                                              struct THCudaHalfTensor *input,
+                                                              struct THCudaHalfTensor *grad_output,
+                                                              struct THCudaHalfTensor *grad_weight,
+                                                              struct THCudaHalfTensor *grad_bias,
+                                                              struct THCudaHalfTensor *columns,
+                                                              struct THCudaHalfTensor *ones,
+                                                              int k_w,
+                                                              int k_h,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int pad_w,
+                                                              int pad_h,
+                                                              int dilation_w,
+                                                              int dilation_h,
+                                                              float scale);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaHalfSpatialFullConvolution_updateOutput(struct THCState *state,
+                                                      struct THCudaHalfTensor *input,
+                                                      struct THCudaHalfTensor *output,
+                                                      struct THCudaHalfTensor *weight,
+                                                      struct THCudaHalfTensor *bias,
+                                                      struct THCudaHalfTensor *columns,
+                                                      struct THCudaHalfTensor *ones,
+                                                      int k_w,
+                                                      int k_h,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int pad_w,
+                                                      int pad_h,
+                                                      int adj_w,
+                                                      int adj_h);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaHalfSpatialFullConvolution_updateGradInput(struct THCState *state,
+                                                         struct THCudaHalfTensor *input,
+                                                         struct THCudaHalfTensor *grad_output,
+                                                         struct THCudaHalfTensor *grad_input,
+                                                         struct THCudaHalfTensor *weight,
+                                                         struct THCudaHalfTensor *grad_columns,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         int adj_w,
+                                                         int adj_h);
+
+/**
+ * SpatialFullConvolution (`F.conv_transpose2d(output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaHalfSpatialFullConvolution_accGradParameters(struct THCState *state,
+                                                           struct THCudaHalfTensor *input,
+                                                           struct THCudaHalfTensor *grad_output,
+                                                           struct THCudaHalfTensor *grad_weight,
+                                                           struct THCudaHalfTensor *grad_bias,
+                                                           struct THCudaHalfTensor *columns,
+                                                           struct THCudaHalfTensor *ones,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_w,
+                                                           int pad_h,
+                                                           int adj_w,
+                                                           int adj_h,
+                                                           float scale);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaHalfSpatialFullDilatedConvolution_updateOutput(struct THCState *state,
+                                                             struct THCudaHalfTensor *input,
+                                                             struct THCudaHalfTensor *output,
+                                                             struct THCudaHalfTensor *weight,
+                                                             struct THCudaHalfTensor *bias,
+                                                             struct THCudaHalfTensor *columns,
+                                                             struct THCudaHalfTensor *ones,
+                                                             int k_w,
+                                                             int k_h,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int pad_w,
+                                                             int pad_h,
+                                                             int dilation_w,
+                                                             int dilation_h,
+                                                             int adj_w,
+                                                             int adj_h);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaHalfSpatialFullDilatedConvolution_updateGradInput(struct THCState *state,
+                                                                struct THCudaHalfTensor *input,
+                                                                struct THCudaHalfTensor *grad_output,
+                                                                struct THCudaHalfTensor *grad_input,
+                                                                struct THCudaHalfTensor *weight,
+                                                                struct THCudaHalfTensor *grad_columns,
+                                                                int k_w,
+                                                                int k_h,
+                                                                int d_w,
+                                                                int d_h,
+                                                                int pad_w,
+                                                                int pad_h,
+                                                                int dilation_w,
+                                                                int dilation_h,
+                                                                int adj_w,
+                                                                int adj_h);
+
+/**
+ * SpatialFullDilatedConvolution (`F.conv_transpose2d(dilation=, output_padding=adj)`; weight nInputPlane x nOutputPlane x kH x kW; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaHalfSpatialFullDilatedConvolution_accGradParameters(struct THCState *state,
+                                                                  struct THCudaHalfTensor *input,
+                                                                  struct THCudaHalfTensor *grad_output,
+                                                                  struct THCudaHalfTensor *grad_weight,
+                                                                  struct THCudaHalfTensor *grad_bias,
+                                                                  struct THCudaHalfTensor *columns,
+                                                                  struct THCudaHalfTensor *ones,
+                                                                  int k_w,
+                                                                  int k_h,
+                                                                  int d_w,
+                                                                  int d_h,
+                                                                  int pad_w,
+                                                                  int pad_h,
+                                                                  int dilation_w,
+                                                                  int dilation_h,
+                                                                  int adj_w,
+                                                                  int adj_h,
+                                                                  float scale);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaHalfVolumetricConvolution_updateOutput(struct THCState *state,
+                                                     struct THCudaHalfTensor *input,
+                                                     struct THCudaHalfTensor *output,
+                                                     struct THCudaHalfTensor *weight,
+                                                     struct THCudaHalfTensor *bias,
+                                                     struct THCudaHalfTensor *finput,
+                                                     struct THCudaHalfTensor *fgrad_input,
+                                                     int d_t,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int p_t,
+                                                     int p_w,
+                                                     int p_h);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaHalfVolumetricConvolution_updateGradInput(struct THCState *state,
+                                                        struct THCudaHalfTensor *input,
+                                                        struct THCudaHalfTensor *grad_output,
+                                                        struct THCudaHalfTensor *grad_input,
+                                                        struct THCudaHalfTensor *weight,
+                                                        struct THCudaHalfTensor *finput,
+                                                        int d_t,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int p_t,
+                                                        int p_w,
+                                                        int p_h);
+
+/**
+ * VolumetricConvolution (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaHalfVolumetricConvolution_accGradParameters(struct THCState *state,
+                                                          struct THCudaHalfTensor *input,
+                                                          struct THCudaHalfTensor *grad_output,
+                                                          struct THCudaHalfTensor *grad_weight,
+                                                          struct THCudaHalfTensor *grad_bias,
+                                                          struct THCudaHalfTensor *finput,
+                                                          struct THCudaHalfTensor *fgrad_input,
+                                                          int d_t,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int p_t,
+                                                          int p_w,
+                                                          int p_h,
+                                                          float scale);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaHalfVolumetricDilatedConvolution_updateOutput(struct THCState *state,
+                                                            struct THCudaHalfTensor *input,
+                                                            struct THCudaHalfTensor *output,
+                                                            struct THCudaHalfTensor *weight,
+                                                            struct THCudaHalfTensor *bias,
+                                                            struct THCudaHalfTensor *columns,
+                                                            struct THCudaHalfTensor *ones,
+                                                            int k_t,
+                                                            int k_w,
+                                                            int k_h,
+                                                            int d_t,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int pad_t,
+                                                            int pad_w,
+                                                            int pad_h,
+                                                            int dilation_t,
+                                                            int dilation_w,
+                                                            int dilation_h);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaHalfVolumetricDilatedConvolution_updateGradInput(struct THCState *state,
+                                                               struct THCudaHalfTensor *input,
+                                                               struct THCudaHalfTensor *grad_output,
+                                                               struct THCudaHalfTensor *grad_input,
+                                                               struct THCudaHalfTensor *weight,
+                                                               struct THCudaHalfTensor *grad_columns,
+                                                               int k_t,
+                                                               int k_w,
+                                                               int k_h,
+                                                               int d_t,
+                                                               int d_w,
+                                                               int d_h,
+                                                               int pad_t,
+                                                               int pad_w,
+                                                               int pad_h,
+                                                               int dilation_t,
+                                                               int dilation_w,
+                                                               int dilation_h);
+
+/**
+ * VolumetricDilatedConvolution (`F.conv3d(dilation=)`; 5-D weight; `columns` scratch, `ones` unused). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaHalfVolumetricDilatedConvolution_accGradParameters(struct THCState *state,
+                                                                 struct THCudaHalfTensor *input,
+                                                                 struct THCudaHalfTensor *grad_output,
+                                                                 struct THCudaHalfTensor *grad_weight,
+                                                                 struct THCudaHalfTensor *grad_bias,
+                                                                 struct THCudaHalfTensor *columns,
+                                                                 struct THCudaHalfTensor *ones,
+                                                                 int k_t,
+                                                                 int k_w,
+                                                                 int k_h,
+                                                                 int d_t,
+                                                                 int d_w,
+                                                                 int d_h,
+                                                                 int pad_t,
+                                                                 int pad_w,
+                                                                 int pad_h,
+                                                                 int dilation_t,
+                                                                 int dilation_w,
+                                                                 int dilation_h,
+                                                                 float scale);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaHalfVolumetricFullConvolution_updateOutput(struct THCState *state,
+                                                         struct THCudaHalfTensor *input,
+                                                         struct THCudaHalfTensor *output,
+                                                         struct THCudaHalfTensor *weight,
+                                                         struct THCudaHalfTensor *bias,
+                                                         struct THCudaHalfTensor *finput,
+                                                         struct THCudaHalfTensor *fgrad_input,
+                                                         int d_t,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int p_t,
+                                                         int p_w,
+                                                         int p_h,
+                                                         int a_t,
+                                                         int a_w,
+                                                         int a_h);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaHalfVolumetricFullConvolution_updateGradInput(struct THCState *state,
+                                                            struct THCudaHalfTensor *input,
+                                                            struct THCudaHalfTensor *grad_output,
+                                                            struct THCudaHalfTensor *grad_input,
+                                                            struct THCudaHalfTensor *weight,
+                                                            struct THCudaHalfTensor *finput,
+                                                            struct THCudaHalfTensor *fgrad_input,
+                                                            int d_t,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int p_t,
+                                                            int p_w,
+                                                            int p_h,
+                                                            int a_t,
+                                                            int a_w,
+                                                            int a_h);
+
+/**
+ * VolumetricFullConvolution (`F.conv_transpose3d(output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW gives the kernel; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaHalfVolumetricFullConvolution_accGradParameters(struct THCState *state,
+                                                              struct THCudaHalfTensor *input,
+                                                              struct THCudaHalfTensor *grad_output,
+                                                              struct THCudaHalfTensor *grad_weight,
+                                                              struct THCudaHalfTensor *grad_bias,
+                                                              struct THCudaHalfTensor *finput,
+                                                              struct THCudaHalfTensor *fgrad_input,
+                                                              int d_t,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int p_t,
+                                                              int p_w,
+                                                              int p_h,
+                                                              int a_t,
+                                                              int a_w,
+                                                              int a_h,
+                                                              float scale);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
+ */
+void THNN_CudaHalfVolumetricFullDilatedConvolution_updateOutput(struct THCState *state,
+                                                                struct THCudaHalfTensor *input,
+                                                                struct THCudaHalfTensor *output,
+                                                                struct THCudaHalfTensor *weight,
+                                                                struct THCudaHalfTensor *bias,
+                                                                struct THCudaHalfTensor *finput,
+                                                                struct THCudaHalfTensor *fgrad_input,
+                                                                int d_t,
+                                                                int d_w,
+                                                                int d_h,
+                                                                int p_t,
+                                                                int p_w,
+                                                                int p_h,
+                                                                int dilation_t,
+                                                                int dilation_w,
+                                                                int dilation_h,
+                                                                int a_t,
+                                                                int a_w,
+                                                                int a_h);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). `gradInput` (shaped like `input`) from `gradOutput`.
+ */
+void THNN_CudaHalfVolumetricFullDilatedConvolution_updateGradInput(struct THCState *state,
+                                                                   struct THCudaHalfTensor *input,
+                                                                   struct THCudaHalfTensor *grad_output,
+                                                                   struct THCudaHalfTensor *grad_input,
+                                                                   struct THCudaHalfTensor *weight,
+                                                                   struct THCudaHalfTensor *finput,
+                                                                   struct THCudaHalfTensor *fgrad_input,
+                                                                   int d_t,
+                                                                   int d_w,
+                                                                   int d_h,
+                                                                   int p_t,
+                                                                   int p_w,
+                                                                   int p_h,
+                                                                   int dilation_t,
+                                                                   int dilation_w,
+                                                                   int dilation_h,
+                                                                   int a_t,
+                                                                   int a_w,
+                                                                   int a_h);
+
+/**
+ * VolumetricFullDilatedConvolution (`F.conv_transpose3d(dilation=, output_padding=a)`; weight nInputPlane x nOutputPlane x kT x kH x kW; `finput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
+ */
+void THNN_CudaHalfVolumetricFullDilatedConvolution_accGradParameters(struct THCState *state,
+                                                                     struct THCudaHalfTensor *input,
+                                                                     struct THCudaHalfTensor *grad_output,
+                                                                     struct THCudaHalfTensor *grad_weight,
+                                                                     struct THCudaHalfTensor *grad_bias,
+                                                                     struct THCudaHalfTensor *finput,
+                                                                     struct THCudaHalfTensor *fgrad_input,
+                                                                     int d_t,
+                                                                     int d_w,
+                                                                     int d_h,
+                                                                     int p_t,
+                                                                     int p_w,
+                                                                     int p_h,
+                                                                     int dilation_t,
+                                                                     int dilation_w,
+                                                                     int dilation_h,
+                                                                     int a_t,
+                                                                     int a_w,
+                                                                     int a_h,
+                                                                     float scale);
 
 /**
  * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
@@ -22359,6 +23799,120 @@ void THNN_DoubleSpatialConvolutionLocal_accGradParameters(struct THNNState *stat
                                                           int64_t output_width,
                                                           int64_t output_height,
                                                           double scale);
+
+/**
+ * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
+ * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
+ * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
+ */
+void THNN_CudaTemporalConvolution_updateOutput(struct THCState *state,
+                                               struct THCudaTensor *input,
+                                               struct THCudaTensor *output,
+                                               struct THCudaTensor *weight,
+                                               struct THCudaTensor *bias,
+                                               int k_w,
+                                               int d_w,
+                                               int input_frame_size,
+                                               int output_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalConvolution.
+ */
+void THNN_CudaTemporalConvolution_updateGradInput(struct THCState *state,
+                                                  struct THCudaTensor *input,
+                                                  struct THCudaTensor *grad_output,
+                                                  struct THCudaTensor *grad_input,
+                                                  struct THCudaTensor *weight,
+                                                  int k_w,
+                                                  int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_CudaTemporalConvolution_accGradParameters(struct THCState *state,
+                                                    struct THCudaTensor *input,
+                                                    struct THCudaTensor *grad_output,
+                                                    struct THCudaTensor *grad_weight,
+                                                    struct THCudaTensor *grad_bias,
+                                                    int k_w,
+                                                    int d_w,
+                                                    float scale);
+
+/**
+ * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
+ * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
+ * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
+ */
+void THNN_CudaDoubleTemporalConvolution_updateOutput(struct THCState *state,
+                                                     struct THCudaDoubleTensor *input,
+                                                     struct THCudaDoubleTensor *output,
+                                                     struct THCudaDoubleTensor *weight,
+                                                     struct THCudaDoubleTensor *bias,
+                                                     int k_w,
+                                                     int d_w,
+                                                     int input_frame_size,
+                                                     int output_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalConvolution.
+ */
+void THNN_CudaDoubleTemporalConvolution_updateGradInput(struct THCState *state,
+                                                        struct THCudaDoubleTensor *input,
+                                                        struct THCudaDoubleTensor *grad_output,
+                                                        struct THCudaDoubleTensor *grad_input,
+                                                        struct THCudaDoubleTensor *weight,
+                                                        int k_w,
+                                                        int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_CudaDoubleTemporalConvolution_accGradParameters(struct THCState *state,
+                                                          struct THCudaDoubleTensor *input,
+                                                          struct THCudaDoubleTensor *grad_output,
+                                                          struct THCudaDoubleTensor *grad_weight,
+                                                          struct THCudaDoubleTensor *grad_bias,
+                                                          int k_w,
+                                                          int d_w,
+                                                          double scale);
+
+/**
+ * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
+ * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
+ * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
+ */
+void THNN_CudaHalfTemporalConvolution_updateOutput(struct THCState *state,
+                                                   struct THCudaHalfTensor *input,
+                                                   struct THCudaHalfTensor *output,
+                                                   struct THCudaHalfTensor *weight,
+                                                   struct THCudaHalfTensor *bias,
+                                                   int k_w,
+                                                   int d_w,
+                                                   int input_frame_size,
+                                                   int output_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalConvolution.
+ */
+void THNN_CudaHalfTemporalConvolution_updateGradInput(struct THCState *state,
+                                                      struct THCudaHalfTensor *input,
+                                                      struct THCudaHalfTensor *grad_output,
+                                                      struct THCudaHalfTensor *grad_input,
+                                                      struct THCudaHalfTensor *weight,
+                                                      int k_w,
+                                                      int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_CudaHalfTemporalConvolution_accGradParameters(struct THCState *state,
+                                                        struct THCudaHalfTensor *input,
+                                                        struct THCudaHalfTensor *grad_output,
+                                                        struct THCudaHalfTensor *grad_weight,
+                                                        struct THCudaHalfTensor *grad_bias,
+                                                        int k_w,
+                                                        int d_w,
+                                                        float scale);
 
 /**
  *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.

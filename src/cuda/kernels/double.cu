@@ -12,6 +12,7 @@
 #include "conv.cuh"
 #include "nn.cuh"
 #include "nn_rnn.cuh"
+#include "nn_conv.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
@@ -29,3 +30,4 @@ TH_SORT_KERNELS(double, double)
 TH_SORT_NUM_KERNELS(double, double)
 TH_RANDOM_FLOAT_KERNELS(double, double)
 TH_CONV_KERNELS(double, double)
+TH_NN_CONV_KERNELS(double, double)

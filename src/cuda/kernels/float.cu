@@ -13,6 +13,7 @@
 #include "sleep.cuh"
 #include "nn.cuh"
 #include "nn_rnn.cuh"
+#include "nn_conv.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
@@ -29,4 +30,5 @@ TH_SORT_KERNELS(float, float)
 TH_SORT_NUM_KERNELS(float, float)
 TH_RANDOM_FLOAT_KERNELS(float, float)
 TH_CONV_KERNELS(float, float)
+TH_NN_CONV_KERNELS(float, float)
 TH_SLEEP_KERNELS()

@@ -12,6 +12,7 @@
 #include "conv.cuh"
 #include "nn.cuh"
 #include "nn_rnn.cuh"
+#include "nn_conv.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
@@ -28,3 +29,4 @@ TH_SORT_KERNELS(half, th_half)
 TH_SORT_NUM_KERNELS(half, th_half)
 TH_RANDOM_FLOAT_KERNELS(half, th_half)
 TH_CONV_KERNELS(half, th_half)
+TH_NN_CONV_KERNELS(half, th_half)

@@ -33,6 +33,8 @@ fn names_and_modules() {
     };
     // convolutions (conv.cuh): unfold and map twice, for Float, Double and Half.
     let conv = |d: DType| if matches!(d, DType::Float | DType::Double | DType::Half) { 4 } else { 0 };
+    // THCUNN's GEMM convolutions (nn_conv.cuh): im2col and col2im twice, for Float, Double, Half.
+    let nn_conv = conv;
     // THCUNN's elementwise layers (nn.cuh): twice each, for Float, Double and Half (the criterions'
     // loss terms for Double only).
     let nn = |d: DType| {
@@ -58,6 +60,7 @@ fn names_and_modules() {
                 + gemm(d)
                 + random(d)
                 + conv(d)
+                + nn_conv(d)
                 + nn(d)
                 + rnn(d)
                 + sleep(d)

@@ -1,4 +1,6 @@
-//! The launch side of THCUNN's layer kernels that take their own parameter struct (one file per
-//! family, each beside its `kernels/nn_<family>.cuh`); the layers that launch them are `nn::`.
+//! The launch sides of THCUNN's layer kernels that take their own parameter struct
+//! (`kernels/nn_*.cuh`), one file per family; the layers built on them are `nn::<family>`'s
+//! device halves.
 
+pub mod conv;
 pub mod rnn;

@@ -7,22 +7,26 @@ use crate::nn::conv_misc::{local, map, row, subsampling as sub, temporal};
 use std::ffi::c_int;
 
 macro_rules! conv_misc_api {
-    ($R:ident, $T:ty) => { pastey::paste! { nn_fn! {
+    // TemporalConvolution, on both engines (cunn's signature is THNN's; scale is accreal).
+    (@both $R:ident, $T:ty, $S:ty, $A:ty) => { pastey::paste! { nn_fn! {
         /// Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
         /// `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
         /// NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
-        fn [<THNN_ $R TemporalConvolution_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>] as opt_view, k_w: c_int, d_w: c_int, input_frame_size: c_int, output_frame_size: c_int) {
+        fn [<THNN_ $R TemporalConvolution_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>] as opt_view, k_w: c_int, d_w: c_int, input_frame_size: c_int, output_frame_size: c_int) {
             temporal::update_output::<$T>(&input, output, &weight, bias.as_ref(), k_w as i64, d_w as i64, input_frame_size as i64, output_frame_size as i64)
         }
         /// `gradInput` (shaped like `input`) of TemporalConvolution.
-        fn [<THNN_ $R TemporalConvolution_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, k_w: c_int, d_w: c_int) {
+        fn [<THNN_ $R TemporalConvolution_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, k_w: c_int, d_w: c_int) {
             temporal::update_grad_input::<$T>(&input, &grad_output, grad_input, &weight, k_w as i64, d_w as i64)
         }
         /// `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
-        fn [<THNN_ $R TemporalConvolution_accGradParameters>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as opt_obj, k_w: c_int, d_w: c_int, scale: f64) {
-            temporal::acc_grad_parameters::<$T>(&input, &grad_output, grad_weight, grad_bias.map(|t| &**t), k_w as i64, d_w as i64, scale)
+        fn [<THNN_ $R TemporalConvolution_accGradParameters>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as opt_obj, k_w: c_int, d_w: c_int, scale: $A) {
+            temporal::acc_grad_parameters::<$T>(&input, &grad_output, grad_weight, grad_bias.map(|t| &**t), k_w as i64, d_w as i64, scale.into())
         }
 
+    } } };
+    // The modules whose device half is still to come (THNN's only, for now).
+    (@thnn $R:ident, $T:ty) => { pastey::paste! { nn_fn! {
         /// `output[t][f] = weight[f] * sum_{k<kW} input[t*dW+k][f] + bias[f]`: `input` `[T,
         /// inputFrameSize]` (or `[N, T, inputFrameSize]`), `bias` may be NULL.
         fn [<THNN_ $R TemporalSubSampling_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>] as opt_view, k_w: c_int, d_w: c_int, input_frame_size: c_int) {
@@ -124,5 +128,7 @@ macro_rules! conv_misc_api {
             local::acc_grad_parameters::<$T>(&input, &grad_output, grad_weight, grad_bias.map(|t| &**t), finput.map(|t| &**t), o, scale)
         }
     } } };
+    (@thnn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { conv_misc_api!(@both $R, $T, $S, $A); conv_misc_api!(@thnn $R, $T); };
+    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { conv_misc_api!(@both $R, $T, $S, $A); };
 }
-nn_reals!(conv_misc_api);
+nn_families!(conv_misc_api);

@@ -19,18 +19,28 @@
 //! `finput`/`columns`: it unfolds the input again. The `ones` buffers are not used.
 
 pub mod depthwise;
+pub(crate) mod device;
 pub mod engine;
 mod implicit;
 pub mod unfold;
 
-use super::NnReal;
 use super::buf::{self, Grads, Out};
 use super::check;
+use super::{NnElem, NnReal, native_tensor, native_view};
+use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
+use crate::exec::backend::Backend;
+use crate::linalg::gemm::Gemm;
 use engine::Scratch;
 use std::ffi::c_int;
 use unfold::Geom;
+
+/// The element types of the GEMM convolutions on both engines: f32 and f64 (THNN, Cuda,
+/// CudaDouble) and Half (CudaHalf), with a GEMM of their own and of their compute type.
+pub trait ConvElem: NnElem<R: NnReal> + Gemm {}
+
+impl<T: NnElem<R: NnReal> + Gemm> ConvElem for T {}
 
 /// What distinguishes the GEMM convolution modules.
 pub struct Module {
@@ -151,7 +161,7 @@ impl Plan {
 
 /// Checks `input` (argument 2), the weight (`w`: the weight or gradWeight, argument `w_arg`) and
 /// the bias, and computes the output size.
-fn plan<T: NnReal>(
+fn plan<T: Scalar>(
     m: &Module,
     pr: &Params,
     input: &View<T>,
@@ -243,11 +253,16 @@ fn plan<T: NnReal>(
     Ok(Plan { batched, n, cin, cout, nd, isz, osz, g })
 }
 
+/// Whether the operands (all on one engine, else the "same device" error) are on a device.
+fn on_device(devices: &[crate::core::allocator::Device]) -> Result<bool> {
+    Ok(matches!(Backend::of(devices)?, Backend::Cuda(_)))
+}
+
 /// `<Module>_updateOutput(state, input, output, weight, bias, buffers..., ints...)`: `ints` are
 /// the geometry arguments in C order, the first being argument `first`; `scratch` the buffer
-/// used as working memory.
+/// used as working memory (on the host; not used on the device).
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn update_output<T: NnReal>(
+pub fn update_output<T: ConvElem>(
     m: &Module,
     input: &View<T>,
     output: &Tensor<T>,
@@ -259,6 +274,25 @@ pub fn update_output<T: NnReal>(
 ) -> Result<()> {
     let pr = params(m, ints, first)?;
     let pl = plan(m, &pr, input, weight, 4, "weight", bias.map(|b| (b, 5)))?;
+    let mut devs = vec![input.device(), output.with_view(|v| v.device()), weight.device()];
+    devs.extend(bias.map(|b| b.device()));
+    if on_device(&devs)? {
+        return device::update_output(m.transposed, &pl, input, output, weight, bias);
+    }
+    let bias = bias.map(native_view).transpose()?;
+    let scratch = scratch.map(native_tensor).transpose()?;
+    host_update_output(m, &pl, native_view(input)?, native_tensor(output)?, native_view(weight)?, bias, scratch)
+}
+
+fn host_update_output<T: NnReal>(
+    m: &Module,
+    pl: &Plan,
+    input: &View<T>,
+    output: &Tensor<T>,
+    weight: &View<T>,
+    bias: Option<&View<T>>,
+    scratch: Option<&Tensor<T>>,
+) -> Result<()> {
     let mut out = Out::new(output, &pl.out_shape())?;
     let outs = [out.view()];
     let x = buf::read(input, &outs)?;
@@ -278,7 +312,7 @@ pub fn update_output<T: NnReal>(
 /// `<Module>_updateGradInput(state, input, gradOutput, gradInput, weight, buffers..., ints...)`:
 /// `gradInput` (shaped like `input`) = the gradient of the output's `gradOutput` w.r.t. the input.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn update_grad_input<T: NnReal>(
+pub fn update_grad_input<T: ConvElem>(
     m: &Module,
     input: &View<T>,
     grad_output: &View<T>,
@@ -291,6 +325,13 @@ pub fn update_grad_input<T: NnReal>(
     let pr = params(m, ints, first)?;
     let pl = plan(m, &pr, input, weight, 5, "weight", None)?;
     check::shape(grad_output, 3, "gradOutput", &pl.out_shape())?;
+    let devs = [input.device(), grad_output.device(), grad_input.with_view(|v| v.device()), weight.device()];
+    if on_device(&devs)? {
+        return device::update_grad_input(m.transposed, &pl, grad_output, grad_input, weight);
+    }
+    let (input, grad_output, weight) = (native_view(input)?, native_view(grad_output)?, native_view(weight)?);
+    let grad_input = native_tensor(grad_input)?;
+    let scratch = scratch.map(native_tensor).transpose()?;
     let mut gin = Out::new(grad_input, &pl.in_shape())?;
     let outs = [gin.view()];
     let go = buf::read(grad_output, &outs)?;
@@ -309,7 +350,7 @@ pub fn update_grad_input<T: NnReal>(
 /// ints..., scale)`: `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (when
 /// not NULL). The weight's shape is read from `gradWeight`.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn acc_grad_parameters<T: NnReal>(
+pub fn acc_grad_parameters<T: ConvElem>(
     m: &Module,
     input: &View<T>,
     grad_output: &View<T>,
@@ -324,6 +365,19 @@ pub fn acc_grad_parameters<T: NnReal>(
     let gwv = grad_weight.view();
     let pl = plan(m, &pr, input, &gwv, 4, "gradWeight", None)?;
     check::shape(grad_output, 3, "gradOutput", &pl.out_shape())?;
+    let mut devs = vec![input.device(), grad_output.device(), gwv.device()];
+    devs.extend(grad_bias.map(|b| b.with_view(|v| v.device())));
+    if on_device(&devs)? {
+        let nw = gwv.numel();
+        if let Some(gb) = grad_bias {
+            check::numel(&gb.view(), 5, "gradBias", pl.cout)?;
+        }
+        return device::acc_grad_parameters(m.transposed, &pl, input, grad_output, grad_weight, grad_bias, nw, scale);
+    }
+    let (input, grad_output) = (native_view(input)?, native_view(grad_output)?);
+    let grad_weight = native_tensor(grad_weight)?;
+    let grad_bias = grad_bias.map(native_tensor).transpose()?;
+    let scratch = scratch.map(native_tensor).transpose()?;
     let mut grads = Grads::new(grad_weight, gwv.numel(), grad_bias, pl.cout, 4)?;
     let outs = grads.views();
     let x = buf::read(input, &outs)?;
@@ -331,7 +385,7 @@ pub fn acc_grad_parameters<T: NnReal>(
     let mut avoid = outs.clone();
     avoid.extend([input, grad_output]);
     let mut sc = Scratch::new(scratch, 1, engine::acc_scratch(&pl.g, pl.n, pl.m()), &avoid)?;
-    let scale = T::from_f64(scale);
+    let scale = <T::R as crate::ops::num::Num>::from_f64(scale);
     let (a, src) = if m.transposed { (&x, &go) } else { (&go, &x) };
     engine::acc(&pl.g, pl.n, pl.m(), a, src, grads.w.as_mut(), scale, sc.slice())?;
     if let Some(gb) = &mut grads.b {

@@ -12,6 +12,7 @@ pub mod map;
 pub mod row;
 pub mod subsampling;
 pub mod temporal;
+mod temporal_device;
 
 use super::NnReal;
 use super::buf;

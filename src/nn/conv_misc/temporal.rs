@@ -6,9 +6,26 @@
 //! matrix whose rows are `dW*C` apart (overlapping when `kW > dW`).
 
 use super::super::buf::{self, Grads, Mat, Out};
+use super::super::{native_tensor, native_view};
+use super::temporal_device as device;
 use super::{NnReal, check, out_len, par_try};
+use crate::core::allocator::Device;
+use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
+use crate::exec::backend::Backend;
+use crate::nn::conv::ConvElem;
+
+/// Whether the operands (all on one engine, else the "same device" error) are on a device.
+fn on_device(devices: &[Device]) -> Result<bool> {
+    Ok(matches!(Backend::of(devices)?, Backend::Cuda(_)))
+}
+
+impl Dims {
+    fn sizes(&self, co: usize) -> device::Sizes {
+        device::Sizes { n: self.n, t: self.t_in, c: self.c_in, to: self.t_out, co, kw: self.kw, dw: self.dw }
+    }
+}
 
 /// The shape facts of a call.
 struct Dims {
@@ -32,7 +49,7 @@ impl Dims {
 }
 
 /// Checks `input` (argument 2), `kW` and `dW` (arguments `kw_arg`, `kw_arg + 1`).
-fn dims<T: NnReal>(input: &View<T>, kw: i64, dw: i64, kw_arg: u32) -> Result<Dims> {
+fn dims<T: Scalar>(input: &View<T>, kw: i64, dw: i64, kw_arg: u32) -> Result<Dims> {
     check::positive(kw, kw_arg, "kW")?;
     check::positive(dw, kw_arg + 1, "dW")?;
     check::dims(input, 2, "input", &[2, 3])?;
@@ -45,14 +62,14 @@ fn dims<T: NnReal>(input: &View<T>, kw: i64, dw: i64, kw_arg: u32) -> Result<Dim
 }
 
 /// `gradOutput` (argument 3) has the output's shape for `c_out` output features.
-fn check_grad_output<T: NnReal>(grad_output: &View<T>, d: &Dims, c_out: usize) -> Result<()> {
+fn check_grad_output<T: Scalar>(grad_output: &View<T>, d: &Dims, c_out: usize) -> Result<()> {
     check::shape(grad_output, 3, "gradOutput", &d.out_shape(c_out))
 }
 
 /// `TemporalConvolution_updateOutput(state, input, output, weight, bias, kW, dW,
 /// inputFrameSize, outputFrameSize)`.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn update_output<T: NnReal>(
+pub fn update_output<T: ConvElem>(
     input: &View<T>,
     output: &Tensor<T>,
     weight: &View<T>,
@@ -78,6 +95,24 @@ pub fn update_output<T: NnReal>(
     if let Some(b) = bias {
         check::numel(b, 5, "bias", c_out)?;
     }
+    let mut devs = vec![input.device(), output.with_view(|v| v.device()), weight.device()];
+    devs.extend(bias.map(|b| b.device()));
+    if on_device(&devs)? {
+        return device::update_output(&d.sizes(c_out), input, output, weight, bias, &d.out_shape(c_out));
+    }
+    let bias = bias.map(native_view).transpose()?;
+    host_update_output(&d, c_out, k, native_view(input)?, native_tensor(output)?, native_view(weight)?, bias)
+}
+
+fn host_update_output<T: NnReal>(
+    d: &Dims,
+    c_out: usize,
+    k: usize,
+    input: &View<T>,
+    output: &Tensor<T>,
+    weight: &View<T>,
+    bias: Option<&View<T>>,
+) -> Result<()> {
     let mut out = Out::new(output, &d.out_shape(c_out))?;
     let x = buf::read(input, &[out.view()])?;
     let w = buf::read(weight, &[out.view()])?;
@@ -104,7 +139,7 @@ pub fn update_output<T: NnReal>(
 /// `gradInput` (shaped like `input`) receives, for every output frame, `gradOutput[t] @ weight`
 /// added over the frame's window. Output frames `ceil(kW/dW)` apart have disjoint windows, so
 /// each such set is one GEMM accumulated in place (as torch7 does).
-pub fn update_grad_input<T: NnReal>(
+pub fn update_grad_input<T: ConvElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
@@ -118,6 +153,24 @@ pub fn update_grad_input<T: NnReal>(
     let c_out = weight.sizes[0] as usize;
     check::shape(weight, 5, "weight", &[c_out as i64, k as i64])?;
     check_grad_output(grad_output, &d, c_out)?;
+    let devs = [input.device(), grad_output.device(), grad_input.with_view(|v| v.device()), weight.device()];
+    if on_device(&devs)? {
+        return device::update_grad_input(&d.sizes(c_out), input, grad_output, grad_input, weight);
+    }
+    let (input, grad_output, weight) = (native_view(input)?, native_view(grad_output)?, native_view(weight)?);
+    let grad_input = native_tensor(grad_input)?;
+    host_grad_input(&d, c_out, k, input, grad_output, grad_input, weight)
+}
+
+fn host_grad_input<T: NnReal>(
+    d: &Dims,
+    c_out: usize,
+    k: usize,
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_input: &Tensor<T>,
+    weight: &View<T>,
+) -> Result<()> {
     let mut out = Out::zeros(grad_input, &input.sizes)?;
     let g = buf::read(grad_output, &[out.view()])?;
     let w = buf::read(weight, &[out.view()])?;
@@ -149,7 +202,7 @@ pub fn update_grad_input<T: NnReal>(
 /// dW, scale)`: `gradWeight += scale * sum_t gradOutput[t]^T window(t)`, `gradBias += scale *
 /// sum_t gradOutput[t]` (skipped when `gradBias` is NULL), summed over the batch in order.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn acc_grad_parameters<T: NnReal>(
+pub fn acc_grad_parameters<T: ConvElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_weight: &Tensor<T>,
@@ -163,6 +216,32 @@ pub fn acc_grad_parameters<T: NnReal>(
     check::dims(grad_output, 3, "gradOutput", &[input.ndim()])?;
     let c_out = *grad_output.sizes.last().unwrap_or(&0) as usize;
     check_grad_output(grad_output, &d, c_out)?;
+    let mut devs = vec![input.device(), grad_output.device(), grad_weight.with_view(|v| v.device())];
+    devs.extend(grad_bias.map(|b| b.with_view(|v| v.device())));
+    if on_device(&devs)? {
+        check::numel(&grad_weight.view(), 4, "gradWeight", c_out * k)?;
+        if let Some(gb) = grad_bias {
+            check::numel(&gb.view(), 5, "gradBias", c_out)?;
+        }
+        return device::acc_grad_parameters(&d.sizes(c_out), input, grad_output, grad_weight, grad_bias, scale);
+    }
+    let (input, grad_output) = (native_view(input)?, native_view(grad_output)?);
+    let grad_weight = native_tensor(grad_weight)?;
+    let grad_bias = grad_bias.map(native_tensor).transpose()?;
+    host_acc(&d, c_out, k, input, grad_output, grad_weight, grad_bias, scale)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn host_acc<T: NnReal>(
+    d: &Dims,
+    c_out: usize,
+    k: usize,
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_weight: &Tensor<T>,
+    grad_bias: Option<&Tensor<T>>,
+    scale: f64,
+) -> Result<()> {
     let mut grads = Grads::new(grad_weight, c_out * k, grad_bias, c_out, 4)?;
     let outs = grads.views();
     let x = buf::read(input, &outs)?;
