@@ -10,17 +10,9 @@ pytest -q tests/nn/test_cunn_*.py (skipped without a device)."""
 
 import numpy as np
 import pytest
-from cunnlib import HOST, NP, REALS, agree, half_round
-from test_cunn_criterion import long_tensor
+from cunnlib import HOST, NP, REALS, agree
+from test_cunn_criterion import exact, host_type, long_tensor
 from thlib import THError
-
-
-def exact(real, x):
-    return half_round(x) if real == "CudaHalf" else np.asarray(x).astype(NP[real]).astype(np.float64)
-
-
-def host_type(real):
-    return np.float32 if HOST[real] == "Float" else np.float64
 
 
 def read(fam, cunn, t):
