@@ -5,7 +5,9 @@
 #   th-gpu/lib/libth.so          (stripped but for its exported symbols: the carried tree must
 #                                 stay under 64 MiB)
 #   th-gpu/include/              th-gpu/c_tests/        th-gpu/tests/python/
-#   th-gpu/tests/nn/             (the THCUNN suite: tests/nn/test_cunn_*.py and its helpers)
+#   th-gpu/tests/nn/             (the THCUNN suite: tests/nn/test_cunn_*.py and its helpers; the
+#                                 digits training test with its data in tests/nn/digits/, exported
+#                                 here from scikit-learn, and ffi_examples/nn/ holding its programs)
 #   th-gpu/scripts/test_gpu.sh   th-gpu/bench/cuda.py   th-gpu/BUILD_INFO
 #   th-gpu/cubin/                every kernel module's sm_90 CUBIN under its disk-cache name, compiled
 #                                 here by NVRTC (scripts/nvrtc.sh), so the GPU machine compiles
@@ -60,7 +62,13 @@ mkdir -p "$root/c_tests"
 cp c_tests/*.c c_tests/*.h "$root/c_tests/"
 cp -r tests/python "$root/tests/python"
 mkdir -p "$root/tests/nn"
-cp tests/nn/conftest.py tests/nn/nnlib.py tests/nn/cunnlib.py tests/nn/test_cunn_*.py "$root/tests/nn/"
+cp tests/nn/conftest.py tests/nn/nnlib.py tests/nn/cunnlib.py tests/nn/test_cunn_*.py tests/nn/test_digits.py \
+  tests/nn/digits_data.py "$root/tests/nn/"
+# The GPU machine may lack scikit-learn: its digits go along as .npy files.
+PY=.venv/bin/python; [ -x "$PY" ] || PY=python3
+"$PY" tests/nn/digits_data.py "$root/tests/nn/digits"
+mkdir -p "$root/ffi_examples/nn"
+cp ffi_examples/nn/*.c "$root/ffi_examples/nn/"
 mkdir -p "$root/ffi_examples/python/tests"
 cp -r ffi_examples/python/th "$root/ffi_examples/python/th"
 cp ffi_examples/python/tests/test_cuda.py ffi_examples/python/tests/_data.py "$root/ffi_examples/python/tests/"

@@ -15,7 +15,8 @@
 #      (c_tests/cuda_emu/run.sh); every kernel compiled by NVRTC for sm_80/sm_90 with no spills
 #      (tests/cuda_nvrtc.rs; scripts/nvrtc.sh installs NVRTC from PyPI into target/nvrtc); THC
 #      against Debian's real libcuda without a GPU (scripts/libcuda_nodevice.sh); the GPU
-#      scripts' no-device path, and scripts/test_gpu.sh and bench/cuda.py on the emulator
+#      scripts' no-device path, and scripts/test_gpu.sh, bench/cuda.py and bench/cuda_nn.py on
+#      the emulator; the digits network trained from C on the emulated device
 #   6. install into a temporary prefix and build against it with pkg-config and CMake
 #      (tests/install/run.sh; installs pkg-config and cmake if missing)
 #   7. the C tests and examples built with clang under ASan+UBSan+LSan (scripts/sanitize.sh)
@@ -121,8 +122,12 @@ TH_CUDA_EMULATOR=1 TH_LIB="$PWD/target/emu/libth.so" .venv/bin/python -m pytest 
 # THCUNN's layers against the host THNN (tests/nn/test_cunn_*.py)
 TH_CUDA_EMULATOR=1 TH_LIB="$PWD/target/emu/libth.so" .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/nn/test_cunn_*.py
+# ... and the digits network trained from C on the emulated device (ffi_examples/nn/digits_cuda.c)
+TH_CUDA_EMULATOR=1 TH_LIB="$PWD/target/emu/libth.so" .venv/bin/python -m pytest -q -p no:cacheprovider \
+  tests/nn/test_digits.py -k device
 TH_GPU_TEST_EMULATOR=1 TH_SKIP_PYTHON=1 TH_LIB="$PWD/target/emu/libth.so" scripts/test_gpu.sh
 TH_CUDA_EMULATOR=1 .venv/bin/python bench/cuda.py --lib target/emu/libth.so --smoke
+TH_CUDA_EMULATOR=1 .venv/bin/python bench/cuda_nn.py --lib target/emu/libth.so --smoke
 c_tests/cuda_emu/run.sh
 tests/install/run.sh
 TH_LIBRARY="$PWD/target/default/libth.so" .venv/bin/pip install -q --disable-pip-version-check \

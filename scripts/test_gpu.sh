@@ -183,6 +183,11 @@ else
     tests/python/test_thc_entry_points.py
   # THCUNN against the host THNN (its conftest imports torch, there on the GPU machines)
   pytest_part "THCUNN layers (differential)" tests/nn/test_cunn_*.py
+  # The digits network trained from C on the device (ffi_examples/nn/digits_cuda.c): >= 95% held
+  # out, and its Double losses within 1e-5 of the host THNN run's (the pack ships the data).
+  if [ -f tests/nn/digits/x.npy ]; then export TH_DIGITS_DIR="$here/tests/nn/digits"; fi
+  pytest_part "THCUNN digits training on the device" tests/nn/test_digits.py -k device
+  unset TH_DIGITS_DIR
   # The th package's device tensors and DLPack: th -> torch.from_dlpack (shared pointer, the
   # stream argument) and torch -> th.from_dlpack; the torch tests skip without torch+CUDA.
   if [ -f ffi_examples/python/tests/test_cuda.py ]; then
