@@ -27075,6 +27075,267 @@ void THNN_DoubleSparseLinear_legacyUpdateParameters(struct THNNState *state,
                                                     double learning_rate);
 
 /**
+ * `output` (batch x outputSize) = `bias` + the COO `input` (nnz x 3: 0-based row,
+ * 0-based feature, value) times `weight`^T; the batch is `output`'s first size when it
+ * is 2-D, else 1 + the largest row.
+ */
+void THNN_CudaSparseLinear_updateOutput(struct THCState *state,
+                                        struct THCudaTensor *input,
+                                        struct THCudaTensor *output,
+                                        struct THCudaTensor *weight,
+                                        struct THCudaTensor *bias);
+
+/**
+ * `gradWeight += scale * gradOutput^T @ input (+ weightDecay * weight)`, `gradBias +=
+ * scale * sum(gradOutput)`; COO `input`. `bias` is unused (may be NULL).
+ */
+void THNN_CudaSparseLinear_accGradParameters(struct THCState *state,
+                                             struct THCudaTensor *input,
+                                             struct THCudaTensor *grad_output,
+                                             struct THCudaTensor *grad_weight,
+                                             struct THCudaTensor *grad_bias,
+                                             struct THCudaTensor *weight,
+                                             struct THCudaTensor *bias,
+                                             float weight_decay,
+                                             float scale);
+
+/**
+ * Zeroes `gradBias` and the `gradWeight` columns of the features in `lastInput` (COO).
+ */
+void THNN_CudaSparseLinear_zeroGradParameters(struct THCState *state,
+                                              struct THCudaTensor *grad_weight,
+                                              struct THCudaTensor *grad_bias,
+                                              struct THCudaTensor *last_input);
+
+/**
+ * `bias -= learningRate * gradBias`; `weight[:, c] -= learningRate * gradWeight[:, c]`
+ * for the features `c` in `lastInput` (COO).
+ */
+void THNN_CudaSparseLinear_updateParameters(struct THCState *state,
+                                            struct THCudaTensor *weight,
+                                            struct THCudaTensor *bias,
+                                            struct THCudaTensor *grad_weight,
+                                            struct THCudaTensor *grad_bias,
+                                            struct THCudaTensor *last_input,
+                                            float learning_rate);
+
+/**
+ * As `SparseLinear_updateOutput` for a batch x nnz x 2 `input` of (0-based feature,
+ * value) pairs; `output` is resized to batch x outputSize.
+ */
+void THNN_CudaSparseLinear_legacyUpdateOutput(struct THCState *state,
+                                              struct THCudaTensor *input,
+                                              struct THCudaTensor *output,
+                                              struct THCudaTensor *weight,
+                                              struct THCudaTensor *bias);
+
+/**
+ * As `SparseLinear_accGradParameters` for a batch x nnz x 2 `input`.
+ */
+void THNN_CudaSparseLinear_legacyAccGradParameters(struct THCState *state,
+                                                   struct THCudaTensor *input,
+                                                   struct THCudaTensor *grad_output,
+                                                   struct THCudaTensor *grad_weight,
+                                                   struct THCudaTensor *grad_bias,
+                                                   struct THCudaTensor *weight,
+                                                   struct THCudaTensor *bias,
+                                                   float weight_decay,
+                                                   float scale);
+
+/**
+ * As `SparseLinear_zeroGradParameters` for a batch x nnz x 2 `lastInput`.
+ */
+void THNN_CudaSparseLinear_legacyZeroGradParameters(struct THCState *state,
+                                                    struct THCudaTensor *grad_weight,
+                                                    struct THCudaTensor *grad_bias,
+                                                    struct THCudaTensor *last_input);
+
+/**
+ * As `SparseLinear_updateParameters` for a batch x nnz x 2 `lastInput`.
+ */
+void THNN_CudaSparseLinear_legacyUpdateParameters(struct THCState *state,
+                                                  struct THCudaTensor *weight,
+                                                  struct THCudaTensor *bias,
+                                                  struct THCudaTensor *grad_weight,
+                                                  struct THCudaTensor *grad_bias,
+                                                  struct THCudaTensor *last_input,
+                                                  float learning_rate);
+
+/**
+ * `output` (batch x outputSize) = `bias` + the COO `input` (nnz x 3: 0-based row,
+ * 0-based feature, value) times `weight`^T; the batch is `output`'s first size when it
+ * is 2-D, else 1 + the largest row.
+ */
+void THNN_CudaDoubleSparseLinear_updateOutput(struct THCState *state,
+                                              struct THCudaDoubleTensor *input,
+                                              struct THCudaDoubleTensor *output,
+                                              struct THCudaDoubleTensor *weight,
+                                              struct THCudaDoubleTensor *bias);
+
+/**
+ * `gradWeight += scale * gradOutput^T @ input (+ weightDecay * weight)`, `gradBias +=
+ * scale * sum(gradOutput)`; COO `input`. `bias` is unused (may be NULL).
+ */
+void THNN_CudaDoubleSparseLinear_accGradParameters(struct THCState *state,
+                                                   struct THCudaDoubleTensor *input,
+                                                   struct THCudaDoubleTensor *grad_output,
+                                                   struct THCudaDoubleTensor *grad_weight,
+                                                   struct THCudaDoubleTensor *grad_bias,
+                                                   struct THCudaDoubleTensor *weight,
+                                                   struct THCudaDoubleTensor *bias,
+                                                   double weight_decay,
+                                                   double scale);
+
+/**
+ * Zeroes `gradBias` and the `gradWeight` columns of the features in `lastInput` (COO).
+ */
+void THNN_CudaDoubleSparseLinear_zeroGradParameters(struct THCState *state,
+                                                    struct THCudaDoubleTensor *grad_weight,
+                                                    struct THCudaDoubleTensor *grad_bias,
+                                                    struct THCudaDoubleTensor *last_input);
+
+/**
+ * `bias -= learningRate * gradBias`; `weight[:, c] -= learningRate * gradWeight[:, c]`
+ * for the features `c` in `lastInput` (COO).
+ */
+void THNN_CudaDoubleSparseLinear_updateParameters(struct THCState *state,
+                                                  struct THCudaDoubleTensor *weight,
+                                                  struct THCudaDoubleTensor *bias,
+                                                  struct THCudaDoubleTensor *grad_weight,
+                                                  struct THCudaDoubleTensor *grad_bias,
+                                                  struct THCudaDoubleTensor *last_input,
+                                                  double learning_rate);
+
+/**
+ * As `SparseLinear_updateOutput` for a batch x nnz x 2 `input` of (0-based feature,
+ * value) pairs; `output` is resized to batch x outputSize.
+ */
+void THNN_CudaDoubleSparseLinear_legacyUpdateOutput(struct THCState *state,
+                                                    struct THCudaDoubleTensor *input,
+                                                    struct THCudaDoubleTensor *output,
+                                                    struct THCudaDoubleTensor *weight,
+                                                    struct THCudaDoubleTensor *bias);
+
+/**
+ * As `SparseLinear_accGradParameters` for a batch x nnz x 2 `input`.
+ */
+void THNN_CudaDoubleSparseLinear_legacyAccGradParameters(struct THCState *state,
+                                                         struct THCudaDoubleTensor *input,
+                                                         struct THCudaDoubleTensor *grad_output,
+                                                         struct THCudaDoubleTensor *grad_weight,
+                                                         struct THCudaDoubleTensor *grad_bias,
+                                                         struct THCudaDoubleTensor *weight,
+                                                         struct THCudaDoubleTensor *bias,
+                                                         double weight_decay,
+                                                         double scale);
+
+/**
+ * As `SparseLinear_zeroGradParameters` for a batch x nnz x 2 `lastInput`.
+ */
+void THNN_CudaDoubleSparseLinear_legacyZeroGradParameters(struct THCState *state,
+                                                          struct THCudaDoubleTensor *grad_weight,
+                                                          struct THCudaDoubleTensor *grad_bias,
+                                                          struct THCudaDoubleTensor *last_input);
+
+/**
+ * As `SparseLinear_updateParameters` for a batch x nnz x 2 `lastInput`.
+ */
+void THNN_CudaDoubleSparseLinear_legacyUpdateParameters(struct THCState *state,
+                                                        struct THCudaDoubleTensor *weight,
+                                                        struct THCudaDoubleTensor *bias,
+                                                        struct THCudaDoubleTensor *grad_weight,
+                                                        struct THCudaDoubleTensor *grad_bias,
+                                                        struct THCudaDoubleTensor *last_input,
+                                                        double learning_rate);
+
+/**
+ * `output` (batch x outputSize) = `bias` + the COO `input` (nnz x 3: 0-based row,
+ * 0-based feature, value) times `weight`^T; the batch is `output`'s first size when it
+ * is 2-D, else 1 + the largest row.
+ */
+void THNN_CudaHalfSparseLinear_updateOutput(struct THCState *state,
+                                            struct THCudaHalfTensor *input,
+                                            struct THCudaHalfTensor *output,
+                                            struct THCudaHalfTensor *weight,
+                                            struct THCudaHalfTensor *bias);
+
+/**
+ * `gradWeight += scale * gradOutput^T @ input (+ weightDecay * weight)`, `gradBias +=
+ * scale * sum(gradOutput)`; COO `input`. `bias` is unused (may be NULL).
+ */
+void THNN_CudaHalfSparseLinear_accGradParameters(struct THCState *state,
+                                                 struct THCudaHalfTensor *input,
+                                                 struct THCudaHalfTensor *grad_output,
+                                                 struct THCudaHalfTensor *grad_weight,
+                                                 struct THCudaHalfTensor *grad_bias,
+                                                 struct THCudaHalfTensor *weight,
+                                                 struct THCudaHalfTensor *bias,
+                                                 float weight_decay,
+                                                 float scale);
+
+/**
+ * Zeroes `gradBias` and the `gradWeight` columns of the features in `lastInput` (COO).
+ */
+void THNN_CudaHalfSparseLinear_zeroGradParameters(struct THCState *state,
+                                                  struct THCudaHalfTensor *grad_weight,
+                                                  struct THCudaHalfTensor *grad_bias,
+                                                  struct THCudaHalfTensor *last_input);
+
+/**
+ * `bias -= learningRate * gradBias`; `weight[:, c] -= learningRate * gradWeight[:, c]`
+ * for the features `c` in `lastInput` (COO).
+ */
+void THNN_CudaHalfSparseLinear_updateParameters(struct THCState *state,
+                                                struct THCudaHalfTensor *weight,
+                                                struct THCudaHalfTensor *bias,
+                                                struct THCudaHalfTensor *grad_weight,
+                                                struct THCudaHalfTensor *grad_bias,
+                                                struct THCudaHalfTensor *last_input,
+                                                float learning_rate);
+
+/**
+ * As `SparseLinear_updateOutput` for a batch x nnz x 2 `input` of (0-based feature,
+ * value) pairs; `output` is resized to batch x outputSize.
+ */
+void THNN_CudaHalfSparseLinear_legacyUpdateOutput(struct THCState *state,
+                                                  struct THCudaHalfTensor *input,
+                                                  struct THCudaHalfTensor *output,
+                                                  struct THCudaHalfTensor *weight,
+                                                  struct THCudaHalfTensor *bias);
+
+/**
+ * As `SparseLinear_accGradParameters` for a batch x nnz x 2 `input`.
+ */
+void THNN_CudaHalfSparseLinear_legacyAccGradParameters(struct THCState *state,
+                                                       struct THCudaHalfTensor *input,
+                                                       struct THCudaHalfTensor *grad_output,
+                                                       struct THCudaHalfTensor *grad_weight,
+                                                       struct THCudaHalfTensor *grad_bias,
+                                                       struct THCudaHalfTensor *weight,
+                                                       struct THCudaHalfTensor *bias,
+                                                       float weight_decay,
+                                                       float scale);
+
+/**
+ * As `SparseLinear_zeroGradParameters` for a batch x nnz x 2 `lastInput`.
+ */
+void THNN_CudaHalfSparseLinear_legacyZeroGradParameters(struct THCState *state,
+                                                        struct THCudaHalfTensor *grad_weight,
+                                                        struct THCudaHalfTensor *grad_bias,
+                                                        struct THCudaHalfTensor *last_input);
+
+/**
+ * As `SparseLinear_updateParameters` for a batch x nnz x 2 `lastInput`.
+ */
+void THNN_CudaHalfSparseLinear_legacyUpdateParameters(struct THCState *state,
+                                                      struct THCudaHalfTensor *weight,
+                                                      struct THCudaHalfTensor *bias,
+                                                      struct THCudaHalfTensor *grad_weight,
+                                                      struct THCudaHalfTensor *grad_bias,
+                                                      struct THCudaHalfTensor *last_input,
+                                                      float learning_rate);
+
+/**
  * `gradWeight[k] += scale * gradOutput[i]` for each position `i` of `input` (1-D or
  * 2-D, 0-based rows) whose row `k` is not `paddingValue` (0-based; out of range, e.g.
  * -1: none); with `scaleGradByFreq` divided by `k`'s count in `input`, and `count` (may
@@ -27208,6 +27469,108 @@ void THNN_CudaHalfLookupTable_renorm(struct THCState *state,
                                      struct THCudaHalfTensor *weight,
                                      float max_norm,
                                      float norm_type);
+
+/**
+ * `output` (numBags x dim) = per bag the sum (`mode` 0) or mean (1) of the rows
+ * `weight[input[i]]` of its positions (0-based rows; `offsets`: the 0-based start of
+ * each bag, the first 0); `offset2bag` set to each position's 0-based bag, `seq_length`
+ * (may be NULL) to the bag sizes.
+ */
+void THNN_CudaLookupTableBag_updateOutput(struct THCState *state,
+                                          struct THCudaLongTensor *input,
+                                          struct THCudaLongTensor *offsets,
+                                          struct THCudaTensor *weight,
+                                          struct THCudaTensor *output,
+                                          struct THCudaLongTensor *offset2bag,
+                                          int mode,
+                                          struct THCudaLongTensor *seq_length);
+
+/**
+ * `gradWeight[input[i]] += scale * gradOutput[offset2bag[i]]` for every position `i`,
+ * over the row's count with `scaleGradByFreq` (`count`, may be NULL, set to the
+ * counts) and over the bag's size `seq_length[b]` in mean mode. `sortedIndices` and
+ * `origIndices` are ignored (may be NULL).
+ */
+void THNN_CudaLookupTableBag_accGradParameters(struct THCState *state,
+                                               struct THCudaLongTensor *input,
+                                               struct THCudaTensor *grad_output,
+                                               struct THCudaTensor *grad_weight,
+                                               struct THCudaLongTensor *offset2bag,
+                                               struct THCudaLongTensor *count,
+                                               struct THCudaLongTensor *sorted_indices,
+                                               struct THCudaLongTensor *orig_indices,
+                                               bool scale_grad_by_freq,
+                                               int mode,
+                                               struct THCudaLongTensor *seq_length,
+                                               float scale);
+
+/**
+ * `output` (numBags x dim) = per bag the sum (`mode` 0) or mean (1) of the rows
+ * `weight[input[i]]` of its positions (0-based rows; `offsets`: the 0-based start of
+ * each bag, the first 0); `offset2bag` set to each position's 0-based bag, `seq_length`
+ * (may be NULL) to the bag sizes.
+ */
+void THNN_CudaDoubleLookupTableBag_updateOutput(struct THCState *state,
+                                                struct THCudaLongTensor *input,
+                                                struct THCudaLongTensor *offsets,
+                                                struct THCudaDoubleTensor *weight,
+                                                struct THCudaDoubleTensor *output,
+                                                struct THCudaLongTensor *offset2bag,
+                                                int mode,
+                                                struct THCudaLongTensor *seq_length);
+
+/**
+ * `gradWeight[input[i]] += scale * gradOutput[offset2bag[i]]` for every position `i`,
+ * over the row's count with `scaleGradByFreq` (`count`, may be NULL, set to the
+ * counts) and over the bag's size `seq_length[b]` in mean mode. `sortedIndices` and
+ * `origIndices` are ignored (may be NULL).
+ */
+void THNN_CudaDoubleLookupTableBag_accGradParameters(struct THCState *state,
+                                                     struct THCudaLongTensor *input,
+                                                     struct THCudaDoubleTensor *grad_output,
+                                                     struct THCudaDoubleTensor *grad_weight,
+                                                     struct THCudaLongTensor *offset2bag,
+                                                     struct THCudaLongTensor *count,
+                                                     struct THCudaLongTensor *sorted_indices,
+                                                     struct THCudaLongTensor *orig_indices,
+                                                     bool scale_grad_by_freq,
+                                                     int mode,
+                                                     struct THCudaLongTensor *seq_length,
+                                                     double scale);
+
+/**
+ * `output` (numBags x dim) = per bag the sum (`mode` 0) or mean (1) of the rows
+ * `weight[input[i]]` of its positions (0-based rows; `offsets`: the 0-based start of
+ * each bag, the first 0); `offset2bag` set to each position's 0-based bag, `seq_length`
+ * (may be NULL) to the bag sizes.
+ */
+void THNN_CudaHalfLookupTableBag_updateOutput(struct THCState *state,
+                                              struct THCudaLongTensor *input,
+                                              struct THCudaLongTensor *offsets,
+                                              struct THCudaHalfTensor *weight,
+                                              struct THCudaHalfTensor *output,
+                                              struct THCudaLongTensor *offset2bag,
+                                              int mode,
+                                              struct THCudaLongTensor *seq_length);
+
+/**
+ * `gradWeight[input[i]] += scale * gradOutput[offset2bag[i]]` for every position `i`,
+ * over the row's count with `scaleGradByFreq` (`count`, may be NULL, set to the
+ * counts) and over the bag's size `seq_length[b]` in mean mode. `sortedIndices` and
+ * `origIndices` are ignored (may be NULL).
+ */
+void THNN_CudaHalfLookupTableBag_accGradParameters(struct THCState *state,
+                                                   struct THCudaLongTensor *input,
+                                                   struct THCudaHalfTensor *grad_output,
+                                                   struct THCudaHalfTensor *grad_weight,
+                                                   struct THCudaLongTensor *offset2bag,
+                                                   struct THCudaLongTensor *count,
+                                                   struct THCudaLongTensor *sorted_indices,
+                                                   struct THCudaLongTensor *orig_indices,
+                                                   bool scale_grad_by_freq,
+                                                   int mode,
+                                                   struct THCudaLongTensor *seq_length,
+                                                   float scale);
 
 /**
  *Writes `tensor` (any strides) to `path` as a NumPy `.npy` file (format 1.0, little-endian, C order).

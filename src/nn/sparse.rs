@@ -1,14 +1,17 @@
 //! Lookup and sparse layers: LookupTable (the gradient of an embedding and its max-norm
-//! renormalisation), IndexLinear (a linear layer over (key, value) lists) and SparseLinear (a
-//! linear layer over COO input, with its "legacy" batch x nnz x 2 form).
+//! renormalisation), LookupTableBag (an embedding summed or averaged per bag; THCUNN only),
+//! IndexLinear (a linear layer over (key, value) lists) and SparseLinear (a linear layer over
+//! COO input, with its "legacy" batch x nnz x 2 form).
 //!
 //! Every index is **0-based** (torch7's are 1-based): lookup rows and `paddingValue`,
 //! IndexLinear's keys (`key + keysOffset` is the 0-based weight row), SparseLinear's batch rows
 //! and feature indices. An index out of range is a `TH_ERR_INDEX` error naming the argument,
 //! raised before any output is written.
 
+mod device;
 mod index_linear;
 mod lookup;
+mod lookup_bag;
 mod sparse_linear;
 
 pub use index_linear::{
@@ -17,6 +20,9 @@ pub use index_linear::{
     update_parameters as index_linear_update_parameters,
 };
 pub use lookup::{acc_grad_parameters as lookup_table_acc_grad_parameters, renorm as lookup_table_renorm};
+pub use lookup_bag::{
+    acc_grad_parameters as lookup_table_bag_acc_grad_parameters, update_output as lookup_table_bag_update_output,
+};
 pub use sparse_linear::{
     Format as SparseFormat, acc_grad_parameters as sparse_linear_acc_grad_parameters,
     update_output as sparse_linear_update_output, update_parameters as sparse_linear_update_parameters,

@@ -83,7 +83,7 @@ pub fn acc_grad_parameters<T: NnElem, C: Num>(
 }
 
 /// How many times each of the `numw` rows occurs in `idx`.
-fn occurrences(idx: &[i64], numw: usize) -> Vec<usize> {
+pub(super) fn occurrences(idx: &[i64], numw: usize) -> Vec<usize> {
     let mut c = vec![0usize; numw];
     for &k in idx {
         c[k as usize] += 1;
@@ -92,7 +92,7 @@ fn occurrences(idx: &[i64], numw: usize) -> Vec<usize> {
 }
 
 /// A view's elements in row-major order on the host (copied from the device when there).
-fn host_vec<T: Scalar>(v: &View<T>) -> Result<Vec<T>> {
+pub(super) fn host_vec<T: Scalar>(v: &View<T>) -> Result<Vec<T>> {
     if let Device::Cuda(_) = v.device() {
         let h = View::contiguous(&v.sizes)?;
         ops::copy::copy(&h, v)?;

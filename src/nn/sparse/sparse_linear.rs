@@ -10,12 +10,19 @@
 //!
 //! Indices are stored as reals: each must be a whole number in range (else an index error).
 //! Entries whose value is 0 are skipped by every function (torch7 skips them in most).
+//!
+//! On the device (THCUNN) the input is read and checked on the host (its indices are reals);
+//! the arithmetic runs on the device in the compute type with th's index ops, in the host's
+//! order (`super::device`).
 
-use super::super::NnReal;
 use super::super::buf::{self, Out};
 use super::super::check;
+use super::super::{NnElem, NnReal, native_tensor, native_view};
+use super::lookup::host_vec;
+use crate::core::allocator::Device;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
+use crate::exec::backend::Backend;
 
 /// The layout of a sparse input (see the module docs).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -28,17 +35,29 @@ pub enum Format {
 
 /// One non-zero: batch row, feature, value.
 #[derive(Clone, Copy)]
-struct Entry<T> {
-    row: usize,
-    col: usize,
-    val: T,
+pub(super) struct Entry<T> {
+    pub row: usize,
+    pub col: usize,
+    pub val: T,
 }
 
 /// A checked sparse input.
-struct Sparse<T> {
-    entries: Vec<Entry<T>>,
+pub(super) struct Sparse<T> {
+    pub entries: Vec<Entry<T>>,
     /// The number of batch rows (given, inferred, or the legacy input's first size).
-    batch: usize,
+    pub batch: usize,
+}
+
+impl<T: NnElem> Sparse<T> {
+    /// The entries with their values in the compute type (the host kernels' type).
+    fn native(&self) -> Sparse<T::R> {
+        let entries = self.entries.iter().map(|e| Entry { row: e.row, col: e.col, val: e.val.to_r() }).collect();
+        Sparse { entries, batch: self.batch }
+    }
+    /// The entries with a non-zero value, in order.
+    pub(super) fn non_zero(&self) -> impl Iterator<Item = &Entry<T>> {
+        self.entries.iter().filter(|e| e.val != T::zero())
+    }
 }
 
 /// `x` as an index in `[0, hi)` (`hi` None: any non-negative whole number).
@@ -49,7 +68,7 @@ fn as_index(x: f64, hi: Option<usize>) -> Option<usize> {
 
 /// Reads `input` (argument `arg`, `name`): the features must lie in `[0, in_dim)`; the COO rows
 /// in `[0, batch)` when `batch` is given (else the batch is 1 + the largest row).
-fn parse<T: NnReal>(
+fn parse<T: NnElem>(
     input: &View<T>,
     arg: u32,
     name: &str,
@@ -73,7 +92,7 @@ fn parse<T: NnReal>(
         };
         return Err(check::size_err(arg, name, format_args!("expected {want}, got {}", input.desc())));
     }
-    let x = buf::read(input, &[])?;
+    let x = host_vec(input)?;
     let width = if legacy { 2 } else { 3 };
     let per_row = if legacy { input.sizes[1] as usize } else { 0 };
     let mut entries = Vec::with_capacity(x.len() / width);
@@ -113,7 +132,7 @@ fn parse<T: NnReal>(
 }
 
 /// Checks `weight` (argument `arg`, 2-D): (outputSize, inputSize).
-fn weight_dims<T: NnReal>(weight: &View<T>, arg: u32) -> Result<(usize, usize)> {
+fn weight_dims<T: crate::core::dtype::Scalar>(weight: &View<T>, arg: u32) -> Result<(usize, usize)> {
     check::dims(weight, arg, "weight", &[2])?;
     Ok((weight.sizes[0] as usize, weight.sizes[1] as usize))
 }
@@ -123,19 +142,34 @@ fn weight_dims<T: NnReal>(weight: &View<T>, arg: u32) -> Result<(usize, usize)> 
 /// value v) of `v * weight[:, c]` into row h. COO: the batch is `output`'s first size when
 /// `output` is 2-D (torch7 takes it from there; its Lua resizes `output` to (#samples,
 /// outputSize) first), else 1 + the largest row of `input`. Legacy: `input`'s first size.
-/// The rows are computed in parallel.
-pub fn update_output<T: NnReal>(
+/// The rows are computed in parallel (on the device: `super::device::sparse_update_output`).
+pub fn update_output<T: NnElem>(
     input: &View<T>,
     output: &Tensor<T>,
     weight: &View<T>,
     bias: &View<T>,
     fmt: Format,
 ) -> Result<()> {
+    let given = output.view();
+    Backend::of(&[input.device(), given.device(), weight.device(), bias.device()])?;
     let (od, id) = weight_dims(weight, 4)?;
     check::shape(bias, 5, "bias", &[od as i64])?;
-    let given = output.view();
     let batch = (fmt == Format::Coo && given.ndim() == 2).then(|| given.sizes[0] as usize);
     let sp = parse(input, 2, "input", fmt, id, batch)?;
+    if let Device::Cuda(_) = weight.device() {
+        return super::device::sparse_update_output(&sp, output, weight, bias);
+    }
+    host_update_output(&sp.native(), native_tensor(output)?, native_view(weight)?, native_view(bias)?, (od, id))
+}
+
+/// `update_output` on the host.
+fn host_update_output<T: NnReal>(
+    sp: &Sparse<T>,
+    output: &Tensor<T>,
+    weight: &View<T>,
+    bias: &View<T>,
+    (od, id): (usize, usize),
+) -> Result<()> {
     // entries grouped by row, stably (a counting sort)
     let mut starts = vec![0usize; sp.batch + 1];
     for e in &sp.entries {
@@ -190,9 +224,10 @@ pub fn update_output<T: NnReal>(
 /// of gradOutput)`; then, when `weightDecay` is non-zero, `gradWeight += weightDecay * weight`.
 /// `gradOutput`: COO: batch x outputSize (or a vector, one sample), the entries' rows below its
 /// batch; legacy: batch x outputSize elements. `bias` is unused (may be NULL). The rows of
-/// `gradWeight` are computed in parallel.
+/// `gradWeight` are computed in parallel (on the device:
+/// `super::device::sparse_acc_grad_parameters`).
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn acc_grad_parameters<T: NnReal>(
+pub fn acc_grad_parameters<T: NnElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_weight: &Tensor<T>,
@@ -202,6 +237,13 @@ pub fn acc_grad_parameters<T: NnReal>(
     scale: f64,
     fmt: Format,
 ) -> Result<()> {
+    Backend::of(&[
+        input.device(),
+        grad_output.device(),
+        grad_weight.view().device(),
+        grad_bias.view().device(),
+        weight.device(),
+    ])?;
     let (od, id) = weight_dims(weight, 6)?;
     check::shape(&grad_weight.view(), 4, "gradWeight", &[od as i64, id as i64])?;
     check::shape(&grad_bias.view(), 5, "gradBias", &[od as i64])?;
@@ -219,7 +261,41 @@ pub fn acc_grad_parameters<T: NnReal>(
             sp
         }
     };
+    if let Device::Cuda(_) = weight.device() {
+        return super::device::sparse_acc_grad_parameters(
+            &sp,
+            grad_output,
+            grad_weight,
+            grad_bias,
+            weight,
+            weight_decay,
+            scale,
+        );
+    }
+    host_acc_grad_parameters(
+        &sp.native(),
+        native_view(grad_output)?,
+        native_tensor(grad_weight)?,
+        native_tensor(grad_bias)?,
+        native_view(weight)?,
+        (od, id),
+        weight_decay,
+        scale,
+    )
+}
 
+/// `acc_grad_parameters` on the host.
+#[allow(clippy::too_many_arguments)]
+fn host_acc_grad_parameters<T: NnReal>(
+    sp: &Sparse<T>,
+    grad_output: &View<T>,
+    grad_weight: &Tensor<T>,
+    grad_bias: &Tensor<T>,
+    weight: &View<T>,
+    (od, id): (usize, usize),
+    weight_decay: f64,
+    scale: f64,
+) -> Result<()> {
     let mut gw = Out::acc(grad_weight, od * id, 4, "gradWeight")?;
     let mut gb = Out::acc(grad_bias, od, 5, "gradBias")?;
     let outs = [gw.view(), gb.view()];
@@ -262,7 +338,7 @@ fn transpose<T: NnReal>(m: &[T], rows: usize, cols: usize) -> Vec<T> {
 }
 
 /// The features with a non-zero value in `last` (sorted, once each).
-fn touched<T: NnReal>(last: &Sparse<T>) -> Vec<usize> {
+pub(super) fn touched<T: NnElem>(last: &Sparse<T>) -> Vec<usize> {
     let mut cols: Vec<usize> = last.entries.iter().filter(|e| e.val != T::zero()).map(|e| e.col).collect();
     cols.sort_unstable();
     cols.dedup();
@@ -273,23 +349,37 @@ fn touched<T: NnReal>(last: &Sparse<T>) -> Vec<usize> {
 /// gradWeight, gradBias, lastInput)`: zeroes `gradBias` and the columns of `gradWeight`
 /// (outputSize x inputSize) of the features with a non-zero value in `lastInput` (the input
 /// the gradients were accumulated from), leaving the others alone.
-pub fn zero_grad_parameters<T: NnReal>(
+pub fn zero_grad_parameters<T: NnElem>(
     grad_weight: &Tensor<T>,
     grad_bias: &Tensor<T>,
     last_input: &View<T>,
     fmt: Format,
 ) -> Result<()> {
     let gw_view = grad_weight.view();
+    Backend::of(&[gw_view.device(), grad_bias.view().device(), last_input.device()])?;
     check::dims(&gw_view, 2, "gradWeight", &[2])?;
     let (od, id) = (gw_view.sizes[0] as usize, gw_view.sizes[1] as usize);
     check::shape(&grad_bias.view(), 3, "gradBias", &[od as i64])?;
     let last = parse(last_input, 4, "lastInput", fmt, id, None)?;
     let cols = touched(&last);
+    if let Device::Cuda(_) = gw_view.device() {
+        return super::device::sparse_zero_grad_parameters(&gw_view, &grad_bias.view(), &cols);
+    }
+    host_zero_grad_parameters(native_tensor(grad_weight)?, native_tensor(grad_bias)?, &cols, (od, id))
+}
+
+/// `zero_grad_parameters` on the host.
+fn host_zero_grad_parameters<T: NnReal>(
+    grad_weight: &Tensor<T>,
+    grad_bias: &Tensor<T>,
+    cols: &[usize],
+    (od, id): (usize, usize),
+) -> Result<()> {
     let mut gw = Out::acc(grad_weight, od * id, 2, "gradWeight")?;
     let mut gb = Out::acc(grad_bias, od, 3, "gradBias")?;
     gb.as_mut().fill(T::zero());
     buf::par_chunks(gw.as_mut(), id, cols.len() * od, |_, row| {
-        for &c in &cols {
+        for &c in cols {
             row[c] = T::zero();
         }
     });
@@ -303,7 +393,7 @@ pub fn zero_grad_parameters<T: NnReal>(
 /// gradWeight[:, c]` (the other columns are left alone). Difference from torch7: the bias is
 /// updated even when `lastInput` has no non-zero value (torch7's COO form returns early, and
 /// its legacy form then reads an unset column).
-pub fn update_parameters<T: NnReal>(
+pub fn update_parameters<T: NnElem>(
     weight: &Tensor<T>,
     bias: &Tensor<T>,
     grad_weight: &View<T>,
@@ -313,12 +403,50 @@ pub fn update_parameters<T: NnReal>(
     fmt: Format,
 ) -> Result<()> {
     let w_view = weight.view();
+    Backend::of(&[
+        w_view.device(),
+        bias.view().device(),
+        grad_weight.device(),
+        grad_bias.device(),
+        last_input.device(),
+    ])?;
     let (od, id) = weight_dims(&w_view, 2)?;
     check::shape(&bias.view(), 3, "bias", &[od as i64])?;
     check::shape(grad_weight, 4, "gradWeight", &[od as i64, id as i64])?;
     check::shape(grad_bias, 5, "gradBias", &[od as i64])?;
     let last = parse(last_input, 6, "lastInput", fmt, id, None)?;
     let cols = touched(&last);
+    if let Device::Cuda(_) = w_view.device() {
+        return super::device::sparse_update_parameters(
+            &w_view,
+            &bias.view(),
+            grad_weight,
+            grad_bias,
+            &cols,
+            learning_rate,
+        );
+    }
+    host_update_parameters(
+        native_tensor(weight)?,
+        native_tensor(bias)?,
+        native_view(grad_weight)?,
+        native_view(grad_bias)?,
+        &cols,
+        (od, id),
+        learning_rate,
+    )
+}
+
+/// `update_parameters` on the host.
+fn host_update_parameters<T: NnReal>(
+    weight: &Tensor<T>,
+    bias: &Tensor<T>,
+    grad_weight: &View<T>,
+    grad_bias: &View<T>,
+    cols: &[usize],
+    (od, id): (usize, usize),
+    learning_rate: f64,
+) -> Result<()> {
     let mut w = Out::acc(weight, od * id, 2, "weight")?;
     let mut b = Out::acc(bias, od, 3, "bias")?;
     let outs = [w.view(), b.view()];
@@ -330,7 +458,7 @@ pub fn update_parameters<T: NnReal>(
     }
     buf::par_chunks(w.as_mut(), id, cols.len() * od, |o, row| {
         let g = &gw[o * id..(o + 1) * id];
-        for &c in &cols {
+        for &c in cols {
             row[c] -= lr * g[c];
         }
     });
