@@ -36,6 +36,7 @@
 #include "sleep.cuh"
 #include "nn.cuh"
 #include "nn_rnn.cuh"
+#include "nn_pool.cuh"
 #include "harness.h"
 
 static THCPointwise params_1d(long long n) {
@@ -65,7 +66,7 @@ static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
   th_emu_kernel_names(all.data(), all.size());
   size_t reductions = 0, gemms = 0, randoms = 0, convs = 0, nn_convs = 0, sleeps = 0, scans = 0, radix = 0;
-  size_t rnns = 0;
+  size_t rnns = 0, pools = 0;
   for (const char *k : all) {
     if (std::strncmp(k, "th_reduce_", 10) == 0 || std::strncmp(k, "th_combine_", 11) == 0) ++reductions;
     else if (std::strncmp(k, "th_gemm_", 8) == 0) ++gemms;  // THCGemm kernels: gemm_kernels()
@@ -75,6 +76,7 @@ static void every_kernel() {
       ++nn_convs;  // THNNConv: nn_conv_kernels()
     else if (std::strcmp(k, "th_sleep") == 0) ++sleeps;        // THCSleep: sleep_kernel()
     else if (std::strncmp(k, "th_rnn", 6) == 0) ++rnns;        // THCRnn: rnn_kernels()
+    else if (std::strncmp(k, "th_pool", 7) == 0) ++pools;      // THNNPool: pool_kernels()
     // THCScan, the tiled cumsum/cumprod: ops::reduce's device tests (cargo test, emulator).
     else if (std::strstr(k, "Totals_") || std::strstr(k, "Carries_") || std::strstr(k, "Tiles_")) ++scans;
     // THCRadix, the radix sort's passes: the sort suites (cargo test, pytest on the emulator).
@@ -98,6 +100,7 @@ static void every_kernel() {
   CHECK(nn_convs == 12, "%zu THCUNN convolution kernels registered", nn_convs);
   CHECK(sleeps == 1, "%zu sleep kernels registered", sleeps);
   CHECK(rnns == 24, "%zu fused rnn kernels registered", rnns);
+  CHECK(pools == 30, "%zu THCUNN pooling kernels registered", pools);
   CHECK(scans == 90, "%zu tiled scan kernels registered", scans);
   CHECK(radix == 30, "%zu radix sort kernels registered", radix);
   const int cap = 80;

@@ -26124,6 +26124,1251 @@ void THNN_DoubleFeatureLPPooling_updateGradInput(struct THNNState *state,
                                                  bool batch_mode);
 
 /**
+ * `output`, `indices` = max over `kH x kW` windows (stride, padding) of each plane of
+ * `input` (C x H x W or N x C x H x W).
+ */
+void THNN_CudaSpatialMaxPooling_updateOutput(struct THCState *state,
+                                             struct THCudaTensor *input,
+                                             struct THCudaTensor *output,
+                                             struct THCudaLongTensor *indices,
+                                             int k_w,
+                                             int k_h,
+                                             int d_w,
+                                             int d_h,
+                                             int pad_w,
+                                             int pad_h,
+                                             bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaSpatialMaxPooling_updateGradInput(struct THCState *state,
+                                                struct THCudaTensor *input,
+                                                struct THCudaTensor *grad_output,
+                                                struct THCudaTensor *grad_input,
+                                                struct THCudaLongTensor *indices,
+                                                int k_w,
+                                                int k_h,
+                                                int d_w,
+                                                int d_h,
+                                                int pad_w,
+                                                int pad_h,
+                                                bool ceil_mode);
+
+/**
+ * As SpatialMaxPooling, windows dilated by `dilationH x dilationW`.
+ */
+void THNN_CudaSpatialDilatedMaxPooling_updateOutput(struct THCState *state,
+                                                    struct THCudaTensor *input,
+                                                    struct THCudaTensor *output,
+                                                    struct THCudaLongTensor *indices,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int pad_w,
+                                                    int pad_h,
+                                                    int dilation_w,
+                                                    int dilation_h,
+                                                    bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaSpatialDilatedMaxPooling_updateGradInput(struct THCState *state,
+                                                       struct THCudaTensor *input,
+                                                       struct THCudaTensor *grad_output,
+                                                       struct THCudaTensor *grad_input,
+                                                       struct THCudaLongTensor *indices,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_w,
+                                                       int pad_h,
+                                                       int dilation_w,
+                                                       int dilation_h,
+                                                       bool ceil_mode);
+
+/**
+ * `output` = mean over `kH x kW` windows (padding counted when `count_include_pad`).
+ */
+void THNN_CudaSpatialAveragePooling_updateOutput(struct THCState *state,
+                                                 struct THCudaTensor *input,
+                                                 struct THCudaTensor *output,
+                                                 int k_w,
+                                                 int k_h,
+                                                 int d_w,
+                                                 int d_h,
+                                                 int pad_w,
+                                                 int pad_h,
+                                                 bool ceil_mode,
+                                                 bool count_include_pad);
+
+/**
+ * `gradInput` of the average pooling.
+ */
+void THNN_CudaSpatialAveragePooling_updateGradInput(struct THCState *state,
+                                                    struct THCudaTensor *input,
+                                                    struct THCudaTensor *grad_output,
+                                                    struct THCudaTensor *grad_input,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int pad_w,
+                                                    int pad_h,
+                                                    bool ceil_mode,
+                                                    bool count_include_pad);
+
+/**
+ * `output`, `indices` = max over `kT x kH x kW` windows of each volume of `input`
+ * (C x T x H x W or N x C x T x H x W).
+ */
+void THNN_CudaVolumetricMaxPooling_updateOutput(struct THCState *state,
+                                                struct THCudaTensor *input,
+                                                struct THCudaTensor *output,
+                                                struct THCudaLongTensor *indices,
+                                                int k_t,
+                                                int k_w,
+                                                int k_h,
+                                                int d_t,
+                                                int d_w,
+                                                int d_h,
+                                                int p_t,
+                                                int p_w,
+                                                int p_h,
+                                                bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaVolumetricMaxPooling_updateGradInput(struct THCState *state,
+                                                   struct THCudaTensor *input,
+                                                   struct THCudaTensor *grad_output,
+                                                   struct THCudaTensor *grad_input,
+                                                   struct THCudaLongTensor *indices,
+                                                   int k_t,
+                                                   int k_w,
+                                                   int k_h,
+                                                   int d_t,
+                                                   int d_w,
+                                                   int d_h,
+                                                   int p_t,
+                                                   int p_w,
+                                                   int p_h,
+                                                   bool ceil_mode);
+
+/**
+ * As VolumetricMaxPooling, windows dilated by `dilationT x dilationH x dilationW`.
+ */
+void THNN_CudaVolumetricDilatedMaxPooling_updateOutput(struct THCState *state,
+                                                       struct THCudaTensor *input,
+                                                       struct THCudaTensor *output,
+                                                       struct THCudaLongTensor *indices,
+                                                       int k_t,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_t,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int p_t,
+                                                       int p_w,
+                                                       int p_h,
+                                                       int dilation_t,
+                                                       int dilation_w,
+                                                       int dilation_h,
+                                                       bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaVolumetricDilatedMaxPooling_updateGradInput(struct THCState *state,
+                                                          struct THCudaTensor *input,
+                                                          struct THCudaTensor *grad_output,
+                                                          struct THCudaTensor *grad_input,
+                                                          struct THCudaLongTensor *indices,
+                                                          int k_t,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_t,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int p_t,
+                                                          int p_w,
+                                                          int p_h,
+                                                          int dilation_t,
+                                                          int dilation_w,
+                                                          int dilation_h,
+                                                          bool ceil_mode);
+
+/**
+ * `output` = mean over `kT x kH x kW` windows (padding counted when `count_include_pad`).
+ */
+void THNN_CudaVolumetricAveragePooling_updateOutput(struct THCState *state,
+                                                    struct THCudaTensor *input,
+                                                    struct THCudaTensor *output,
+                                                    int k_t,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_t,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int pad_t,
+                                                    int pad_w,
+                                                    int pad_h,
+                                                    bool ceil_mode,
+                                                    bool count_include_pad);
+
+/**
+ * `gradInput` of the average pooling.
+ */
+void THNN_CudaVolumetricAveragePooling_updateGradInput(struct THCState *state,
+                                                       struct THCudaTensor *input,
+                                                       struct THCudaTensor *grad_output,
+                                                       struct THCudaTensor *grad_input,
+                                                       int k_t,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_t,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_t,
+                                                       int pad_w,
+                                                       int pad_h,
+                                                       bool ceil_mode,
+                                                       bool count_include_pad);
+
+/**
+ * `output`, `indices` = max over the `oheight x owidth` adaptive windows of each plane.
+ */
+void THNN_CudaSpatialAdaptiveMaxPooling_updateOutput(struct THCState *state,
+                                                     struct THCudaTensor *input,
+                                                     struct THCudaTensor *output,
+                                                     struct THCudaLongTensor *indices,
+                                                     int owidth,
+                                                     int oheight);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaSpatialAdaptiveMaxPooling_updateGradInput(struct THCState *state,
+                                                        struct THCudaTensor *input,
+                                                        struct THCudaTensor *grad_output,
+                                                        struct THCudaTensor *grad_input,
+                                                        struct THCudaLongTensor *indices);
+
+/**
+ * `output` = mean over the `oheight x owidth` adaptive windows of each plane.
+ */
+void THNN_CudaSpatialAdaptiveAveragePooling_updateOutput(struct THCState *state,
+                                                         struct THCudaTensor *input,
+                                                         struct THCudaTensor *output,
+                                                         int owidth,
+                                                         int oheight);
+
+/**
+ * `gradInput` of the adaptive average pooling (output size from `gradOutput`).
+ */
+void THNN_CudaSpatialAdaptiveAveragePooling_updateGradInput(struct THCState *state,
+                                                            struct THCudaTensor *input,
+                                                            struct THCudaTensor *grad_output,
+                                                            struct THCudaTensor *grad_input);
+
+/**
+ * Fractional max pooling to `outputH x outputW` with `poolSizeH x poolSizeW` windows
+ * placed by `randomSamples` (N x C x 2, samples (w, h), each in [0, 1)).
+ */
+void THNN_CudaSpatialFractionalMaxPooling_updateOutput(struct THCState *state,
+                                                       struct THCudaTensor *input,
+                                                       struct THCudaTensor *output,
+                                                       int output_w,
+                                                       int output_h,
+                                                       int pool_size_w,
+                                                       int pool_size_h,
+                                                       struct THCudaLongTensor *indices,
+                                                       struct THCudaTensor *random_samples);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaSpatialFractionalMaxPooling_updateGradInput(struct THCState *state,
+                                                          struct THCudaTensor *input,
+                                                          struct THCudaTensor *grad_output,
+                                                          struct THCudaTensor *grad_input,
+                                                          int output_w,
+                                                          int output_h,
+                                                          int pool_size_w,
+                                                          int pool_size_h,
+                                                          struct THCudaLongTensor *indices);
+
+/**
+ * Fractional max pooling of volumes (C x T x H x W or N x C x T x H x W) with
+ * `randomSamples` N x C x 3 (samples (t, h, w)).
+ */
+void THNN_CudaVolumetricFractionalMaxPooling_updateOutput(struct THCState *state,
+                                                          struct THCudaTensor *input,
+                                                          struct THCudaTensor *output,
+                                                          int output_t,
+                                                          int output_w,
+                                                          int output_h,
+                                                          int pool_size_t,
+                                                          int pool_size_w,
+                                                          int pool_size_h,
+                                                          struct THCudaLongTensor *indices,
+                                                          struct THCudaTensor *random_samples);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaVolumetricFractionalMaxPooling_updateGradInput(struct THCState *state,
+                                                             struct THCudaTensor *input,
+                                                             struct THCudaTensor *grad_output,
+                                                             struct THCudaTensor *grad_input,
+                                                             int output_t,
+                                                             int output_w,
+                                                             int output_h,
+                                                             int pool_size_t,
+                                                             int pool_size_w,
+                                                             int pool_size_h,
+                                                             struct THCudaLongTensor *indices);
+
+/**
+ * `output` (planes `oheight x owidth`) is zero but for each input element placed at its
+ * 0-based `indices` offset.
+ */
+void THNN_CudaSpatialMaxUnpooling_updateOutput(struct THCState *state,
+                                               struct THCudaTensor *input,
+                                               struct THCudaTensor *output,
+                                               struct THCudaLongTensor *indices,
+                                               int owidth,
+                                               int oheight);
+
+/**
+ * `gradInput` = `gradOutput` gathered at `indices`.
+ */
+void THNN_CudaSpatialMaxUnpooling_updateGradInput(struct THCState *state,
+                                                  struct THCudaTensor *input,
+                                                  struct THCudaTensor *grad_output,
+                                                  struct THCudaTensor *grad_input,
+                                                  struct THCudaLongTensor *indices,
+                                                  int owidth,
+                                                  int oheight);
+
+/**
+ * `output` (volumes `oT x oH x oW`) is zero but for each input element placed at its
+ * 0-based `indices` offset; strides and paddings are only checked.
+ */
+void THNN_CudaVolumetricMaxUnpooling_updateOutput(struct THCState *state,
+                                                  struct THCudaTensor *input,
+                                                  struct THCudaTensor *output,
+                                                  struct THCudaLongTensor *indices,
+                                                  int o_t,
+                                                  int o_w,
+                                                  int o_h,
+                                                  int d_t,
+                                                  int d_w,
+                                                  int d_h,
+                                                  int p_t,
+                                                  int p_w,
+                                                  int p_h);
+
+/**
+ * `gradInput` = `gradOutput` gathered at `indices`.
+ */
+void THNN_CudaVolumetricMaxUnpooling_updateGradInput(struct THCState *state,
+                                                     struct THCudaTensor *input,
+                                                     struct THCudaTensor *grad_output,
+                                                     struct THCudaTensor *grad_input,
+                                                     struct THCudaLongTensor *indices,
+                                                     int o_t,
+                                                     int o_w,
+                                                     int o_h,
+                                                     int d_t,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int p_t,
+                                                     int p_w,
+                                                     int p_h);
+
+/**
+ * `output`, `indices` = max over windows of `kW` frames (stride `dW`) of `input` (T x F
+ * or N x T x F), each feature separately; `indices` are input frames.
+ */
+void THNN_CudaTemporalMaxPooling_updateOutput(struct THCState *state,
+                                              struct THCudaTensor *input,
+                                              struct THCudaTensor *output,
+                                              struct THCudaLongTensor *indices,
+                                              int k_w,
+                                              int d_w);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the frames in `indices`.
+ */
+void THNN_CudaTemporalMaxPooling_updateGradInput(struct THCState *state,
+                                                 struct THCudaTensor *input,
+                                                 struct THCudaTensor *grad_output,
+                                                 struct THCudaTensor *grad_input,
+                                                 struct THCudaLongTensor *indices,
+                                                 int k_w,
+                                                 int d_w);
+
+/**
+ * `output` = Lp norm (`power`) over windows of `width` features (stride `stride`) of the
+ * feature dimension (the second when `batchMode`, else the first).
+ */
+void THNN_CudaFeatureLPPooling_updateOutput(struct THCState *state,
+                                            struct THCudaTensor *input,
+                                            struct THCudaTensor *output,
+                                            float power,
+                                            int width,
+                                            int stride,
+                                            bool batch_mode);
+
+/**
+ * `gradInput` of FeatureLPPooling, from the forward's `output`.
+ */
+void THNN_CudaFeatureLPPooling_updateGradInput(struct THCState *state,
+                                               struct THCudaTensor *grad_output,
+                                               struct THCudaTensor *input,
+                                               struct THCudaTensor *output,
+                                               struct THCudaTensor *grad_input,
+                                               float power,
+                                               int width,
+                                               int stride,
+                                               bool batch_mode);
+
+/**
+ * `output`, `indices` = max over `kH x kW` windows (stride, padding) of each plane of
+ * `input` (C x H x W or N x C x H x W).
+ */
+void THNN_CudaDoubleSpatialMaxPooling_updateOutput(struct THCState *state,
+                                                   struct THCudaDoubleTensor *input,
+                                                   struct THCudaDoubleTensor *output,
+                                                   struct THCudaLongTensor *indices,
+                                                   int k_w,
+                                                   int k_h,
+                                                   int d_w,
+                                                   int d_h,
+                                                   int pad_w,
+                                                   int pad_h,
+                                                   bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaDoubleSpatialMaxPooling_updateGradInput(struct THCState *state,
+                                                      struct THCudaDoubleTensor *input,
+                                                      struct THCudaDoubleTensor *grad_output,
+                                                      struct THCudaDoubleTensor *grad_input,
+                                                      struct THCudaLongTensor *indices,
+                                                      int k_w,
+                                                      int k_h,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int pad_w,
+                                                      int pad_h,
+                                                      bool ceil_mode);
+
+/**
+ * As SpatialMaxPooling, windows dilated by `dilationH x dilationW`.
+ */
+void THNN_CudaDoubleSpatialDilatedMaxPooling_updateOutput(struct THCState *state,
+                                                          struct THCudaDoubleTensor *input,
+                                                          struct THCudaDoubleTensor *output,
+                                                          struct THCudaLongTensor *indices,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int pad_w,
+                                                          int pad_h,
+                                                          int dilation_w,
+                                                          int dilation_h,
+                                                          bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaDoubleSpatialDilatedMaxPooling_updateGradInput(struct THCState *state,
+                                                             struct THCudaDoubleTensor *input,
+                                                             struct THCudaDoubleTensor *grad_output,
+                                                             struct THCudaDoubleTensor *grad_input,
+                                                             struct THCudaLongTensor *indices,
+                                                             int k_w,
+                                                             int k_h,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int pad_w,
+                                                             int pad_h,
+                                                             int dilation_w,
+                                                             int dilation_h,
+                                                             bool ceil_mode);
+
+/**
+ * `output` = mean over `kH x kW` windows (padding counted when `count_include_pad`).
+ */
+void THNN_CudaDoubleSpatialAveragePooling_updateOutput(struct THCState *state,
+                                                       struct THCudaDoubleTensor *input,
+                                                       struct THCudaDoubleTensor *output,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_w,
+                                                       int pad_h,
+                                                       bool ceil_mode,
+                                                       bool count_include_pad);
+
+/**
+ * `gradInput` of the average pooling.
+ */
+void THNN_CudaDoubleSpatialAveragePooling_updateGradInput(struct THCState *state,
+                                                          struct THCudaDoubleTensor *input,
+                                                          struct THCudaDoubleTensor *grad_output,
+                                                          struct THCudaDoubleTensor *grad_input,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int pad_w,
+                                                          int pad_h,
+                                                          bool ceil_mode,
+                                                          bool count_include_pad);
+
+/**
+ * `output`, `indices` = max over `kT x kH x kW` windows of each volume of `input`
+ * (C x T x H x W or N x C x T x H x W).
+ */
+void THNN_CudaDoubleVolumetricMaxPooling_updateOutput(struct THCState *state,
+                                                      struct THCudaDoubleTensor *input,
+                                                      struct THCudaDoubleTensor *output,
+                                                      struct THCudaLongTensor *indices,
+                                                      int k_t,
+                                                      int k_w,
+                                                      int k_h,
+                                                      int d_t,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int p_t,
+                                                      int p_w,
+                                                      int p_h,
+                                                      bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaDoubleVolumetricMaxPooling_updateGradInput(struct THCState *state,
+                                                         struct THCudaDoubleTensor *input,
+                                                         struct THCudaDoubleTensor *grad_output,
+                                                         struct THCudaDoubleTensor *grad_input,
+                                                         struct THCudaLongTensor *indices,
+                                                         int k_t,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_t,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int p_t,
+                                                         int p_w,
+                                                         int p_h,
+                                                         bool ceil_mode);
+
+/**
+ * As VolumetricMaxPooling, windows dilated by `dilationT x dilationH x dilationW`.
+ */
+void THNN_CudaDoubleVolumetricDilatedMaxPooling_updateOutput(struct THCState *state,
+                                                             struct THCudaDoubleTensor *input,
+                                                             struct THCudaDoubleTensor *output,
+                                                             struct THCudaLongTensor *indices,
+                                                             int k_t,
+                                                             int k_w,
+                                                             int k_h,
+                                                             int d_t,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int p_t,
+                                                             int p_w,
+                                                             int p_h,
+                                                             int dilation_t,
+                                                             int dilation_w,
+                                                             int dilation_h,
+                                                             bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaDoubleVolumetricDilatedMaxPooling_updateGradInput(struct THCState *state,
+                                                                struct THCudaDoubleTensor *input,
+                                                                struct THCudaDoubleTensor *grad_output,
+                                                                struct THCudaDoubleTensor *grad_input,
+                                                                struct THCudaLongTensor *indices,
+                                                                int k_t,
+                                                                int k_w,
+                                                                int k_h,
+                                                                int d_t,
+                                                                int d_w,
+                                                                int d_h,
+                                                                int p_t,
+                                                                int p_w,
+                                                                int p_h,
+                                                                int dilation_t,
+                                                                int dilation_w,
+                                                                int dilation_h,
+                                                                bool ceil_mode);
+
+/**
+ * `output` = mean over `kT x kH x kW` windows (padding counted when `count_include_pad`).
+ */
+void THNN_CudaDoubleVolumetricAveragePooling_updateOutput(struct THCState *state,
+                                                          struct THCudaDoubleTensor *input,
+                                                          struct THCudaDoubleTensor *output,
+                                                          int k_t,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_t,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int pad_t,
+                                                          int pad_w,
+                                                          int pad_h,
+                                                          bool ceil_mode,
+                                                          bool count_include_pad);
+
+/**
+ * `gradInput` of the average pooling.
+ */
+void THNN_CudaDoubleVolumetricAveragePooling_updateGradInput(struct THCState *state,
+                                                             struct THCudaDoubleTensor *input,
+                                                             struct THCudaDoubleTensor *grad_output,
+                                                             struct THCudaDoubleTensor *grad_input,
+                                                             int k_t,
+                                                             int k_w,
+                                                             int k_h,
+                                                             int d_t,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int pad_t,
+                                                             int pad_w,
+                                                             int pad_h,
+                                                             bool ceil_mode,
+                                                             bool count_include_pad);
+
+/**
+ * `output`, `indices` = max over the `oheight x owidth` adaptive windows of each plane.
+ */
+void THNN_CudaDoubleSpatialAdaptiveMaxPooling_updateOutput(struct THCState *state,
+                                                           struct THCudaDoubleTensor *input,
+                                                           struct THCudaDoubleTensor *output,
+                                                           struct THCudaLongTensor *indices,
+                                                           int owidth,
+                                                           int oheight);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaDoubleSpatialAdaptiveMaxPooling_updateGradInput(struct THCState *state,
+                                                              struct THCudaDoubleTensor *input,
+                                                              struct THCudaDoubleTensor *grad_output,
+                                                              struct THCudaDoubleTensor *grad_input,
+                                                              struct THCudaLongTensor *indices);
+
+/**
+ * `output` = mean over the `oheight x owidth` adaptive windows of each plane.
+ */
+void THNN_CudaDoubleSpatialAdaptiveAveragePooling_updateOutput(struct THCState *state,
+                                                               struct THCudaDoubleTensor *input,
+                                                               struct THCudaDoubleTensor *output,
+                                                               int owidth,
+                                                               int oheight);
+
+/**
+ * `gradInput` of the adaptive average pooling (output size from `gradOutput`).
+ */
+void THNN_CudaDoubleSpatialAdaptiveAveragePooling_updateGradInput(struct THCState *state,
+                                                                  struct THCudaDoubleTensor *input,
+                                                                  struct THCudaDoubleTensor *grad_output,
+                                                                  struct THCudaDoubleTensor *grad_input);
+
+/**
+ * Fractional max pooling to `outputH x outputW` with `poolSizeH x poolSizeW` windows
+ * placed by `randomSamples` (N x C x 2, samples (w, h), each in [0, 1)).
+ */
+void THNN_CudaDoubleSpatialFractionalMaxPooling_updateOutput(struct THCState *state,
+                                                             struct THCudaDoubleTensor *input,
+                                                             struct THCudaDoubleTensor *output,
+                                                             int output_w,
+                                                             int output_h,
+                                                             int pool_size_w,
+                                                             int pool_size_h,
+                                                             struct THCudaLongTensor *indices,
+                                                             struct THCudaDoubleTensor *random_samples);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaDoubleSpatialFractionalMaxPooling_updateGradInput(struct THCState *state,
+                                                                struct THCudaDoubleTensor *input,
+                                                                struct THCudaDoubleTensor *grad_output,
+                                                                struct THCudaDoubleTensor *grad_input,
+                                                                int output_w,
+                                                                int output_h,
+                                                                int pool_size_w,
+                                                                int pool_size_h,
+                                                                struct THCudaLongTensor *indices);
+
+/**
+ * Fractional max pooling of volumes (C x T x H x W or N x C x T x H x W) with
+ * `randomSamples` N x C x 3 (samples (t, h, w)).
+ */
+void THNN_CudaDoubleVolumetricFractionalMaxPooling_updateOutput(struct THCState *state,
+                                                                struct THCudaDoubleTensor *input,
+                                                                struct THCudaDoubleTensor *output,
+                                                                int output_t,
+                                                                int output_w,
+                                                                int output_h,
+                                                                int pool_size_t,
+                                                                int pool_size_w,
+                                                                int pool_size_h,
+                                                                struct THCudaLongTensor *indices,
+                                                                struct THCudaDoubleTensor *random_samples);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaDoubleVolumetricFractionalMaxPooling_updateGradInput(struct THCState *state,
+                                                                   struct THCudaDoubleTensor *input,
+                                                                   struct THCudaDoubleTensor *grad_output,
+                                                                   struct THCudaDoubleTensor *grad_input,
+                                                                   int output_t,
+                                                                   int output_w,
+                                                                   int output_h,
+                                                                   int pool_size_t,
+                                                                   int pool_size_w,
+                                                                   int pool_size_h,
+                                                                   struct THCudaLongTensor *indices);
+
+/**
+ * `output` (planes `oheight x owidth`) is zero but for each input element placed at its
+ * 0-based `indices` offset.
+ */
+void THNN_CudaDoubleSpatialMaxUnpooling_updateOutput(struct THCState *state,
+                                                     struct THCudaDoubleTensor *input,
+                                                     struct THCudaDoubleTensor *output,
+                                                     struct THCudaLongTensor *indices,
+                                                     int owidth,
+                                                     int oheight);
+
+/**
+ * `gradInput` = `gradOutput` gathered at `indices`.
+ */
+void THNN_CudaDoubleSpatialMaxUnpooling_updateGradInput(struct THCState *state,
+                                                        struct THCudaDoubleTensor *input,
+                                                        struct THCudaDoubleTensor *grad_output,
+                                                        struct THCudaDoubleTensor *grad_input,
+                                                        struct THCudaLongTensor *indices,
+                                                        int owidth,
+                                                        int oheight);
+
+/**
+ * `output` (volumes `oT x oH x oW`) is zero but for each input element placed at its
+ * 0-based `indices` offset; strides and paddings are only checked.
+ */
+void THNN_CudaDoubleVolumetricMaxUnpooling_updateOutput(struct THCState *state,
+                                                        struct THCudaDoubleTensor *input,
+                                                        struct THCudaDoubleTensor *output,
+                                                        struct THCudaLongTensor *indices,
+                                                        int o_t,
+                                                        int o_w,
+                                                        int o_h,
+                                                        int d_t,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int p_t,
+                                                        int p_w,
+                                                        int p_h);
+
+/**
+ * `gradInput` = `gradOutput` gathered at `indices`.
+ */
+void THNN_CudaDoubleVolumetricMaxUnpooling_updateGradInput(struct THCState *state,
+                                                           struct THCudaDoubleTensor *input,
+                                                           struct THCudaDoubleTensor *grad_output,
+                                                           struct THCudaDoubleTensor *grad_input,
+                                                           struct THCudaLongTensor *indices,
+                                                           int o_t,
+                                                           int o_w,
+                                                           int o_h,
+                                                           int d_t,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int p_t,
+                                                           int p_w,
+                                                           int p_h);
+
+/**
+ * `output`, `indices` = max over windows of `kW` frames (stride `dW`) of `input` (T x F
+ * or N x T x F), each feature separately; `indices` are input frames.
+ */
+void THNN_CudaDoubleTemporalMaxPooling_updateOutput(struct THCState *state,
+                                                    struct THCudaDoubleTensor *input,
+                                                    struct THCudaDoubleTensor *output,
+                                                    struct THCudaLongTensor *indices,
+                                                    int k_w,
+                                                    int d_w);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the frames in `indices`.
+ */
+void THNN_CudaDoubleTemporalMaxPooling_updateGradInput(struct THCState *state,
+                                                       struct THCudaDoubleTensor *input,
+                                                       struct THCudaDoubleTensor *grad_output,
+                                                       struct THCudaDoubleTensor *grad_input,
+                                                       struct THCudaLongTensor *indices,
+                                                       int k_w,
+                                                       int d_w);
+
+/**
+ * `output` = Lp norm (`power`) over windows of `width` features (stride `stride`) of the
+ * feature dimension (the second when `batchMode`, else the first).
+ */
+void THNN_CudaDoubleFeatureLPPooling_updateOutput(struct THCState *state,
+                                                  struct THCudaDoubleTensor *input,
+                                                  struct THCudaDoubleTensor *output,
+                                                  double power,
+                                                  int width,
+                                                  int stride,
+                                                  bool batch_mode);
+
+/**
+ * `gradInput` of FeatureLPPooling, from the forward's `output`.
+ */
+void THNN_CudaDoubleFeatureLPPooling_updateGradInput(struct THCState *state,
+                                                     struct THCudaDoubleTensor *grad_output,
+                                                     struct THCudaDoubleTensor *input,
+                                                     struct THCudaDoubleTensor *output,
+                                                     struct THCudaDoubleTensor *grad_input,
+                                                     double power,
+                                                     int width,
+                                                     int stride,
+                                                     bool batch_mode);
+
+/**
+ * `output`, `indices` = max over `kH x kW` windows (stride, padding) of each plane of
+ * `input` (C x H x W or N x C x H x W).
+ */
+void THNN_CudaHalfSpatialMaxPooling_updateOutput(struct THCState *state,
+                                                 struct THCudaHalfTensor *input,
+                                                 struct THCudaHalfTensor *output,
+                                                 struct THCudaLongTensor *indices,
+                                                 int k_w,
+                                                 int k_h,
+                                                 int d_w,
+                                                 int d_h,
+                                                 int pad_w,
+                                                 int pad_h,
+                                                 bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaHalfSpatialMaxPooling_updateGradInput(struct THCState *state,
+                                                    struct THCudaHalfTensor *input,
+                                                    struct THCudaHalfTensor *grad_output,
+                                                    struct THCudaHalfTensor *grad_input,
+                                                    struct THCudaLongTensor *indices,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int pad_w,
+                                                    int pad_h,
+                                                    bool ceil_mode);
+
+/**
+ * As SpatialMaxPooling, windows dilated by `dilationH x dilationW`.
+ */
+void THNN_CudaHalfSpatialDilatedMaxPooling_updateOutput(struct THCState *state,
+                                                        struct THCudaHalfTensor *input,
+                                                        struct THCudaHalfTensor *output,
+                                                        struct THCudaLongTensor *indices,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        int dilation_w,
+                                                        int dilation_h,
+                                                        bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaHalfSpatialDilatedMaxPooling_updateGradInput(struct THCState *state,
+                                                           struct THCudaHalfTensor *input,
+                                                           struct THCudaHalfTensor *grad_output,
+                                                           struct THCudaHalfTensor *grad_input,
+                                                           struct THCudaLongTensor *indices,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_w,
+                                                           int pad_h,
+                                                           int dilation_w,
+                                                           int dilation_h,
+                                                           bool ceil_mode);
+
+/**
+ * `output` = mean over `kH x kW` windows (padding counted when `count_include_pad`).
+ */
+void THNN_CudaHalfSpatialAveragePooling_updateOutput(struct THCState *state,
+                                                     struct THCudaHalfTensor *input,
+                                                     struct THCudaHalfTensor *output,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int pad_w,
+                                                     int pad_h,
+                                                     bool ceil_mode,
+                                                     bool count_include_pad);
+
+/**
+ * `gradInput` of the average pooling.
+ */
+void THNN_CudaHalfSpatialAveragePooling_updateGradInput(struct THCState *state,
+                                                        struct THCudaHalfTensor *input,
+                                                        struct THCudaHalfTensor *grad_output,
+                                                        struct THCudaHalfTensor *grad_input,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        bool ceil_mode,
+                                                        bool count_include_pad);
+
+/**
+ * `output`, `indices` = max over `kT x kH x kW` windows of each volume of `input`
+ * (C x T x H x W or N x C x T x H x W).
+ */
+void THNN_CudaHalfVolumetricMaxPooling_updateOutput(struct THCState *state,
+                                                    struct THCudaHalfTensor *input,
+                                                    struct THCudaHalfTensor *output,
+                                                    struct THCudaLongTensor *indices,
+                                                    int k_t,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_t,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int p_t,
+                                                    int p_w,
+                                                    int p_h,
+                                                    bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaHalfVolumetricMaxPooling_updateGradInput(struct THCState *state,
+                                                       struct THCudaHalfTensor *input,
+                                                       struct THCudaHalfTensor *grad_output,
+                                                       struct THCudaHalfTensor *grad_input,
+                                                       struct THCudaLongTensor *indices,
+                                                       int k_t,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_t,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int p_t,
+                                                       int p_w,
+                                                       int p_h,
+                                                       bool ceil_mode);
+
+/**
+ * As VolumetricMaxPooling, windows dilated by `dilationT x dilationH x dilationW`.
+ */
+void THNN_CudaHalfVolumetricDilatedMaxPooling_updateOutput(struct THCState *state,
+                                                           struct THCudaHalfTensor *input,
+                                                           struct THCudaHalfTensor *output,
+                                                           struct THCudaLongTensor *indices,
+                                                           int k_t,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_t,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int p_t,
+                                                           int p_w,
+                                                           int p_h,
+                                                           int dilation_t,
+                                                           int dilation_w,
+                                                           int dilation_h,
+                                                           bool ceil_mode);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaHalfVolumetricDilatedMaxPooling_updateGradInput(struct THCState *state,
+                                                              struct THCudaHalfTensor *input,
+                                                              struct THCudaHalfTensor *grad_output,
+                                                              struct THCudaHalfTensor *grad_input,
+                                                              struct THCudaLongTensor *indices,
+                                                              int k_t,
+                                                              int k_w,
+                                                              int k_h,
+                                                              int d_t,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int p_t,
+                                                              int p_w,
+                                                              int p_h,
+                                                              int dilation_t,
+                                                              int dilation_w,
+                                                              int dilation_h,
+                                                              bool ceil_mode);
+
+/**
+ * `output` = mean over `kT x kH x kW` windows (padding counted when `count_include_pad`).
+ */
+void THNN_CudaHalfVolumetricAveragePooling_updateOutput(struct THCState *state,
+                                                        struct THCudaHalfTensor *input,
+                                                        struct THCudaHalfTensor *output,
+                                                        int k_t,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_t,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_t,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        bool ceil_mode,
+                                                        bool count_include_pad);
+
+/**
+ * `gradInput` of the average pooling.
+ */
+void THNN_CudaHalfVolumetricAveragePooling_updateGradInput(struct THCState *state,
+                                                           struct THCudaHalfTensor *input,
+                                                           struct THCudaHalfTensor *grad_output,
+                                                           struct THCudaHalfTensor *grad_input,
+                                                           int k_t,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_t,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_t,
+                                                           int pad_w,
+                                                           int pad_h,
+                                                           bool ceil_mode,
+                                                           bool count_include_pad);
+
+/**
+ * `output`, `indices` = max over the `oheight x owidth` adaptive windows of each plane.
+ */
+void THNN_CudaHalfSpatialAdaptiveMaxPooling_updateOutput(struct THCState *state,
+                                                         struct THCudaHalfTensor *input,
+                                                         struct THCudaHalfTensor *output,
+                                                         struct THCudaLongTensor *indices,
+                                                         int owidth,
+                                                         int oheight);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaHalfSpatialAdaptiveMaxPooling_updateGradInput(struct THCState *state,
+                                                            struct THCudaHalfTensor *input,
+                                                            struct THCudaHalfTensor *grad_output,
+                                                            struct THCudaHalfTensor *grad_input,
+                                                            struct THCudaLongTensor *indices);
+
+/**
+ * `output` = mean over the `oheight x owidth` adaptive windows of each plane.
+ */
+void THNN_CudaHalfSpatialAdaptiveAveragePooling_updateOutput(struct THCState *state,
+                                                             struct THCudaHalfTensor *input,
+                                                             struct THCudaHalfTensor *output,
+                                                             int owidth,
+                                                             int oheight);
+
+/**
+ * `gradInput` of the adaptive average pooling (output size from `gradOutput`).
+ */
+void THNN_CudaHalfSpatialAdaptiveAveragePooling_updateGradInput(struct THCState *state,
+                                                                struct THCudaHalfTensor *input,
+                                                                struct THCudaHalfTensor *grad_output,
+                                                                struct THCudaHalfTensor *grad_input);
+
+/**
+ * Fractional max pooling to `outputH x outputW` with `poolSizeH x poolSizeW` windows
+ * placed by `randomSamples` (N x C x 2, samples (w, h), each in [0, 1)).
+ */
+void THNN_CudaHalfSpatialFractionalMaxPooling_updateOutput(struct THCState *state,
+                                                           struct THCudaHalfTensor *input,
+                                                           struct THCudaHalfTensor *output,
+                                                           int output_w,
+                                                           int output_h,
+                                                           int pool_size_w,
+                                                           int pool_size_h,
+                                                           struct THCudaLongTensor *indices,
+                                                           struct THCudaHalfTensor *random_samples);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaHalfSpatialFractionalMaxPooling_updateGradInput(struct THCState *state,
+                                                              struct THCudaHalfTensor *input,
+                                                              struct THCudaHalfTensor *grad_output,
+                                                              struct THCudaHalfTensor *grad_input,
+                                                              int output_w,
+                                                              int output_h,
+                                                              int pool_size_w,
+                                                              int pool_size_h,
+                                                              struct THCudaLongTensor *indices);
+
+/**
+ * Fractional max pooling of volumes (C x T x H x W or N x C x T x H x W) with
+ * `randomSamples` N x C x 3 (samples (t, h, w)).
+ */
+void THNN_CudaHalfVolumetricFractionalMaxPooling_updateOutput(struct THCState *state,
+                                                              struct THCudaHalfTensor *input,
+                                                              struct THCudaHalfTensor *output,
+                                                              int output_t,
+                                                              int output_w,
+                                                              int output_h,
+                                                              int pool_size_t,
+                                                              int pool_size_w,
+                                                              int pool_size_h,
+                                                              struct THCudaLongTensor *indices,
+                                                              struct THCudaHalfTensor *random_samples);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the `indices` of the forward.
+ */
+void THNN_CudaHalfVolumetricFractionalMaxPooling_updateGradInput(struct THCState *state,
+                                                                 struct THCudaHalfTensor *input,
+                                                                 struct THCudaHalfTensor *grad_output,
+                                                                 struct THCudaHalfTensor *grad_input,
+                                                                 int output_t,
+                                                                 int output_w,
+                                                                 int output_h,
+                                                                 int pool_size_t,
+                                                                 int pool_size_w,
+                                                                 int pool_size_h,
+                                                                 struct THCudaLongTensor *indices);
+
+/**
+ * `output` (planes `oheight x owidth`) is zero but for each input element placed at its
+ * 0-based `indices` offset.
+ */
+void THNN_CudaHalfSpatialMaxUnpooling_updateOutput(struct THCState *state,
+                                                   struct THCudaHalfTensor *input,
+                                                   struct THCudaHalfTensor *output,
+                                                   struct THCudaLongTensor *indices,
+                                                   int owidth,
+                                                   int oheight);
+
+/**
+ * `gradInput` = `gradOutput` gathered at `indices`.
+ */
+void THNN_CudaHalfSpatialMaxUnpooling_updateGradInput(struct THCState *state,
+                                                      struct THCudaHalfTensor *input,
+                                                      struct THCudaHalfTensor *grad_output,
+                                                      struct THCudaHalfTensor *grad_input,
+                                                      struct THCudaLongTensor *indices,
+                                                      int owidth,
+                                                      int oheight);
+
+/**
+ * `output` (volumes `oT x oH x oW`) is zero but for each input element placed at its
+ * 0-based `indices` offset; strides and paddings are only checked.
+ */
+void THNN_CudaHalfVolumetricMaxUnpooling_updateOutput(struct THCState *state,
+                                                      struct THCudaHalfTensor *input,
+                                                      struct THCudaHalfTensor *output,
+                                                      struct THCudaLongTensor *indices,
+                                                      int o_t,
+                                                      int o_w,
+                                                      int o_h,
+                                                      int d_t,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int p_t,
+                                                      int p_w,
+                                                      int p_h);
+
+/**
+ * `gradInput` = `gradOutput` gathered at `indices`.
+ */
+void THNN_CudaHalfVolumetricMaxUnpooling_updateGradInput(struct THCState *state,
+                                                         struct THCudaHalfTensor *input,
+                                                         struct THCudaHalfTensor *grad_output,
+                                                         struct THCudaHalfTensor *grad_input,
+                                                         struct THCudaLongTensor *indices,
+                                                         int o_t,
+                                                         int o_w,
+                                                         int o_h,
+                                                         int d_t,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int p_t,
+                                                         int p_w,
+                                                         int p_h);
+
+/**
+ * `output`, `indices` = max over windows of `kW` frames (stride `dW`) of `input` (T x F
+ * or N x T x F), each feature separately; `indices` are input frames.
+ */
+void THNN_CudaHalfTemporalMaxPooling_updateOutput(struct THCState *state,
+                                                  struct THCudaHalfTensor *input,
+                                                  struct THCudaHalfTensor *output,
+                                                  struct THCudaLongTensor *indices,
+                                                  int k_w,
+                                                  int d_w);
+
+/**
+ * `gradInput` = `gradOutput` scattered to the frames in `indices`.
+ */
+void THNN_CudaHalfTemporalMaxPooling_updateGradInput(struct THCState *state,
+                                                     struct THCudaHalfTensor *input,
+                                                     struct THCudaHalfTensor *grad_output,
+                                                     struct THCudaHalfTensor *grad_input,
+                                                     struct THCudaLongTensor *indices,
+                                                     int k_w,
+                                                     int d_w);
+
+/**
+ * `output` = Lp norm (`power`) over windows of `width` features (stride `stride`) of the
+ * feature dimension (the second when `batchMode`, else the first).
+ */
+void THNN_CudaHalfFeatureLPPooling_updateOutput(struct THCState *state,
+                                                struct THCudaHalfTensor *input,
+                                                struct THCudaHalfTensor *output,
+                                                float power,
+                                                int width,
+                                                int stride,
+                                                bool batch_mode);
+
+/**
+ * `gradInput` of FeatureLPPooling, from the forward's `output`.
+ */
+void THNN_CudaHalfFeatureLPPooling_updateGradInput(struct THCState *state,
+                                                   struct THCudaHalfTensor *grad_output,
+                                                   struct THCudaHalfTensor *input,
+                                                   struct THCudaHalfTensor *output,
+                                                   struct THCudaHalfTensor *grad_input,
+                                                   float power,
+                                                   int width,
+                                                   int stride,
+                                                   bool batch_mode);
+
+/**
  * `hy` (resized like `hx`) = one GRU step from the gate pre-activations `input` and
  * `hidden` (rows of 3H: reset, update, new) and the biases (3H, may be NULL); `storage`
  * (resized: last size times 5) keeps what `updateGradInput` needs.

@@ -13,6 +13,7 @@
 #include "nn.cuh"
 #include "nn_rnn.cuh"
 #include "nn_conv.cuh"
+#include "nn_pool.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
@@ -31,3 +32,4 @@ TH_SORT_NUM_KERNELS(double, double)
 TH_RANDOM_FLOAT_KERNELS(double, double)
 TH_CONV_KERNELS(double, double)
 TH_NN_CONV_KERNELS(double, double)
+TH_NN_POOL_KERNELS(double, double)

@@ -14,6 +14,7 @@
 #include "nn.cuh"
 #include "nn_rnn.cuh"
 #include "nn_conv.cuh"
+#include "nn_pool.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
@@ -31,4 +32,5 @@ TH_SORT_NUM_KERNELS(float, float)
 TH_RANDOM_FLOAT_KERNELS(float, float)
 TH_CONV_KERNELS(float, float)
 TH_NN_CONV_KERNELS(float, float)
+TH_NN_POOL_KERNELS(float, float)
 TH_SLEEP_KERNELS()

@@ -13,6 +13,7 @@
 #include "nn.cuh"
 #include "nn_rnn.cuh"
 #include "nn_conv.cuh"
+#include "nn_pool.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
@@ -30,3 +31,4 @@ TH_SORT_NUM_KERNELS(half, th_half)
 TH_RANDOM_FLOAT_KERNELS(half, th_half)
 TH_CONV_KERNELS(half, th_half)
 TH_NN_CONV_KERNELS(half, th_half)
+TH_NN_POOL_KERNELS(half, th_half)

@@ -45,6 +45,8 @@ fn names_and_modules() {
     };
     // THCUNN's fused GRU and LSTM cells (nn_rnn.cuh): 4 ops twice, for Float, Double and Half.
     let rnn = |d: DType| if matches!(d, DType::Float | DType::Double | DType::Half) { 2 * 4 } else { 0 };
+    // THCUNN's poolings (nn_pool.cuh): 5 ops twice, for Float, Double and Half.
+    let pool = |d: DType| if matches!(d, DType::Float | DType::Double | DType::Half) { 2 * 5 } else { 0 };
     // THC_sleep's kernel (sleep.cuh): one, in the Float module.
     let sleep = |d: DType| usize::from(d == DType::Float);
     // The shared-memory sort stages (sort.cuh's th_sortLocal): one per dtype.
@@ -63,6 +65,7 @@ fn names_and_modules() {
                 + nn_conv(d)
                 + nn(d)
                 + rnn(d)
+                + pool(d)
                 + sleep(d)
                 + sort_local
                 + scans(d)

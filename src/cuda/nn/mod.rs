@@ -3,4 +3,5 @@
 //! device halves.
 
 pub mod conv;
+pub mod pool;
 pub mod rnn;

@@ -2,12 +2,13 @@
 //! inputs pooled to `m` covers the inputs `floor(o * n / m) .. ceil((o + 1) * n / m)` (integer
 //! arithmetic, as PyTorch; torch7 computed the bounds in float).
 
-use super::{Planes, Windows, max_forward, scatter_backward};
+use super::device::{self, Layout};
+use super::{Planes, Windows, max_forward, on_device, scatter_backward};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
-use crate::nn::NnReal;
 use crate::nn::buf::{self, Out};
 use crate::nn::check;
+use crate::nn::{NnElem, NnReal, native_tensor, native_view};
 
 /// The windows of `m` outputs over `n` inputs.
 fn windows(n: usize, m: usize) -> Windows {
@@ -26,7 +27,7 @@ fn out_size(owidth: i32, oheight: i32, arg_w: u32) -> Result<[usize; 3]> {
 
 /// The output plane size given by `gradOutput` (argument 3), which must have `pl`'s batch and
 /// planes.
-fn grad_size<T: NnReal>(pl: &Planes, grad_output: &View<T>) -> Result<[usize; 3]> {
+fn grad_size<T: crate::Scalar>(pl: &Planes, grad_output: &View<T>) -> Result<[usize; 3]> {
     let g = Planes::of(grad_output, 2, 3, "gradOutput")?;
     if g.batched != pl.batched || g.n != pl.n || g.c != pl.c {
         return Err(check::size_err(
@@ -45,7 +46,29 @@ fn grad_size<T: NnReal>(pl: &Planes, grad_output: &View<T>) -> Result<[usize; 3]
 
 /// `SpatialAdaptiveMaxPooling_updateOutput(input, output, indices, owidth, oheight)`: the max of
 /// each window and its 0-based offset in the input plane (`h * W + w`).
-pub fn max_update_output<T: NnReal>(
+pub fn max_update_output<T: NnElem>(
+    input: &View<T>,
+    output: &Tensor<T>,
+    indices: &Tensor<i64>,
+    owidth: i32,
+    oheight: i32,
+) -> Result<()> {
+    if on_device(&[input.device(), output.with_view(|v| v.device()), indices.with_view(|v| v.device())])? {
+        let pl = Planes::of(input, 2, 2, "input")?;
+        super::nonempty(&pl, input)?;
+        let osz = out_size(owidth, oheight, 5)?;
+        let w = all_windows(&pl, osz);
+        return device::max_forward(input, output, indices, Layout::of(&pl), &pl, &pl.shape(osz), &[w], [1; 3]);
+    }
+    host_max_update_output(native_view(input)?, native_tensor(output)?, indices, owidth, oheight)
+}
+
+/// The windows of each axis (T, H, W) from `pl`'s planes to `osz`.
+fn all_windows(pl: &Planes, osz: [usize; 3]) -> [Windows; 3] {
+    [windows(1, 1), windows(pl.size[1], osz[1]), windows(pl.size[2], osz[2])]
+}
+
+fn host_max_update_output<T: NnReal>(
     input: &View<T>,
     output: &Tensor<T>,
     indices: &Tensor<i64>,
@@ -69,7 +92,7 @@ pub fn max_update_output<T: NnReal>(
 
 /// `SpatialAdaptiveMaxPooling_updateGradInput(input, gradOutput, gradInput, indices)`: each
 /// `gradOutput` element added at its `indices` offset of `gradInput` (shaped like `input`).
-pub fn max_update_grad_input<T: NnReal>(
+pub fn max_update_grad_input<T: NnElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
@@ -83,7 +106,20 @@ pub fn max_update_grad_input<T: NnReal>(
 
 /// `SpatialAdaptiveAveragePooling_updateOutput(input, output, owidth, oheight)`: the mean of
 /// each window.
-pub fn avg_update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, owidth: i32, oheight: i32) -> Result<()> {
+pub fn avg_update_output<T: NnElem>(input: &View<T>, output: &Tensor<T>, owidth: i32, oheight: i32) -> Result<()> {
+    if on_device(&[input.device(), output.with_view(|v| v.device())])? {
+        let pl = Planes::of(input, 2, 2, "input")?;
+        super::nonempty(&pl, input)?;
+        let osz = out_size(owidth, oheight, 4)?;
+        let w = all_windows(&pl, osz);
+        let div = [w[0].count.clone(), w[1].count.clone(), w[2].count.clone()];
+        let shape = pl.shape(osz);
+        return device::avg_forward("poolAvg", input, output, Layout::of(&pl), &pl, &shape, &w, &div, 0.0);
+    }
+    host_avg_update_output(native_view(input)?, native_tensor(output)?, owidth, oheight)
+}
+
+fn host_avg_update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, owidth: i32, oheight: i32) -> Result<()> {
     let pl = Planes::of(input, 2, 2, "input")?;
     super::nonempty(&pl, input)?;
     let osz = out_size(owidth, oheight, 4)?;
@@ -112,7 +148,20 @@ pub fn avg_update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, owidth:
 
 /// `SpatialAdaptiveAveragePooling_updateGradInput(input, gradOutput, gradInput)`: each
 /// `gradOutput` element divided by its window's size and added over the window.
-pub fn avg_update_grad_input<T: NnReal>(input: &View<T>, grad_output: &View<T>, grad_input: &Tensor<T>) -> Result<()> {
+pub fn avg_update_grad_input<T: NnElem>(input: &View<T>, grad_output: &View<T>, grad_input: &Tensor<T>) -> Result<()> {
+    if on_device(&[input.device(), grad_output.device(), grad_input.with_view(|v| v.device())])? {
+        let pl = Planes::of(input, 2, 2, "input")?;
+        super::nonempty(&pl, input)?;
+        let osz = grad_size(&pl, grad_output)?;
+        let w = all_windows(&pl, osz);
+        let div = [w[0].count.clone(), w[1].count.clone(), w[2].count.clone()];
+        let l = Layout::of(&pl);
+        return device::avg_backward("poolAvgBack", grad_output, grad_input, &input.sizes, l, &pl, &w, &div, None);
+    }
+    host_avg_update_grad_input(native_view(input)?, native_view(grad_output)?, native_tensor(grad_input)?)
+}
+
+fn host_avg_update_grad_input<T: NnReal>(input: &View<T>, grad_output: &View<T>, grad_input: &Tensor<T>) -> Result<()> {
     let pl = Planes::of(input, 2, 2, "input")?;
     super::nonempty(&pl, input)?;
     let osz = grad_size(&pl, grad_output)?;

@@ -10,12 +10,13 @@
 //! input. torch7's volumetric module read its input as `H x W x T` and its samples as `(t, w,
 //! h)`; th uses the layout of the other volumetric modules.
 
-use super::{Planes, Windows, max_forward, scatter_backward};
+use super::device::{self, Layout};
+use super::{Planes, Windows, max_forward, on_device, scatter_backward};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
-use crate::nn::NnReal;
 use crate::nn::buf;
 use crate::nn::check;
+use crate::nn::{NnElem, NnReal, native_tensor, native_view};
 
 /// Output and pool sizes as the caller gave them (C order `[T,] W, H`), with the argument
 /// number of the first output size.
@@ -86,8 +87,54 @@ fn windows<T: NnReal>(u: T, n: usize, m: usize, k: usize) -> Windows {
 }
 
 /// `*FractionalMaxPooling_updateOutput`: the max of each window and its 0-based offset in the
-/// input plane. Arguments: input 2, output 3, sizes from 4, then indices and randomSamples.
-pub fn update_output<T: NnReal>(
+/// input plane. Arguments: input 2, output 3, sizes from 4, then indices and randomSamples. On
+/// the device: `device::max_forward` with each plane's windows (the samples read back to the
+/// host, the windows computed there in the compute type as the host computes them).
+pub fn update_output<T: NnElem>(
+    input: &View<T>,
+    output: &Tensor<T>,
+    f: &Frac,
+    indices: &Tensor<i64>,
+    samples: &View<T>,
+) -> Result<()> {
+    let devs = [input.device(), output.with_view(|v| v.device()), indices.with_view(|v| v.device()), samples.device()];
+    if on_device(&devs)? {
+        let pl = Planes::of(input, f.nd, 2, "input")?;
+        let osz = f.check(&pl)?;
+        let s_arg = f.arg0 + 2 * f.nd as u32 + 1;
+        check::shape(samples, s_arg, "randomSamples", &[pl.n as i64, pl.c as i64, f.nd as i64])?;
+        let u: Vec<T::R> = crate::ops::copy::values(samples)?.into_iter().map(|v| v.to_r()).collect();
+        samples_in_range(&u, s_arg)?;
+        let k = [f.pool[0] as usize, f.pool[1] as usize, f.pool[2] as usize];
+        let w: Vec<[Windows; 3]> = u
+            .chunks(f.nd)
+            .map(|up| {
+                let us = if f.nd == 2 {
+                    [<T::R as crate::ops::num::Num>::zero(), up[1], up[0]]
+                } else {
+                    [up[0], up[1], up[2]]
+                };
+                std::array::from_fn(|a| windows(us[a], pl.size[a], osz[a], k[a]))
+            })
+            .collect();
+        return device::max_forward(input, output, indices, Layout::of(&pl), &pl, &pl.shape(osz), &w, [1; 3]);
+    }
+    host_update_output(native_view(input)?, native_tensor(output)?, f, indices, native_view(samples)?)
+}
+
+/// Every sample lies in [0, 1) (error on `randomSamples`, argument `s_arg`).
+fn samples_in_range<T: NnReal>(u: &[T], s_arg: u32) -> Result<()> {
+    if let Some((i, v)) = u.iter().enumerate().find(|(_, v)| !(v.to_f64() >= 0.0 && v.to_f64() < 1.0)) {
+        return Err(check::invalid(
+            s_arg,
+            "randomSamples",
+            format_args!("element {i} is {}, expected a value in [0, 1)", v.to_f64()),
+        ));
+    }
+    Ok(())
+}
+
+fn host_update_output<T: NnReal>(
     input: &View<T>,
     output: &Tensor<T>,
     f: &Frac,
@@ -99,13 +146,7 @@ pub fn update_output<T: NnReal>(
     let s_arg = f.arg0 + 2 * f.nd as u32 + 1;
     check::shape(samples, s_arg, "randomSamples", &[pl.n as i64, pl.c as i64, f.nd as i64])?;
     let u = buf::read(samples, &[])?;
-    if let Some((i, v)) = u.iter().enumerate().find(|(_, v)| !(v.to_f64() >= 0.0 && v.to_f64() < 1.0)) {
-        return Err(check::invalid(
-            s_arg,
-            "randomSamples",
-            format_args!("element {i} is {}, expected a value in [0, 1)", v.to_f64()),
-        ));
-    }
+    samples_in_range(&u, s_arg)?;
     let (hw, iw) = (pl.size[1] * pl.size[2], pl.size[2]);
     let k = [f.pool[0] as usize, f.pool[1] as usize, f.pool[2] as usize];
     let work = osz.iter().product::<usize>() * k.iter().product::<usize>();
@@ -130,7 +171,7 @@ pub fn update_output<T: NnReal>(
 /// `*FractionalMaxPooling_updateGradInput`: each `gradOutput` element added at its `indices`
 /// offset of `gradInput` (shaped like `input`). Arguments: input 2, gradOutput 3, gradInput 4,
 /// sizes from 5, then indices.
-pub fn update_grad_input<T: NnReal>(
+pub fn update_grad_input<T: NnElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,

@@ -5,15 +5,17 @@
 //! odd `p` on negative inputs can give NaN, as PyTorch's `lp_pool1d` does), and the gradient
 //! is `gradOutput * (input / output) ^ (p - 1)`, zero where the output is zero.
 
+use super::device::{self, Layout, dense};
+use super::{Planes, Windows, on_device};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
-use crate::nn::NnReal;
 use crate::nn::buf::{self, Out};
 use crate::nn::check;
+use crate::nn::{NnElem, NnReal, native_tensor, native_view};
 
 /// `(batch, features, rest)`, the output shape and the features out, after the checks. `arg`
 /// is the input's argument number, `arg_p` power's (width and stride follow).
-fn dims<T: NnReal>(
+fn dims<T: crate::Scalar>(
     input: &View<T>,
     power: f64,
     width: i32,
@@ -49,8 +51,37 @@ fn dims<T: NnReal>(
     Ok((n, f, rest, shape, fo))
 }
 
-/// `FeatureLPPooling_updateOutput(input, output, power, width, stride, batchMode)`.
-pub fn update_output<T: NnReal>(
+/// The planes (one per batch entry and position of the dimensions after the features) and the
+/// windows along the features, for the device kernels.
+fn device_geo(batch: bool, n: usize, f: usize, r: usize, fo: usize, width: i32, stride: i32) -> (Planes, [Windows; 3]) {
+    let pl = Planes { nd: 1, batched: batch, n, c: r, size: [1, 1, f] };
+    let one = || Windows { start: vec![0], count: vec![1], step: 1 };
+    let w = Windows { start: (0..fo).map(|j| j * stride as usize).collect(), count: vec![width as usize; fo], step: 1 };
+    (pl, [one(), one(), w])
+}
+
+/// `FeatureLPPooling_updateOutput(input, output, power, width, stride, batchMode)`. On the
+/// device: the `poolLp` kernel (sums in double) on a contiguous input.
+pub fn update_output<T: NnElem>(
+    input: &View<T>,
+    output: &Tensor<T>,
+    power: f64,
+    width: i32,
+    stride: i32,
+    batch: bool,
+) -> Result<()> {
+    if on_device(&[input.device(), output.with_view(|v| v.device())])? {
+        let (n, f, r, shape, fo) = dims(input, power, width, stride, batch, 2, 4)?;
+        let (pl, w) = device_geo(batch, n, f, r, fo, width, stride);
+        let div = [w[0].count.clone(), w[1].count.clone(), w[2].count.clone()];
+        let x = dense(input)?;
+        let l = Layout::Dense { fd: usize::from(batch) };
+        return device::avg_forward("poolLp", &x, output, l, &pl, &shape, &w, &div, power);
+    }
+    host_update_output(native_view(input)?, native_tensor(output)?, power, width, stride, batch)
+}
+
+fn host_update_output<T: NnReal>(
     input: &View<T>,
     output: &Tensor<T>,
     power: f64,
@@ -82,9 +113,37 @@ pub fn update_output<T: NnReal>(
 }
 
 /// `FeatureLPPooling_updateGradInput(gradOutput, input, output, gradInput, power, width, stride,
-/// batchMode)`: `output` is the forward's result (used as torch7 does).
+/// batchMode)`: `output` is the forward's result (used as torch7 does). On the device: the
+/// `poolLpBack` kernel (terms in double) on contiguous operands.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn update_grad_input<T: NnReal>(
+pub fn update_grad_input<T: NnElem>(
+    grad_output: &View<T>,
+    input: &View<T>,
+    output: &View<T>,
+    grad_input: &Tensor<T>,
+    power: f64,
+    width: i32,
+    stride: i32,
+    batch: bool,
+) -> Result<()> {
+    let devs = [grad_output.device(), input.device(), output.device(), grad_input.with_view(|v| v.device())];
+    if on_device(&devs)? {
+        let (n, f, r, shape, fo) = dims(input, power, width, stride, batch, 3, 6)?;
+        check::shape(grad_output, 2, "gradOutput", &shape)?;
+        check::shape(output, 4, "output", &shape)?;
+        let (pl, w) = device_geo(batch, n, f, r, fo, width, stride);
+        let div = [w[0].count.clone(), w[1].count.clone(), w[2].count.clone()];
+        let (go, x, y) = (dense(grad_output)?, dense(input)?, dense(output)?);
+        let l = Layout::Dense { fd: usize::from(batch) };
+        let sizes = input.sizes.clone();
+        return device::avg_backward("poolLpBack", &go, grad_input, &sizes, l, &pl, &w, &div, Some((&x, &y, power)));
+    }
+    let (go, x, y) = (native_view(grad_output)?, native_view(input)?, native_view(output)?);
+    host_update_grad_input(go, x, y, native_tensor(grad_input)?, power, width, stride, batch)
+}
+
+#[allow(clippy::too_many_arguments)] // torch7's signature
+fn host_update_grad_input<T: NnReal>(
     grad_output: &View<T>,
     input: &View<T>,
     output: &View<T>,

@@ -8,12 +8,13 @@
 //! the input or its left padding (PyTorch applies this with or without padding; torch7 only
 //! with padding, so with `stride > kernel` it could make a window outside the input).
 
-use super::{Planes, Windows, max_forward, scatter_backward};
+use super::device::{self, Layout};
+use super::{Planes, Windows, max_forward, on_device, scatter_backward};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
-use crate::nn::NnReal;
 use crate::nn::buf::{self, Out};
 use crate::nn::check;
+use crate::nn::{NnElem, NnReal, native_tensor, native_view};
 
 /// A pooling's geometry as the caller gave it, per axis in the order T, H, W (T unused for a
 /// spatial pooling), with the C argument numbers to name in errors.
@@ -211,8 +212,24 @@ fn out_size(w: &[Windows; 3]) -> [usize; 3] {
 }
 
 /// `*MaxPooling_updateOutput`: `output` and `indices` (0-based offsets into the input plane)
-/// for `input` (`nd + 1` or `nd + 2` dimensions).
-pub fn max_update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, indices: &Tensor<i64>, g: &Geo) -> Result<()> {
+/// for `input` (`nd + 1` or `nd + 2` dimensions). On the device: `device::max_forward`.
+pub fn max_update_output<T: NnElem>(input: &View<T>, output: &Tensor<T>, indices: &Tensor<i64>, g: &Geo) -> Result<()> {
+    if on_device(&[input.device(), output.with_view(|v| v.device()), indices.with_view(|v| v.device())])? {
+        let pl = Planes::of(input, g.nd, 2, "input")?;
+        let w = g.all_windows(&pl)?;
+        let step = [w[0].step, w[1].step, w[2].step];
+        let shape = pl.shape(out_size(&w));
+        return device::max_forward(input, output, indices, Layout::of(&pl), &pl, &shape, &[w], step);
+    }
+    host_max_update_output(native_view(input)?, native_tensor(output)?, indices, g)
+}
+
+fn host_max_update_output<T: NnReal>(
+    input: &View<T>,
+    output: &Tensor<T>,
+    indices: &Tensor<i64>,
+    g: &Geo,
+) -> Result<()> {
     let pl = Planes::of(input, g.nd, 2, "input")?;
     let w = g.all_windows(&pl)?;
     let osz = out_size(&w);
@@ -240,7 +257,7 @@ pub fn max_update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, indices
 /// `*MaxPooling_updateGradInput`: `gradInput` (shaped like `input`) gets each `gradOutput`
 /// element at its `indices` offset (summed where windows share their max). The argument numbers
 /// are those of the C call: input 2, gradOutput 3, gradInput 4, indices 5.
-pub fn max_update_grad_input<T: NnReal>(
+pub fn max_update_grad_input<T: NnElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
@@ -252,17 +269,20 @@ pub fn max_update_grad_input<T: NnReal>(
     scatter_backward(input, &pl, grad_output, grad_input, indices, out_size(&w), (3, 5))
 }
 
+/// The divisor of each output of each axis (an output's divisor is their product).
+fn axis_divisors(g: &Geo, pl: &Planes, w: &[Windows; 3], count_include_pad: bool) -> [Vec<usize>; 3] {
+    std::array::from_fn(|a| {
+        if count_include_pad && (a > 0 || g.nd == 3) {
+            g.padded_sizes(a, pl.size[a], &w[a])
+        } else {
+            w[a].count.clone()
+        }
+    })
+}
+
 /// The divisor of each output (row-major over the plane's outputs).
 fn divisors(g: &Geo, pl: &Planes, w: &[Windows; 3], count_include_pad: bool) -> Vec<f64> {
-    let per: Vec<Vec<usize>> = (0..3)
-        .map(|a| {
-            if count_include_pad && (a > 0 || g.nd == 3) {
-                g.padded_sizes(a, pl.size[a], &w[a])
-            } else {
-                w[a].count.clone()
-            }
-        })
-        .collect();
+    let per = axis_divisors(g, pl, w, count_include_pad);
     let mut out = Vec::with_capacity(w[0].len() * w[1].len() * w[2].len());
     for &t in &per[0] {
         for &h in &per[1] {
@@ -275,8 +295,25 @@ fn divisors(g: &Geo, pl: &Planes, w: &[Windows; 3], count_include_pad: bool) -> 
 }
 
 /// `*AveragePooling_updateOutput`: the mean of each window, dividing by the window clipped to
-/// the padded input (`count_include_pad`) or by the input elements it covers.
-pub fn avg_update_output<T: NnReal>(
+/// the padded input (`count_include_pad`) or by the input elements it covers. On the device:
+/// `device::avg_forward`.
+pub fn avg_update_output<T: NnElem>(
+    input: &View<T>,
+    output: &Tensor<T>,
+    g: &Geo,
+    count_include_pad: bool,
+) -> Result<()> {
+    if on_device(&[input.device(), output.with_view(|v| v.device())])? {
+        let pl = Planes::of(input, g.nd, 2, "input")?;
+        let w = g.all_windows(&pl)?;
+        let div = axis_divisors(g, &pl, &w, count_include_pad);
+        let shape = pl.shape(out_size(&w));
+        return device::avg_forward("poolAvg", input, output, Layout::of(&pl), &pl, &shape, &w, &div, 0.0);
+    }
+    host_avg_update_output(native_view(input)?, native_tensor(output)?, g, count_include_pad)
+}
+
+fn host_avg_update_output<T: NnReal>(
     input: &View<T>,
     output: &Tensor<T>,
     g: &Geo,
@@ -317,8 +354,33 @@ pub fn avg_update_output<T: NnReal>(
 }
 
 /// `*AveragePooling_updateGradInput`: each `gradOutput` element divided as in the forward and
-/// added to its window's elements of `gradInput` (input 2, gradOutput 3, gradInput 4).
-pub fn avg_update_grad_input<T: NnReal>(
+/// added to its window's elements of `gradInput` (input 2, gradOutput 3, gradInput 4). On the
+/// device: `device::avg_backward`.
+pub fn avg_update_grad_input<T: NnElem>(
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_input: &Tensor<T>,
+    g: &Geo,
+    count_include_pad: bool,
+) -> Result<()> {
+    if on_device(&[input.device(), grad_output.device(), grad_input.with_view(|v| v.device())])? {
+        let pl = Planes::of(input, g.nd, 2, "input")?;
+        let w = g.all_windows(&pl)?;
+        check::shape(grad_output, 3, "gradOutput", &pl.shape(out_size(&w)))?;
+        let div = axis_divisors(g, &pl, &w, count_include_pad);
+        let l = Layout::of(&pl);
+        return device::avg_backward("poolAvgBack", grad_output, grad_input, &input.sizes, l, &pl, &w, &div, None);
+    }
+    host_avg_update_grad_input(
+        native_view(input)?,
+        native_view(grad_output)?,
+        native_tensor(grad_input)?,
+        g,
+        count_include_pad,
+    )
+}
+
+fn host_avg_update_grad_input<T: NnReal>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,

@@ -18,18 +18,25 @@
 //! PyTorch's kernels pick it).
 
 pub mod adaptive;
+pub(crate) mod device;
 pub mod fractional;
 pub mod lp;
 pub mod maxavg;
 pub mod temporal;
 pub mod unpool;
 
-use super::NnReal;
 use super::buf::{self, Out, SharedPtr};
 use super::check;
+use super::{NnElem, NnReal};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
+use crate::exec::backend::Backend;
 use crate::exec::parallel;
+
+/// Whether the operands (all on one engine, else the "same device" error) are on a device.
+pub(crate) fn on_device(devices: &[crate::core::allocator::Device]) -> Result<bool> {
+    Ok(matches!(Backend::of(devices)?, Backend::Cuda(_)))
+}
 
 /// An input's planes: `n` batch entries (1 unbatched) of `c` planes of sizes `[t, h, w]` (t = 1
 /// for a spatial input).
@@ -200,8 +207,9 @@ pub(crate) fn first_max<T: NnReal>(x: &[T], mut pos: impl Iterator<Item = usize>
 /// The backward of a max pooling by its indices: `gradInput` (shaped like `input`) is zero but
 /// for `gradInput[plane][indices[o]] += gradOutput[o]` over each plane's outputs. `out` is the
 /// pooled plane sizes (gradOutput and indices must have that shape); `args` are the C argument
-/// numbers of gradOutput and indices. Every index is checked to lie in its plane first.
-pub(crate) fn scatter_backward<T: NnReal>(
+/// numbers of gradOutput and indices. Every index is checked to lie in its plane first. On the
+/// device: `device::scatter_backward`.
+pub(crate) fn scatter_backward<T: NnElem>(
     input: &View<T>,
     pl: &Planes,
     grad_output: &View<T>,
@@ -210,9 +218,35 @@ pub(crate) fn scatter_backward<T: NnReal>(
     out: [usize; 3],
     args: (u32, u32),
 ) -> Result<()> {
+    let dev =
+        on_device(&[input.device(), grad_output.device(), grad_input.with_view(|v| v.device()), indices.device()])?;
     let oshape = pl.shape(out);
     check::shape(grad_output, args.0, "gradOutput", &oshape)?;
     check::shape(indices, args.1, "indices", &oshape)?;
+    if dev {
+        let olen = out.iter().product();
+        return device::scatter_backward(input, pl, grad_output, grad_input, indices, olen, args.1);
+    }
+    host_scatter_backward(
+        super::native_view(input)?,
+        pl,
+        super::native_view(grad_output)?,
+        super::native_tensor(grad_input)?,
+        indices,
+        out,
+        args,
+    )
+}
+
+fn host_scatter_backward<T: NnReal>(
+    input: &View<T>,
+    pl: &Planes,
+    grad_output: &View<T>,
+    grad_input: &Tensor<T>,
+    indices: &View<i64>,
+    out: [usize; 3],
+    args: (u32, u32),
+) -> Result<()> {
     let ind = buf::read(indices, &[])?;
     check::indices(&ind, args.1, "indices", 0, pl.len() as i64, None)?;
     let mut gi = Out::new(grad_input, &input.sizes)?;

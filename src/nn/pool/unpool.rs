@@ -8,12 +8,12 @@
 //! unused: with flat indices they are not needed to place the values (torch7 needed them to
 //! decode its packed window offsets).
 
-use super::Planes;
+use super::{Planes, device, on_device};
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
-use crate::nn::NnReal;
 use crate::nn::buf::{self, Out};
 use crate::nn::check;
+use crate::nn::{NnElem, NnReal, native_tensor, native_view};
 
 /// The output plane size (C order `[oT,] oW, oH`) and, for the volumetric module, strides and
 /// paddings (C order T, W, H), with the argument number of the first output size.
@@ -60,7 +60,7 @@ impl Unpool {
 /// Checks `input` (argument 2) and `indices` (argument `ind_arg`, shaped like `input`, every
 /// value an offset into an output plane of `olen` elements); the planes, output plane size and
 /// indices.
-fn prepare<'a, T: NnReal>(
+fn prepare<'a, T: crate::Scalar>(
     input: &View<T>,
     indices: &'a View<i64>,
     u: &Unpool,
@@ -75,10 +75,32 @@ fn prepare<'a, T: NnReal>(
     Ok((pl, osz, ind))
 }
 
+/// `prepare` for device operands: the indices checked on the device.
+fn prepare_on<T: crate::Scalar>(
+    input: &View<T>,
+    indices: &View<i64>,
+    u: &Unpool,
+    ind_arg: u32,
+) -> Result<(Planes, [usize; 3])> {
+    let pl = Planes::of(input, u.nd, 2, "input")?;
+    let osz = u.check()?;
+    check::same_shape(indices, ind_arg, "indices", input, "input")?;
+    device::check_indices(indices, ind_arg, "indices", osz.iter().product::<usize>() as i64)?;
+    Ok((pl, osz))
+}
+
 /// `*MaxUnpooling_updateOutput`: `output` (planes of the given size) is zero but for
 /// `output[plane][indices[i]] = input[plane][i]`. Arguments: input 2, output 3, indices 4,
-/// sizes from 5.
-pub fn update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, indices: &View<i64>, u: &Unpool) -> Result<()> {
+/// sizes from 5. On the device: a zero fill and the device's `scatter`.
+pub fn update_output<T: NnElem>(input: &View<T>, output: &Tensor<T>, indices: &View<i64>, u: &Unpool) -> Result<()> {
+    if on_device(&[input.device(), output.with_view(|v| v.device()), indices.device()])? {
+        let (pl, osz) = prepare_on(input, indices, u, 4)?;
+        return device::unpool_forward(input, output, indices, &pl, &pl.shape(osz), osz.iter().product());
+    }
+    host_update_output(native_view(input)?, native_tensor(output)?, indices, u)
+}
+
+fn host_update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, indices: &View<i64>, u: &Unpool) -> Result<()> {
     let (pl, osz, ind) = prepare(input, indices, u, 4)?;
     let mut out = Out::new(output, &pl.shape(osz))?;
     let x = buf::read(input, &[out.view()])?;
@@ -93,8 +115,24 @@ pub fn update_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, indices: &V
 }
 
 /// `*MaxUnpooling_updateGradInput`: `gradInput[plane][i] = gradOutput[plane][indices[i]]`.
-/// Arguments: input 2, gradOutput 3, gradInput 4, indices 5, sizes from 6.
-pub fn update_grad_input<T: NnReal>(
+/// Arguments: input 2, gradOutput 3, gradInput 4, indices 5, sizes from 6. On the device: the
+/// device's `gather`.
+pub fn update_grad_input<T: NnElem>(
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_input: &Tensor<T>,
+    indices: &View<i64>,
+    u: &Unpool,
+) -> Result<()> {
+    if on_device(&[input.device(), grad_output.device(), grad_input.with_view(|v| v.device()), indices.device()])? {
+        let (pl, osz) = prepare_on(input, indices, u, 5)?;
+        check::shape(grad_output, 3, "gradOutput", &pl.shape(osz))?;
+        return device::unpool_backward(input, grad_output, grad_input, indices, &pl, osz.iter().product());
+    }
+    host_update_grad_input(native_view(input)?, native_view(grad_output)?, native_tensor(grad_input)?, indices, u)
+}
+
+fn host_update_grad_input<T: NnReal>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
