@@ -20941,6 +20941,58 @@ void THNN_FloatVolumetricFullDilatedConvolution_accGradParameters(struct THNNSta
                                                                   double scale);
 
 /**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
+ */
+void THNN_FloatSpatialDepthWiseConvolution_updateOutput(struct THNNState *state,
+                                                        struct THFloatTensor *input,
+                                                        struct THFloatTensor *output,
+                                                        struct THFloatTensor *weight,
+                                                        struct THFloatTensor *bias,
+                                                        struct THFloatTensor *finput,
+                                                        struct THFloatTensor *fgrad_input,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_w,
+                                                        int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). `gradInput` from `gradOutput`.
+ */
+void THNN_FloatSpatialDepthWiseConvolution_updateGradInput(struct THNNState *state,
+                                                           struct THFloatTensor *input,
+                                                           struct THFloatTensor *grad_output,
+                                                           struct THFloatTensor *grad_input,
+                                                           struct THFloatTensor *weight,
+                                                           struct THFloatTensor *finput,
+                                                           struct THFloatTensor *fgrad_input,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_w,
+                                                           int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Parameter gradients, scaled.
+ */
+void THNN_FloatSpatialDepthWiseConvolution_accGradParameters(struct THNNState *state,
+                                                             struct THFloatTensor *input,
+                                                             struct THFloatTensor *grad_output,
+                                                             struct THFloatTensor *grad_weight,
+                                                             struct THFloatTensor *grad_bias,
+                                                             struct THFloatTensor *finput,
+                                                             struct THFloatTensor *fgrad_input,
+                                                             int k_w,
+                                                             int k_h,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int pad_w,
+                                                             int pad_h,
+                                                             double scale);
+
+/**
  * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
  */
 void THNN_FloatVolumetricConvolutionMM_updateOutput(struct THNNState *state,
@@ -20998,58 +21050,6 @@ void THNN_FloatVolumetricConvolutionMM_accGradParameters(struct THNNState *state
                                                          int p_w,
                                                          int p_h,
                                                          double scale);
-
-/**
- * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
- */
-void THNN_FloatSpatialDepthWiseConvolution_updateOutput(struct THNNState *state,
-                                                        struct THFloatTensor *input,
-                                                        struct THFloatTensor *output,
-                                                        struct THFloatTensor *weight,
-                                                        struct THFloatTensor *bias,
-                                                        struct THFloatTensor *finput,
-                                                        struct THFloatTensor *fgrad_input,
-                                                        int k_w,
-                                                        int k_h,
-                                                        int d_w,
-                                                        int d_h,
-                                                        int pad_w,
-                                                        int pad_h);
-
-/**
- * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). `gradInput` from `gradOutput`.
- */
-void THNN_FloatSpatialDepthWiseConvolution_updateGradInput(struct THNNState *state,
-                                                           struct THFloatTensor *input,
-                                                           struct THFloatTensor *grad_output,
-                                                           struct THFloatTensor *grad_input,
-                                                           struct THFloatTensor *weight,
-                                                           struct THFloatTensor *finput,
-                                                           struct THFloatTensor *fgrad_input,
-                                                           int k_w,
-                                                           int k_h,
-                                                           int d_w,
-                                                           int d_h,
-                                                           int pad_w,
-                                                           int pad_h);
-
-/**
- * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Parameter gradients, scaled.
- */
-void THNN_FloatSpatialDepthWiseConvolution_accGradParameters(struct THNNState *state,
-                                                             struct THFloatTensor *input,
-                                                             struct THFloatTensor *grad_output,
-                                                             struct THFloatTensor *grad_weight,
-                                                             struct THFloatTensor *grad_bias,
-                                                             struct THFloatTensor *finput,
-                                                             struct THFloatTensor *fgrad_input,
-                                                             int k_w,
-                                                             int k_h,
-                                                             int d_w,
-                                                             int d_h,
-                                                             int pad_w,
-                                                             int pad_h,
-                                                             double scale);
 
 /**
  * torch7's im2col: `finput` (nInputPlane*kH*kW x outputHeight*outputWidth elements,
@@ -21568,6 +21568,58 @@ void THNN_DoubleVolumetricFullDilatedConvolution_accGradParameters(struct THNNSt
                                                                    double scale);
 
 /**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
+ */
+void THNN_DoubleSpatialDepthWiseConvolution_updateOutput(struct THNNState *state,
+                                                         struct THDoubleTensor *input,
+                                                         struct THDoubleTensor *output,
+                                                         struct THDoubleTensor *weight,
+                                                         struct THDoubleTensor *bias,
+                                                         struct THDoubleTensor *finput,
+                                                         struct THDoubleTensor *fgrad_input,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). `gradInput` from `gradOutput`.
+ */
+void THNN_DoubleSpatialDepthWiseConvolution_updateGradInput(struct THNNState *state,
+                                                            struct THDoubleTensor *input,
+                                                            struct THDoubleTensor *grad_output,
+                                                            struct THDoubleTensor *grad_input,
+                                                            struct THDoubleTensor *weight,
+                                                            struct THDoubleTensor *finput,
+                                                            struct THDoubleTensor *fgrad_input,
+                                                            int k_w,
+                                                            int k_h,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int pad_w,
+                                                            int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Parameter gradients, scaled.
+ */
+void THNN_DoubleSpatialDepthWiseConvolution_accGradParameters(struct THNNState *state,
+                                                              struct THDoubleTensor *input,
+                                                              struct THDoubleTensor *grad_output,
+                                                              struct THDoubleTensor *grad_weight,
+                                                              struct THDoubleTensor *grad_bias,
+                                                              struct THDoubleTensor *finput,
+                                                              struct THDoubleTensor *fgrad_input,
+                                                              int k_w,
+                                                              int k_h,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int pad_w,
+                                                              int pad_h,
+                                                              double scale);
+
+/**
  * VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
  */
 void THNN_DoubleVolumetricConvolutionMM_updateOutput(struct THNNState *state,
@@ -21625,58 +21677,6 @@ void THNN_DoubleVolumetricConvolutionMM_accGradParameters(struct THNNState *stat
                                                           int p_w,
                                                           int p_h,
                                                           double scale);
-
-/**
- * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
- */
-void THNN_DoubleSpatialDepthWiseConvolution_updateOutput(struct THNNState *state,
-                                                         struct THDoubleTensor *input,
-                                                         struct THDoubleTensor *output,
-                                                         struct THDoubleTensor *weight,
-                                                         struct THDoubleTensor *bias,
-                                                         struct THDoubleTensor *finput,
-                                                         struct THDoubleTensor *fgrad_input,
-                                                         int k_w,
-                                                         int k_h,
-                                                         int d_w,
-                                                         int d_h,
-                                                         int pad_w,
-                                                         int pad_h);
-
-/**
- * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). `gradInput` from `gradOutput`.
- */
-void THNN_DoubleSpatialDepthWiseConvolution_updateGradInput(struct THNNState *state,
-                                                            struct THDoubleTensor *input,
-                                                            struct THDoubleTensor *grad_output,
-                                                            struct THDoubleTensor *grad_input,
-                                                            struct THDoubleTensor *weight,
-                                                            struct THDoubleTensor *finput,
-                                                            struct THDoubleTensor *fgrad_input,
-                                                            int k_w,
-                                                            int k_h,
-                                                            int d_w,
-                                                            int d_h,
-                                                            int pad_w,
-                                                            int pad_h);
-
-/**
- * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Parameter gradients, scaled.
- */
-void THNN_DoubleSpatialDepthWiseConvolution_accGradParameters(struct THNNState *state,
-                                                              struct THDoubleTensor *input,
-                                                              struct THDoubleTensor *grad_output,
-                                                              struct THDoubleTensor *grad_weight,
-                                                              struct THDoubleTensor *grad_bias,
-                                                              struct THDoubleTensor *finput,
-                                                              struct THDoubleTensor *fgrad_input,
-                                                              int k_w,
-                                                              int k_h,
-                                                              int d_w,
-                                                              int d_h,
-                                                              int pad_w,
-                                                              int pad_h,
-                                                              double scale);
 
 /**
  * torch7's im2col: `finput` (nInputPlane*kH*kW x outputHeight*outputWidth elements,
@@ -22195,6 +22195,58 @@ void THNN_CudaVolumetricFullDilatedConvolution_accGradParameters(struct THCState
                                                                  float scale);
 
 /**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
+ */
+void THNN_CudaSpatialDepthWiseConvolution_updateOutput(struct THCState *state,
+                                                       struct THCudaTensor *input,
+                                                       struct THCudaTensor *output,
+                                                       struct THCudaTensor *weight,
+                                                       struct THCudaTensor *bias,
+                                                       struct THCudaTensor *finput,
+                                                       struct THCudaTensor *fgrad_input,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_w,
+                                                       int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). `gradInput` from `gradOutput`.
+ */
+void THNN_CudaSpatialDepthWiseConvolution_updateGradInput(struct THCState *state,
+                                                          struct THCudaTensor *input,
+                                                          struct THCudaTensor *grad_output,
+                                                          struct THCudaTensor *grad_input,
+                                                          struct THCudaTensor *weight,
+                                                          struct THCudaTensor *finput,
+                                                          struct THCudaTensor *fgrad_input,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int pad_w,
+                                                          int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Parameter gradients, scaled.
+ */
+void THNN_CudaSpatialDepthWiseConvolution_accGradParameters(struct THCState *state,
+                                                            struct THCudaTensor *input,
+                                                            struct THCudaTensor *grad_output,
+                                                            struct THCudaTensor *grad_weight,
+                                                            struct THCudaTensor *grad_bias,
+                                                            struct THCudaTensor *finput,
+                                                            struct THCudaTensor *fgrad_input,
+                                                            int k_w,
+                                                            int k_h,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int pad_w,
+                                                            int pad_h,
+                                                            float scale);
+
+/**
  * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
  */
 void THNN_CudaDoubleSpatialConvolutionMM_updateOutput(struct THCState *state,
@@ -22673,6 +22725,58 @@ void THNN_CudaDoubleVolumetricFullDilatedConvolution_accGradParameters(struct TH
                                                                        int a_w,
                                                                        int a_h,
                                                                        double scale);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
+ */
+void THNN_CudaDoubleSpatialDepthWiseConvolution_updateOutput(struct THCState *state,
+                                                             struct THCudaDoubleTensor *input,
+                                                             struct THCudaDoubleTensor *output,
+                                                             struct THCudaDoubleTensor *weight,
+                                                             struct THCudaDoubleTensor *bias,
+                                                             struct THCudaDoubleTensor *finput,
+                                                             struct THCudaDoubleTensor *fgrad_input,
+                                                             int k_w,
+                                                             int k_h,
+                                                             int d_w,
+                                                             int d_h,
+                                                             int pad_w,
+                                                             int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). `gradInput` from `gradOutput`.
+ */
+void THNN_CudaDoubleSpatialDepthWiseConvolution_updateGradInput(struct THCState *state,
+                                                                struct THCudaDoubleTensor *input,
+                                                                struct THCudaDoubleTensor *grad_output,
+                                                                struct THCudaDoubleTensor *grad_input,
+                                                                struct THCudaDoubleTensor *weight,
+                                                                struct THCudaDoubleTensor *finput,
+                                                                struct THCudaDoubleTensor *fgrad_input,
+                                                                int k_w,
+                                                                int k_h,
+                                                                int d_w,
+                                                                int d_h,
+                                                                int pad_w,
+                                                                int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Parameter gradients, scaled.
+ */
+void THNN_CudaDoubleSpatialDepthWiseConvolution_accGradParameters(struct THCState *state,
+                                                                  struct THCudaDoubleTensor *input,
+                                                                  struct THCudaDoubleTensor *grad_output,
+                                                                  struct THCudaDoubleTensor *grad_weight,
+                                                                  struct THCudaDoubleTensor *grad_bias,
+                                                                  struct THCudaDoubleTensor *finput,
+                                                                  struct THCudaDoubleTensor *fgrad_input,
+                                                                  int k_w,
+                                                                  int k_h,
+                                                                  int d_w,
+                                                                  int d_h,
+                                                                  int pad_w,
+                                                                  int pad_h,
+                                                                  double scale);
 
 /**
  * SpatialConvolutionMM (`F.conv2d`; weight nOutputPlane x nInputPlane*kH*kW or 4-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
@@ -23155,6 +23259,58 @@ void THNN_CudaHalfVolumetricFullDilatedConvolution_accGradParameters(struct THCS
                                                                      float scale);
 
 /**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
+ */
+void THNN_CudaHalfSpatialDepthWiseConvolution_updateOutput(struct THCState *state,
+                                                           struct THCudaHalfTensor *input,
+                                                           struct THCudaHalfTensor *output,
+                                                           struct THCudaHalfTensor *weight,
+                                                           struct THCudaHalfTensor *bias,
+                                                           struct THCudaHalfTensor *finput,
+                                                           struct THCudaHalfTensor *fgrad_input,
+                                                           int k_w,
+                                                           int k_h,
+                                                           int d_w,
+                                                           int d_h,
+                                                           int pad_w,
+                                                           int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). `gradInput` from `gradOutput`.
+ */
+void THNN_CudaHalfSpatialDepthWiseConvolution_updateGradInput(struct THCState *state,
+                                                              struct THCudaHalfTensor *input,
+                                                              struct THCudaHalfTensor *grad_output,
+                                                              struct THCudaHalfTensor *grad_input,
+                                                              struct THCudaHalfTensor *weight,
+                                                              struct THCudaHalfTensor *finput,
+                                                              struct THCudaHalfTensor *fgrad_input,
+                                                              int k_w,
+                                                              int k_h,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int pad_w,
+                                                              int pad_h);
+
+/**
+ * SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Parameter gradients, scaled.
+ */
+void THNN_CudaHalfSpatialDepthWiseConvolution_accGradParameters(struct THCState *state,
+                                                                struct THCudaHalfTensor *input,
+                                                                struct THCudaHalfTensor *grad_output,
+                                                                struct THCudaHalfTensor *grad_weight,
+                                                                struct THCudaHalfTensor *grad_bias,
+                                                                struct THCudaHalfTensor *finput,
+                                                                struct THCudaHalfTensor *fgrad_input,
+                                                                int k_w,
+                                                                int k_h,
+                                                                int d_w,
+                                                                int d_h,
+                                                                int pad_w,
+                                                                int pad_h,
+                                                                float scale);
+
+/**
  * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
  * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
  * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
@@ -23184,42 +23340,6 @@ void THNN_FloatTemporalConvolution_updateGradInput(struct THNNState *state,
  * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
  */
 void THNN_FloatTemporalConvolution_accGradParameters(struct THNNState *state,
-                                                     struct THFloatTensor *input,
-                                                     struct THFloatTensor *grad_output,
-                                                     struct THFloatTensor *grad_weight,
-                                                     struct THFloatTensor *grad_bias,
-                                                     int k_w,
-                                                     int d_w,
-                                                     double scale);
-
-/**
- * `output[t][f] = weight[f] * sum_{k<kW} input[t*dW+k][f] + bias[f]`: `input` `[T,
- * inputFrameSize]` (or `[N, T, inputFrameSize]`), `bias` may be NULL.
- */
-void THNN_FloatTemporalSubSampling_updateOutput(struct THNNState *state,
-                                                struct THFloatTensor *input,
-                                                struct THFloatTensor *output,
-                                                struct THFloatTensor *weight,
-                                                struct THFloatTensor *bias,
-                                                int k_w,
-                                                int d_w,
-                                                int input_frame_size);
-
-/**
- * `gradInput` (shaped like `input`) of TemporalSubSampling.
- */
-void THNN_FloatTemporalSubSampling_updateGradInput(struct THNNState *state,
-                                                   struct THFloatTensor *input,
-                                                   struct THFloatTensor *grad_output,
-                                                   struct THFloatTensor *grad_input,
-                                                   struct THFloatTensor *weight,
-                                                   int k_w,
-                                                   int d_w);
-
-/**
- * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
- */
-void THNN_FloatTemporalSubSampling_accGradParameters(struct THNNState *state,
                                                      struct THFloatTensor *input,
                                                      struct THFloatTensor *grad_output,
                                                      struct THFloatTensor *grad_weight,
@@ -23319,6 +23439,110 @@ void THNN_FloatSpatialSubSampling_accGradParameters(struct THNNState *state,
                                                     double scale);
 
 /**
+ * Unshared-weight 2-D convolution: `weight` `[oH*oW, nOutputPlane, nInputPlane*kH*kW]`
+ * (or 6-D `[oH, oW, nOutputPlane, nInputPlane, kH, kW]`), `bias` `[nOutputPlane, oH,
+ * oW]` (may be NULL). `finput` is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_FloatSpatialConvolutionLocal_updateOutput(struct THNNState *state,
+                                                    struct THFloatTensor *input,
+                                                    struct THFloatTensor *output,
+                                                    struct THFloatTensor *weight,
+                                                    struct THFloatTensor *bias,
+                                                    struct THFloatTensor *finput,
+                                                    struct THFloatTensor *fgrad_input,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_w,
+                                                    int d_h,
+                                                    int pad_w,
+                                                    int pad_h,
+                                                    int64_t input_width,
+                                                    int64_t input_height,
+                                                    int64_t output_width,
+                                                    int64_t output_height);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialConvolutionLocal; `fgradInput` is scratch
+ * (resized; may be NULL), `finput` unused.
+ */
+void THNN_FloatSpatialConvolutionLocal_updateGradInput(struct THNNState *state,
+                                                       struct THFloatTensor *input,
+                                                       struct THFloatTensor *grad_output,
+                                                       struct THFloatTensor *grad_input,
+                                                       struct THFloatTensor *weight,
+                                                       struct THFloatTensor *finput,
+                                                       struct THFloatTensor *fgrad_input,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_w,
+                                                       int pad_h,
+                                                       int64_t input_width,
+                                                       int64_t input_height,
+                                                       int64_t output_width,
+                                                       int64_t output_height);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients; `finput`
+ * is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_FloatSpatialConvolutionLocal_accGradParameters(struct THNNState *state,
+                                                         struct THFloatTensor *input,
+                                                         struct THFloatTensor *grad_output,
+                                                         struct THFloatTensor *grad_weight,
+                                                         struct THFloatTensor *grad_bias,
+                                                         struct THFloatTensor *finput,
+                                                         struct THFloatTensor *fgrad_input,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         int64_t input_width,
+                                                         int64_t input_height,
+                                                         int64_t output_width,
+                                                         int64_t output_height,
+                                                         double scale);
+
+/**
+ * `output[t][f] = weight[f] * sum_{k<kW} input[t*dW+k][f] + bias[f]`: `input` `[T,
+ * inputFrameSize]` (or `[N, T, inputFrameSize]`), `bias` may be NULL.
+ */
+void THNN_FloatTemporalSubSampling_updateOutput(struct THNNState *state,
+                                                struct THFloatTensor *input,
+                                                struct THFloatTensor *output,
+                                                struct THFloatTensor *weight,
+                                                struct THFloatTensor *bias,
+                                                int k_w,
+                                                int d_w,
+                                                int input_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalSubSampling.
+ */
+void THNN_FloatTemporalSubSampling_updateGradInput(struct THNNState *state,
+                                                   struct THFloatTensor *input,
+                                                   struct THFloatTensor *grad_output,
+                                                   struct THFloatTensor *grad_input,
+                                                   struct THFloatTensor *weight,
+                                                   int k_w,
+                                                   int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_FloatTemporalSubSampling_accGradParameters(struct THNNState *state,
+                                                     struct THFloatTensor *input,
+                                                     struct THFloatTensor *grad_output,
+                                                     struct THFloatTensor *grad_weight,
+                                                     struct THFloatTensor *grad_bias,
+                                                     int k_w,
+                                                     int d_w,
+                                                     double scale);
+
+/**
  * Valid strided cross-correlation along `connTable` (`[nConn, 2]` of 0-based (input
  * plane, output plane)), `weight` `[nConn, kH, kW]`, `bias` `[nOutputPlane]` (may be
  * NULL); `input` `[C, H, W]` or `[N, C, H, W]`, `C >= nInputPlane`.
@@ -23410,74 +23634,6 @@ void THNN_FloatSpatialFullConvolutionMap_accGradParameters(struct THNNState *sta
                                                            double scale);
 
 /**
- * Unshared-weight 2-D convolution: `weight` `[oH*oW, nOutputPlane, nInputPlane*kH*kW]`
- * (or 6-D `[oH, oW, nOutputPlane, nInputPlane, kH, kW]`), `bias` `[nOutputPlane, oH,
- * oW]` (may be NULL). `finput` is scratch (resized; may be NULL), `fgradInput` unused.
- */
-void THNN_FloatSpatialConvolutionLocal_updateOutput(struct THNNState *state,
-                                                    struct THFloatTensor *input,
-                                                    struct THFloatTensor *output,
-                                                    struct THFloatTensor *weight,
-                                                    struct THFloatTensor *bias,
-                                                    struct THFloatTensor *finput,
-                                                    struct THFloatTensor *fgrad_input,
-                                                    int k_w,
-                                                    int k_h,
-                                                    int d_w,
-                                                    int d_h,
-                                                    int pad_w,
-                                                    int pad_h,
-                                                    int64_t input_width,
-                                                    int64_t input_height,
-                                                    int64_t output_width,
-                                                    int64_t output_height);
-
-/**
- * `gradInput` (shaped like `input`) of SpatialConvolutionLocal; `fgradInput` is scratch
- * (resized; may be NULL), `finput` unused.
- */
-void THNN_FloatSpatialConvolutionLocal_updateGradInput(struct THNNState *state,
-                                                       struct THFloatTensor *input,
-                                                       struct THFloatTensor *grad_output,
-                                                       struct THFloatTensor *grad_input,
-                                                       struct THFloatTensor *weight,
-                                                       struct THFloatTensor *finput,
-                                                       struct THFloatTensor *fgrad_input,
-                                                       int k_w,
-                                                       int k_h,
-                                                       int d_w,
-                                                       int d_h,
-                                                       int pad_w,
-                                                       int pad_h,
-                                                       int64_t input_width,
-                                                       int64_t input_height,
-                                                       int64_t output_width,
-                                                       int64_t output_height);
-
-/**
- * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients; `finput`
- * is scratch (resized; may be NULL), `fgradInput` unused.
- */
-void THNN_FloatSpatialConvolutionLocal_accGradParameters(struct THNNState *state,
-                                                         struct THFloatTensor *input,
-                                                         struct THFloatTensor *grad_output,
-                                                         struct THFloatTensor *grad_weight,
-                                                         struct THFloatTensor *grad_bias,
-                                                         struct THFloatTensor *finput,
-                                                         struct THFloatTensor *fgrad_input,
-                                                         int k_w,
-                                                         int k_h,
-                                                         int d_w,
-                                                         int d_h,
-                                                         int pad_w,
-                                                         int pad_h,
-                                                         int64_t input_width,
-                                                         int64_t input_height,
-                                                         int64_t output_width,
-                                                         int64_t output_height,
-                                                         double scale);
-
-/**
  * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
  * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
  * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
@@ -23507,42 +23663,6 @@ void THNN_DoubleTemporalConvolution_updateGradInput(struct THNNState *state,
  * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
  */
 void THNN_DoubleTemporalConvolution_accGradParameters(struct THNNState *state,
-                                                      struct THDoubleTensor *input,
-                                                      struct THDoubleTensor *grad_output,
-                                                      struct THDoubleTensor *grad_weight,
-                                                      struct THDoubleTensor *grad_bias,
-                                                      int k_w,
-                                                      int d_w,
-                                                      double scale);
-
-/**
- * `output[t][f] = weight[f] * sum_{k<kW} input[t*dW+k][f] + bias[f]`: `input` `[T,
- * inputFrameSize]` (or `[N, T, inputFrameSize]`), `bias` may be NULL.
- */
-void THNN_DoubleTemporalSubSampling_updateOutput(struct THNNState *state,
-                                                 struct THDoubleTensor *input,
-                                                 struct THDoubleTensor *output,
-                                                 struct THDoubleTensor *weight,
-                                                 struct THDoubleTensor *bias,
-                                                 int k_w,
-                                                 int d_w,
-                                                 int input_frame_size);
-
-/**
- * `gradInput` (shaped like `input`) of TemporalSubSampling.
- */
-void THNN_DoubleTemporalSubSampling_updateGradInput(struct THNNState *state,
-                                                    struct THDoubleTensor *input,
-                                                    struct THDoubleTensor *grad_output,
-                                                    struct THDoubleTensor *grad_input,
-                                                    struct THDoubleTensor *weight,
-                                                    int k_w,
-                                                    int d_w);
-
-/**
- * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
- */
-void THNN_DoubleTemporalSubSampling_accGradParameters(struct THNNState *state,
                                                       struct THDoubleTensor *input,
                                                       struct THDoubleTensor *grad_output,
                                                       struct THDoubleTensor *grad_weight,
@@ -23642,6 +23762,110 @@ void THNN_DoubleSpatialSubSampling_accGradParameters(struct THNNState *state,
                                                      double scale);
 
 /**
+ * Unshared-weight 2-D convolution: `weight` `[oH*oW, nOutputPlane, nInputPlane*kH*kW]`
+ * (or 6-D `[oH, oW, nOutputPlane, nInputPlane, kH, kW]`), `bias` `[nOutputPlane, oH,
+ * oW]` (may be NULL). `finput` is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_DoubleSpatialConvolutionLocal_updateOutput(struct THNNState *state,
+                                                     struct THDoubleTensor *input,
+                                                     struct THDoubleTensor *output,
+                                                     struct THDoubleTensor *weight,
+                                                     struct THDoubleTensor *bias,
+                                                     struct THDoubleTensor *finput,
+                                                     struct THDoubleTensor *fgrad_input,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_w,
+                                                     int d_h,
+                                                     int pad_w,
+                                                     int pad_h,
+                                                     int64_t input_width,
+                                                     int64_t input_height,
+                                                     int64_t output_width,
+                                                     int64_t output_height);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialConvolutionLocal; `fgradInput` is scratch
+ * (resized; may be NULL), `finput` unused.
+ */
+void THNN_DoubleSpatialConvolutionLocal_updateGradInput(struct THNNState *state,
+                                                        struct THDoubleTensor *input,
+                                                        struct THDoubleTensor *grad_output,
+                                                        struct THDoubleTensor *grad_input,
+                                                        struct THDoubleTensor *weight,
+                                                        struct THDoubleTensor *finput,
+                                                        struct THDoubleTensor *fgrad_input,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        int64_t input_width,
+                                                        int64_t input_height,
+                                                        int64_t output_width,
+                                                        int64_t output_height);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients; `finput`
+ * is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_DoubleSpatialConvolutionLocal_accGradParameters(struct THNNState *state,
+                                                          struct THDoubleTensor *input,
+                                                          struct THDoubleTensor *grad_output,
+                                                          struct THDoubleTensor *grad_weight,
+                                                          struct THDoubleTensor *grad_bias,
+                                                          struct THDoubleTensor *finput,
+                                                          struct THDoubleTensor *fgrad_input,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int pad_w,
+                                                          int pad_h,
+                                                          int64_t input_width,
+                                                          int64_t input_height,
+                                                          int64_t output_width,
+                                                          int64_t output_height,
+                                                          double scale);
+
+/**
+ * `output[t][f] = weight[f] * sum_{k<kW} input[t*dW+k][f] + bias[f]`: `input` `[T,
+ * inputFrameSize]` (or `[N, T, inputFrameSize]`), `bias` may be NULL.
+ */
+void THNN_DoubleTemporalSubSampling_updateOutput(struct THNNState *state,
+                                                 struct THDoubleTensor *input,
+                                                 struct THDoubleTensor *output,
+                                                 struct THDoubleTensor *weight,
+                                                 struct THDoubleTensor *bias,
+                                                 int k_w,
+                                                 int d_w,
+                                                 int input_frame_size);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalSubSampling.
+ */
+void THNN_DoubleTemporalSubSampling_updateGradInput(struct THNNState *state,
+                                                    struct THDoubleTensor *input,
+                                                    struct THDoubleTensor *grad_output,
+                                                    struct THDoubleTensor *grad_input,
+                                                    struct THDoubleTensor *weight,
+                                                    int k_w,
+                                                    int d_w);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_DoubleTemporalSubSampling_accGradParameters(struct THNNState *state,
+                                                      struct THDoubleTensor *input,
+                                                      struct THDoubleTensor *grad_output,
+                                                      struct THDoubleTensor *grad_weight,
+                                                      struct THDoubleTensor *grad_bias,
+                                                      int k_w,
+                                                      int d_w,
+                                                      double scale);
+
+/**
  * Valid strided cross-correlation along `connTable` (`[nConn, 2]` of 0-based (input
  * plane, output plane)), `weight` `[nConn, kH, kW]`, `bias` `[nOutputPlane]` (may be
  * NULL); `input` `[C, H, W]` or `[N, C, H, W]`, `C >= nInputPlane`.
@@ -23733,74 +23957,6 @@ void THNN_DoubleSpatialFullConvolutionMap_accGradParameters(struct THNNState *st
                                                             double scale);
 
 /**
- * Unshared-weight 2-D convolution: `weight` `[oH*oW, nOutputPlane, nInputPlane*kH*kW]`
- * (or 6-D `[oH, oW, nOutputPlane, nInputPlane, kH, kW]`), `bias` `[nOutputPlane, oH,
- * oW]` (may be NULL). `finput` is scratch (resized; may be NULL), `fgradInput` unused.
- */
-void THNN_DoubleSpatialConvolutionLocal_updateOutput(struct THNNState *state,
-                                                     struct THDoubleTensor *input,
-                                                     struct THDoubleTensor *output,
-                                                     struct THDoubleTensor *weight,
-                                                     struct THDoubleTensor *bias,
-                                                     struct THDoubleTensor *finput,
-                                                     struct THDoubleTensor *fgrad_input,
-                                                     int k_w,
-                                                     int k_h,
-                                                     int d_w,
-                                                     int d_h,
-                                                     int pad_w,
-                                                     int pad_h,
-                                                     int64_t input_width,
-                                                     int64_t input_height,
-                                                     int64_t output_width,
-                                                     int64_t output_height);
-
-/**
- * `gradInput` (shaped like `input`) of SpatialConvolutionLocal; `fgradInput` is scratch
- * (resized; may be NULL), `finput` unused.
- */
-void THNN_DoubleSpatialConvolutionLocal_updateGradInput(struct THNNState *state,
-                                                        struct THDoubleTensor *input,
-                                                        struct THDoubleTensor *grad_output,
-                                                        struct THDoubleTensor *grad_input,
-                                                        struct THDoubleTensor *weight,
-                                                        struct THDoubleTensor *finput,
-                                                        struct THDoubleTensor *fgrad_input,
-                                                        int k_w,
-                                                        int k_h,
-                                                        int d_w,
-                                                        int d_h,
-                                                        int pad_w,
-                                                        int pad_h,
-                                                        int64_t input_width,
-                                                        int64_t input_height,
-                                                        int64_t output_width,
-                                                        int64_t output_height);
-
-/**
- * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients; `finput`
- * is scratch (resized; may be NULL), `fgradInput` unused.
- */
-void THNN_DoubleSpatialConvolutionLocal_accGradParameters(struct THNNState *state,
-                                                          struct THDoubleTensor *input,
-                                                          struct THDoubleTensor *grad_output,
-                                                          struct THDoubleTensor *grad_weight,
-                                                          struct THDoubleTensor *grad_bias,
-                                                          struct THDoubleTensor *finput,
-                                                          struct THDoubleTensor *fgrad_input,
-                                                          int k_w,
-                                                          int k_h,
-                                                          int d_w,
-                                                          int d_h,
-                                                          int pad_w,
-                                                          int pad_h,
-                                                          int64_t input_width,
-                                                          int64_t input_height,
-                                                          int64_t output_width,
-                                                          int64_t output_height,
-                                                          double scale);
-
-/**
  * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
  * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
  * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
@@ -23837,6 +23993,164 @@ void THNN_CudaTemporalConvolution_accGradParameters(struct THCState *state,
                                                     int k_w,
                                                     int d_w,
                                                     float scale);
+
+/**
+ * Depthwise 1-D convolution: `weight` `[F, 1, kW]`, `bias` `[F]` (may be NULL), zero
+ * padding `padW`; `input` `[F, T]`/`[N, F, T]` with `featFirst`, else `[T, F]`/`[N, T,
+ * F]`; `output` in the same layout. `finput`, `fgradInput` are not used (may be NULL).
+ */
+void THNN_CudaTemporalRowConvolution_updateOutput(struct THCState *state,
+                                                  struct THCudaTensor *input,
+                                                  struct THCudaTensor *output,
+                                                  struct THCudaTensor *weight,
+                                                  struct THCudaTensor *bias,
+                                                  struct THCudaTensor *finput,
+                                                  struct THCudaTensor *fgrad_input,
+                                                  int k_w,
+                                                  int d_w,
+                                                  int pad_w,
+                                                  bool feat_first);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalRowConvolution.
+ */
+void THNN_CudaTemporalRowConvolution_updateGradInput(struct THCState *state,
+                                                     struct THCudaTensor *input,
+                                                     struct THCudaTensor *grad_output,
+                                                     struct THCudaTensor *grad_input,
+                                                     struct THCudaTensor *weight,
+                                                     struct THCudaTensor *finput,
+                                                     struct THCudaTensor *fgrad_input,
+                                                     int k_w,
+                                                     int d_w,
+                                                     int pad_w,
+                                                     bool feat_first);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients (from
+ * `input`, not `finput`).
+ */
+void THNN_CudaTemporalRowConvolution_accGradParameters(struct THCState *state,
+                                                       struct THCudaTensor *input,
+                                                       struct THCudaTensor *grad_output,
+                                                       struct THCudaTensor *grad_weight,
+                                                       struct THCudaTensor *grad_bias,
+                                                       struct THCudaTensor *finput,
+                                                       struct THCudaTensor *fgrad_input,
+                                                       int k_w,
+                                                       int d_w,
+                                                       int pad_w,
+                                                       bool feat_first,
+                                                       float scale);
+
+/**
+ * `output[c] = weight[c] * (kH x kW window sums of input[c], strides dH, dW) +
+ * bias[c]`: `input` `[C, H, W]` or `[N, C, H, W]`, `bias` may be NULL.
+ */
+void THNN_CudaSpatialSubSampling_updateOutput(struct THCState *state,
+                                              struct THCudaTensor *input,
+                                              struct THCudaTensor *output,
+                                              struct THCudaTensor *weight,
+                                              struct THCudaTensor *bias,
+                                              int k_w,
+                                              int k_h,
+                                              int d_w,
+                                              int d_h);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialSubSampling.
+ */
+void THNN_CudaSpatialSubSampling_updateGradInput(struct THCState *state,
+                                                 struct THCudaTensor *input,
+                                                 struct THCudaTensor *grad_output,
+                                                 struct THCudaTensor *grad_input,
+                                                 struct THCudaTensor *weight,
+                                                 int k_w,
+                                                 int k_h,
+                                                 int d_w,
+                                                 int d_h);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_CudaSpatialSubSampling_accGradParameters(struct THCState *state,
+                                                   struct THCudaTensor *input,
+                                                   struct THCudaTensor *grad_output,
+                                                   struct THCudaTensor *grad_weight,
+                                                   struct THCudaTensor *grad_bias,
+                                                   int k_w,
+                                                   int k_h,
+                                                   int d_w,
+                                                   int d_h,
+                                                   float scale);
+
+/**
+ * Unshared-weight 2-D convolution: `weight` `[oH*oW, nOutputPlane, nInputPlane*kH*kW]`
+ * (or 6-D `[oH, oW, nOutputPlane, nInputPlane, kH, kW]`), `bias` `[nOutputPlane, oH,
+ * oW]` (may be NULL). `finput` is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_CudaSpatialConvolutionLocal_updateOutput(struct THCState *state,
+                                                   struct THCudaTensor *input,
+                                                   struct THCudaTensor *output,
+                                                   struct THCudaTensor *weight,
+                                                   struct THCudaTensor *bias,
+                                                   struct THCudaTensor *finput,
+                                                   struct THCudaTensor *fgrad_input,
+                                                   int k_w,
+                                                   int k_h,
+                                                   int d_w,
+                                                   int d_h,
+                                                   int pad_w,
+                                                   int pad_h,
+                                                   int64_t input_width,
+                                                   int64_t input_height,
+                                                   int64_t output_width,
+                                                   int64_t output_height);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialConvolutionLocal; `fgradInput` is scratch
+ * (resized; may be NULL), `finput` unused.
+ */
+void THNN_CudaSpatialConvolutionLocal_updateGradInput(struct THCState *state,
+                                                      struct THCudaTensor *input,
+                                                      struct THCudaTensor *grad_output,
+                                                      struct THCudaTensor *grad_input,
+                                                      struct THCudaTensor *weight,
+                                                      struct THCudaTensor *finput,
+                                                      struct THCudaTensor *fgrad_input,
+                                                      int k_w,
+                                                      int k_h,
+                                                      int d_w,
+                                                      int d_h,
+                                                      int pad_w,
+                                                      int pad_h,
+                                                      int64_t input_width,
+                                                      int64_t input_height,
+                                                      int64_t output_width,
+                                                      int64_t output_height);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients; `finput`
+ * is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_CudaSpatialConvolutionLocal_accGradParameters(struct THCState *state,
+                                                        struct THCudaTensor *input,
+                                                        struct THCudaTensor *grad_output,
+                                                        struct THCudaTensor *grad_weight,
+                                                        struct THCudaTensor *grad_bias,
+                                                        struct THCudaTensor *finput,
+                                                        struct THCudaTensor *fgrad_input,
+                                                        int k_w,
+                                                        int k_h,
+                                                        int d_w,
+                                                        int d_h,
+                                                        int pad_w,
+                                                        int pad_h,
+                                                        int64_t input_width,
+                                                        int64_t input_height,
+                                                        int64_t output_width,
+                                                        int64_t output_height,
+                                                        float scale);
 
 /**
  * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
@@ -23877,6 +24191,164 @@ void THNN_CudaDoubleTemporalConvolution_accGradParameters(struct THCState *state
                                                           double scale);
 
 /**
+ * Depthwise 1-D convolution: `weight` `[F, 1, kW]`, `bias` `[F]` (may be NULL), zero
+ * padding `padW`; `input` `[F, T]`/`[N, F, T]` with `featFirst`, else `[T, F]`/`[N, T,
+ * F]`; `output` in the same layout. `finput`, `fgradInput` are not used (may be NULL).
+ */
+void THNN_CudaDoubleTemporalRowConvolution_updateOutput(struct THCState *state,
+                                                        struct THCudaDoubleTensor *input,
+                                                        struct THCudaDoubleTensor *output,
+                                                        struct THCudaDoubleTensor *weight,
+                                                        struct THCudaDoubleTensor *bias,
+                                                        struct THCudaDoubleTensor *finput,
+                                                        struct THCudaDoubleTensor *fgrad_input,
+                                                        int k_w,
+                                                        int d_w,
+                                                        int pad_w,
+                                                        bool feat_first);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalRowConvolution.
+ */
+void THNN_CudaDoubleTemporalRowConvolution_updateGradInput(struct THCState *state,
+                                                           struct THCudaDoubleTensor *input,
+                                                           struct THCudaDoubleTensor *grad_output,
+                                                           struct THCudaDoubleTensor *grad_input,
+                                                           struct THCudaDoubleTensor *weight,
+                                                           struct THCudaDoubleTensor *finput,
+                                                           struct THCudaDoubleTensor *fgrad_input,
+                                                           int k_w,
+                                                           int d_w,
+                                                           int pad_w,
+                                                           bool feat_first);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients (from
+ * `input`, not `finput`).
+ */
+void THNN_CudaDoubleTemporalRowConvolution_accGradParameters(struct THCState *state,
+                                                             struct THCudaDoubleTensor *input,
+                                                             struct THCudaDoubleTensor *grad_output,
+                                                             struct THCudaDoubleTensor *grad_weight,
+                                                             struct THCudaDoubleTensor *grad_bias,
+                                                             struct THCudaDoubleTensor *finput,
+                                                             struct THCudaDoubleTensor *fgrad_input,
+                                                             int k_w,
+                                                             int d_w,
+                                                             int pad_w,
+                                                             bool feat_first,
+                                                             double scale);
+
+/**
+ * `output[c] = weight[c] * (kH x kW window sums of input[c], strides dH, dW) +
+ * bias[c]`: `input` `[C, H, W]` or `[N, C, H, W]`, `bias` may be NULL.
+ */
+void THNN_CudaDoubleSpatialSubSampling_updateOutput(struct THCState *state,
+                                                    struct THCudaDoubleTensor *input,
+                                                    struct THCudaDoubleTensor *output,
+                                                    struct THCudaDoubleTensor *weight,
+                                                    struct THCudaDoubleTensor *bias,
+                                                    int k_w,
+                                                    int k_h,
+                                                    int d_w,
+                                                    int d_h);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialSubSampling.
+ */
+void THNN_CudaDoubleSpatialSubSampling_updateGradInput(struct THCState *state,
+                                                       struct THCudaDoubleTensor *input,
+                                                       struct THCudaDoubleTensor *grad_output,
+                                                       struct THCudaDoubleTensor *grad_input,
+                                                       struct THCudaDoubleTensor *weight,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_CudaDoubleSpatialSubSampling_accGradParameters(struct THCState *state,
+                                                         struct THCudaDoubleTensor *input,
+                                                         struct THCudaDoubleTensor *grad_output,
+                                                         struct THCudaDoubleTensor *grad_weight,
+                                                         struct THCudaDoubleTensor *grad_bias,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         double scale);
+
+/**
+ * Unshared-weight 2-D convolution: `weight` `[oH*oW, nOutputPlane, nInputPlane*kH*kW]`
+ * (or 6-D `[oH, oW, nOutputPlane, nInputPlane, kH, kW]`), `bias` `[nOutputPlane, oH,
+ * oW]` (may be NULL). `finput` is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_CudaDoubleSpatialConvolutionLocal_updateOutput(struct THCState *state,
+                                                         struct THCudaDoubleTensor *input,
+                                                         struct THCudaDoubleTensor *output,
+                                                         struct THCudaDoubleTensor *weight,
+                                                         struct THCudaDoubleTensor *bias,
+                                                         struct THCudaDoubleTensor *finput,
+                                                         struct THCudaDoubleTensor *fgrad_input,
+                                                         int k_w,
+                                                         int k_h,
+                                                         int d_w,
+                                                         int d_h,
+                                                         int pad_w,
+                                                         int pad_h,
+                                                         int64_t input_width,
+                                                         int64_t input_height,
+                                                         int64_t output_width,
+                                                         int64_t output_height);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialConvolutionLocal; `fgradInput` is scratch
+ * (resized; may be NULL), `finput` unused.
+ */
+void THNN_CudaDoubleSpatialConvolutionLocal_updateGradInput(struct THCState *state,
+                                                            struct THCudaDoubleTensor *input,
+                                                            struct THCudaDoubleTensor *grad_output,
+                                                            struct THCudaDoubleTensor *grad_input,
+                                                            struct THCudaDoubleTensor *weight,
+                                                            struct THCudaDoubleTensor *finput,
+                                                            struct THCudaDoubleTensor *fgrad_input,
+                                                            int k_w,
+                                                            int k_h,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int pad_w,
+                                                            int pad_h,
+                                                            int64_t input_width,
+                                                            int64_t input_height,
+                                                            int64_t output_width,
+                                                            int64_t output_height);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients; `finput`
+ * is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_CudaDoubleSpatialConvolutionLocal_accGradParameters(struct THCState *state,
+                                                              struct THCudaDoubleTensor *input,
+                                                              struct THCudaDoubleTensor *grad_output,
+                                                              struct THCudaDoubleTensor *grad_weight,
+                                                              struct THCudaDoubleTensor *grad_bias,
+                                                              struct THCudaDoubleTensor *finput,
+                                                              struct THCudaDoubleTensor *fgrad_input,
+                                                              int k_w,
+                                                              int k_h,
+                                                              int d_w,
+                                                              int d_h,
+                                                              int pad_w,
+                                                              int pad_h,
+                                                              int64_t input_width,
+                                                              int64_t input_height,
+                                                              int64_t output_width,
+                                                              int64_t output_height,
+                                                              double scale);
+
+/**
  * Time-major 1-D convolution: `input` `[T, inputFrameSize]` or `[N, T, inputFrameSize]`,
  * `weight` `[outputFrameSize, kW*inputFrameSize]`, `bias` `[outputFrameSize]` (may be
  * NULL); `output` `[T', outputFrameSize]` (batched `[N, T', ...]`), `T' = (T-kW)/dW+1`.
@@ -23913,6 +24385,164 @@ void THNN_CudaHalfTemporalConvolution_accGradParameters(struct THCState *state,
                                                         int k_w,
                                                         int d_w,
                                                         float scale);
+
+/**
+ * Depthwise 1-D convolution: `weight` `[F, 1, kW]`, `bias` `[F]` (may be NULL), zero
+ * padding `padW`; `input` `[F, T]`/`[N, F, T]` with `featFirst`, else `[T, F]`/`[N, T,
+ * F]`; `output` in the same layout. `finput`, `fgradInput` are not used (may be NULL).
+ */
+void THNN_CudaHalfTemporalRowConvolution_updateOutput(struct THCState *state,
+                                                      struct THCudaHalfTensor *input,
+                                                      struct THCudaHalfTensor *output,
+                                                      struct THCudaHalfTensor *weight,
+                                                      struct THCudaHalfTensor *bias,
+                                                      struct THCudaHalfTensor *finput,
+                                                      struct THCudaHalfTensor *fgrad_input,
+                                                      int k_w,
+                                                      int d_w,
+                                                      int pad_w,
+                                                      bool feat_first);
+
+/**
+ * `gradInput` (shaped like `input`) of TemporalRowConvolution.
+ */
+void THNN_CudaHalfTemporalRowConvolution_updateGradInput(struct THCState *state,
+                                                         struct THCudaHalfTensor *input,
+                                                         struct THCudaHalfTensor *grad_output,
+                                                         struct THCudaHalfTensor *grad_input,
+                                                         struct THCudaHalfTensor *weight,
+                                                         struct THCudaHalfTensor *finput,
+                                                         struct THCudaHalfTensor *fgrad_input,
+                                                         int k_w,
+                                                         int d_w,
+                                                         int pad_w,
+                                                         bool feat_first);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients (from
+ * `input`, not `finput`).
+ */
+void THNN_CudaHalfTemporalRowConvolution_accGradParameters(struct THCState *state,
+                                                           struct THCudaHalfTensor *input,
+                                                           struct THCudaHalfTensor *grad_output,
+                                                           struct THCudaHalfTensor *grad_weight,
+                                                           struct THCudaHalfTensor *grad_bias,
+                                                           struct THCudaHalfTensor *finput,
+                                                           struct THCudaHalfTensor *fgrad_input,
+                                                           int k_w,
+                                                           int d_w,
+                                                           int pad_w,
+                                                           bool feat_first,
+                                                           float scale);
+
+/**
+ * `output[c] = weight[c] * (kH x kW window sums of input[c], strides dH, dW) +
+ * bias[c]`: `input` `[C, H, W]` or `[N, C, H, W]`, `bias` may be NULL.
+ */
+void THNN_CudaHalfSpatialSubSampling_updateOutput(struct THCState *state,
+                                                  struct THCudaHalfTensor *input,
+                                                  struct THCudaHalfTensor *output,
+                                                  struct THCudaHalfTensor *weight,
+                                                  struct THCudaHalfTensor *bias,
+                                                  int k_w,
+                                                  int k_h,
+                                                  int d_w,
+                                                  int d_h);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialSubSampling.
+ */
+void THNN_CudaHalfSpatialSubSampling_updateGradInput(struct THCState *state,
+                                                     struct THCudaHalfTensor *input,
+                                                     struct THCudaHalfTensor *grad_output,
+                                                     struct THCudaHalfTensor *grad_input,
+                                                     struct THCudaHalfTensor *weight,
+                                                     int k_w,
+                                                     int k_h,
+                                                     int d_w,
+                                                     int d_h);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients.
+ */
+void THNN_CudaHalfSpatialSubSampling_accGradParameters(struct THCState *state,
+                                                       struct THCudaHalfTensor *input,
+                                                       struct THCudaHalfTensor *grad_output,
+                                                       struct THCudaHalfTensor *grad_weight,
+                                                       struct THCudaHalfTensor *grad_bias,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       float scale);
+
+/**
+ * Unshared-weight 2-D convolution: `weight` `[oH*oW, nOutputPlane, nInputPlane*kH*kW]`
+ * (or 6-D `[oH, oW, nOutputPlane, nInputPlane, kH, kW]`), `bias` `[nOutputPlane, oH,
+ * oW]` (may be NULL). `finput` is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_CudaHalfSpatialConvolutionLocal_updateOutput(struct THCState *state,
+                                                       struct THCudaHalfTensor *input,
+                                                       struct THCudaHalfTensor *output,
+                                                       struct THCudaHalfTensor *weight,
+                                                       struct THCudaHalfTensor *bias,
+                                                       struct THCudaHalfTensor *finput,
+                                                       struct THCudaHalfTensor *fgrad_input,
+                                                       int k_w,
+                                                       int k_h,
+                                                       int d_w,
+                                                       int d_h,
+                                                       int pad_w,
+                                                       int pad_h,
+                                                       int64_t input_width,
+                                                       int64_t input_height,
+                                                       int64_t output_width,
+                                                       int64_t output_height);
+
+/**
+ * `gradInput` (shaped like `input`) of SpatialConvolutionLocal; `fgradInput` is scratch
+ * (resized; may be NULL), `finput` unused.
+ */
+void THNN_CudaHalfSpatialConvolutionLocal_updateGradInput(struct THCState *state,
+                                                          struct THCudaHalfTensor *input,
+                                                          struct THCudaHalfTensor *grad_output,
+                                                          struct THCudaHalfTensor *grad_input,
+                                                          struct THCudaHalfTensor *weight,
+                                                          struct THCudaHalfTensor *finput,
+                                                          struct THCudaHalfTensor *fgrad_input,
+                                                          int k_w,
+                                                          int k_h,
+                                                          int d_w,
+                                                          int d_h,
+                                                          int pad_w,
+                                                          int pad_h,
+                                                          int64_t input_width,
+                                                          int64_t input_height,
+                                                          int64_t output_width,
+                                                          int64_t output_height);
+
+/**
+ * `gradWeight`, `gradBias` (may be NULL) `+= scale *` the parameter gradients; `finput`
+ * is scratch (resized; may be NULL), `fgradInput` unused.
+ */
+void THNN_CudaHalfSpatialConvolutionLocal_accGradParameters(struct THCState *state,
+                                                            struct THCudaHalfTensor *input,
+                                                            struct THCudaHalfTensor *grad_output,
+                                                            struct THCudaHalfTensor *grad_weight,
+                                                            struct THCudaHalfTensor *grad_bias,
+                                                            struct THCudaHalfTensor *finput,
+                                                            struct THCudaHalfTensor *fgrad_input,
+                                                            int k_w,
+                                                            int k_h,
+                                                            int d_w,
+                                                            int d_h,
+                                                            int pad_w,
+                                                            int pad_h,
+                                                            int64_t input_width,
+                                                            int64_t input_height,
+                                                            int64_t output_width,
+                                                            int64_t output_height,
+                                                            float scale);
 
 /**
  *`output` = sum of `|input - target|` (mean with `sizeAverage`); `input` and `target` hold as many elements.

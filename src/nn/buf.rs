@@ -60,13 +60,7 @@ impl<T: Scalar> Out<T> {
     /// accumulated. `r` must hold exactly `n` elements (error: argument `arg`, `name`).
     pub fn acc(r: &Tensor<T>, n: usize, arg: u32, name: &str) -> Result<Self> {
         let view = r.view();
-        if view.numel() != n {
-            return Err(super::check::size_err(
-                arg,
-                name,
-                format_args!("expected {n} elements (the parameter's), got {}", view.desc()),
-            ));
-        }
+        acc_len(&view, n, arg, name)?;
         Self::on(view, true)
     }
 
@@ -113,6 +107,19 @@ impl<T: Scalar> AsMut<[T]> for Out<T> {
         // other slice of this output exists, and inputs sharing its storage were copied (`read`).
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.view.numel()) }
     }
+}
+
+/// `Out::acc`'s check (for device halves that accumulate on the device): `v` holds exactly
+/// `n` elements, else an error about argument `arg` (`name`).
+pub fn acc_len<T: Scalar>(v: &View<T>, n: usize, arg: u32, name: &str) -> Result<()> {
+    if v.numel() != n {
+        return Err(super::check::size_err(
+            arg,
+            name,
+            format_args!("expected {n} elements (the parameter's), got {}", v.desc()),
+        ));
+    }
+    Ok(())
 }
 
 /// The parameter gradients a layer accumulates into: `gradWeight` (argument `arg`) and, unless

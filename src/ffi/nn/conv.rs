@@ -105,9 +105,20 @@ macro_rules! conv_api {
         fn [<THNN_ $R VolumetricFullDilatedConvolution_accGradParameters>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as opt_obj, finput: *mut [<TH $R Tensor>] as opt_obj, fgrad_input: *mut [<TH $R Tensor>], d_t: c_int, d_w: c_int, d_h: c_int, p_t: c_int, p_w: c_int, p_h: c_int, dilation_t: c_int, dilation_w: c_int, dilation_h: c_int, a_t: c_int, a_w: c_int, a_h: c_int, scale: $A) {
             let _ = fgrad_input; conv::acc_grad_parameters::<$T>(&conv::VOLUMETRIC_FULL_DILATED, &input, &grad_output, grad_weight, grad_bias.map(|t| &**t), finput.map(|t| &**t), &[d_t, d_w, d_h, p_t, p_w, p_h, dilation_t, dilation_w, dilation_h, a_t, a_w, a_h], 8, scale.into())
         }
+        /// SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
+        fn [<THNN_ $R SpatialDepthWiseConvolution_updateOutput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>] as opt_view, finput: *mut [<TH $R Tensor>], fgrad_input: *mut [<TH $R Tensor>], k_w: c_int, k_h: c_int, d_w: c_int, d_h: c_int, pad_w: c_int, pad_h: c_int) {
+            let _ = (finput, fgrad_input); depthwise::update_output::<$T>(&input, output, &weight, bias.as_ref(), &[k_w, k_h, d_w, d_h, pad_w, pad_h])
+        }
+        /// SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). `gradInput` from `gradOutput`.
+        fn [<THNN_ $R SpatialDepthWiseConvolution_updateGradInput>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, finput: *mut [<TH $R Tensor>], fgrad_input: *mut [<TH $R Tensor>], k_w: c_int, k_h: c_int, d_w: c_int, d_h: c_int, pad_w: c_int, pad_h: c_int) {
+            let _ = (finput, fgrad_input); depthwise::update_grad_input::<$T>(&input, &grad_output, grad_input, &weight, &[k_w, k_h, d_w, d_h, pad_w, pad_h])
+        }
+        /// SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Parameter gradients, scaled.
+        fn [<THNN_ $R SpatialDepthWiseConvolution_accGradParameters>](state: *mut $S, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as opt_obj, finput: *mut [<TH $R Tensor>], fgrad_input: *mut [<TH $R Tensor>], k_w: c_int, k_h: c_int, d_w: c_int, d_h: c_int, pad_w: c_int, pad_h: c_int, scale: $A) {
+            let _ = (finput, fgrad_input); depthwise::acc_grad_parameters::<$T>(&input, &grad_output, grad_weight, grad_bias.map(|t| &**t), &[k_w, k_h, d_w, d_h, pad_w, pad_h], scale.into())
+        }
     } } };
-    // THNN's modules that THCUNN lacks (VolumetricConvolutionMM, unfolded_*) or whose device
-    // half is still to come (SpatialDepthWiseConvolution).
+    // THNN's modules that THCUNN lacks (VolumetricConvolutionMM, unfolded_*).
     (@thnn $R:ident, $T:ty) => { pastey::paste! { nn_fn! {
         /// VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). Forward: `output` = the convolution of `input` (bias may be NULL).
         fn [<THNN_ $R VolumetricConvolutionMM_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>] as opt_view, finput: *mut [<TH $R Tensor>] as opt_obj, k_t: c_int, k_w: c_int, k_h: c_int, d_t: c_int, d_w: c_int, d_h: c_int, p_t: c_int, p_w: c_int, p_h: c_int) {
@@ -120,18 +131,6 @@ macro_rules! conv_api {
         /// VolumetricConvolutionMM (`F.conv3d(padding=)`; weight nOutputPlane x nInputPlane*kT*kH*kW or 5-D; `finput`/`fgradInput` scratch). `gradWeight += scale * dL/dweight`, `gradBias += scale * dL/dbias` (gradBias may be NULL).
         fn [<THNN_ $R VolumetricConvolutionMM_accGradParameters>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as opt_obj, finput: *mut [<TH $R Tensor>] as opt_obj, k_t: c_int, k_w: c_int, k_h: c_int, d_t: c_int, d_w: c_int, d_h: c_int, p_t: c_int, p_w: c_int, p_h: c_int, scale: f64) {
             conv::acc_grad_parameters::<$T>(&conv::VOLUMETRIC_MM, &input, &grad_output, grad_weight, grad_bias.map(|t| &**t), finput.map(|t| &**t), &[k_t, k_w, k_h, d_t, d_w, d_h, p_t, p_w, p_h], 7, scale)
-        }
-        /// SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Forward.
-        fn [<THNN_ $R SpatialDepthWiseConvolution_updateOutput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>] as opt_view, finput: *mut [<TH $R Tensor>], fgrad_input: *mut [<TH $R Tensor>], k_w: c_int, k_h: c_int, d_w: c_int, d_h: c_int, pad_w: c_int, pad_h: c_int) {
-            let _ = (finput, fgrad_input); depthwise::update_output::<$T>(&input, output, &weight, bias.as_ref(), &[k_w, k_h, d_w, d_h, pad_w, pad_h])
-        }
-        /// SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). `gradInput` from `gradOutput`.
-        fn [<THNN_ $R SpatialDepthWiseConvolution_updateGradInput>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_input: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, finput: *mut [<TH $R Tensor>], fgrad_input: *mut [<TH $R Tensor>], k_w: c_int, k_h: c_int, d_w: c_int, d_h: c_int, pad_w: c_int, pad_h: c_int) {
-            let _ = (finput, fgrad_input); depthwise::update_grad_input::<$T>(&input, &grad_output, grad_input, &weight, &[k_w, k_h, d_w, d_h, pad_w, pad_h])
-        }
-        /// SpatialDepthWiseConvolution (`F.conv2d(groups=nInputPlane)`; weight M x nInputPlane x kH x kW, bias M x nInputPlane; `finput`/`fgradInput` unused). Parameter gradients, scaled.
-        fn [<THNN_ $R SpatialDepthWiseConvolution_accGradParameters>](state: *mut THNNState, input: *mut [<TH $R Tensor>] as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as opt_obj, finput: *mut [<TH $R Tensor>], fgrad_input: *mut [<TH $R Tensor>], k_w: c_int, k_h: c_int, d_w: c_int, d_h: c_int, pad_w: c_int, pad_h: c_int, scale: f64) {
-            let _ = (finput, fgrad_input); depthwise::acc_grad_parameters::<$T>(&input, &grad_output, grad_weight, grad_bias.map(|t| &**t), &[k_w, k_h, d_w, d_h, pad_w, pad_h], scale)
         }
     }
     $crate::ffi::th_fn! {

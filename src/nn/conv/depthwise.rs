@@ -14,11 +14,17 @@
 //! multiply-adds where the copy has FMA. Forward and gradInput run in parallel over (sample,
 //! input plane), gradWeight over input planes with the samples in order, so results do not
 //! depend on the thread count.
+//!
+//! Device tensors (THCUNN, also Half) take the same checks and run in `depthwise_device`
+//! (im2col, per-plane batched GEMMs, col2im).
 
-use super::super::NnReal;
 use super::super::buf::{self, Grads, Out};
 use super::super::check;
+use super::super::{NnReal, native_tensor, native_view};
+use super::depthwise_device as device;
 use super::engine::sum;
+use super::{ConvElem, on_device};
+use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
 use crate::kernels::{Avx2, Avx512, Base, multiversion};
@@ -38,6 +44,11 @@ struct Dw {
 }
 
 impl Dw {
+    /// The call as the device half sees it.
+    fn dev(&self) -> device::Dg {
+        let g = device::geom2(self.c, self.i, self.o, self.k, self.s, self.p);
+        device::Dg { n: self.n, c: self.c, mult: self.mult, g }
+    }
     fn out_shape(&self) -> Vec<i64> {
         let mut v = if self.batched { vec![self.n as i64] } else { vec![] };
         v.extend([(self.c * self.mult) as i64, self.o[0] as i64, self.o[1] as i64]);
@@ -62,7 +73,7 @@ impl Dw {
 
 /// Checks the arguments: `input` (2), the weight (`w_arg`), ints `kW, kH, dW, dH, padW, padH`
 /// from argument `first`.
-fn plan<T: NnReal>(input: &View<T>, w: &View<T>, w_arg: u32, w_name: &str, ints: &[c_int], first: u32) -> Result<Dw> {
+fn plan<T: Scalar>(input: &View<T>, w: &View<T>, w_arg: u32, w_name: &str, ints: &[c_int], first: u32) -> Result<Dw> {
     let names = ["kW", "kH", "dW", "dH", "padW", "padH"];
     for (j, (&v, name)) in ints.iter().zip(names).enumerate() {
         let f = if j < 4 { check::positive } else { check::non_negative };
@@ -130,7 +141,7 @@ fn plan<T: NnReal>(input: &View<T>, w: &View<T>, w_arg: u32, w_name: &str, ints:
 }
 
 /// Checks `gradOutput` (argument 3): the output's shape or its split form.
-fn check_grad_output<T: NnReal>(g: &View<T>, d: &Dw) -> Result<()> {
+fn check_grad_output<T: Scalar>(g: &View<T>, d: &Dw) -> Result<()> {
     if g.sizes == d.split_shape() {
         return Ok(());
     }
@@ -408,7 +419,7 @@ fn wgrad_s<I: Fuse, T: NnReal, const S: usize>(
 
 /// `SpatialDepthWiseConvolution_updateOutput(state, input, output, weight, bias, finput,
 /// fgradInput, kW, kH, dW, dH, padW, padH)`.
-pub fn update_output<T: NnReal>(
+pub fn update_output<T: ConvElem>(
     input: &View<T>,
     output: &Tensor<T>,
     weight: &View<T>,
@@ -419,6 +430,28 @@ pub fn update_output<T: NnReal>(
     if let Some(b) = bias {
         check::numel(b, 5, "bias", d.mult * d.c)?;
     }
+    let mut devs = vec![input.device(), output.with_view(|v| v.device()), weight.device()];
+    devs.extend(bias.map(|b| b.device()));
+    if on_device(&devs)? {
+        let out = crate::ops::resize_out(output, &d.out_shape())?;
+        let mut inputs = vec![input, weight];
+        inputs.extend(bias);
+        let tgt = super::device::target(&out, &inputs)?;
+        let img = device::planes5(input, d.batched);
+        device::forward(&d.dev(), &img, weight, bias, &tgt.0)?;
+        return super::device::finish(&out, tgt);
+    }
+    let bias = bias.map(native_view).transpose()?;
+    host_update_output(&d, native_view(input)?, native_tensor(output)?, native_view(weight)?, bias)
+}
+
+fn host_update_output<T: NnReal>(
+    d: &Dw,
+    input: &View<T>,
+    output: &Tensor<T>,
+    weight: &View<T>,
+    bias: Option<&View<T>>,
+) -> Result<()> {
     let mut out = Out::new(output, &d.out_shape())?;
     let outs = [out.view()];
     let x = buf::read(input, &outs)?;
@@ -449,7 +482,7 @@ pub fn update_output<T: NnReal>(
 
 /// `SpatialDepthWiseConvolution_updateGradInput(state, input, gradOutput, gradInput, weight,
 /// finput, fgradInput, kW, kH, dW, dH, padW, padH)`.
-pub fn update_grad_input<T: NnReal>(
+pub fn update_grad_input<T: ConvElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
@@ -458,7 +491,25 @@ pub fn update_grad_input<T: NnReal>(
 ) -> Result<()> {
     let d = plan(input, weight, 5, "weight", ints, 8)?;
     check_grad_output(grad_output, &d)?;
-    let mut gin = Out::new(grad_input, &input.sizes)?;
+    let devs = [input.device(), grad_output.device(), grad_input.with_view(|v| v.device()), weight.device()];
+    if on_device(&devs)? {
+        let gin = crate::ops::resize_out(grad_input, &input.sizes)?;
+        let tgt = super::device::target(&gin, &[grad_output, weight])?;
+        device::grad_input(&d.dev(), grad_output, weight, &device::planes5(&tgt.0, d.batched))?;
+        return super::device::finish(&gin, tgt);
+    }
+    let (grad_output, weight) = (native_view(grad_output)?, native_view(weight)?);
+    host_update_grad_input(&d, &input.sizes, grad_output, native_tensor(grad_input)?, weight)
+}
+
+fn host_update_grad_input<T: NnReal>(
+    d: &Dw,
+    in_shape: &[i64],
+    grad_output: &View<T>,
+    grad_input: &Tensor<T>,
+    weight: &View<T>,
+) -> Result<()> {
+    let mut gin = Out::new(grad_input, in_shape)?;
     let outs = [gin.view()];
     let g = buf::read(grad_output, &outs)?;
     let w = buf::read(weight, &outs)?;
@@ -488,7 +539,7 @@ pub fn update_grad_input<T: NnReal>(
 /// `SpatialDepthWiseConvolution_accGradParameters(state, input, gradOutput, gradWeight,
 /// gradBias, finput, fgradInput, kW, kH, dW, dH, padW, padH, scale)`.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn acc_grad_parameters<T: NnReal>(
+pub fn acc_grad_parameters<T: ConvElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_weight: &Tensor<T>,
@@ -499,6 +550,29 @@ pub fn acc_grad_parameters<T: NnReal>(
     let gwv = grad_weight.view();
     let d = plan(input, &gwv, 4, "gradWeight", ints, 8)?;
     check_grad_output(grad_output, &d)?;
+    let mut devs = vec![input.device(), grad_output.device(), gwv.device()];
+    devs.extend(grad_bias.map(|b| b.with_view(|v| v.device())));
+    if on_device(&devs)? {
+        if let Some(gb) = grad_bias {
+            buf::acc_len(&gb.view(), d.mult * d.c, 5, "gradBias")?;
+        }
+        let img = device::planes5(input, d.batched);
+        return device::acc(&d.dev(), &img, grad_output, grad_weight, grad_bias, scale);
+    }
+    let (input, grad_output) = (native_view(input)?, native_view(grad_output)?);
+    let grad_bias = grad_bias.map(native_tensor).transpose()?;
+    host_acc(&d, input, grad_output, native_tensor(grad_weight)?, grad_bias, scale)
+}
+
+fn host_acc<T: NnReal>(
+    d: &Dw,
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_weight: &Tensor<T>,
+    grad_bias: Option<&Tensor<T>>,
+    scale: f64,
+) -> Result<()> {
+    let gwv = grad_weight.view();
     let mut grads = Grads::new(grad_weight, gwv.numel(), grad_bias, d.mult * d.c, 4)?;
     let outs = grads.views();
     let x = buf::read(input, &outs)?;

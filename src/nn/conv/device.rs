@@ -37,7 +37,7 @@ use crate::ops::num::Num;
 const COL_BUDGET: usize = 1 << 24;
 
 /// Samples per chunk for `per` column elements per sample (at least one).
-fn chunk(n: usize, per: usize) -> usize {
+pub(crate) fn chunk(n: usize, per: usize) -> usize {
     (COL_BUDGET / per.max(1)).clamp(1, n.max(1))
 }
 
@@ -102,7 +102,14 @@ fn param<T: NnElem, C: Scalar>(g: &Geom, img: &View<T>, cols: &View<C>, cs: [i64
 }
 
 /// The columns (`cols`, strides `cs`) of the `nb` samples of `img` (5-D).
-fn im2col<T: NnElem>(dev: &Dev, g: &Geom, img: &View<T>, cols: &View<T::R>, cs: [i64; 2], nb: usize) -> Result<()> {
+pub(crate) fn im2col<T: NnElem>(
+    dev: &Dev,
+    g: &Geom,
+    img: &View<T>,
+    cols: &View<T::R>,
+    cs: [i64; 2],
+    nb: usize,
+) -> Result<()> {
     let mut p = param(g, img, cols, cs, nb)?;
     p.n = (nb * g.rows() * g.cols()) as i64;
     let last = [nb as i64, g.rows() as i64, g.cols() as i64];
@@ -117,7 +124,7 @@ fn im2col<T: NnElem>(dev: &Dev, g: &Geom, img: &View<T>, cols: &View<T::R>, cs: 
 
 /// `img` (5-D, `nb` samples, written) = the columns (in the compute type) folded back (+
 /// `bias`, one value per plane).
-fn col2im<T: NnElem>(
+pub(crate) fn col2im<T: NnElem>(
     dev: &Dev,
     g: &Geom,
     cols: &View<T::R>,

@@ -19,6 +19,7 @@
 //! `finput`/`columns`: it unfolds the input again. The `ones` buffers are not used.
 
 pub mod depthwise;
+pub(crate) mod depthwise_device;
 pub(crate) mod device;
 pub mod engine;
 mod implicit;

@@ -14,14 +14,24 @@
 //! `accGradParameters` unfolds `input` again instead of reading the forward's `finput`.
 //! `fgradInput` is resized likewise and holds the unfolded gradient in `updateGradInput`. A
 //! NULL buffer is replaced by a temporary.
+//!
+//! Device tensors (THCUNN, also Half) take the same checks and run in `misc_device` (im2col,
+//! one GEMM batch per output location, col2im); the buffers are not used there.
 
 use super::super::buf::{self, Grads, Mat, Out};
-use super::{NnReal, check, image_dims, image_shape, out_len, par_try};
+use super::super::{native_tensor, native_view};
+use super::misc_device as device;
+use super::{NnReal, check, image_dims, image_shape, on_device, out_len, par_try};
 use crate::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
+use crate::nn::conv::ConvElem;
+use crate::nn::conv::depthwise_device::{geom2, planes5};
+use crate::nn::conv::device::{finish, target};
+use crate::nn::conv::unfold::Geom;
 
 /// The shape facts of a call.
+#[derive(Clone, Copy)]
 struct Dims {
     batched: bool,
     n: usize,
@@ -40,6 +50,10 @@ struct Dims {
 }
 
 impl Dims {
+    /// The unfolding of the device half.
+    fn geom(&self) -> Geom {
+        geom2(self.c, [self.h, self.w], [self.oh, self.ow], [self.kh, self.kw], [self.dh, self.dw], [self.ph, self.pw])
+    }
     fn out_shape(&self) -> Vec<i64> {
         image_shape(self.batched, self.n, self.n_out, self.oh, self.ow)
     }
@@ -77,7 +91,7 @@ pub struct Opts {
 }
 
 /// Checks the options, `input` (argument 2) and the weight tensor (argument `w_arg`, `w_name`).
-fn dims<T: NnReal>(input: &View<T>, weight: &View<T>, w_arg: u32, w_name: &str, o: Opts) -> Result<Dims> {
+fn dims<T: Scalar>(input: &View<T>, weight: &View<T>, w_arg: u32, w_name: &str, o: Opts) -> Result<Dims> {
     check::positive(o.kw, 8, "kW")?;
     check::positive(o.kh, 9, "kH")?;
     check::positive(o.dw, 10, "dW")?;
@@ -197,8 +211,8 @@ fn by_location<T: NnReal>(d: &Dims, g: &[T]) -> Result<Vec<T>> {
 
 /// `SpatialConvolutionLocal_updateOutput(state, input, output, weight, bias, finput,
 /// fgradInput, kW, kH, dW, dH, padW, padH, inputWidth, inputHeight, outputWidth,
-/// outputHeight)`; `fgradInput` is unused.
-pub fn update_output<T: NnReal>(
+/// outputHeight)`; `fgradInput` is unused (`finput` too, on the device).
+pub fn update_output<T: ConvElem>(
     input: &View<T>,
     output: &Tensor<T>,
     weight: &View<T>,
@@ -210,6 +224,30 @@ pub fn update_output<T: NnReal>(
     if let Some(b) = bias {
         check::shape(b, 5, "bias", &[d.n_out as i64, d.oh as i64, d.ow as i64])?;
     }
+    let mut devs = vec![input.device(), output.with_view(|v| v.device()), weight.device()];
+    devs.extend(bias.map(|b| b.device()));
+    if on_device(&devs)? {
+        let out = crate::ops::resize_out(output, &d.out_shape())?;
+        let mut inputs = vec![input, weight];
+        inputs.extend(bias);
+        let tgt = target(&out, &inputs)?;
+        device::local_forward(&d.geom(), d.n, d.n_out, &planes5(input, d.batched), weight, bias, &tgt.0)?;
+        return finish(&out, tgt);
+    }
+    let bias = bias.map(native_view).transpose()?;
+    let finput = finput.map(native_tensor).transpose()?;
+    host_update_output(&d, native_view(input)?, native_tensor(output)?, native_view(weight)?, bias, finput)
+}
+
+fn host_update_output<T: NnReal>(
+    d: &Dims,
+    input: &View<T>,
+    output: &Tensor<T>,
+    weight: &View<T>,
+    bias: Option<&View<T>>,
+    finput: Option<&Tensor<T>>,
+) -> Result<()> {
+    let d = *d;
     let mut out = Out::new(output, &d.out_shape())?;
     let mut cols = Scratch::new(finput, &d.finput_shape())?;
     let outs: Vec<&View<T>> = [Some(out.view()), cols.view()].into_iter().flatten().collect();
@@ -237,8 +275,9 @@ pub fn update_output<T: NnReal>(
 
 /// `SpatialConvolutionLocal_updateGradInput(state, input, gradOutput, gradInput, weight,
 /// finput, fgradInput, kW, kH, dW, dH, padW, padH, inputWidth, inputHeight, outputWidth,
-/// outputHeight)`: `gradInput` has `input`'s shape; `finput` is unused.
-pub fn update_grad_input<T: NnReal>(
+/// outputHeight)`: `gradInput` has `input`'s shape; `finput` is unused (`fgradInput` too, on
+/// the device).
+pub fn update_grad_input<T: ConvElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
@@ -248,7 +287,29 @@ pub fn update_grad_input<T: NnReal>(
 ) -> Result<()> {
     let d = dims(input, weight, 5, "weight", o)?;
     check::shape(grad_output, 3, "gradOutput", &d.out_shape())?;
-    let mut out = Out::new(grad_input, &input.sizes)?;
+    let devs = [input.device(), grad_output.device(), grad_input.with_view(|v| v.device()), weight.device()];
+    if on_device(&devs)? {
+        let gin = crate::ops::resize_out(grad_input, &input.sizes)?;
+        let tgt = target(&gin, &[grad_output, weight])?;
+        let img = planes5(&tgt.0, d.batched);
+        device::local_grad_input(&d.geom(), d.n, d.n_out, grad_output, weight, &img)?;
+        return finish(&gin, tgt);
+    }
+    let (grad_output, weight) = (native_view(grad_output)?, native_view(weight)?);
+    let fgrad_input = fgrad_input.map(native_tensor).transpose()?;
+    host_update_grad_input(&d, &input.sizes, grad_output, native_tensor(grad_input)?, weight, fgrad_input)
+}
+
+fn host_update_grad_input<T: NnReal>(
+    d: &Dims,
+    in_shape: &[i64],
+    grad_output: &View<T>,
+    grad_input: &Tensor<T>,
+    weight: &View<T>,
+    fgrad_input: Option<&Tensor<T>>,
+) -> Result<()> {
+    let d = *d;
+    let mut out = Out::new(grad_input, in_shape)?;
     let mut gcols = Scratch::new(fgrad_input, &d.finput_shape())?;
     let outs: Vec<&View<T>> = [Some(out.view()), gcols.view()].into_iter().flatten().collect();
     let g = buf::read(grad_output, &outs)?;
@@ -287,8 +348,8 @@ pub fn update_grad_input<T: NnReal>(
 /// finput, fgradInput, kW, kH, dW, dH, padW, padH, inputWidth, inputHeight, outputWidth,
 /// outputHeight, scale)`: per location, `gradWeight[l] += scale * gradOutput[:, :, l]^T @
 /// windows(l)`, `gradBias += scale * sum over the batch of gradOutput` (skipped when
-/// `gradBias` is NULL); `fgradInput` is unused.
-pub fn acc_grad_parameters<T: NnReal>(
+/// `gradBias` is NULL); `fgradInput` is unused (`finput` too, on the device).
+pub fn acc_grad_parameters<T: ConvElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_weight: &Tensor<T>,
@@ -299,10 +360,32 @@ pub fn acc_grad_parameters<T: NnReal>(
 ) -> Result<()> {
     let d = dims(input, &grad_weight.view(), 4, "gradWeight", o)?;
     check::shape(grad_output, 3, "gradOutput", &d.out_shape())?;
-    let (k, l, no, n) = (d.k(), d.l(), d.n_out, d.n);
     if let Some(gb) = grad_bias {
-        check::shape(&gb.view(), 5, "gradBias", &[no as i64, d.oh as i64, d.ow as i64])?;
+        check::shape(&gb.view(), 5, "gradBias", &[d.n_out as i64, d.oh as i64, d.ow as i64])?;
     }
+    let mut devs = vec![input.device(), grad_output.device(), grad_weight.with_view(|v| v.device())];
+    devs.extend(grad_bias.map(|b| b.with_view(|v| v.device())));
+    if on_device(&devs)? {
+        let img = planes5(input, d.batched);
+        return device::local_acc(&d.geom(), d.n, d.n_out, &img, grad_output, grad_weight, grad_bias, scale);
+    }
+    let (input, grad_output) = (native_view(input)?, native_view(grad_output)?);
+    let grad_bias = grad_bias.map(native_tensor).transpose()?;
+    let finput = finput.map(native_tensor).transpose()?;
+    host_acc(&d, input, grad_output, native_tensor(grad_weight)?, grad_bias, finput, scale)
+}
+
+fn host_acc<T: NnReal>(
+    d: &Dims,
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_weight: &Tensor<T>,
+    grad_bias: Option<&Tensor<T>>,
+    finput: Option<&Tensor<T>>,
+    scale: f64,
+) -> Result<()> {
+    let d = *d;
+    let (k, l, no, n) = (d.k(), d.l(), d.n_out, d.n);
     let mut grads = Grads::new(grad_weight, l * no * k, grad_bias, no * l, 4)?;
     let mut cols = Scratch::new(finput, &d.finput_shape())?;
     let mut outs = grads.views();

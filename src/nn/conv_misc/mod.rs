@@ -9,6 +9,7 @@
 
 pub mod local;
 pub mod map;
+mod misc_device;
 pub mod row;
 pub mod subsampling;
 pub mod temporal;
@@ -17,8 +18,15 @@ mod temporal_device;
 use super::NnReal;
 use super::buf;
 use super::check;
+use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::View;
+use crate::exec::backend::Backend;
+
+/// Whether the operands (all on one engine, else the "same device" error) are on a device.
+fn on_device(devices: &[crate::core::allocator::Device]) -> Result<bool> {
+    Ok(matches!(Backend::of(devices)?, Backend::Cuda(_)))
+}
 
 /// The number of positions of a window of `k` sliding by `d` over `n` elements padded by `pad`
 /// on both sides; an error about argument `arg` (`name`, the input) when the window does not
@@ -36,7 +44,7 @@ fn out_len(n: i64, k: i64, d: i64, pad: i64, arg: u32, name: &str, what: &str) -
 }
 
 /// The planes of an image input `[C, H, W]` or `[N, C, H, W]`: (batched, N, C, H, W).
-fn image_dims<T: NnReal>(input: &View<T>) -> (bool, usize, usize, usize, usize) {
+fn image_dims<T: Scalar>(input: &View<T>) -> (bool, usize, usize, usize, usize) {
     let s: Vec<usize> = input.sizes.iter().map(|&x| x as usize).collect();
     match s.len() {
         4 => (true, s[0], s[1], s[2], s[3]),

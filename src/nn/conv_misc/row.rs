@@ -8,11 +8,19 @@
 //! `finput` and `fgradInput` (torch7's unfolded input and its gradient) are not used: th
 //! convolves directly, and `accGradParameters` reads `input` instead of the forward's
 //! `finput`.
+//!
+//! Device tensors (THCUNN, also Half) take the same checks and run as a depthwise convolution
+//! with one kernel per plane (`nn::conv::depthwise_device`), the layouts read and written
+//! through permuted strides.
 
 use super::super::buf::{self, Grads, Out};
-use super::{NnReal, axpy_step, check, dot_step, out_len, scatter_step, transpose};
+use super::super::{native_tensor, native_view};
+use super::{NnReal, axpy_step, check, dot_step, on_device, out_len, scatter_step, transpose};
+use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
+use crate::nn::conv::ConvElem;
+use crate::nn::conv::depthwise_device as device;
 use std::borrow::Cow;
 
 /// The shape facts of a call.
@@ -29,6 +37,26 @@ struct Dims {
 }
 
 impl Dims {
+    /// The call as the depthwise device half sees it: `F` planes of `1 x T`, one kernel each.
+    fn dev(&self) -> device::Dg {
+        let g = device::geom2(self.f, [1, self.t_in], [1, self.t_out], [1, self.kw], [1, self.dw], [0, self.pad]);
+        device::Dg { n: self.n, c: self.f, mult: 1, g }
+    }
+
+    /// A sequence tensor of this call's layout (`t` frames) as `[N, F, 1, t]` (strides
+    /// permuted for a time-major layout; an unbatched one is one sample).
+    fn planes<T: Scalar>(&self, v: &View<T>) -> View<T> {
+        let nd = v.ndim();
+        let (fd, td) = if self.feat_first { (nd - 2, nd - 1) } else { (nd - 1, nd - 2) };
+        let bs = if self.batched { v.strides[0] } else { 0 };
+        View {
+            storage: v.storage.clone(),
+            offset: v.offset,
+            sizes: vec![self.n as i64, v.sizes[fd], 1, v.sizes[td]],
+            strides: vec![bs, v.strides[fd], 0, v.strides[td]],
+        }
+    }
+
     fn out_shape(&self) -> Vec<i64> {
         let (f, t) = (self.f as i64, self.t_out as i64);
         let mut s = if self.feat_first { vec![f, t] } else { vec![t, f] };
@@ -51,7 +79,7 @@ impl Dims {
 /// Checks the options (arguments 8 to 10), the kernel tensor `weight` (argument `w_arg`,
 /// `w_name`: `[F, 1, kW]`) and `input` (argument 2).
 #[allow(clippy::too_many_arguments)] // the module's options
-fn dims<T: NnReal>(
+fn dims<T: Scalar>(
     input: &View<T>,
     weight: &View<T>,
     w_arg: u32,
@@ -130,7 +158,7 @@ fn write_rows<T: NnReal>(
 /// `TemporalRowConvolution_updateOutput(state, input, output, weight, bias, finput,
 /// fgradInput, kW, dW, padW, featFirst)`.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn update_output<T: NnReal>(
+pub fn update_output<T: ConvElem>(
     input: &View<T>,
     output: &Tensor<T>,
     weight: &View<T>,
@@ -144,12 +172,35 @@ pub fn update_output<T: NnReal>(
     if let Some(b) = bias {
         check::numel(b, 5, "bias", d.f)?;
     }
+    let mut devs = vec![input.device(), output.with_view(|v| v.device()), weight.device()];
+    devs.extend(bias.map(|b| b.device()));
+    if on_device(&devs)? {
+        let out = crate::ops::resize_out(output, &d.out_shape())?;
+        // the output as [N, F, 1, T']: the depthwise [N, F*1, L] layout when feature-major
+        let planes = d.planes(&out);
+        let mut inputs = vec![input, weight];
+        inputs.extend(bias);
+        let tgt = crate::nn::conv::device::target(&planes, &inputs)?;
+        device::forward(&d.dev(), &device::planes5(&d.planes(input), true), weight, bias, &tgt.0)?;
+        return crate::nn::conv::device::finish(&planes, tgt);
+    }
+    let bias = bias.map(native_view).transpose()?;
+    host_update_output(&d, native_view(input)?, native_tensor(output)?, native_view(weight)?, bias)
+}
+
+fn host_update_output<T: NnReal>(
+    d: &Dims,
+    input: &View<T>,
+    output: &Tensor<T>,
+    weight: &View<T>,
+    bias: Option<&View<T>>,
+) -> Result<()> {
     let mut out = Out::new(output, &d.out_shape())?;
-    let x = feat_major(buf::read(input, &[out.view()])?, &d, d.t_in)?;
+    let x = feat_major(buf::read(input, &[out.view()])?, d, d.t_in)?;
     let w = buf::read(weight, &[out.view()])?;
     let b = bias.map(|b| buf::read(b, &[out.view()])).transpose()?;
     let work = d.n * d.f * d.t_out * d.kw;
-    write_rows(out.as_mut(), &d, d.t_out, work, |r, o| {
+    write_rows(out.as_mut(), d, d.t_out, work, |r, o| {
         let f = r % d.f;
         o.fill(b.as_ref().map_or(T::zero(), |b| b[f]));
         let xr = &x[r * d.t_in..(r + 1) * d.t_in];
@@ -166,7 +217,7 @@ pub fn update_output<T: NnReal>(
 /// `TemporalRowConvolution_updateGradInput(state, input, gradOutput, gradInput, weight,
 /// finput, fgradInput, kW, dW, padW, featFirst)`: `gradInput` has `input`'s shape.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn update_grad_input<T: NnReal>(
+pub fn update_grad_input<T: ConvElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
@@ -178,11 +229,30 @@ pub fn update_grad_input<T: NnReal>(
 ) -> Result<()> {
     let d = dims(input, weight, 5, "weight", kw, dw, padw, feat_first)?;
     check::shape(grad_output, 3, "gradOutput", &d.out_shape())?;
-    let mut out = Out::new(grad_input, &input.sizes)?;
-    let g = feat_major(buf::read(grad_output, &[out.view()])?, &d, d.t_out)?;
+    let devs = [input.device(), grad_output.device(), grad_input.with_view(|v| v.device()), weight.device()];
+    if on_device(&devs)? {
+        let gin = crate::ops::resize_out(grad_input, &input.sizes)?;
+        let planes = d.planes(&gin);
+        let tgt = crate::nn::conv::device::target(&planes, &[grad_output, weight])?;
+        device::grad_input(&d.dev(), &d.planes(grad_output), weight, &device::planes5(&tgt.0, true))?;
+        return crate::nn::conv::device::finish(&planes, tgt);
+    }
+    let (grad_output, weight) = (native_view(grad_output)?, native_view(weight)?);
+    host_update_grad_input(&d, &input.sizes, grad_output, native_tensor(grad_input)?, weight)
+}
+
+fn host_update_grad_input<T: NnReal>(
+    d: &Dims,
+    in_shape: &[i64],
+    grad_output: &View<T>,
+    grad_input: &Tensor<T>,
+    weight: &View<T>,
+) -> Result<()> {
+    let mut out = Out::new(grad_input, in_shape)?;
+    let g = feat_major(buf::read(grad_output, &[out.view()])?, d, d.t_out)?;
     let w = buf::read(weight, &[out.view()])?;
     let work = d.n * d.f * d.t_out * d.kw;
-    write_rows(out.as_mut(), &d, d.t_in, work, |r, gi| {
+    write_rows(out.as_mut(), d, d.t_in, work, |r, gi| {
         let f = r % d.f;
         gi.fill(T::zero());
         let gr = &g[r * d.t_out..(r + 1) * d.t_out];
@@ -201,7 +271,7 @@ pub fn update_grad_input<T: NnReal>(
 /// sum gradOutput[f][t] * input[f][t*dW + k - padW]`, `gradBias[f] += scale * sum_t
 /// gradOutput[f][t]` (skipped when `gradBias` is NULL), summed over the batch.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn acc_grad_parameters<T: NnReal>(
+pub fn acc_grad_parameters<T: ConvElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_weight: &Tensor<T>,
@@ -214,10 +284,32 @@ pub fn acc_grad_parameters<T: NnReal>(
 ) -> Result<()> {
     let d = dims(input, &grad_weight.view(), 4, "gradWeight", kw, dw, padw, feat_first)?;
     check::shape(grad_output, 3, "gradOutput", &d.out_shape())?;
+    let mut devs = vec![input.device(), grad_output.device(), grad_weight.with_view(|v| v.device())];
+    devs.extend(grad_bias.map(|b| b.with_view(|v| v.device())));
+    if on_device(&devs)? {
+        if let Some(gb) = grad_bias {
+            buf::acc_len(&gb.view(), d.f, 5, "gradBias")?;
+        }
+        let img = device::planes5(&d.planes(input), true);
+        return device::acc(&d.dev(), &img, &d.planes(grad_output), grad_weight, grad_bias, scale);
+    }
+    let (input, grad_output) = (native_view(input)?, native_view(grad_output)?);
+    let grad_bias = grad_bias.map(native_tensor).transpose()?;
+    host_acc(&d, input, grad_output, native_tensor(grad_weight)?, grad_bias, scale)
+}
+
+fn host_acc<T: NnReal>(
+    d: &Dims,
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_weight: &Tensor<T>,
+    grad_bias: Option<&Tensor<T>>,
+    scale: f64,
+) -> Result<()> {
     let mut grads = Grads::new(grad_weight, d.f * d.kw, grad_bias, d.f, 4)?;
     let outs = grads.views();
-    let x = feat_major(buf::read(input, &outs)?, &d, d.t_in)?;
-    let g = feat_major(buf::read(grad_output, &outs)?, &d, d.t_out)?;
+    let x = feat_major(buf::read(input, &outs)?, d, d.t_in)?;
+    let g = feat_major(buf::read(grad_output, &outs)?, d, d.t_out)?;
     let scale = T::from_f64(scale);
     let work = d.n * d.f * d.t_out * d.kw;
     buf::par_chunks(grads.w.as_mut(), d.kw, work, |f, gwf| {

@@ -5,11 +5,21 @@
 //! SpatialSubSampling: `input` `[C, H, W]` or `[N, C, H, W]`, windows `kH x kW` with strides
 //! `dH`, `dW`, no padding. TemporalSubSampling: time-major `input` `[T, F]` (torch7) or
 //! `[N, T, F]` (th also takes a batch), windows of `kW` frames `dW` apart.
+//!
+//! SpatialSubSampling on device tensors (THCUNN, also Half) takes the same checks and runs in
+//! `misc_device`; TemporalSubSampling is host-only (THCUNN has none).
 
 use super::super::buf::{self, Grads, Out};
-use super::{NnReal, Win, check, full_acc, image_dims, image_shape, out_len, xcorr_acc, xcorr_grad};
+use super::super::{native_tensor, native_view};
+use super::misc_device as device;
+use super::{NnReal, Win, check, full_acc, image_dims, image_shape, on_device, out_len, xcorr_acc, xcorr_grad};
+use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
+use crate::nn::conv::ConvElem;
+use crate::nn::conv::depthwise_device::{geom2, planes5};
+use crate::nn::conv::device::{finish, target};
+use crate::nn::conv::unfold::Geom;
 
 /// The shape facts of a SpatialSubSampling call.
 struct Dims {
@@ -26,7 +36,7 @@ struct Dims {
 /// Checks `kW`, `kH`, `dW`, `dH` (arguments 6 to 9), `input` (argument 2) and the per-plane
 /// `weight` (argument `w_arg`, `w_name`).
 #[allow(clippy::too_many_arguments)] // the module's options
-fn dims<T: NnReal>(
+fn dims<T: Scalar>(
     input: &View<T>,
     weight: &View<T>,
     w_arg: u32,
@@ -50,6 +60,11 @@ fn dims<T: NnReal>(
 }
 
 impl Dims {
+    /// The unfolding of the device half (windows without padding).
+    fn geom(&self) -> Geom {
+        let w = self.win;
+        geom2(self.c, [self.h, self.w], [self.oh, self.ow], [w.kh, w.kw], [w.dh, w.dw], [0, 0])
+    }
     fn out_shape(&self) -> Vec<i64> {
         image_shape(self.batched, self.n, self.c, self.oh, self.ow)
     }
@@ -57,7 +72,7 @@ impl Dims {
 
 /// `SpatialSubSampling_updateOutput(state, input, output, weight, bias, kW, kH, dW, dH)`.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn spatial_update_output<T: NnReal>(
+pub fn spatial_update_output<T: ConvElem>(
     input: &View<T>,
     output: &Tensor<T>,
     weight: &View<T>,
@@ -71,6 +86,27 @@ pub fn spatial_update_output<T: NnReal>(
     if let Some(b) = bias {
         check::numel(b, 5, "bias", d.c)?;
     }
+    let mut devs = vec![input.device(), output.with_view(|v| v.device()), weight.device()];
+    devs.extend(bias.map(|b| b.device()));
+    if on_device(&devs)? {
+        let out = crate::ops::resize_out(output, &d.out_shape())?;
+        let mut inputs = vec![input, weight];
+        inputs.extend(bias);
+        let tgt = target(&out, &inputs)?;
+        device::sub_forward(&d.geom(), d.n, &planes5(input, d.batched), weight, bias, &tgt.0)?;
+        return finish(&out, tgt);
+    }
+    let bias = bias.map(native_view).transpose()?;
+    host_update_output(&d, native_view(input)?, native_tensor(output)?, native_view(weight)?, bias)
+}
+
+fn host_update_output<T: NnReal>(
+    d: &Dims,
+    input: &View<T>,
+    output: &Tensor<T>,
+    weight: &View<T>,
+    bias: Option<&View<T>>,
+) -> Result<()> {
     let mut out = Out::new(output, &d.out_shape())?;
     let x = buf::read(input, &[out.view()])?;
     let wt = buf::read(weight, &[out.view()])?;
@@ -93,7 +129,7 @@ pub fn spatial_update_output<T: NnReal>(
 /// `SpatialSubSampling_updateGradInput(state, input, gradOutput, gradInput, weight, kW, kH,
 /// dW, dH)`: `gradInput` has `input`'s shape.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn spatial_update_grad_input<T: NnReal>(
+pub fn spatial_update_grad_input<T: ConvElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
@@ -105,7 +141,25 @@ pub fn spatial_update_grad_input<T: NnReal>(
 ) -> Result<()> {
     let d = dims(input, weight, 5, "weight", kw, kh, dw, dh)?;
     check::shape(grad_output, 3, "gradOutput", &d.out_shape())?;
-    let mut out = Out::new(grad_input, &input.sizes)?;
+    let devs = [input.device(), grad_output.device(), grad_input.with_view(|v| v.device()), weight.device()];
+    if on_device(&devs)? {
+        let gin = crate::ops::resize_out(grad_input, &input.sizes)?;
+        let tgt = target(&gin, &[grad_output, weight])?;
+        device::sub_grad_input(&d.geom(), d.n, grad_output, weight, &planes5(&tgt.0, d.batched))?;
+        return finish(&gin, tgt);
+    }
+    let (grad_output, weight) = (native_view(grad_output)?, native_view(weight)?);
+    host_update_grad_input(&d, &input.sizes, grad_output, native_tensor(grad_input)?, weight)
+}
+
+fn host_update_grad_input<T: NnReal>(
+    d: &Dims,
+    in_shape: &[i64],
+    grad_output: &View<T>,
+    grad_input: &Tensor<T>,
+    weight: &View<T>,
+) -> Result<()> {
+    let mut out = Out::new(grad_input, in_shape)?;
     let g = buf::read(grad_output, &[out.view()])?;
     let wt = buf::read(weight, &[out.view()])?;
     let plane = d.oh * d.ow;
@@ -123,7 +177,7 @@ pub fn spatial_update_grad_input<T: NnReal>(
 /// kH, dW, dH, scale)`: `gradWeight[c] += scale * sum gradOutput * (window sums)`,
 /// `gradBias[c] += scale * sum gradOutput` (skipped when `gradBias` is NULL).
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn spatial_acc_grad_parameters<T: NnReal>(
+pub fn spatial_acc_grad_parameters<T: ConvElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_weight: &Tensor<T>,
@@ -136,6 +190,28 @@ pub fn spatial_acc_grad_parameters<T: NnReal>(
 ) -> Result<()> {
     let d = dims(input, &grad_weight.view(), 4, "gradWeight", kw, kh, dw, dh)?;
     check::shape(grad_output, 3, "gradOutput", &d.out_shape())?;
+    let mut devs = vec![input.device(), grad_output.device(), grad_weight.with_view(|v| v.device())];
+    devs.extend(grad_bias.map(|b| b.with_view(|v| v.device())));
+    if on_device(&devs)? {
+        if let Some(gb) = grad_bias {
+            buf::acc_len(&gb.view(), d.c, 5, "gradBias")?;
+        }
+        let img = planes5(input, d.batched);
+        return device::sub_acc(&d.geom(), d.n, &img, grad_output, grad_weight, grad_bias, scale);
+    }
+    let (input, grad_output) = (native_view(input)?, native_view(grad_output)?);
+    let grad_bias = grad_bias.map(native_tensor).transpose()?;
+    host_acc(&d, input, grad_output, native_tensor(grad_weight)?, grad_bias, scale)
+}
+
+fn host_acc<T: NnReal>(
+    d: &Dims,
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_weight: &Tensor<T>,
+    grad_bias: Option<&Tensor<T>>,
+    scale: f64,
+) -> Result<()> {
     let mut grads = Grads::new(grad_weight, d.c, grad_bias, d.c, 4)?;
     let outs = grads.views();
     let x = buf::read(input, &outs)?;
