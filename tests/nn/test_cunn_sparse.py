@@ -243,7 +243,7 @@ def test_bag_errors_leave_outputs(nn, cunn, rng):
                   o2b, mode, None)
 
     for args, arg in [(([0, 5, 1], [0, 2]), "input"), (([0, 1, 1], [1, 2]), "offsets"),
-                      (([0, 1, 1], [0, 2, 1]), "offsets"), (([0, 1, 1], [0, 4]), "offsets"),
+                      (([0, 1, 1], [0, 2, 1]), "offsets"), (([0, 1, 1], [0, 4]), "offsets"), (([0, 1, 1], []), "offsets"),
                       (([0, 1, 1], [0, 2], 2), "mode"), (([0, 1, 1], [0, 2], 0, w[0]), "weight")]:
         with pytest.raises(THError) as e:
             fwd(*args)
@@ -399,6 +399,20 @@ def test_sparse_linear_zero_and_update(nn, cunn, rng, real, fmt):
     assert (got[0] == 0).any() and (got[0] != 0).any() and (got[1] == 0).all()
     w0, b0 = np.asfortranarray(rng.standard_normal((od, in_dim))), rng.standard_normal(od)
     got, want = run_both(nn, cunn, real, sl_fn(fmt, "updateParameters"), Out(w0), Out(b0), gw0, gb0, x, 0.25)
+    for g, h in zip(got, want):
+        agree(g, h, real)
+
+
+@pytest.mark.parametrize("real", REALS)
+def test_sparse_linear_no_entries(nn, cunn, rng, real):
+    od, in_dim = 3, 4
+    x = np.zeros((0, 3))
+    w, b = rng.standard_normal((od, in_dim)), rng.standard_normal(od)
+    got, want = run_both(nn, cunn, real, "SparseLinear_updateOutput", x, Out(np.ones((2, od))), w, b)
+    agree(got[0], want[0], real)
+    assert got[0].shape == (2, od)
+    got, want = run_both(nn, cunn, real, "SparseLinear_accGradParameters", x, rng.standard_normal((2, od)),
+                         Out(np.ones((od, in_dim))), Out(np.ones(od)), w, None, 0.5, 1.0)
     for g, h in zip(got, want):
         agree(g, h, real)
 

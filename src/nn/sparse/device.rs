@@ -75,6 +75,9 @@ fn on_vector<T: NnElem>(v: &View<T>, n: i64, f: impl FnOnce(&View<T::R>) -> Resu
 
 /// `gradBias += scale * (the sum of the rows of go2)` (`[batch, od]`), rows added in order.
 fn bias_grad<T: NnElem>(go2: &View<T>, grad_bias: &View<T>, scale: f64) -> Result<()> {
+    if go2.numel() == 0 {
+        return Ok(());
+    }
     on_vector(grad_bias, go2.sizes[1], |gb| {
         let terms = ops::temp_like::<T::R, T>(go2, &go2.sizes)?;
         ops::copy::copy(&terms, go2)?;
@@ -489,4 +492,14 @@ pub(super) fn index_update_parameters<T: NnElem>(
         })?;
     }
     image.finish(w)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rounds_keep_each_rows_order_and_are_distinct() {
+        let r = super::rounds(&[3, 1, 3, 3, 0, 1]);
+        assert_eq!(r, vec![vec![0, 1, 4], vec![2, 5], vec![3]]);
+        assert!(super::rounds(&[]).is_empty());
+    }
 }
