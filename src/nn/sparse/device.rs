@@ -58,7 +58,8 @@ fn mul<R: Num>(a: &View<R>, b: &View<R>, shape: &[i64]) -> Result<View<R>> {
     Ok(r)
 }
 
-/// `a -= b` in place (`a` may be strided).
+/// `a -= b` in place (`a` may be strided); with the products formed by `mul` first, each
+/// step rounds as the host's `a -= x * y`.
 fn sub_in<R: Num>(a: &View<R>, b: &View<R>) -> Result<()> {
     arith::csub(&Tensor::new(a.clone()), a, R::one(), b)
 }
@@ -150,7 +151,9 @@ pub(super) fn sparse_acc_grad_parameters<T: NnElem>(
         index::index_add(&gw, 1, &positions(weight, nz.iter().map(|e| e.col))?, &gr.transpose(0, 1)?)?;
     }
     if weight_decay != 0.0 && gw.numel() > 0 {
-        arith::cadd(&Tensor::new(gw.clone()), &gw, T::R::from_f64(weight_decay), &in_r(weight)?)?;
+        // the product rounded first, then added (the host's two roundings, no fused multiply-add)
+        let d = mul(&scalar(weight, T::R::from_f64(weight_decay), &gw.sizes)?, &in_r(weight)?, &gw.sizes)?;
+        arith::cadd(&Tensor::new(gw.clone()), &gw, <T::R as Num>::one(), &d)?;
     }
     store(&gwv, &gw)?;
     bias_grad(&go2, &grad_bias.view(), scale)
@@ -179,7 +182,7 @@ pub(super) fn sparse_update_parameters<T: NnElem>(
 ) -> Result<()> {
     let lr = T::R::from_f64(learning_rate);
     let br = in_r(b)?;
-    arith::csub(&Tensor::new(br.clone()), &br, lr, &in_r(gb)?)?;
+    sub_in(&br, &mul(&scalar(b, lr, &br.sizes)?, &in_r(gb)?, &br.sizes)?)?;
     store(b, &br)?;
     if cols.is_empty() || w.numel() == 0 {
         return Ok(());
@@ -191,7 +194,7 @@ pub(super) fn sparse_update_parameters<T: NnElem>(
     index::index_select(&sw, w, 1, &ci)?;
     index::index_select(&sg, gw, 1, &ci)?;
     let (swr, sgr) = (in_r(&sw.view())?, in_r(&sg.view())?);
-    arith::csub(&Tensor::new(swr.clone()), &swr, lr, &sgr)?;
+    sub_in(&swr, &mul(&scalar(w, lr, &[od, k])?, &sgr, &[od, k])?)?;
     store(&sw.view(), &swr)?;
     index::index_copy(w, 1, &ci, &sw.view())
 }
