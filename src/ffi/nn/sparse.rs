@@ -1,6 +1,7 @@
-//! LookupTable, IndexLinear, SparseLinear (and its legacy forms). Every index is 0-based
-//! (torch7's are 1-based): lookup rows and `paddingValue`, `key + keysOffset`, SparseLinear's
-//! rows and features.
+//! LookupTable, LookupTableBag (THCUNN only), IndexLinear, SparseLinear (and its legacy
+//! forms), for THNN and THCUNN. Every index is 0-based (torch7's are 1-based): lookup rows and
+//! `paddingValue`, bag offsets and `offset2bag`, `key + keysOffset`, SparseLinear's rows and
+//! features.
 
 use super::*;
 use crate::nn::sparse::{self, SparseFormat};
