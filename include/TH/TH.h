@@ -28950,6 +28950,74 @@ void THNN_DoubleSparseLinear_legacyUpdateParameters(struct THNNState *state,
                                                     double learning_rate);
 
 /**
+ * `output[j] = bias + sum over sample j's (key, value) pairs of value * weight[key +
+ * keysOffset]` (0-based rows); max-normalized when `weight` has 4 extra columns (then
+ * `normalizedValues`, may be NULL, receives the normalized values and `train` updates
+ * the per-key statistics in `weight`).
+ */
+void THNN_CudaIndexLinear_updateOutput(struct THCState *state,
+                                       struct THCudaLongTensor *keys,
+                                       int64_t keys_offset,
+                                       struct THCudaTensor *values,
+                                       struct THCudaLongTensor *sizes,
+                                       struct THCudaLongTensor *cum_sum_sizes,
+                                       struct THCudaTensor *output,
+                                       struct THCudaTensor *weight,
+                                       struct THCudaTensor *bias,
+                                       struct THCudaTensor *normalized_values,
+                                       int train);
+
+/**
+ * `gradWeight` (resized: one row per key) = the per-key gradient; `gradBias += scale *
+ * sum(gradOutput)`. `valuesBuffer` (may be NULL) and `weightDecay` are unused.
+ */
+void THNN_CudaIndexLinear_accGradParameters(struct THCState *state,
+                                            struct THCudaLongTensor *keys,
+                                            int64_t keys_offset,
+                                            struct THCudaTensor *values,
+                                            struct THCudaLongTensor *sizes,
+                                            struct THCudaLongTensor *cum_sum_sizes,
+                                            struct THCudaTensor *grad_output,
+                                            struct THCudaTensor *grad_weight,
+                                            struct THCudaTensor *grad_bias,
+                                            struct THCudaTensor *weight,
+                                            struct THCudaTensor *bias,
+                                            struct THCudaTensor *values_buffer,
+                                            float weight_decay,
+                                            float scale);
+
+/**
+ * The gradient step applied to `weight` and `bias` directly, pair by pair (with
+ * `weightDecay` on the touched rows).
+ */
+void THNN_CudaIndexLinear_accUpdateGradParameters(struct THCState *state,
+                                                  struct THCudaLongTensor *keys,
+                                                  int64_t keys_offset,
+                                                  struct THCudaTensor *values,
+                                                  struct THCudaLongTensor *sizes,
+                                                  struct THCudaLongTensor *cum_sum_sizes,
+                                                  struct THCudaTensor *grad_output,
+                                                  struct THCudaTensor *weight,
+                                                  struct THCudaTensor *bias,
+                                                  float weight_decay,
+                                                  float scale);
+
+/**
+ * Applies the per-key `gradWeight` (rows for `runningKeys`) and `gradBias` with
+ * `learningRate` and `weightDecay`. `cumSumSizes` is unused (may be NULL).
+ */
+void THNN_CudaIndexLinear_updateParameters(struct THCState *state,
+                                           struct THCudaTensor *grad_weight,
+                                           struct THCudaTensor *grad_bias,
+                                           struct THCudaTensor *weight,
+                                           struct THCudaTensor *bias,
+                                           struct THCudaLongTensor *running_keys,
+                                           struct THCudaLongTensor *cum_sum_sizes,
+                                           int64_t keys_offset,
+                                           float weight_decay,
+                                           float learning_rate);
+
+/**
  * `output` (batch x outputSize) = `bias` + the COO `input` (nnz x 3: 0-based row,
  * 0-based feature, value) times `weight`^T; the batch is `output`'s first size when it
  * is 2-D, else 1 + the largest row.
@@ -29037,6 +29105,74 @@ void THNN_CudaSparseLinear_legacyUpdateParameters(struct THCState *state,
                                                   float learning_rate);
 
 /**
+ * `output[j] = bias + sum over sample j's (key, value) pairs of value * weight[key +
+ * keysOffset]` (0-based rows); max-normalized when `weight` has 4 extra columns (then
+ * `normalizedValues`, may be NULL, receives the normalized values and `train` updates
+ * the per-key statistics in `weight`).
+ */
+void THNN_CudaDoubleIndexLinear_updateOutput(struct THCState *state,
+                                             struct THCudaLongTensor *keys,
+                                             int64_t keys_offset,
+                                             struct THCudaDoubleTensor *values,
+                                             struct THCudaLongTensor *sizes,
+                                             struct THCudaLongTensor *cum_sum_sizes,
+                                             struct THCudaDoubleTensor *output,
+                                             struct THCudaDoubleTensor *weight,
+                                             struct THCudaDoubleTensor *bias,
+                                             struct THCudaDoubleTensor *normalized_values,
+                                             int train);
+
+/**
+ * `gradWeight` (resized: one row per key) = the per-key gradient; `gradBias += scale *
+ * sum(gradOutput)`. `valuesBuffer` (may be NULL) and `weightDecay` are unused.
+ */
+void THNN_CudaDoubleIndexLinear_accGradParameters(struct THCState *state,
+                                                  struct THCudaLongTensor *keys,
+                                                  int64_t keys_offset,
+                                                  struct THCudaDoubleTensor *values,
+                                                  struct THCudaLongTensor *sizes,
+                                                  struct THCudaLongTensor *cum_sum_sizes,
+                                                  struct THCudaDoubleTensor *grad_output,
+                                                  struct THCudaDoubleTensor *grad_weight,
+                                                  struct THCudaDoubleTensor *grad_bias,
+                                                  struct THCudaDoubleTensor *weight,
+                                                  struct THCudaDoubleTensor *bias,
+                                                  struct THCudaDoubleTensor *values_buffer,
+                                                  double weight_decay,
+                                                  double scale);
+
+/**
+ * The gradient step applied to `weight` and `bias` directly, pair by pair (with
+ * `weightDecay` on the touched rows).
+ */
+void THNN_CudaDoubleIndexLinear_accUpdateGradParameters(struct THCState *state,
+                                                        struct THCudaLongTensor *keys,
+                                                        int64_t keys_offset,
+                                                        struct THCudaDoubleTensor *values,
+                                                        struct THCudaLongTensor *sizes,
+                                                        struct THCudaLongTensor *cum_sum_sizes,
+                                                        struct THCudaDoubleTensor *grad_output,
+                                                        struct THCudaDoubleTensor *weight,
+                                                        struct THCudaDoubleTensor *bias,
+                                                        double weight_decay,
+                                                        double scale);
+
+/**
+ * Applies the per-key `gradWeight` (rows for `runningKeys`) and `gradBias` with
+ * `learningRate` and `weightDecay`. `cumSumSizes` is unused (may be NULL).
+ */
+void THNN_CudaDoubleIndexLinear_updateParameters(struct THCState *state,
+                                                 struct THCudaDoubleTensor *grad_weight,
+                                                 struct THCudaDoubleTensor *grad_bias,
+                                                 struct THCudaDoubleTensor *weight,
+                                                 struct THCudaDoubleTensor *bias,
+                                                 struct THCudaLongTensor *running_keys,
+                                                 struct THCudaLongTensor *cum_sum_sizes,
+                                                 int64_t keys_offset,
+                                                 double weight_decay,
+                                                 double learning_rate);
+
+/**
  * `output` (batch x outputSize) = `bias` + the COO `input` (nnz x 3: 0-based row,
  * 0-based feature, value) times `weight`^T; the batch is `output`'s first size when it
  * is 2-D, else 1 + the largest row.
@@ -29122,6 +29258,74 @@ void THNN_CudaDoubleSparseLinear_legacyUpdateParameters(struct THCState *state,
                                                         struct THCudaDoubleTensor *grad_bias,
                                                         struct THCudaDoubleTensor *last_input,
                                                         double learning_rate);
+
+/**
+ * `output[j] = bias + sum over sample j's (key, value) pairs of value * weight[key +
+ * keysOffset]` (0-based rows); max-normalized when `weight` has 4 extra columns (then
+ * `normalizedValues`, may be NULL, receives the normalized values and `train` updates
+ * the per-key statistics in `weight`).
+ */
+void THNN_CudaHalfIndexLinear_updateOutput(struct THCState *state,
+                                           struct THCudaLongTensor *keys,
+                                           int64_t keys_offset,
+                                           struct THCudaHalfTensor *values,
+                                           struct THCudaLongTensor *sizes,
+                                           struct THCudaLongTensor *cum_sum_sizes,
+                                           struct THCudaHalfTensor *output,
+                                           struct THCudaHalfTensor *weight,
+                                           struct THCudaHalfTensor *bias,
+                                           struct THCudaHalfTensor *normalized_values,
+                                           int train);
+
+/**
+ * `gradWeight` (resized: one row per key) = the per-key gradient; `gradBias += scale *
+ * sum(gradOutput)`. `valuesBuffer` (may be NULL) and `weightDecay` are unused.
+ */
+void THNN_CudaHalfIndexLinear_accGradParameters(struct THCState *state,
+                                                struct THCudaLongTensor *keys,
+                                                int64_t keys_offset,
+                                                struct THCudaHalfTensor *values,
+                                                struct THCudaLongTensor *sizes,
+                                                struct THCudaLongTensor *cum_sum_sizes,
+                                                struct THCudaHalfTensor *grad_output,
+                                                struct THCudaHalfTensor *grad_weight,
+                                                struct THCudaHalfTensor *grad_bias,
+                                                struct THCudaHalfTensor *weight,
+                                                struct THCudaHalfTensor *bias,
+                                                struct THCudaHalfTensor *values_buffer,
+                                                float weight_decay,
+                                                float scale);
+
+/**
+ * The gradient step applied to `weight` and `bias` directly, pair by pair (with
+ * `weightDecay` on the touched rows).
+ */
+void THNN_CudaHalfIndexLinear_accUpdateGradParameters(struct THCState *state,
+                                                      struct THCudaLongTensor *keys,
+                                                      int64_t keys_offset,
+                                                      struct THCudaHalfTensor *values,
+                                                      struct THCudaLongTensor *sizes,
+                                                      struct THCudaLongTensor *cum_sum_sizes,
+                                                      struct THCudaHalfTensor *grad_output,
+                                                      struct THCudaHalfTensor *weight,
+                                                      struct THCudaHalfTensor *bias,
+                                                      float weight_decay,
+                                                      float scale);
+
+/**
+ * Applies the per-key `gradWeight` (rows for `runningKeys`) and `gradBias` with
+ * `learningRate` and `weightDecay`. `cumSumSizes` is unused (may be NULL).
+ */
+void THNN_CudaHalfIndexLinear_updateParameters(struct THCState *state,
+                                               struct THCudaHalfTensor *grad_weight,
+                                               struct THCudaHalfTensor *grad_bias,
+                                               struct THCudaHalfTensor *weight,
+                                               struct THCudaHalfTensor *bias,
+                                               struct THCudaLongTensor *running_keys,
+                                               struct THCudaLongTensor *cum_sum_sizes,
+                                               int64_t keys_offset,
+                                               float weight_decay,
+                                               float learning_rate);
 
 /**
  * `output` (batch x outputSize) = `bias` + the COO `input` (nnz x 3: 0-based row,

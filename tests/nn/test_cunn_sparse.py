@@ -1,10 +1,15 @@
-"""THCUNN's LookupTable, LookupTableBag, SparseLinear and IndexLinear on the device against the host THNN on the same values (the host layer is
-checked against PyTorch in test_sparse.py): the weight gradient (repeated rows added in position
-order, scaleGradByFreq and its counts, a padding row, 1-D and 2-D inputs, strided gradOutput)
-and renorm (norm types 1, 2 and 3, duplicate rows), and refused calls that leave outputs alone.
-CudaHalf's gradient is checked against a sequential half-precision loop (each addition rounded
-to half, as the device stores gradWeight between them). LookupTableBag (device only) is
-checked against PyTorch's embedding_bag in float64 (forward) and its autograd (gradWeight).
+"""THCUNN's sparse and index layers on the device against the host THNN on the same values (the
+host layers are checked against PyTorch in test_sparse.py).
+
+LookupTable: the weight gradient (repeated rows added in position order, scaleGradByFreq and its
+counts, a padding row, 1-D and 2-D inputs, strided gradOutput) and renorm (norm types 1, 2 and 3,
+duplicate rows). CudaHalf's gradient is checked against a sequential half-precision loop (each
+addition rounded to half, as the device stores gradWeight between them).
+LookupTableBag (device only): against PyTorch's embedding_bag in float64 (forward) and its
+autograd (gradWeight), sum and mean, an empty bag, scaleGradByFreq; Half against a loop.
+SparseLinear (COO and legacy) and IndexLinear (plain and max-normalized, train or not): every
+function against THNN, with repeated features/keys, zero values, strided operands, weight decay.
+Everywhere: refused calls that leave outputs alone.
 
 Run on the CPU emulator: TH_CUDA_EMULATOR=1 TH_LIB=$PWD/target/emu/libth.so .venv/bin/python -m
 pytest -q tests/nn/test_cunn_*.py (skipped without a device)."""
@@ -238,13 +243,14 @@ def test_bag_errors_leave_outputs(nn, cunn, rng):
                   o2b, mode, None)
 
     for args, arg in [(([0, 5, 1], [0, 2]), "input"), (([0, 1, 1], [1, 2]), "offsets"),
-                      (([0, 1, 1], [0, 2, 1]), "offsets"), (([0, 1, 1], [0, 4]), "offsets"),
+                      (([0, 1, 1], [0, 2, 1]), "offsets"), (([0, 1, 1], [0, 4]), "offsets"), (([0, 1, 1], []), "offsets"),
                       (([0, 1, 1], [0, 2], 2), "mode"), (([0, 1, 1], [0, 2], 0, w[0]), "weight")]:
         with pytest.raises(THError) as e:
             fwd(*args)
         assert arg in e.value.msg
     with pytest.raises(THError):  # a host index tensor
-        cunn.call(real, "LookupTableBag_updateOutput", nn.lib.from_numpy(np.array([0, 1], np.int64), "Long"), long_tensor(cunn, [0]), w, out, o2b, 0, None)
+        host_idx = nn.lib.from_numpy(np.array([0, 1], np.int64), "Long")
+        cunn.call(real, "LookupTableBag_updateOutput", host_idx, long_tensor(cunn, [0]), w, out, o2b, 0, None)
     assert (cunn.numpy(out) == 7.0).all() and np.array_equal(view_values(cunn.dev, o2b), [9, 9, 9])
 
     gw = cunn.tensor(real, np.full((5, 3), 7.0))
@@ -275,6 +281,17 @@ class Out:
         self.a = a
 
 
+class Long:
+    """An index argument: a THCudaLongTensor on the device (stride 2 when `strided`), a
+    THLongTensor on the host."""
+
+    def __init__(self, a, strided=False):
+        self.a, self.strided = np.asarray(a, dtype=np.int64), strided
+
+    def on(self, cunn):
+        return strided_long(cunn, self.a) if self.strided else long_tensor(cunn, self.a)
+
+
 def run_both(nn, cunn, real, fn, *args):
     """`fn` on the device (`real`) and on the host (its HOST real) with the same values; numpy
     arguments are inputs (strides kept), `Out`s outputs. Returns the outputs' values (float64),
@@ -288,7 +305,9 @@ def run_both(nn, cunn, real, fn, *args):
                 t = fam.empty(r) if a.a is None else fam.tensor(r, exact(real, a.a).astype(typ))
                 outs.append(t)
                 call.append(t)
-            elif isinstance(a, np.ndarray) and a.dtype != np.int64:
+            elif isinstance(a, Long):
+                call.append(a.on(cunn) if fam is cunn else nn.lib.from_numpy(a.a, "Long"))
+            elif isinstance(a, np.ndarray):
                 call.append(exact(real, a).astype(typ))
             else:
                 call.append(a)
@@ -370,7 +389,7 @@ def test_sparse_linear_acc_grad_vector_and_strided_grads(nn, cunn, rng):
 @pytest.mark.parametrize("real", REALS)
 @pytest.mark.parametrize("fmt", ["coo", "legacy"])
 def test_sparse_linear_zero_and_update(nn, cunn, rng, real, fmt):
-    batch, in_dim, od = 3, 7, 4
+    batch, in_dim, od = 3, 16, 4  # more features than entries: some columns are left alone
     x = SPARSE[fmt][1](rng, batch, in_dim, 4)
     gw0 = np.asfortranarray(rng.standard_normal((od, in_dim)))
     gb0 = rng.standard_normal(od)
@@ -380,6 +399,20 @@ def test_sparse_linear_zero_and_update(nn, cunn, rng, real, fmt):
     assert (got[0] == 0).any() and (got[0] != 0).any() and (got[1] == 0).all()
     w0, b0 = np.asfortranarray(rng.standard_normal((od, in_dim))), rng.standard_normal(od)
     got, want = run_both(nn, cunn, real, sl_fn(fmt, "updateParameters"), Out(w0), Out(b0), gw0, gb0, x, 0.25)
+    for g, h in zip(got, want):
+        agree(g, h, real)
+
+
+@pytest.mark.parametrize("real", REALS)
+def test_sparse_linear_no_entries(nn, cunn, rng, real):
+    od, in_dim = 3, 4
+    x = np.zeros((0, 3))
+    w, b = rng.standard_normal((od, in_dim)), rng.standard_normal(od)
+    got, want = run_both(nn, cunn, real, "SparseLinear_updateOutput", x, Out(np.ones((2, od))), w, b)
+    agree(got[0], want[0], real)
+    assert got[0].shape == (2, od)
+    got, want = run_both(nn, cunn, real, "SparseLinear_accGradParameters", x, rng.standard_normal((2, od)),
+                         Out(np.ones((od, in_dim))), Out(np.ones(od)), w, None, 0.5, 1.0)
     for g, h in zip(got, want):
         agree(g, h, real)
 
@@ -413,3 +446,106 @@ def test_sparse_linear_errors_leave_outputs(cunn, rng):
         cunn.call(real, "SparseLinear_updateParameters", gw, gb, np.zeros((3, 4)), np.zeros(2), x, 0.1)
     assert "gradBias" in e.value.msg
     assert (cunn.numpy(gw) == 7.0).all() and (cunn.numpy(gb) == 7.0).all()
+
+
+# ---------------------------------------------------------------- IndexLinear
+
+
+def il_case(rng, norm, od=3, in_size=4, sizes=(3, 0, 4, 2), off=1):
+    """Keys with many repeats (few rows), values (strided, some above the running max), the
+    weight (column-major; max-normalized rows start with maxAbs, 1/maxAbs, lr scale, key bias)."""
+    sizes = np.asarray(sizes, np.int64)
+    n = int(sizes.sum())
+    keys = rng.integers(0, in_size, n) - off
+    keys[1] = keys[0]
+    values = (rng.standard_normal(2 * n) * 0.8)[::2]
+    w = rng.standard_normal((in_size, od + (4 if norm else 0)))
+    if norm:
+        w[:, 0], w[:, 1], w[:, 2] = 0.5, 2.0, 0.25
+        w[0, 2] = 0.75
+    return keys, off, values, sizes, np.cumsum(sizes), np.asfortranarray(w), rng.standard_normal(od)
+
+
+IL_MODES = [(False, 0), (True, 0), (True, 1)]
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("norm,train", IL_MODES, ids=["plain", "norm", "norm-train"])
+def test_index_linear_forward(nn, cunn, rng, real, norm, train):
+    keys, off, values, sizes, cum, w, b = il_case(rng, norm)
+    got, want = run_both(nn, cunn, real, "IndexLinear_updateOutput", Long(keys, True), off, values, Long(sizes),
+                         Long(cum), Out(), Out(w), b, Out(), train)
+    assert got[0].shape == (len(sizes), len(b))
+    for g, h in zip(got[: 3 if norm else 2], want):  # normalizedValues: untouched without max-normalization
+        agree(g, h, real)
+    if norm:
+        assert got[2].shape == (len(keys),)
+    if train:
+        assert not np.array_equal(got[1][:, :4], exact(real, w[:, :4]))  # statistics updated
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("norm", [False, True])
+def test_index_linear_acc_grad(nn, cunn, rng, real, norm):
+    keys, off, values, sizes, cum, w, b = il_case(rng, norm)
+    go = np.asfortranarray(rng.standard_normal((len(sizes), len(b))))
+    got, want = run_both(nn, cunn, real, "IndexLinear_accGradParameters", Long(keys), off, values, Long(sizes),
+                         Long(cum, True), go, Out(), Out(rng.standard_normal(len(b))), w, b, None, 0.0, 0.5)
+    assert got[0].shape == (len(keys), len(b) * (2 if norm else 1))
+    for g, h in zip(got, want):
+        agree(g, h, real)
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("norm", [False, True])
+@pytest.mark.parametrize("decay", [0.0, 0.1])
+def test_index_linear_acc_update(nn, cunn, rng, real, norm, decay):
+    keys, off, values, sizes, cum, w, b = il_case(rng, norm)
+    go = rng.standard_normal((len(sizes), len(b)))
+    b0 = rng.standard_normal(2 * len(b))[::2]  # a strided bias
+    got, want = run_both(nn, cunn, real, "IndexLinear_accUpdateGradParameters", Long(keys, True), off, values,
+                         Long(sizes), Long(cum), go, Out(w), Out(b0), decay, 0.7)
+    for g, h in zip(got, want):
+        agree(g, h, real)
+
+
+@pytest.mark.parametrize("real", REALS)
+@pytest.mark.parametrize("norm", [False, True])
+@pytest.mark.parametrize("decay", [0.0, 0.2])
+def test_index_linear_update_parameters(nn, cunn, rng, real, norm, decay):
+    keys, off, _, sizes, cum, w, b = il_case(rng, norm)
+    width = len(b) * (2 if norm else 1)
+    gw = np.asfortranarray(rng.standard_normal((len(keys), width)))
+    gb = rng.standard_normal(len(b))
+    got, want = run_both(nn, cunn, real, "IndexLinear_updateParameters", gw, gb, Out(w), Out(b), Long(keys, True), None,
+                         off, decay, 0.3)
+    for g, h in zip(got, want):
+        agree(g, h, real)
+
+
+def test_index_linear_errors_leave_outputs(cunn, rng):
+    real = "Cuda"
+    keys, off, values, sizes, cum, w, b = il_case(rng, True)
+    wt, out = cunn.tensor(real, w), cunn.tensor(real, np.full((2, 2), 7.0))
+    lt = lambda a: long_tensor(cunn, a)  # noqa: E731
+
+    def fwd(k=keys, c=cum, v=values, bias=b):
+        cunn.call(real, "IndexLinear_updateOutput", lt(k), off, v, lt(sizes), lt(c), out, wt, bias, None, 1)
+
+    bad = keys.copy()
+    bad[2] = 4  # row 5
+    for kw, arg in [(dict(k=bad), "keys"), (dict(c=cum + 1), "cumSumSizes"), (dict(v=values[:-1]), "values"),
+                    (dict(bias=np.zeros(5)), "weight")]:
+        with pytest.raises(THError) as e:
+            fwd(**kw)
+        assert arg in e.value.msg
+    go = np.zeros((3, 3))
+    with pytest.raises(THError) as e:
+        cunn.call(real, "IndexLinear_accUpdateGradParameters", lt(keys), off, values, lt(sizes), lt(cum), go, wt,
+                  cunn.tensor(real, b), 0.0, 1.0)
+    assert "gradOutput" in e.value.msg
+    with pytest.raises(THError) as e:
+        cunn.call(real, "IndexLinear_updateParameters", np.zeros((len(keys), 6)), np.zeros(3), wt, cunn.tensor(real, b),
+                  lt(bad), None, off, 0.0, 0.1)
+    assert "runningKeys" in e.value.msg
+    assert (cunn.numpy(wt) == w.astype(np.float32)).all() and (cunn.numpy(out) == 7.0).all()

@@ -1,42 +1,38 @@
-//! LookupTable, IndexLinear, SparseLinear (and its legacy forms). Every index is 0-based
-//! (torch7's are 1-based): lookup rows and `paddingValue`, `key + keysOffset`, SparseLinear's
-//! rows and features.
+//! LookupTable, LookupTableBag (THCUNN only), IndexLinear, SparseLinear (and its legacy
+//! forms), for THNN and THCUNN. Every index is 0-based (torch7's are 1-based): lookup rows and
+//! `paddingValue`, bag offsets and `offset2bag`, `key + keysOffset`, SparseLinear's rows and
+//! features.
 
 use super::*;
 use crate::nn::sparse::{self, SparseFormat};
 use std::ffi::c_int;
 
-/// IndexLinear (THNN only for now) and SparseLinear (both families).
+/// IndexLinear and SparseLinear, both families.
 macro_rules! sparse_api {
-    (@thnn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => {
-        sparse_api!(@index $R, $T);
-        sparse_api!(@sparse $R, $T, $S, $A);
-    };
-    (@thcunn $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { sparse_api!(@sparse $R, $T, $S, $A); };
-    (@index $R:ident, $T:ty) => { pastey::paste! { nn_fn! {
+    (@index $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => { pastey::paste! { nn_fn! {
         /// `output[j] = bias + sum over sample j's (key, value) pairs of value * weight[key +
         /// keysOffset]` (0-based rows); max-normalized when `weight` has 4 extra columns (then
         /// `normalizedValues`, may be NULL, receives the normalized values and `train` updates
         /// the per-key statistics in `weight`).
-        fn [<THNN_ $R IndexLinear_updateOutput>](state: *mut THNNState, keys: *mut THLongTensor as view, keys_offset: i64, values: *mut [<TH $R Tensor>] as view, sizes: *mut THLongTensor as view, cum_sum_sizes: *mut THLongTensor as view, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as obj, bias: *mut [<TH $R Tensor>] as view, normalized_values: *mut [<TH $R Tensor>] as opt_obj, train: c_int) {
+        fn [<THNN_ $R IndexLinear_updateOutput>](state: *mut $S, keys: *mut $I as view, keys_offset: i64, values: *mut [<TH $R Tensor>] as view, sizes: *mut $I as view, cum_sum_sizes: *mut $I as view, output: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as obj, bias: *mut [<TH $R Tensor>] as view, normalized_values: *mut [<TH $R Tensor>] as opt_obj, train: c_int) {
             sparse::index_linear_update_output::<$T>(&keys, keys_offset, &values, &sizes, &cum_sum_sizes, output, weight, &bias, normalized_values.map(|t| &**t), train != 0)
         }
         /// `gradWeight` (resized: one row per key) = the per-key gradient; `gradBias += scale *
         /// sum(gradOutput)`. `valuesBuffer` (may be NULL) and `weightDecay` are unused.
-        fn [<THNN_ $R IndexLinear_accGradParameters>](state: *mut THNNState, keys: *mut THLongTensor as view, keys_offset: i64, values: *mut [<TH $R Tensor>] as view, sizes: *mut THLongTensor as view, cum_sum_sizes: *mut THLongTensor as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>] as view, values_buffer: *mut [<TH $R Tensor>], weight_decay: f64, scale: f64) {
+        fn [<THNN_ $R IndexLinear_accGradParameters>](state: *mut $S, keys: *mut $I as view, keys_offset: i64, values: *mut [<TH $R Tensor>] as view, sizes: *mut $I as view, cum_sum_sizes: *mut $I as view, grad_output: *mut [<TH $R Tensor>] as view, grad_weight: *mut [<TH $R Tensor>] as obj, grad_bias: *mut [<TH $R Tensor>] as obj, weight: *mut [<TH $R Tensor>] as view, bias: *mut [<TH $R Tensor>] as view, values_buffer: *mut [<TH $R Tensor>], weight_decay: $A, scale: $A) {
             let _ = (values_buffer, weight_decay);
-            sparse::index_linear_acc_grad_parameters::<$T>(&keys, keys_offset, &values, &sizes, &cum_sum_sizes, &grad_output, grad_weight, grad_bias, &weight, &bias, scale)
+            sparse::index_linear_acc_grad_parameters::<$T>(&keys, keys_offset, &values, &sizes, &cum_sum_sizes, &grad_output, grad_weight, grad_bias, &weight, &bias, scale.into())
         }
         /// The gradient step applied to `weight` and `bias` directly, pair by pair (with
         /// `weightDecay` on the touched rows).
-        fn [<THNN_ $R IndexLinear_accUpdateGradParameters>](state: *mut THNNState, keys: *mut THLongTensor as view, keys_offset: i64, values: *mut [<TH $R Tensor>] as view, sizes: *mut THLongTensor as view, cum_sum_sizes: *mut THLongTensor as view, grad_output: *mut [<TH $R Tensor>] as view, weight: *mut [<TH $R Tensor>] as obj, bias: *mut [<TH $R Tensor>] as obj, weight_decay: f64, scale: f64) {
-            sparse::index_linear_acc_update_grad_parameters::<$T>(&keys, keys_offset, &values, &sizes, &cum_sum_sizes, &grad_output, weight, bias, weight_decay, scale)
+        fn [<THNN_ $R IndexLinear_accUpdateGradParameters>](state: *mut $S, keys: *mut $I as view, keys_offset: i64, values: *mut [<TH $R Tensor>] as view, sizes: *mut $I as view, cum_sum_sizes: *mut $I as view, grad_output: *mut [<TH $R Tensor>] as view, weight: *mut [<TH $R Tensor>] as obj, bias: *mut [<TH $R Tensor>] as obj, weight_decay: $A, scale: $A) {
+            sparse::index_linear_acc_update_grad_parameters::<$T>(&keys, keys_offset, &values, &sizes, &cum_sum_sizes, &grad_output, weight, bias, weight_decay.into(), scale.into())
         }
         /// Applies the per-key `gradWeight` (rows for `runningKeys`) and `gradBias` with
         /// `learningRate` and `weightDecay`. `cumSumSizes` is unused (may be NULL).
-        fn [<THNN_ $R IndexLinear_updateParameters>](state: *mut THNNState, grad_weight: *mut [<TH $R Tensor>] as view, grad_bias: *mut [<TH $R Tensor>] as view, weight: *mut [<TH $R Tensor>] as obj, bias: *mut [<TH $R Tensor>] as obj, running_keys: *mut THLongTensor as view, cum_sum_sizes: *mut THLongTensor, keys_offset: i64, weight_decay: f64, learning_rate: f64) {
+        fn [<THNN_ $R IndexLinear_updateParameters>](state: *mut $S, grad_weight: *mut [<TH $R Tensor>] as view, grad_bias: *mut [<TH $R Tensor>] as view, weight: *mut [<TH $R Tensor>] as obj, bias: *mut [<TH $R Tensor>] as obj, running_keys: *mut $I as view, cum_sum_sizes: *mut $I, keys_offset: i64, weight_decay: $A, learning_rate: $A) {
             let _ = cum_sum_sizes;
-            sparse::index_linear_update_parameters::<$T>(&grad_weight, &grad_bias, weight, bias, &running_keys, keys_offset, weight_decay, learning_rate)
+            sparse::index_linear_update_parameters::<$T>(&grad_weight, &grad_bias, weight, bias, &running_keys, keys_offset, weight_decay.into(), learning_rate.into())
         }
     } } };
     (@sparse $R:ident, $T:ty, $S:ty, $A:ty) => { pastey::paste! { nn_fn! {
@@ -80,6 +76,11 @@ macro_rules! sparse_api {
             sparse::sparse_linear_update_parameters::<$T>(weight, bias, &grad_weight, &grad_bias, &last_input, learning_rate.into(), SparseFormat::Legacy)
         }
     } } };
+    // both families: THNN's and THCUNN's arms are the same
+    (@$fam:ident $R:ident, $T:ty, $S:ty, $A:ty, $I:ty) => {
+        sparse_api!(@index $R, $T, $S, $A, $I);
+        sparse_api!(@sparse $R, $T, $S, $A);
+    };
 }
 nn_families!(sparse_api);
 

@@ -11,27 +11,35 @@
 //! mode (torch7's `normalize`): there each row starts with four per-key statistics (the largest
 //! |value| seen, its inverse, a learning-rate scale, a per-key bias added to the normalized
 //! value), and a value is used as `clamp(v / maxAbs) + keyBias`.
+//!
+//! On the device (THCUNN) the keys, sizes and running sums are read and checked on the host
+//! (and the values in max-normalized `updateOutput`, whose statistics pass is sequential);
+//! the arithmetic on the weights and gradients runs on the device (`super::device`).
 
-use super::super::NnReal;
 use super::super::buf::{self, Out};
 use super::super::check;
+use super::super::{NnElem, NnReal, native_tensor, native_view};
+use super::lookup::host_vec;
+use crate::core::allocator::Device;
+use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
+use crate::exec::backend::Backend;
 use std::borrow::Cow;
 
 /// The statistics columns of a max-normalized weight row.
-const NORM: usize = 4;
+pub(super) const NORM: usize = 4;
 
 /// The layer's sizes: rows of `weight`, outputs, columns of `weight`, statistics columns (0 or 4).
-struct Params {
-    in_size: usize,
-    out_dim: usize,
-    wcols: usize,
-    norm: usize,
+pub(super) struct Params {
+    pub in_size: usize,
+    pub out_dim: usize,
+    pub wcols: usize,
+    pub norm: usize,
 }
 
 /// Checks `weight` (argument `w_arg`) against `bias` (`b_arg`).
-fn params<T: NnReal>(weight: &View<T>, w_arg: u32, bias: &View<T>, b_arg: u32) -> Result<Params> {
+fn params<T: Scalar>(weight: &View<T>, w_arg: u32, bias: &View<T>, b_arg: u32) -> Result<Params> {
     check::dims(weight, w_arg, "weight", &[2])?;
     check::dims(bias, b_arg, "bias", &[1])?;
     let (in_size, wcols, out_dim) = (weight.sizes[0] as usize, weight.sizes[1] as usize, bias.sizes[0] as usize);
@@ -53,7 +61,7 @@ fn params<T: NnReal>(weight: &View<T>, w_arg: u32, bias: &View<T>, b_arg: u32) -
 /// The 0-based weight rows `key + keysOffset` of `keys` (argument `arg`, `name`), all in `[0, in_size)`.
 fn key_rows(keys: &View<i64>, arg: u32, name: &str, offset: i64, in_size: usize) -> Result<Vec<usize>> {
     check::dims(keys, arg, name, &[1])?;
-    let k = buf::read(keys, &[])?;
+    let k = host_vec(keys)?;
     let mut rows = Vec::with_capacity(k.len());
     for (i, &key) in k.iter().enumerate() {
         let r = key.checked_add(offset).filter(|r| (0..in_size as i64).contains(r));
@@ -70,18 +78,18 @@ fn key_rows(keys: &View<i64>, arg: u32, name: &str, offset: i64, in_size: usize)
 }
 
 /// A checked flattened batch: the weight row of each pair and where each sample's pairs start.
-struct Bag {
-    rows: Vec<usize>,
+pub(super) struct Bag {
+    pub rows: Vec<usize>,
     /// `starts[j]..starts[j + 1]` are the pairs of sample `j` (batch + 1 entries).
-    starts: Vec<usize>,
+    pub starts: Vec<usize>,
 }
 
 impl Bag {
-    fn batch(&self) -> usize {
+    pub(super) fn batch(&self) -> usize {
         self.starts.len() - 1
     }
     /// The sample of every pair.
-    fn sample_of(&self) -> Vec<usize> {
+    pub(super) fn sample_of(&self) -> Vec<usize> {
         let mut s = Vec::with_capacity(self.rows.len());
         for (j, w) in self.starts.windows(2).enumerate() {
             s.extend(std::iter::repeat_n(j, w[1] - w[0]));
@@ -91,7 +99,7 @@ impl Bag {
 }
 
 /// Checks `keys` (2), `values` (4), `sizes` (5) and `cumSumSizes` (6).
-fn bag<T: NnReal>(
+fn bag<T: Scalar>(
     keys: &View<i64>,
     keys_offset: i64,
     values: &View<T>,
@@ -105,8 +113,8 @@ fn bag<T: NnReal>(
     check::dims(sizes, 5, "sizes", &[1])?;
     check::dims(cum_sum_sizes, 6, "cumSumSizes", &[1])?;
     check::same_numel(cum_sum_sizes, 6, "cumSumSizes", sizes, "sizes")?;
-    let sz = buf::read(sizes, &[])?;
-    let cum = buf::read(cum_sum_sizes, &[])?;
+    let sz = host_vec(sizes)?;
+    let cum = host_vec(cum_sum_sizes)?;
     let mut starts = Vec::with_capacity(sz.len() + 1);
     starts.push(0usize);
     let mut total: i64 = 0;
@@ -138,9 +146,9 @@ fn bag<T: NnReal>(
 }
 
 /// torch7's sign: -1, 0 or 1.
-fn sign<T: NnReal>(v: T) -> T {
+fn sign<T: Num + PartialOrd>(v: T) -> T {
     if v < T::zero() {
-        -T::one()
+        T::zero().sub(T::one())
     } else if v > T::zero() {
         T::one()
     } else {
@@ -149,9 +157,9 @@ fn sign<T: NnReal>(v: T) -> T {
 }
 
 /// A value normalized by the statistics `w` (a weight row's first four columns).
-fn normalized<T: NnReal>(v: T, w: &[T]) -> T {
+pub(super) fn normalized<T: Num + PartialOrd>(v: T, w: &[T]) -> T {
     let a = Num::abs(v);
-    (if a > w[0] { sign(v) } else { v * w[1] }) + w[3]
+    (if a > w[0] { sign(v) } else { v.mul(w[1]) }).add(w[3])
 }
 use crate::ops::num::Num;
 
@@ -168,7 +176,7 @@ use crate::ops::num::Num;
 ///
 /// The samples are computed in parallel (the statistics pass is sequential).
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn update_output<T: NnReal>(
+pub fn update_output<T: NnElem>(
     keys: &View<i64>,
     keys_offset: i64,
     values: &View<T>,
@@ -181,8 +189,41 @@ pub fn update_output<T: NnReal>(
     train: bool,
 ) -> Result<()> {
     let w_view = weight.view();
+    let mut devices =
+        vec![keys.device(), values.device(), sizes.device(), cum_sum_sizes.device(), output.view().device()];
+    devices.extend([w_view.device(), bias.device()]);
+    devices.extend(normalized_values.map(|t| t.view().device()));
+    Backend::of(&devices)?;
     let p = params(&w_view, 8, bias, 9)?;
     let b = bag(keys, keys_offset, values, sizes, cum_sum_sizes, &p)?;
+    if let Device::Cuda(_) = w_view.device() {
+        return super::device::index_update_output(&p, &b, values, output, weight, bias, normalized_values, train);
+    }
+    host_update_output(
+        &p,
+        &b,
+        native_view(values)?,
+        native_tensor(output)?,
+        native_tensor(weight)?,
+        native_view(bias)?,
+        normalized_values.map(native_tensor).transpose()?,
+        train,
+    )
+}
+
+/// `update_output` on the host.
+#[allow(clippy::too_many_arguments)]
+fn host_update_output<T: NnReal>(
+    p: &Params,
+    b: &Bag,
+    values: &View<T>,
+    output: &Tensor<T>,
+    weight: &Tensor<T>,
+    bias: &View<T>,
+    normalized_values: Option<&Tensor<T>>,
+    train: bool,
+) -> Result<()> {
+    let w_view = weight.view();
     let n = b.rows.len();
 
     let mut out = Out::new(output, &[b.batch() as i64, p.out_dim as i64])?;
@@ -258,7 +299,7 @@ pub fn update_output<T: NnReal>(
 /// elements. `weight` and `bias` only give the sizes; `valuesBuffer` (may be NULL) and
 /// `weightDecay` are unused, as in torch7 (the decay is applied by `updateParameters`).
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn acc_grad_parameters<T: NnReal>(
+pub fn acc_grad_parameters<T: NnElem>(
     keys: &View<i64>,
     keys_offset: i64,
     values: &View<T>,
@@ -271,11 +312,40 @@ pub fn acc_grad_parameters<T: NnReal>(
     bias: &View<T>,
     scale: f64,
 ) -> Result<()> {
+    let mut devices =
+        vec![keys.device(), values.device(), sizes.device(), cum_sum_sizes.device(), grad_output.device()];
+    devices.extend([grad_weight.view().device(), grad_bias.view().device(), weight.device(), bias.device()]);
+    Backend::of(&devices)?;
     let p = params(weight, 10, bias, 11)?;
     let b = bag(keys, keys_offset, values, sizes, cum_sum_sizes, &p)?;
     let od = p.out_dim;
     check::numel(grad_output, 7, "gradOutput", b.batch() * od)?;
     check::numel(&grad_bias.view(), 9, "gradBias", od)?;
+    if let Device::Cuda(_) = weight.device() {
+        return super::device::index_acc_grad_parameters(&p, &b, values, grad_output, grad_weight, grad_bias, scale);
+    }
+    host_acc_grad_parameters(
+        &p,
+        &b,
+        native_view(values)?,
+        native_view(grad_output)?,
+        native_tensor(grad_weight)?,
+        native_tensor(grad_bias)?,
+        scale,
+    )
+}
+
+/// `acc_grad_parameters` on the host.
+fn host_acc_grad_parameters<T: NnReal>(
+    p: &Params,
+    b: &Bag,
+    values: &View<T>,
+    grad_output: &View<T>,
+    grad_weight: &Tensor<T>,
+    grad_bias: &Tensor<T>,
+    scale: f64,
+) -> Result<()> {
+    let od = p.out_dim;
     let width = if p.norm > 0 { 2 * od } else { od };
     let n = b.rows.len();
 
@@ -319,7 +389,7 @@ pub fn acc_grad_parameters<T: NnReal>(
 /// weight there too (torch7 adds it, a sign error), and the learning-rate scales are left as
 /// they are (torch7 zeroes them in that branch only, code its other branch has commented out).
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn acc_update_grad_parameters<T: NnReal>(
+pub fn acc_update_grad_parameters<T: NnElem>(
     keys: &View<i64>,
     keys_offset: i64,
     values: &View<T>,
@@ -331,10 +401,51 @@ pub fn acc_update_grad_parameters<T: NnReal>(
     weight_decay: f64,
     scale: f64,
 ) -> Result<()> {
+    let mut devices =
+        vec![keys.device(), values.device(), sizes.device(), cum_sum_sizes.device(), grad_output.device()];
+    devices.extend([weight.view().device(), bias.view().device()]);
+    Backend::of(&devices)?;
     let p = params(&weight.view(), 8, &bias.view(), 9)?;
     let b = bag(keys, keys_offset, values, sizes, cum_sum_sizes, &p)?;
     let od = p.out_dim;
     check::numel(grad_output, 7, "gradOutput", b.batch() * od)?;
+    if let Device::Cuda(_) = grad_output.device() {
+        return super::device::index_acc_update_grad_parameters(
+            &p,
+            &b,
+            values,
+            grad_output,
+            &weight.view(),
+            &bias.view(),
+            weight_decay,
+            scale,
+        );
+    }
+    host_acc_update_grad_parameters(
+        &p,
+        &b,
+        native_view(values)?,
+        native_view(grad_output)?,
+        native_tensor(weight)?,
+        native_tensor(bias)?,
+        weight_decay,
+        scale,
+    )
+}
+
+/// `acc_update_grad_parameters` on the host.
+#[allow(clippy::too_many_arguments)]
+fn host_acc_update_grad_parameters<T: NnReal>(
+    p: &Params,
+    b: &Bag,
+    values: &View<T>,
+    grad_output: &View<T>,
+    weight: &Tensor<T>,
+    bias: &Tensor<T>,
+    weight_decay: f64,
+    scale: f64,
+) -> Result<()> {
+    let od = p.out_dim;
 
     let mut w_out = Out::acc(weight, p.in_size * p.wcols, 8, "weight")?;
     let mut b_out = Out::acc(bias, od, 9, "bias")?;
@@ -393,7 +504,7 @@ fn step<T: NnReal>(w: &mut [T], g: &[T], val: T, wd: T, decay: bool) {
 /// Difference from torch7: in its outputSize == 1 max-normalized branch the decay is added to
 /// the weight (a sign error); here it shrinks it, as in every other branch.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn update_parameters<T: NnReal>(
+pub fn update_parameters<T: NnElem>(
     grad_weight: &View<T>,
     grad_bias: &View<T>,
     weight: &Tensor<T>,
@@ -403,12 +514,52 @@ pub fn update_parameters<T: NnReal>(
     weight_decay: f64,
     learning_rate: f64,
 ) -> Result<()> {
+    let devices = [grad_weight.device(), grad_bias.device(), weight.view().device(), bias.view().device()];
+    Backend::of(&[&devices[..], &[running_keys.device()]].concat())?;
     let p = params(&weight.view(), 4, &bias.view(), 5)?;
     let rows = key_rows(running_keys, 6, "runningKeys", keys_offset, p.in_size)?;
     let od = p.out_dim;
     let width = if p.norm > 0 { 2 * od } else { od };
     check::numel(grad_weight, 2, "gradWeight", rows.len() * width)?;
     check::numel(grad_bias, 3, "gradBias", od)?;
+    if let Device::Cuda(_) = grad_weight.device() {
+        return super::device::index_update_parameters(
+            &p,
+            &rows,
+            grad_weight,
+            grad_bias,
+            &weight.view(),
+            &bias.view(),
+            weight_decay,
+            learning_rate,
+        );
+    }
+    host_update_parameters(
+        &p,
+        &rows,
+        native_view(grad_weight)?,
+        native_view(grad_bias)?,
+        native_tensor(weight)?,
+        native_tensor(bias)?,
+        weight_decay,
+        learning_rate,
+    )
+}
+
+/// `update_parameters` on the host.
+#[allow(clippy::too_many_arguments)]
+fn host_update_parameters<T: NnReal>(
+    p: &Params,
+    rows: &[usize],
+    grad_weight: &View<T>,
+    grad_bias: &View<T>,
+    weight: &Tensor<T>,
+    bias: &Tensor<T>,
+    weight_decay: f64,
+    learning_rate: f64,
+) -> Result<()> {
+    let od = p.out_dim;
+    let width = if p.norm > 0 { 2 * od } else { od };
 
     let mut w_out = Out::acc(weight, p.in_size * p.wcols, 4, "weight")?;
     let mut b_out = Out::acc(bias, od, 5, "bias")?;

@@ -48,6 +48,13 @@ fn bags(offs: &[i64], n: usize) -> Result<(Vec<i64>, Vec<i64>)> {
             format_args!("element 0 is {first}: the first bag must start at position 0"),
         ));
     }
+    if offs.is_empty() && n > 0 {
+        return Err(check::size_err(
+            3,
+            "offsets",
+            format_args!("no bag holds the {n} positions (expected at least one bag)"),
+        ));
+    }
     let mut of = Vec::with_capacity(n);
     let mut sizes = Vec::with_capacity(offs.len());
     for (b, &start) in offs.iter().enumerate() {
@@ -223,4 +230,19 @@ pub fn acc_grad_parameters<T: NnElem>(
         ops::copy::copy(&cv, &View::from_slice(&vals, &[numw])?)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bags_from_offsets() {
+        let (of, sizes) = super::bags(&[0, 2, 2, 3], 5).unwrap();
+        assert_eq!(of, vec![0, 0, 2, 3, 3]);
+        assert_eq!(sizes, vec![2, 0, 1, 2]);
+        assert!(super::bags(&[1, 2], 3).is_err()); // the first bag must start at 0
+        assert!(super::bags(&[0, 2, 1], 3).is_err()); // decreasing
+        assert!(super::bags(&[0, 4], 3).is_err()); // beyond the positions
+        assert_eq!(super::bags(&[], 0).unwrap(), (vec![], vec![]));
+        assert!(super::bags(&[], 2).is_err()); // positions in no bag
+    }
 }
