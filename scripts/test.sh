@@ -115,7 +115,7 @@ EMU=(--features cuda-emulator)
 cargo test -q "${EMU[@]}" --lib
 TH_VALGRIND=1 cargo test -q "${EMU[@]}" --test c_api thc_c_tests
 cargo build -q "${EMU[@]}"
-mkdir -p target/emu && cp target/debug/libth.so target/emu/libth.so
+mkdir -p target/emu && cp target/debug/libth.so target/emu/libth.so && ln -sf libth.so target/emu/libth.so.0
 # every THC differential suite (test_thc*.py; the entry-point sweep is the no-device test above)
 TH_CUDA_EMULATOR=1 TH_LIB="$PWD/target/emu/libth.so" .venv/bin/python -m pytest -q \
   $(ls tests/python/test_thc*.py | grep -v entry_points)

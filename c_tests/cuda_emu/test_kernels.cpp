@@ -10,9 +10,11 @@
 // - every reduction and combine kernel (reduce.cuh) on random bytes, and sums / first-index
 //   max / counts against loops over strided and multi-chunk geometry, from two threads at once;
 // - the convolution kernels (conv.cuh: unfold in every mode, the connection-table map) on
-//   strided operands against loops; THCUNN's im2col / col2im (nn_conv.cuh) likewise;
+//   strided operands against loops; THCUNN's im2col / col2im (nn_conv.cuh) likewise; THCUNN's
+//   max / average pooling and the average's backward (nn_pool.cuh) likewise;
 // - the index, mask, sort and scan kernels on valid inputs (test_lines.cpp);
 // - THC_sleep's kernel (sleep.cuh): spins at least its cycle count (the shim's clock64), returns.
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -736,6 +738,111 @@ template <class T> static void nn_conv_kernels(const char *sfx) {
   }
 }
 
+// THCUNN's max pooling, average pooling and its backward (nn_pool.cuh) on 2-D planes stored
+// permuted ([c][b][h][w]), padded overlapping windows from host-style tables, against loops:
+// values and indices exactly (small integers, ties: the first wins), the averages and the
+// owner-per-input gradient exactly (the loops divide and add in the kernels' order).
+template <class T> static void pool_kernels(const char *sfx) {
+  const long long B = 2, C = 3, I[2] = {5, 6}, K[2] = {2, 3}, S[2] = {2, 2}, P[2] = {1, 1};
+  long long O[2];
+  for (int d = 0; d < 2; ++d) O[d] = (I[d] + 2 * P[d] - K[d]) / S[d] + 1;
+  const long long plane = I[0] * I[1], ss[5] = {plane, B * plane, 0, I[1], 1};
+  std::vector<long long> tab = {0, 1, 1};  // t: start 0, count 1, divisor 1
+  long long ts[3] = {0, 0, 0}, tc[3] = {1, 0, 0}, td[3] = {2, 0, 0}, tlo[3], thi[3];
+  std::vector<long long> st[2], ct[2];
+  for (int d = 0; d < 2; ++d) {
+    for (long long o = 0; o < O[d]; ++o) {
+      const long long a = std::max(o * S[d] - P[d], 0LL), e = std::min(o * S[d] - P[d] + K[d], I[d]);
+      st[d].push_back(a), ct[d].push_back(e - a);
+    }
+    ts[d + 1] = (long long)tab.size(), tab.insert(tab.end(), st[d].begin(), st[d].end());
+    tc[d + 1] = (long long)tab.size(), tab.insert(tab.end(), ct[d].begin(), ct[d].end());
+    td[d + 1] = tc[d + 1];  // divide by the counts
+  }
+  tlo[0] = (long long)tab.size(), tab.push_back(0), thi[0] = (long long)tab.size(), tab.push_back(1);
+  for (int d = 0; d < 2; ++d) {
+    tlo[d + 1] = (long long)tab.size();
+    for (long long x = 0; x < I[d]; ++x) {
+      long long lo = 0;
+      while (lo < O[d] && st[d][lo] + ct[d][lo] <= x) ++lo;
+      tab.push_back(lo);
+    }
+    thi[d + 1] = (long long)tab.size();
+    for (long long x = 0; x < I[d]; ++x) {
+      long long hi = 0;
+      while (hi < O[d] && st[d][hi] <= x) ++hi;
+      tab.push_back(hi);
+    }
+  }
+  std::vector<T> x(B * C * plane), y(B * C * O[0] * O[1]), want(y.size()), avg(y.size());
+  std::vector<long long> ind(y.size()), wind(y.size());
+  for (auto &v : x) v = (T)(int)(rnd() % 5 - 2);
+  for (long long b = 0; b < B; ++b)
+    for (long long c = 0; c < C; ++c)
+      for (long long i = 0; i < O[0]; ++i)
+        for (long long j = 0; j < O[1]; ++j) {
+          const T *xp = x.data() + b * ss[0] + c * ss[1];
+          const long long q = ((b * C + c) * O[0] + i) * O[1] + j;
+          long long at = st[0][i] * I[1] + st[1][j];
+          T best = xp[at];
+          using R = typename th_traits<T>::R;
+          R sum = 0;
+          for (long long h = st[0][i]; h < st[0][i] + ct[0][i]; ++h)
+            for (long long w = st[1][j]; w < st[1][j] + ct[1][j]; ++w) {
+              if (xp[h * I[1] + w] > best) best = xp[h * I[1] + w], at = h * I[1] + w;
+              sum += xp[h * I[1] + w];
+            }
+          want[q] = best, wind[q] = at, avg[q] = (T)(sum / (R)(ct[0][i] * ct[1][j]));
+        }
+  THNNPool p;
+  std::memset(&p, 0, sizeof p);
+  p.n = (long long)y.size(), p.src = (unsigned long long)x.data(), p.dst = (unsigned long long)y.data();
+  p.ind = (unsigned long long)ind.data(), p.tab = (unsigned long long)tab.data(), p.c = C;
+  p.i[0] = 1, p.o[0] = 1, p.step[0] = p.step[1] = p.step[2] = 1;
+  for (int d = 0; d < 2; ++d) p.i[d + 1] = I[d], p.o[d + 1] = O[d];
+  for (int d = 0; d < 5; ++d) p.ss[d] = ss[d];
+  p.ds[0] = C * O[0] * O[1], p.ds[1] = O[0] * O[1], p.ds[3] = O[1], p.ds[4] = 1;
+  for (int d = 0; d < 3; ++d) p.ts[d] = ts[d], p.tc[d] = tc[d], p.td[d] = td[d], p.tlo[d] = tlo[d], p.thi[d] = thi[d];
+  const unsigned grid[3] = {2, 1, 1}, block[3] = {8, 1, 1};  // grid-stride
+  void *args[] = {&p};
+  char err[256];
+  for (const char *w : {"i32", "i64"}) {
+    std::fill(y.begin(), y.end(), (T)77);
+    std::string name = std::string("th_poolMax_") + sfx + "_" + w;
+    CHECK(th_emu_launch(name.c_str(), grid, block, 0, args, err, sizeof err) == 0, "%s: %s", name.c_str(), err);
+    CHECK(y == want && ind == wind, "%s: wrong max or indices", name.c_str());
+    name = std::string("th_poolAvg_") + sfx + "_" + w;
+    CHECK(th_emu_launch(name.c_str(), grid, block, 0, args, err, sizeof err) == 0, "%s: %s", name.c_str(), err);
+    CHECK(std::memcmp(y.data(), avg.data(), y.size() * sizeof(T)) == 0, "%s: wrong averages", name.c_str());
+  }
+  // backward: gradOutput (y's layout) -> gradInput (x's layout); the loop adds in output order
+  std::vector<T> go(y.size()), gin(x.size()), gwant(x.size(), (T)0);
+  for (auto &v : go) v = (T)(int)(rnd() % 9 - 4);
+  for (long long b = 0; b < B; ++b)
+    for (long long c = 0; c < C; ++c)
+      for (long long i = 0; i < O[0]; ++i)
+        for (long long j = 0; j < O[1]; ++j) {
+          const long long q = ((b * C + c) * O[0] + i) * O[1] + j;
+          using R = typename th_traits<T>::R;
+          for (long long h = st[0][i]; h < st[0][i] + ct[0][i]; ++h)
+            for (long long w = st[1][j]; w < st[1][j] + ct[1][j]; ++w) {
+              T &g = gwant[b * ss[0] + c * ss[1] + h * I[1] + w];
+              g = (T)((R)g + (R)go[q] / (R)(ct[0][i] * ct[1][j]));
+            }
+        }
+  THNNPool r = p;
+  r.n = (long long)x.size(), r.src = (unsigned long long)go.data(), r.dst = (unsigned long long)gin.data();
+  // the plane sizes keep their meaning (i: gradInput's, o: gradOutput's); the strides swap roles
+  for (int d = 0; d < 5; ++d) std::swap(r.ss[d], r.ds[d]);
+  void *rargs[] = {&r};
+  for (const char *w : {"i32", "i64"}) {
+    std::fill(gin.begin(), gin.end(), (T)77);
+    const std::string name = std::string("th_poolAvgBack_") + sfx + "_" + w;
+    CHECK(th_emu_launch(name.c_str(), grid, block, 0, rargs, err, sizeof err) == 0, "%s: %s", name.c_str(), err);
+    CHECK(std::memcmp(gin.data(), gwant.data(), gin.size() * sizeof(T)) == 0, "%s: wrong gradInput", name.c_str());
+  }
+}
+
 // th_sleep: one thread spinning `cycles` of the shim's clock64 (nanoseconds); 0 returns at once.
 static void sleep_kernel() {
   for (long long cycles : {0LL, 1LL, 2000000LL}) {
@@ -846,6 +953,8 @@ int main() {
   rnn_kernels<double>("double");
   nn_conv_kernels<float>("float");
   nn_conv_kernels<double>("double");
+  pool_kernels<float>("float");
+  pool_kernels<double>("double");
   sleep_kernel();
   every_reduction();
   reductions_checked();

@@ -357,3 +357,4 @@ def test_host_operand_refused(nn, cunn, rng, real):
     out = cunn.empty(real)
     with pytest.raises(THError):
         cunn.call(real, "SpatialMaxPooling_updateOutput", x, out, nn.empty("Long"), 2, 2, 2, 2, 0, 0, False)
+

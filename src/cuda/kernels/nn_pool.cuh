@@ -23,6 +23,14 @@
 #ifndef TH_CUDA_NN_POOL_CUH
 #define TH_CUDA_NN_POOL_CUH
 
+// The window loops stay rolled: their trip counts are small and data-dependent, and unrolled
+// copies cost registers (the budget is 80, no spills).
+#ifdef TH_EMULATOR
+#define TH_POOL_LOOP _Pragma("GCC unroll 1")
+#else
+#define TH_POOL_LOOP _Pragma("unroll 1")
+#endif
+
 struct THNNPool {
   long long n;                   // work items: elements written (dst)
   unsigned long long src, dst;   // device addresses: read, written
@@ -77,14 +85,19 @@ template <class I, class T> __device__ void th_pool_max(const THNNPool &q) {
     const O s1 = (O)tab[pt + (O)q.ts[1] + (O)o1], n1 = (O)tab[pt + (O)q.tc[1] + (O)o1];
     const O s2 = (O)tab[pt + (O)q.ts[2] + (O)o2], n2 = (O)tab[pt + (O)q.tc[2] + (O)o2];
     const T *xp = x + th_pool_at<O, I>(q.ss, p, c, 0, 0, 0);
+    // where the results go, formed first: fewer values live across the window loops
+    const O d = th_pool_at<O, I>(q.ds, p, c, (O)o0, (O)o1, (O)o2);
     R best = th_traits<T>::to_r(xp[s0 * (O)q.ss[2] + s1 * (O)q.ss[3] + s2 * (O)q.ss[4]]);
     O at = (s0 * (O)q.i[1] + s1) * (O)q.i[2] + s2;
+TH_POOL_LOOP
     for (O a = 0; a < n0; ++a) {
       const O t = s0 + a * (O)q.step[0];
+TH_POOL_LOOP
       for (O b = 0; b < n1; ++b) {
         const O h = s1 + b * (O)q.step[1];
         const T *row = xp + t * (O)q.ss[2] + h * (O)q.ss[3];
         const O rat = (t * (O)q.i[1] + h) * (O)q.i[2];
+TH_POOL_LOOP
         for (O j = 0; j < n2; ++j) {
           const O w = s2 + j * (O)q.step[2];
           const R v = th_traits<T>::to_r(row[w * (O)q.ss[4]]);
@@ -95,7 +108,6 @@ template <class I, class T> __device__ void th_pool_max(const THNNPool &q) {
         }
       }
     }
-    const O d = th_pool_at<O, I>(q.ds, p, c, (O)o0, (O)o1, (O)o2);
     ((T *)q.dst)[d] = th_traits<T>::from_r(best);
     ((long long *)q.ind)[d] = (long long)at;
   }
@@ -120,9 +132,12 @@ template <int LP, class I, class T> __device__ void th_pool_avg(const THNNPool &
     const O s2 = (O)tab[(O)q.ts[2] + (O)o2], n2 = (O)tab[(O)q.tc[2] + (O)o2];
     const T *xp = x + th_pool_at<O, I>(q.ss, p, c, 0, 0, 0);
     A s = (A)0;
+TH_POOL_LOOP
     for (O t = s0; t < s0 + n0; ++t) {
+TH_POOL_LOOP
       for (O h = s1; h < s1 + n1; ++h) {
         const T *row = xp + t * (O)q.ss[2] + h * (O)q.ss[3];
+TH_POOL_LOOP
         for (O w = s2; w < s2 + n2; ++w) {
           const A v = (A)th_traits<T>::to_r(row[w * (O)q.ss[4]]);
           if (LP) s += th_pow((double)v, q.power);
@@ -159,16 +174,22 @@ template <int LP, class I, class T> __device__ void th_pool_avg_back(const THNNP
     double xv = 0;
     if (LP) xv = (double)X::to_r(((const T *)q.aux2)[d]);
     R acc = (R)0;
+TH_POOL_LOOP
     for (O a = lo0; a < hi0; ++a) {
+      const long long da = tab[(O)q.td[0] + a];
+TH_POOL_LOOP
       for (O b = lo1; b < hi1; ++b) {
+        const long long dab = da * tab[(O)q.td[1] + b];
+        const O row = gp + a * (O)q.ss[2] + b * (O)q.ss[3];
+TH_POOL_LOOP
         for (O j = lo2; j < hi2; ++j) {
-          const O at = gp + a * (O)q.ss[2] + b * (O)q.ss[3] + j * (O)q.ss[4];
+          const O at = row + j * (O)q.ss[4];
           const R g = X::to_r(go[at]);
           if (LP) {
             const R y = X::to_r(((const T *)q.aux)[at]);
             if (y != (R)0) acc += (R)((double)g * th_pow(xv / (double)y, q.power - 1.0));
           } else {
-            acc += g / (R)(tab[(O)q.td[0] + a] * tab[(O)q.td[1] + b] * tab[(O)q.td[2] + j]);
+            acc += g / (R)(dab * tab[(O)q.td[2] + j]);
           }
         }
       }
