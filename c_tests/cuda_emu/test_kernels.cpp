@@ -39,6 +39,7 @@
 #include "nn.cuh"
 #include "nn_rnn.cuh"
 #include "nn_pool.cuh"
+#include "nn_sample.cuh"
 #include "harness.h"
 
 static THCPointwise params_1d(long long n) {
@@ -68,7 +69,7 @@ static void every_kernel() {
   std::vector<const char *> all(th_emu_kernel_names(nullptr, 0)), names;
   th_emu_kernel_names(all.data(), all.size());
   size_t reductions = 0, gemms = 0, randoms = 0, convs = 0, nn_convs = 0, sleeps = 0, scans = 0, radix = 0;
-  size_t rnns = 0, pools = 0;
+  size_t rnns = 0, pools = 0, samples = 0;
   for (const char *k : all) {
     if (std::strncmp(k, "th_reduce_", 10) == 0 || std::strncmp(k, "th_combine_", 11) == 0) ++reductions;
     else if (std::strncmp(k, "th_gemm_", 8) == 0) ++gemms;  // THCGemm kernels: gemm_kernels()
@@ -79,6 +80,7 @@ static void every_kernel() {
     else if (std::strcmp(k, "th_sleep") == 0) ++sleeps;        // THCSleep: sleep_kernel()
     else if (std::strncmp(k, "th_rnn", 6) == 0) ++rnns;        // THCRnn: rnn_kernels()
     else if (std::strncmp(k, "th_pool", 7) == 0) ++pools;      // THNNPool: pool_kernels()
+    else if (std::strncmp(k, "th_nnSample", 11) == 0) ++samples;  // THCSample: sample_kernels()
     // THCScan, the tiled cumsum/cumprod: ops::reduce's device tests (cargo test, emulator).
     else if (std::strstr(k, "Totals_") || std::strstr(k, "Carries_") || std::strstr(k, "Tiles_")) ++scans;
     // THCRadix, the radix sort's passes: the sort suites (cargo test, pytest on the emulator).
@@ -103,6 +105,7 @@ static void every_kernel() {
   CHECK(sleeps == 1, "%zu sleep kernels registered", sleeps);
   CHECK(rnns == 24, "%zu fused rnn kernels registered", rnns);
   CHECK(pools == 30, "%zu THCUNN pooling kernels registered", pools);
+  CHECK(samples == 12, "%zu padding/upsampling kernels registered", samples);
   CHECK(scans == 90, "%zu tiled scan kernels registered", scans);
   CHECK(radix == 30, "%zu radix sort kernels registered", radix);
   const int cap = 80;
@@ -856,6 +859,57 @@ static void sleep_kernel() {
   }
 }
 
+// The padding/upsampling table map (nn_sample.cuh) against its loop in double: 2 planes of 1 x 3 x
+// 4 mapped to 1 x 5 x 2 by two-tap rows (height) and a reflected one-tap row (width), both forms; the output ends in a guard element that must stay intact.
+template <class T> static void sample_kernels(const char *sfx) {
+  const int ih = 3, iw = 4, oh = 5, ow = 2, P = 2;
+  const double tol = sizeof(T) == 4 ? 1e-6 : 1e-14;
+  std::vector<T> x(P * ih * iw), y(P * oh * ow + 1);
+  for (auto &v : x) v = (T)((double)(int)(rnd() % 4001 - 2000) / 1000.0);
+  // the tables in one int buffer (depth, height, width: row pointers then positions) and one
+  // weight buffer
+  const int rh[oh + 1] = {0, 2, 4, 6, 8, 10}, ch[10] = {0, 1, 0, 1, 1, 2, 1, 2, 2, 2}, cw[2] = {3, 1};
+  const double whv[10] = {1, 0, 0.5, 0.5, 1, 0, 0.5, 0.5, 1, 0}, ww[2] = {1, 2};
+  std::vector<int> ints = {0, 1, 0};  // depth: rows {0, 1}, position {0}
+  std::vector<T> wts = {(T)1};
+  const int rp1 = (int)ints.size();
+  ints.insert(ints.end(), rh, rh + oh + 1);
+  const int col1 = (int)ints.size();
+  ints.insert(ints.end(), ch, ch + 10);
+  const int rp2 = (int)ints.size();
+  ints.insert(ints.end(), {0, 1, 2});
+  const int col2 = (int)ints.size();
+  ints.insert(ints.end(), cw, cw + 2);
+  for (double v : whv) wts.push_back((T)v);
+  for (double v : ww) wts.push_back((T)v);
+  for (const char *w : {"i32", "i64"})
+    for (const char *op : {"th_nnSample_", "th_nnSampleBack_"}) {
+      y[P * oh * ow] = (T)1234;
+      THCSample p{};
+      p.n = P * oh * ow, p.o[0] = 1, p.o[1] = oh, p.o[2] = ow, p.i[0] = 1, p.i[1] = ih, p.i[2] = iw;
+      p.x = (unsigned long long)x.data(), p.y = (unsigned long long)y.data();
+      p.ints = (unsigned long long)ints.data(), p.wts = (unsigned long long)wts.data();
+      p.rp[0] = 0, p.col[0] = 2, p.w[0] = 0, p.rp[1] = rp1, p.col[1] = col1, p.w[1] = 1, p.rp[2] = rp2,
+      p.col[2] = col2, p.w[2] = 11;
+      const unsigned grid[3] = {2, 1, 1}, block[3] = {4, 1, 1};  // grid-stride over 20 elements
+      char err[256];
+      std::string k = std::string(op) + sfx + "_" + w;
+      void *args[] = {&p};
+      CHECK(th_emu_launch(k.c_str(), grid, block, 0, args, err, sizeof err) == 0, "%s: %s", k.c_str(), err);
+      for (int q = 0; q < P; ++q)
+        for (int o = 0; o < oh; ++o)
+          for (int j = 0; j < ow; ++j) {
+            double want = 0;
+            for (int a = rh[o]; a < rh[o + 1]; ++a)
+              want += whv[a] * ww[j] * (double)x[(q * ih + ch[a]) * iw + cw[j]];
+            const double got = (double)y[(q * oh + o) * ow + j];
+            CHECK(std::fabs(got - want) <= tol * (1.0 + std::fabs(want)), "%s: y[%d,%d,%d] = %g, want %g", k.c_str(), q,
+                  o, j, got, want);
+          }
+      CHECK((double)y[P * oh * ow] == 1234, "%s wrote past its output", k.c_str());
+    }
+}
+
 // The fused GRU and LSTM cells (nn_rnn.cuh) against the formulas in double, 3 rows of hidden
 // size 5, one bias absent in each; every buffer ends in a guard element that must stay intact.
 template <class T> static void rnn_kernels(const char *sfx) {
@@ -951,6 +1005,8 @@ int main() {
   conv_kernels<double>("double");
   rnn_kernels<float>("float");
   rnn_kernels<double>("double");
+  sample_kernels<float>("float");
+  sample_kernels<double>("double");
   nn_conv_kernels<float>("float");
   nn_conv_kernels<double>("double");
   pool_kernels<float>("float");

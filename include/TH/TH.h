@@ -25924,6 +25924,216 @@ void THNN_DoubleBatchNormalization_backward(struct THNNState *state,
                                             double eps);
 
 /**
+ * `output` = (`input` - mean) * invstd * `weight` + `bias` per feature (dimension 1 of
+ * an input of 2 or more dimensions; `weight`, `bias` may be NULL). `train`: the batch's
+ * statistics, stored in `save_mean` / `save_std` (1 / sqrt(var + eps); resized here,
+ * may be NULL), `running_mean` / `running_var` updated with `momentum` (unbiased
+ * variance; may be NULL). Otherwise the running statistics are used (required).
+ */
+void THNN_CudaBatchNormalization_updateOutput(struct THCState *state,
+                                              struct THCudaTensor *input,
+                                              struct THCudaTensor *output,
+                                              struct THCudaTensor *weight,
+                                              struct THCudaTensor *bias,
+                                              struct THCudaTensor *running_mean,
+                                              struct THCudaTensor *running_var,
+                                              struct THCudaTensor *save_mean,
+                                              struct THCudaTensor *save_std,
+                                              bool train,
+                                              double momentum,
+                                              double eps);
+
+/**
+ * `gradInput` (may be NULL) from `gradOutput`, with the statistics of `save_mean` /
+ * `save_std` (`train`) or `running_mean` / `running_var` (evaluation); `gradWeight +=
+ * scale * sum(gradOutput * xhat)`, `gradBias += scale * sum(gradOutput)` per feature
+ * (each may be NULL; they must hold one value per feature).
+ */
+void THNN_CudaBatchNormalization_backward(struct THCState *state,
+                                          struct THCudaTensor *input,
+                                          struct THCudaTensor *grad_output,
+                                          struct THCudaTensor *grad_input,
+                                          struct THCudaTensor *grad_weight,
+                                          struct THCudaTensor *grad_bias,
+                                          struct THCudaTensor *weight,
+                                          struct THCudaTensor *running_mean,
+                                          struct THCudaTensor *running_var,
+                                          struct THCudaTensor *save_mean,
+                                          struct THCudaTensor *save_std,
+                                          bool train,
+                                          double scale,
+                                          double eps);
+
+/**
+ * `output` = `input` (C x H x W or N x C x H x W) * `scale`^-`beta`, `scale` = `k` +
+ * `alpha` / `size` * the sum of `input`^2 over the `size` channels around each channel
+ * (zero outside); both resized like `input`. THCUNN only.
+ */
+void THNN_CudaSpatialCrossMapLRN_updateOutput(struct THCState *state,
+                                              struct THCudaTensor *input,
+                                              struct THCudaTensor *output,
+                                              struct THCudaTensor *scale,
+                                              int size,
+                                              float alpha,
+                                              float beta,
+                                              float k);
+
+/**
+ * `gradInput` (like `input`) from `gradOutput` and the `scale` and `output` that
+ * `updateOutput` left.
+ */
+void THNN_CudaSpatialCrossMapLRN_updateGradInput(struct THCState *state,
+                                                 struct THCudaTensor *input,
+                                                 struct THCudaTensor *grad_output,
+                                                 struct THCudaTensor *grad_input,
+                                                 struct THCudaTensor *scale,
+                                                 struct THCudaTensor *output,
+                                                 int size,
+                                                 float alpha,
+                                                 float beta,
+                                                 float k);
+
+/**
+ * `output` = (`input` - mean) * invstd * `weight` + `bias` per feature (dimension 1 of
+ * an input of 2 or more dimensions; `weight`, `bias` may be NULL). `train`: the batch's
+ * statistics, stored in `save_mean` / `save_std` (1 / sqrt(var + eps); resized here,
+ * may be NULL), `running_mean` / `running_var` updated with `momentum` (unbiased
+ * variance; may be NULL). Otherwise the running statistics are used (required).
+ */
+void THNN_CudaDoubleBatchNormalization_updateOutput(struct THCState *state,
+                                                    struct THCudaDoubleTensor *input,
+                                                    struct THCudaDoubleTensor *output,
+                                                    struct THCudaDoubleTensor *weight,
+                                                    struct THCudaDoubleTensor *bias,
+                                                    struct THCudaDoubleTensor *running_mean,
+                                                    struct THCudaDoubleTensor *running_var,
+                                                    struct THCudaDoubleTensor *save_mean,
+                                                    struct THCudaDoubleTensor *save_std,
+                                                    bool train,
+                                                    double momentum,
+                                                    double eps);
+
+/**
+ * `gradInput` (may be NULL) from `gradOutput`, with the statistics of `save_mean` /
+ * `save_std` (`train`) or `running_mean` / `running_var` (evaluation); `gradWeight +=
+ * scale * sum(gradOutput * xhat)`, `gradBias += scale * sum(gradOutput)` per feature
+ * (each may be NULL; they must hold one value per feature).
+ */
+void THNN_CudaDoubleBatchNormalization_backward(struct THCState *state,
+                                                struct THCudaDoubleTensor *input,
+                                                struct THCudaDoubleTensor *grad_output,
+                                                struct THCudaDoubleTensor *grad_input,
+                                                struct THCudaDoubleTensor *grad_weight,
+                                                struct THCudaDoubleTensor *grad_bias,
+                                                struct THCudaDoubleTensor *weight,
+                                                struct THCudaDoubleTensor *running_mean,
+                                                struct THCudaDoubleTensor *running_var,
+                                                struct THCudaDoubleTensor *save_mean,
+                                                struct THCudaDoubleTensor *save_std,
+                                                bool train,
+                                                double scale,
+                                                double eps);
+
+/**
+ * `output` = `input` (C x H x W or N x C x H x W) * `scale`^-`beta`, `scale` = `k` +
+ * `alpha` / `size` * the sum of `input`^2 over the `size` channels around each channel
+ * (zero outside); both resized like `input`. THCUNN only.
+ */
+void THNN_CudaDoubleSpatialCrossMapLRN_updateOutput(struct THCState *state,
+                                                    struct THCudaDoubleTensor *input,
+                                                    struct THCudaDoubleTensor *output,
+                                                    struct THCudaDoubleTensor *scale,
+                                                    int size,
+                                                    double alpha,
+                                                    double beta,
+                                                    double k);
+
+/**
+ * `gradInput` (like `input`) from `gradOutput` and the `scale` and `output` that
+ * `updateOutput` left.
+ */
+void THNN_CudaDoubleSpatialCrossMapLRN_updateGradInput(struct THCState *state,
+                                                       struct THCudaDoubleTensor *input,
+                                                       struct THCudaDoubleTensor *grad_output,
+                                                       struct THCudaDoubleTensor *grad_input,
+                                                       struct THCudaDoubleTensor *scale,
+                                                       struct THCudaDoubleTensor *output,
+                                                       int size,
+                                                       double alpha,
+                                                       double beta,
+                                                       double k);
+
+/**
+ * `output` = (`input` - mean) * invstd * `weight` + `bias` per feature (dimension 1 of
+ * an input of 2 or more dimensions; `weight`, `bias` may be NULL). `train`: the batch's
+ * statistics, stored in `save_mean` / `save_std` (1 / sqrt(var + eps); resized here,
+ * may be NULL), `running_mean` / `running_var` updated with `momentum` (unbiased
+ * variance; may be NULL). Otherwise the running statistics are used (required).
+ */
+void THNN_CudaHalfBatchNormalization_updateOutput(struct THCState *state,
+                                                  struct THCudaHalfTensor *input,
+                                                  struct THCudaHalfTensor *output,
+                                                  struct THCudaHalfTensor *weight,
+                                                  struct THCudaHalfTensor *bias,
+                                                  struct THCudaHalfTensor *running_mean,
+                                                  struct THCudaHalfTensor *running_var,
+                                                  struct THCudaHalfTensor *save_mean,
+                                                  struct THCudaHalfTensor *save_std,
+                                                  bool train,
+                                                  double momentum,
+                                                  double eps);
+
+/**
+ * `gradInput` (may be NULL) from `gradOutput`, with the statistics of `save_mean` /
+ * `save_std` (`train`) or `running_mean` / `running_var` (evaluation); `gradWeight +=
+ * scale * sum(gradOutput * xhat)`, `gradBias += scale * sum(gradOutput)` per feature
+ * (each may be NULL; they must hold one value per feature).
+ */
+void THNN_CudaHalfBatchNormalization_backward(struct THCState *state,
+                                              struct THCudaHalfTensor *input,
+                                              struct THCudaHalfTensor *grad_output,
+                                              struct THCudaHalfTensor *grad_input,
+                                              struct THCudaHalfTensor *grad_weight,
+                                              struct THCudaHalfTensor *grad_bias,
+                                              struct THCudaHalfTensor *weight,
+                                              struct THCudaHalfTensor *running_mean,
+                                              struct THCudaHalfTensor *running_var,
+                                              struct THCudaHalfTensor *save_mean,
+                                              struct THCudaHalfTensor *save_std,
+                                              bool train,
+                                              double scale,
+                                              double eps);
+
+/**
+ * `output` = `input` (C x H x W or N x C x H x W) * `scale`^-`beta`, `scale` = `k` +
+ * `alpha` / `size` * the sum of `input`^2 over the `size` channels around each channel
+ * (zero outside); both resized like `input`. THCUNN only.
+ */
+void THNN_CudaHalfSpatialCrossMapLRN_updateOutput(struct THCState *state,
+                                                  struct THCudaHalfTensor *input,
+                                                  struct THCudaHalfTensor *output,
+                                                  struct THCudaHalfTensor *scale,
+                                                  int size,
+                                                  float alpha,
+                                                  float beta,
+                                                  float k);
+
+/**
+ * `gradInput` (like `input`) from `gradOutput` and the `scale` and `output` that
+ * `updateOutput` left.
+ */
+void THNN_CudaHalfSpatialCrossMapLRN_updateGradInput(struct THCState *state,
+                                                     struct THCudaHalfTensor *input,
+                                                     struct THCudaHalfTensor *grad_output,
+                                                     struct THCudaHalfTensor *grad_input,
+                                                     struct THCudaHalfTensor *scale,
+                                                     struct THCudaHalfTensor *output,
+                                                     int size,
+                                                     float alpha,
+                                                     float beta,
+                                                     float k);
+
+/**
  * `output`, `indices` = max over `kH x kW` windows (stride, padding) of each plane of
  * `input` (C x H x W or N x C x H x W).
  */
@@ -28638,6 +28848,510 @@ void THNN_DoubleSpatialGridSamplerBilinear_updateGradInput(struct THNNState *sta
                                                            struct THDoubleTensor *grid,
                                                            struct THDoubleTensor *grad_grid,
                                                            struct THDoubleTensor *grad_output);
+
+/**
+ * `output`: `input` (C x H x W or N x C x H x W) padded by reflection (the edge not
+ * repeated) by `pad_l`, `pad_r` (width) and `pad_t`, `pad_b` (height); a negative pad
+ * crops. Each pad must be less than the input size it reflects.
+ */
+void THNN_CudaSpatialReflectionPadding_updateOutput(struct THCState *state,
+                                                    struct THCudaTensor *input,
+                                                    struct THCudaTensor *output,
+                                                    int pad_l,
+                                                    int pad_r,
+                                                    int pad_t,
+                                                    int pad_b);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_CudaSpatialReflectionPadding_updateGradInput(struct THCState *state,
+                                                       struct THCudaTensor *input,
+                                                       struct THCudaTensor *grad_output,
+                                                       struct THCudaTensor *grad_input,
+                                                       int pad_l,
+                                                       int pad_r,
+                                                       int pad_t,
+                                                       int pad_b);
+
+/**
+ * `output`: `input` (C x H x W or N x C x H x W) padded by repeating its edges by
+ * `pad_l`, `pad_r` (width) and `pad_t`, `pad_b` (height); a negative pad crops.
+ */
+void THNN_CudaSpatialReplicationPadding_updateOutput(struct THCState *state,
+                                                     struct THCudaTensor *input,
+                                                     struct THCudaTensor *output,
+                                                     int pad_l,
+                                                     int pad_r,
+                                                     int pad_t,
+                                                     int pad_b);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_CudaSpatialReplicationPadding_updateGradInput(struct THCState *state,
+                                                        struct THCudaTensor *input,
+                                                        struct THCudaTensor *grad_output,
+                                                        struct THCudaTensor *grad_input,
+                                                        int pad_l,
+                                                        int pad_r,
+                                                        int pad_t,
+                                                        int pad_b);
+
+/**
+ * `output`: `input` (C x D x H x W or N x C x D x H x W) padded by repeating its edges
+ * by `pleft`, `pright` (width), `ptop`, `pbottom` (height), `pfront`, `pback` (depth);
+ * a negative pad crops.
+ */
+void THNN_CudaVolumetricReplicationPadding_updateOutput(struct THCState *state,
+                                                        struct THCudaTensor *input,
+                                                        struct THCudaTensor *output,
+                                                        int pleft,
+                                                        int pright,
+                                                        int ptop,
+                                                        int pbottom,
+                                                        int pfront,
+                                                        int pback);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_CudaVolumetricReplicationPadding_updateGradInput(struct THCState *state,
+                                                           struct THCudaTensor *input,
+                                                           struct THCudaTensor *grad_output,
+                                                           struct THCudaTensor *grad_input,
+                                                           int pleft,
+                                                           int pright,
+                                                           int ptop,
+                                                           int pbottom,
+                                                           int pfront,
+                                                           int pback);
+
+/**
+ * `output`: each element of `input` (C x H x W or N x C x H x W) repeated
+ * `scale_factor` (>= 1) times along height and width.
+ */
+void THNN_CudaSpatialUpSamplingNearest_updateOutput(struct THCState *state,
+                                                    struct THCudaTensor *input,
+                                                    struct THCudaTensor *output,
+                                                    int scale_factor);
+
+/**
+ * `gradInput` (like `input`): the sums of `gradOutput` over each element's block.
+ */
+void THNN_CudaSpatialUpSamplingNearest_updateGradInput(struct THCState *state,
+                                                       struct THCudaTensor *input,
+                                                       struct THCudaTensor *grad_output,
+                                                       struct THCudaTensor *grad_input,
+                                                       int scale_factor);
+
+/**
+ * `output`: each element of `input` (C x D x H x W or N x C x D x H x W) repeated
+ * `scale_factor` (>= 1) times along depth, height and width.
+ */
+void THNN_CudaVolumetricUpSamplingNearest_updateOutput(struct THCState *state,
+                                                       struct THCudaTensor *input,
+                                                       struct THCudaTensor *output,
+                                                       int scale_factor);
+
+/**
+ * `gradInput` (like `input`): the sums of `gradOutput` over each element's block.
+ */
+void THNN_CudaVolumetricUpSamplingNearest_updateGradInput(struct THCState *state,
+                                                          struct THCudaTensor *input,
+                                                          struct THCudaTensor *grad_output,
+                                                          struct THCudaTensor *grad_input,
+                                                          int scale_factor);
+
+/**
+ * `output` (N x C x outputHeight x outputWidth): `input` (N x C x H x W) interpolated
+ * bilinearly with the corner pixels aligned.
+ */
+void THNN_CudaSpatialUpSamplingBilinear_updateOutput(struct THCState *state,
+                                                     struct THCudaTensor *input,
+                                                     struct THCudaTensor *output,
+                                                     int output_height,
+                                                     int output_width);
+
+/**
+ * `gradInput` (nbatch x nchannels x inputHeight x inputWidth) from `gradOutput`
+ * (nbatch x nchannels x outputHeight x outputWidth).
+ */
+void THNN_CudaSpatialUpSamplingBilinear_updateGradInput(struct THCState *state,
+                                                        struct THCudaTensor *grad_output,
+                                                        struct THCudaTensor *grad_input,
+                                                        int nbatch,
+                                                        int nchannels,
+                                                        int input_height,
+                                                        int input_width,
+                                                        int output_height,
+                                                        int output_width);
+
+/**
+ * `output` (N x C x outputDepth x outputHeight x outputWidth): `input` (N x C x D x H x
+ * W) interpolated trilinearly with the corner voxels aligned.
+ */
+void THNN_CudaVolumetricUpSamplingTrilinear_updateOutput(struct THCState *state,
+                                                         struct THCudaTensor *input,
+                                                         struct THCudaTensor *output,
+                                                         int output_depth,
+                                                         int output_height,
+                                                         int output_width);
+
+/**
+ * `gradInput` (nbatch x nchannels x input sizes) from `gradOutput` (nbatch x nchannels
+ * x output sizes).
+ */
+void THNN_CudaVolumetricUpSamplingTrilinear_updateGradInput(struct THCState *state,
+                                                            struct THCudaTensor *grad_output,
+                                                            struct THCudaTensor *grad_input,
+                                                            int nbatch,
+                                                            int nchannels,
+                                                            int input_depth,
+                                                            int input_height,
+                                                            int input_width,
+                                                            int output_depth,
+                                                            int output_height,
+                                                            int output_width);
+
+/**
+ * `output`: `input` (C x H x W or N x C x H x W) padded by reflection (the edge not
+ * repeated) by `pad_l`, `pad_r` (width) and `pad_t`, `pad_b` (height); a negative pad
+ * crops. Each pad must be less than the input size it reflects.
+ */
+void THNN_CudaDoubleSpatialReflectionPadding_updateOutput(struct THCState *state,
+                                                          struct THCudaDoubleTensor *input,
+                                                          struct THCudaDoubleTensor *output,
+                                                          int pad_l,
+                                                          int pad_r,
+                                                          int pad_t,
+                                                          int pad_b);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_CudaDoubleSpatialReflectionPadding_updateGradInput(struct THCState *state,
+                                                             struct THCudaDoubleTensor *input,
+                                                             struct THCudaDoubleTensor *grad_output,
+                                                             struct THCudaDoubleTensor *grad_input,
+                                                             int pad_l,
+                                                             int pad_r,
+                                                             int pad_t,
+                                                             int pad_b);
+
+/**
+ * `output`: `input` (C x H x W or N x C x H x W) padded by repeating its edges by
+ * `pad_l`, `pad_r` (width) and `pad_t`, `pad_b` (height); a negative pad crops.
+ */
+void THNN_CudaDoubleSpatialReplicationPadding_updateOutput(struct THCState *state,
+                                                           struct THCudaDoubleTensor *input,
+                                                           struct THCudaDoubleTensor *output,
+                                                           int pad_l,
+                                                           int pad_r,
+                                                           int pad_t,
+                                                           int pad_b);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_CudaDoubleSpatialReplicationPadding_updateGradInput(struct THCState *state,
+                                                              struct THCudaDoubleTensor *input,
+                                                              struct THCudaDoubleTensor *grad_output,
+                                                              struct THCudaDoubleTensor *grad_input,
+                                                              int pad_l,
+                                                              int pad_r,
+                                                              int pad_t,
+                                                              int pad_b);
+
+/**
+ * `output`: `input` (C x D x H x W or N x C x D x H x W) padded by repeating its edges
+ * by `pleft`, `pright` (width), `ptop`, `pbottom` (height), `pfront`, `pback` (depth);
+ * a negative pad crops.
+ */
+void THNN_CudaDoubleVolumetricReplicationPadding_updateOutput(struct THCState *state,
+                                                              struct THCudaDoubleTensor *input,
+                                                              struct THCudaDoubleTensor *output,
+                                                              int pleft,
+                                                              int pright,
+                                                              int ptop,
+                                                              int pbottom,
+                                                              int pfront,
+                                                              int pback);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_CudaDoubleVolumetricReplicationPadding_updateGradInput(struct THCState *state,
+                                                                 struct THCudaDoubleTensor *input,
+                                                                 struct THCudaDoubleTensor *grad_output,
+                                                                 struct THCudaDoubleTensor *grad_input,
+                                                                 int pleft,
+                                                                 int pright,
+                                                                 int ptop,
+                                                                 int pbottom,
+                                                                 int pfront,
+                                                                 int pback);
+
+/**
+ * `output`: each element of `input` (C x H x W or N x C x H x W) repeated
+ * `scale_factor` (>= 1) times along height and width.
+ */
+void THNN_CudaDoubleSpatialUpSamplingNearest_updateOutput(struct THCState *state,
+                                                          struct THCudaDoubleTensor *input,
+                                                          struct THCudaDoubleTensor *output,
+                                                          int scale_factor);
+
+/**
+ * `gradInput` (like `input`): the sums of `gradOutput` over each element's block.
+ */
+void THNN_CudaDoubleSpatialUpSamplingNearest_updateGradInput(struct THCState *state,
+                                                             struct THCudaDoubleTensor *input,
+                                                             struct THCudaDoubleTensor *grad_output,
+                                                             struct THCudaDoubleTensor *grad_input,
+                                                             int scale_factor);
+
+/**
+ * `output`: each element of `input` (C x D x H x W or N x C x D x H x W) repeated
+ * `scale_factor` (>= 1) times along depth, height and width.
+ */
+void THNN_CudaDoubleVolumetricUpSamplingNearest_updateOutput(struct THCState *state,
+                                                             struct THCudaDoubleTensor *input,
+                                                             struct THCudaDoubleTensor *output,
+                                                             int scale_factor);
+
+/**
+ * `gradInput` (like `input`): the sums of `gradOutput` over each element's block.
+ */
+void THNN_CudaDoubleVolumetricUpSamplingNearest_updateGradInput(struct THCState *state,
+                                                                struct THCudaDoubleTensor *input,
+                                                                struct THCudaDoubleTensor *grad_output,
+                                                                struct THCudaDoubleTensor *grad_input,
+                                                                int scale_factor);
+
+/**
+ * `output` (N x C x outputHeight x outputWidth): `input` (N x C x H x W) interpolated
+ * bilinearly with the corner pixels aligned.
+ */
+void THNN_CudaDoubleSpatialUpSamplingBilinear_updateOutput(struct THCState *state,
+                                                           struct THCudaDoubleTensor *input,
+                                                           struct THCudaDoubleTensor *output,
+                                                           int output_height,
+                                                           int output_width);
+
+/**
+ * `gradInput` (nbatch x nchannels x inputHeight x inputWidth) from `gradOutput`
+ * (nbatch x nchannels x outputHeight x outputWidth).
+ */
+void THNN_CudaDoubleSpatialUpSamplingBilinear_updateGradInput(struct THCState *state,
+                                                              struct THCudaDoubleTensor *grad_output,
+                                                              struct THCudaDoubleTensor *grad_input,
+                                                              int nbatch,
+                                                              int nchannels,
+                                                              int input_height,
+                                                              int input_width,
+                                                              int output_height,
+                                                              int output_width);
+
+/**
+ * `output` (N x C x outputDepth x outputHeight x outputWidth): `input` (N x C x D x H x
+ * W) interpolated trilinearly with the corner voxels aligned.
+ */
+void THNN_CudaDoubleVolumetricUpSamplingTrilinear_updateOutput(struct THCState *state,
+                                                               struct THCudaDoubleTensor *input,
+                                                               struct THCudaDoubleTensor *output,
+                                                               int output_depth,
+                                                               int output_height,
+                                                               int output_width);
+
+/**
+ * `gradInput` (nbatch x nchannels x input sizes) from `gradOutput` (nbatch x nchannels
+ * x output sizes).
+ */
+void THNN_CudaDoubleVolumetricUpSamplingTrilinear_updateGradInput(struct THCState *state,
+                                                                  struct THCudaDoubleTensor *grad_output,
+                                                                  struct THCudaDoubleTensor *grad_input,
+                                                                  int nbatch,
+                                                                  int nchannels,
+                                                                  int input_depth,
+                                                                  int input_height,
+                                                                  int input_width,
+                                                                  int output_depth,
+                                                                  int output_height,
+                                                                  int output_width);
+
+/**
+ * `output`: `input` (C x H x W or N x C x H x W) padded by reflection (the edge not
+ * repeated) by `pad_l`, `pad_r` (width) and `pad_t`, `pad_b` (height); a negative pad
+ * crops. Each pad must be less than the input size it reflects.
+ */
+void THNN_CudaHalfSpatialReflectionPadding_updateOutput(struct THCState *state,
+                                                        struct THCudaHalfTensor *input,
+                                                        struct THCudaHalfTensor *output,
+                                                        int pad_l,
+                                                        int pad_r,
+                                                        int pad_t,
+                                                        int pad_b);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_CudaHalfSpatialReflectionPadding_updateGradInput(struct THCState *state,
+                                                           struct THCudaHalfTensor *input,
+                                                           struct THCudaHalfTensor *grad_output,
+                                                           struct THCudaHalfTensor *grad_input,
+                                                           int pad_l,
+                                                           int pad_r,
+                                                           int pad_t,
+                                                           int pad_b);
+
+/**
+ * `output`: `input` (C x H x W or N x C x H x W) padded by repeating its edges by
+ * `pad_l`, `pad_r` (width) and `pad_t`, `pad_b` (height); a negative pad crops.
+ */
+void THNN_CudaHalfSpatialReplicationPadding_updateOutput(struct THCState *state,
+                                                         struct THCudaHalfTensor *input,
+                                                         struct THCudaHalfTensor *output,
+                                                         int pad_l,
+                                                         int pad_r,
+                                                         int pad_t,
+                                                         int pad_b);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_CudaHalfSpatialReplicationPadding_updateGradInput(struct THCState *state,
+                                                            struct THCudaHalfTensor *input,
+                                                            struct THCudaHalfTensor *grad_output,
+                                                            struct THCudaHalfTensor *grad_input,
+                                                            int pad_l,
+                                                            int pad_r,
+                                                            int pad_t,
+                                                            int pad_b);
+
+/**
+ * `output`: `input` (C x D x H x W or N x C x D x H x W) padded by repeating its edges
+ * by `pleft`, `pright` (width), `ptop`, `pbottom` (height), `pfront`, `pback` (depth);
+ * a negative pad crops.
+ */
+void THNN_CudaHalfVolumetricReplicationPadding_updateOutput(struct THCState *state,
+                                                            struct THCudaHalfTensor *input,
+                                                            struct THCudaHalfTensor *output,
+                                                            int pleft,
+                                                            int pright,
+                                                            int ptop,
+                                                            int pbottom,
+                                                            int pfront,
+                                                            int pback);
+
+/**
+ * `gradInput` (like `input`): each element of `gradOutput` added to the input element
+ * it was copied from.
+ */
+void THNN_CudaHalfVolumetricReplicationPadding_updateGradInput(struct THCState *state,
+                                                               struct THCudaHalfTensor *input,
+                                                               struct THCudaHalfTensor *grad_output,
+                                                               struct THCudaHalfTensor *grad_input,
+                                                               int pleft,
+                                                               int pright,
+                                                               int ptop,
+                                                               int pbottom,
+                                                               int pfront,
+                                                               int pback);
+
+/**
+ * `output`: each element of `input` (C x H x W or N x C x H x W) repeated
+ * `scale_factor` (>= 1) times along height and width.
+ */
+void THNN_CudaHalfSpatialUpSamplingNearest_updateOutput(struct THCState *state,
+                                                        struct THCudaHalfTensor *input,
+                                                        struct THCudaHalfTensor *output,
+                                                        int scale_factor);
+
+/**
+ * `gradInput` (like `input`): the sums of `gradOutput` over each element's block.
+ */
+void THNN_CudaHalfSpatialUpSamplingNearest_updateGradInput(struct THCState *state,
+                                                           struct THCudaHalfTensor *input,
+                                                           struct THCudaHalfTensor *grad_output,
+                                                           struct THCudaHalfTensor *grad_input,
+                                                           int scale_factor);
+
+/**
+ * `output`: each element of `input` (C x D x H x W or N x C x D x H x W) repeated
+ * `scale_factor` (>= 1) times along depth, height and width.
+ */
+void THNN_CudaHalfVolumetricUpSamplingNearest_updateOutput(struct THCState *state,
+                                                           struct THCudaHalfTensor *input,
+                                                           struct THCudaHalfTensor *output,
+                                                           int scale_factor);
+
+/**
+ * `gradInput` (like `input`): the sums of `gradOutput` over each element's block.
+ */
+void THNN_CudaHalfVolumetricUpSamplingNearest_updateGradInput(struct THCState *state,
+                                                              struct THCudaHalfTensor *input,
+                                                              struct THCudaHalfTensor *grad_output,
+                                                              struct THCudaHalfTensor *grad_input,
+                                                              int scale_factor);
+
+/**
+ * `output` (N x C x outputHeight x outputWidth): `input` (N x C x H x W) interpolated
+ * bilinearly with the corner pixels aligned.
+ */
+void THNN_CudaHalfSpatialUpSamplingBilinear_updateOutput(struct THCState *state,
+                                                         struct THCudaHalfTensor *input,
+                                                         struct THCudaHalfTensor *output,
+                                                         int output_height,
+                                                         int output_width);
+
+/**
+ * `gradInput` (nbatch x nchannels x inputHeight x inputWidth) from `gradOutput`
+ * (nbatch x nchannels x outputHeight x outputWidth).
+ */
+void THNN_CudaHalfSpatialUpSamplingBilinear_updateGradInput(struct THCState *state,
+                                                            struct THCudaHalfTensor *grad_output,
+                                                            struct THCudaHalfTensor *grad_input,
+                                                            int nbatch,
+                                                            int nchannels,
+                                                            int input_height,
+                                                            int input_width,
+                                                            int output_height,
+                                                            int output_width);
+
+/**
+ * `output` (N x C x outputDepth x outputHeight x outputWidth): `input` (N x C x D x H x
+ * W) interpolated trilinearly with the corner voxels aligned.
+ */
+void THNN_CudaHalfVolumetricUpSamplingTrilinear_updateOutput(struct THCState *state,
+                                                             struct THCudaHalfTensor *input,
+                                                             struct THCudaHalfTensor *output,
+                                                             int output_depth,
+                                                             int output_height,
+                                                             int output_width);
+
+/**
+ * `gradInput` (nbatch x nchannels x input sizes) from `gradOutput` (nbatch x nchannels
+ * x output sizes).
+ */
+void THNN_CudaHalfVolumetricUpSamplingTrilinear_updateGradInput(struct THCState *state,
+                                                                struct THCudaHalfTensor *grad_output,
+                                                                struct THCudaHalfTensor *grad_input,
+                                                                int nbatch,
+                                                                int nchannels,
+                                                                int input_depth,
+                                                                int input_height,
+                                                                int input_width,
+                                                                int output_depth,
+                                                                int output_height,
+                                                                int output_width);
 
 /**
  * `output[j] = bias + sum over sample j's (key, value) pairs of value * weight[key +

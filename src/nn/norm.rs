@@ -8,13 +8,20 @@
 //!
 //! The work is split over blocks of features for the statistics (sums kept in f64, in a fixed
 //! order of lanes, so results never depend on the thread count) and over batch rows or
-//! (batch, feature) planes for the elementwise pass.
+//! (batch, feature) planes for the elementwise pass. On the device (THCUNN) the same statistics
+//! come from th's f64 dimension reductions (`device`).
 
-use super::NnReal;
+mod device;
+pub mod lrn;
+
 use super::buf::{self, Out};
 use super::check;
+use super::{NnElem, NnReal, native_tensor, native_view};
+use crate::core::allocator::Device;
+use crate::core::dtype::Scalar;
 use crate::core::error::{Error, Result};
 use crate::core::tensor::{Tensor, View};
+use crate::exec::backend::Backend;
 use std::ops::Range;
 
 /// The shape facts: `n` (dimension 0), `c` features (dimension 1), `s` elements per (batch,
@@ -36,7 +43,7 @@ impl Dims {
     }
 }
 
-fn dims<T: NnReal>(input: &View<T>) -> Result<Dims> {
+fn dims<T: Scalar>(input: &View<T>) -> Result<Dims> {
     if input.ndim() < 2 {
         return Err(check::size_err(
             2,
@@ -49,7 +56,7 @@ fn dims<T: NnReal>(input: &View<T>) -> Result<Dims> {
 }
 
 /// Checks that an optional per-feature tensor holds `c` elements.
-fn per_feature<T: NnReal>(v: Option<&View<T>>, arg: u32, name: &str, c: usize) -> Result<()> {
+fn per_feature<T: Scalar>(v: Option<&View<T>>, arg: u32, name: &str, c: usize) -> Result<()> {
     match v {
         Some(v) => check::numel(v, arg, name, c),
         None => Ok(()),
@@ -226,7 +233,7 @@ fn eval_stats(rm: &[f64], rv: &[f64], eps: f64) -> Vec<(f64, f64)> {
 /// (batch x spatial), except for an empty batch, whose output is empty (statistics unchanged,
 /// save_* zero). Evaluation: `running_mean` / `running_var` are required and used.
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn update_output<T: NnReal>(
+pub fn update_output<T: NnElem>(
     input: &View<T>,
     output: &Tensor<T>,
     weight: Option<&View<T>>,
@@ -239,6 +246,60 @@ pub fn update_output<T: NnReal>(
     momentum: f64,
     eps: f64,
 ) -> Result<()> {
+    let mut devices = vec![input.device(), dev_of(output)];
+    devices.extend(weight.iter().chain(bias.iter()).map(|v| v.device()));
+    devices.extend([running_mean, running_var, save_mean, save_std].into_iter().flatten().map(dev_of));
+    Backend::of(&devices)?;
+    let d = check_output(input, weight, bias, running_mean, running_var, train)?;
+    if let Device::Cuda(_) = input.device() {
+        return device::update_output(
+            d,
+            input,
+            output,
+            weight,
+            bias,
+            running_mean,
+            running_var,
+            save_mean,
+            save_std,
+            train,
+            momentum,
+            eps,
+        );
+    }
+    host_update_output(
+        native_view(input)?,
+        native_tensor(output)?,
+        weight.map(native_view).transpose()?,
+        bias.map(native_view).transpose()?,
+        nt(running_mean)?,
+        nt(running_var)?,
+        nt(save_mean)?,
+        nt(save_std)?,
+        train,
+        momentum,
+        eps,
+    )
+}
+
+/// An optional tensor as its compute type's (host layers).
+fn nt<T: NnElem>(t: Option<&Tensor<T>>) -> Result<Option<&Tensor<T::R>>> {
+    t.map(native_tensor).transpose()
+}
+
+fn dev_of<T: Scalar>(t: &Tensor<T>) -> Device {
+    t.with_view(|v| v.device())
+}
+
+/// `updateOutput`'s checks; the shape facts.
+fn check_output<T: Scalar>(
+    input: &View<T>,
+    weight: Option<&View<T>>,
+    bias: Option<&View<T>>,
+    running_mean: Option<&Tensor<T>>,
+    running_var: Option<&Tensor<T>>,
+    train: bool,
+) -> Result<Dims> {
     let d = dims(input)?;
     per_feature(weight, 4, "weight", d.c)?;
     per_feature(bias, 5, "bias", d.c)?;
@@ -260,7 +321,26 @@ pub fn update_output<T: NnReal>(
             format_args!("expected more than 1 value per feature when training, got {}", input.desc()),
         ));
     }
+    Ok(d)
+}
 
+#[allow(clippy::too_many_arguments)] // torch7's signature
+fn host_update_output<T: NnReal>(
+    input: &View<T>,
+    output: &Tensor<T>,
+    weight: Option<&View<T>>,
+    bias: Option<&View<T>>,
+    running_mean: Option<&Tensor<T>>,
+    running_var: Option<&Tensor<T>>,
+    save_mean: Option<&Tensor<T>>,
+    save_std: Option<&Tensor<T>>,
+    train: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<()> {
+    let d = dims(input)?;
+    let rm_view = running_mean.map(|t| t.view());
+    let rv_view = running_var.map(|t| t.view());
     let mut out = Out::new(output, &input.sizes)?;
     let w = values(weight, d.c, 1.0)?;
     let b = values(bias, d.c, 0.0)?;
@@ -279,17 +359,7 @@ pub fn update_output<T: NnReal>(
     let count = d.count();
     // each feature's sums are shifted by its first value (robust against a large mean)
     let shift: Vec<f64> = (0..d.c).map(|f| x.get(f * d.s).map_or(0.0, |v| v.to_f64())).collect();
-    let stats_of = |f: usize, (s1, s2): (f64, f64)| -> (f64, f64) {
-        if count == 0 {
-            return (0.0, 0.0);
-        }
-        let cn = count as f64;
-        let mean = shift[f] + s1 / cn;
-        // the sum of squared deviations from the mean, from the shifted sums
-        let ss = (s2 - s1 * s1 / cn).max(0.0);
-        let invstd = if ss == 0.0 && eps == 0.0 { 0.0 } else { 1.0 / (ss / cn + eps).sqrt() };
-        (mean, invstd)
-    };
+    let stats_of = |f: usize, s: (f64, f64)| batch_stats(count, shift[f], s, eps);
     let sums = reduce_apply(
         d,
         3,
@@ -335,6 +405,19 @@ pub fn update_output<T: NnReal>(
     out.finish()
 }
 
+/// A feature's batch (mean, invstd) from its `count` values' sums shifted by `shift`.
+fn batch_stats(count: usize, shift: f64, (s1, s2): (f64, f64), eps: f64) -> (f64, f64) {
+    if count == 0 {
+        return (0.0, 0.0);
+    }
+    let cn = count as f64;
+    let mean = shift + s1 / cn;
+    // the sum of squared deviations from the mean, from the shifted sums
+    let ss = (s2 - s1 * s1 / cn).max(0.0);
+    let invstd = if ss == 0.0 && eps == 0.0 { 0.0 } else { 1.0 / (ss / cn + eps).sqrt() };
+    (mean, invstd)
+}
+
 /// A feature's (mean, invstd * w, b) in the tensor's type.
 fn affine<T: NnReal>((mean, invstd): (f64, f64), w: f64, b: f64) -> (T, T, T) {
     (T::from_f64(mean), T::from_f64(invstd * w), T::from_f64(b))
@@ -358,7 +441,7 @@ fn normalize<T: NnReal>(&(m, a, b): &(T, T, T), x: &[T], o: &mut [T]) {
 /// `g * invstd * w` in evaluation; `gradWeight += scale * sum(g * xhat)`, `gradBias += scale *
 /// sum(g)`. `gradInput`, `gradWeight`, `gradBias` may each be NULL (not computed).
 #[allow(clippy::too_many_arguments)] // torch7's signature
-pub fn backward<T: NnReal>(
+pub fn backward<T: NnElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: Option<&Tensor<T>>,
@@ -373,6 +456,14 @@ pub fn backward<T: NnReal>(
     scale: f64,
     eps: f64,
 ) -> Result<()> {
+    let mut devices = vec![input.device(), grad_output.device()];
+    devices.extend([grad_input, grad_weight, grad_bias].into_iter().flatten().map(dev_of));
+    devices.extend([weight, running_mean, running_var, save_mean, save_std].into_iter().flatten().map(|v| v.device()));
+    Backend::of(&devices)?;
+    let on_device = matches!(input.device(), Device::Cuda(_));
+    let values = |v: Option<&View<T>>, c: usize, dflt: f64| -> Result<Vec<f64>> {
+        if on_device { device::values(v, c, dflt) } else { values(v.map(native_view).transpose()?, c, dflt) }
+    };
     let d = dims(input)?;
     check::same_shape(grad_output, 3, "gradOutput", input, "input")?;
     per_feature(weight, 7, "weight", d.c)?;
@@ -391,6 +482,59 @@ pub fn backward<T: NnReal>(
         check::numel(rv, 9, "running_var", d.c)?;
         eval_stats(&values(Some(rm), d.c, 0.0)?, &values(Some(rv), d.c, 1.0)?, eps)
     };
+    for (t, arg, name) in [(grad_weight, 5, "gradWeight"), (grad_bias, 6, "gradBias")] {
+        if let Some(t) = t {
+            let v = t.view();
+            if v.numel() != d.c {
+                return Err(check::size_err(
+                    arg,
+                    name,
+                    format_args!("expected {} elements (the parameter's), got {}", d.c, v.desc()),
+                ));
+            }
+        }
+    }
+    if on_device {
+        return device::backward(
+            d,
+            input,
+            grad_output,
+            grad_input,
+            grad_weight,
+            grad_bias,
+            weight,
+            &stats,
+            train,
+            scale,
+        );
+    }
+    host_backward(
+        d,
+        native_view(input)?,
+        native_view(grad_output)?,
+        nt(grad_input)?,
+        nt(grad_weight)?,
+        nt(grad_bias)?,
+        weight.map(native_view).transpose()?,
+        &stats,
+        train,
+        scale,
+    )
+}
+
+#[allow(clippy::too_many_arguments)] // torch7's operands
+fn host_backward<T: NnReal>(
+    d: Dims,
+    input: &View<T>,
+    grad_output: &View<T>,
+    grad_input: Option<&Tensor<T>>,
+    grad_weight: Option<&Tensor<T>>,
+    grad_bias: Option<&Tensor<T>>,
+    weight: Option<&View<T>>,
+    stats: &[(f64, f64)],
+    train: bool,
+    scale: f64,
+) -> Result<()> {
     let mut gw = grad_weight.map(|t| Out::acc(t, d.c, 5, "gradWeight")).transpose()?;
     let mut gb = grad_bias.map(|t| Out::acc(t, d.c, 6, "gradBias")).transpose()?;
     let w = values(weight, d.c, 1.0)?;

@@ -14,6 +14,7 @@
 #include "nn_rnn.cuh"
 #include "nn_conv.cuh"
 #include "nn_pool.cuh"
+#include "nn_sample.cuh"
 #endif
 
 TH_BASIC_KERNELS(double, double)
@@ -33,3 +34,4 @@ TH_RANDOM_FLOAT_KERNELS(double, double)
 TH_CONV_KERNELS(double, double)
 TH_NN_CONV_KERNELS(double, double)
 TH_NN_POOL_KERNELS(double, double)
+TH_NN_SAMPLE_KERNELS(double, double)

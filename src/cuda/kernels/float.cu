@@ -15,6 +15,7 @@
 #include "nn_rnn.cuh"
 #include "nn_conv.cuh"
 #include "nn_pool.cuh"
+#include "nn_sample.cuh"
 #endif
 
 TH_BASIC_KERNELS(float, float)
@@ -33,4 +34,5 @@ TH_RANDOM_FLOAT_KERNELS(float, float)
 TH_CONV_KERNELS(float, float)
 TH_NN_CONV_KERNELS(float, float)
 TH_NN_POOL_KERNELS(float, float)
+TH_NN_SAMPLE_KERNELS(float, float)
 TH_SLEEP_KERNELS()

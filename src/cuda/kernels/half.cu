@@ -14,6 +14,7 @@
 #include "nn_rnn.cuh"
 #include "nn_conv.cuh"
 #include "nn_pool.cuh"
+#include "nn_sample.cuh"
 #endif
 
 TH_BASIC_KERNELS(half, th_half)
@@ -32,3 +33,4 @@ TH_RANDOM_FLOAT_KERNELS(half, th_half)
 TH_CONV_KERNELS(half, th_half)
 TH_NN_CONV_KERNELS(half, th_half)
 TH_NN_POOL_KERNELS(half, th_half)
+TH_NN_SAMPLE_KERNELS(half, th_half)

@@ -85,6 +85,7 @@ macro_rules! modules {
                 include_str!("nn_rnn.cuh"),
                 include_str!("nn_conv.cuh"),
                 include_str!("nn_pool.cuh"),
+                include_str!("nn_sample.cuh"),
                 include_str!(concat!($name, ".cu"))
             ),
             register_budget: 80,
@@ -361,6 +362,7 @@ pub fn kernels_of(module: &str) -> Vec<String> {
     v.extend(crate::cuda::nn::rnn::kernel_names(first));
     v.extend(crate::cuda::nn::conv::kernel_names(first));
     v.extend(crate::cuda::nn::pool::kernel_names(first));
+    v.extend(crate::cuda::nn::sample::kernel_names(first));
     v.extend(crate::cuda::sleep::kernel_names(first));
     v.extend(crate::cuda::sort::kernel_names(first));
     v.extend(crate::cuda::scan::kernel_names(first));

@@ -47,6 +47,9 @@ fn names_and_modules() {
     let rnn = |d: DType| if matches!(d, DType::Float | DType::Double | DType::Half) { 2 * 4 } else { 0 };
     // THCUNN's poolings (nn_pool.cuh): 5 ops twice, for Float, Double and Half.
     let pool = |d: DType| if matches!(d, DType::Float | DType::Double | DType::Half) { 2 * 5 } else { 0 };
+    // THCUNN's padding and upsampling map (nn_sample.cuh): forward and adjoint twice, for Float,
+    // Double, Half.
+    let sample = |d: DType| if matches!(d, DType::Float | DType::Double | DType::Half) { 4 } else { 0 };
     // THC_sleep's kernel (sleep.cuh): one, in the Float module.
     let sleep = |d: DType| usize::from(d == DType::Float);
     // The shared-memory sort stages (sort.cuh's th_sortLocal): one per dtype.
@@ -66,6 +69,7 @@ fn names_and_modules() {
                 + nn(d)
                 + rnn(d)
                 + pool(d)
+                + sample(d)
                 + sleep(d)
                 + sort_local
                 + scans(d)

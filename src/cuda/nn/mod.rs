@@ -5,3 +5,4 @@
 pub mod conv;
 pub mod pool;
 pub mod rnn;
+pub mod sample;

@@ -7,7 +7,11 @@
 //! combine two taps per dimension ([`Taps`]). All of them work plane by plane (the leading
 //! dimensions, batch and channels, flattened), in parallel over planes; each plane of an output
 //! is computed by one piece in a fixed order, so results never depend on the thread count.
+//!
+//! On the device (THCUNN) the same maps and taps become per-dimension tables for one kernel
+//! (`device`), which reproduces the host's sums term for term.
 
+pub(crate) mod device;
 pub mod grid;
 pub mod pad;
 pub mod upsample;
@@ -234,7 +238,7 @@ impl<T: NnReal> Linear<T> {
 }
 
 /// Checks that each spatial size of `i` (the last `k`) is at least 1.
-pub(crate) fn nonempty<T: NnReal>(input: &View<T>, k: usize, arg: u32, name: &str) -> Result<()> {
+pub(crate) fn nonempty<T: crate::core::dtype::Scalar>(input: &View<T>, k: usize, arg: u32, name: &str) -> Result<()> {
     let n = input.ndim();
     if input.sizes[n - k..].iter().any(|&v| v < 1) {
         return Err(check::size_err(

@@ -4,12 +4,15 @@
 //! leading pad `p` reads input index `o - p`, reflected about the edges (without repeating the
 //! edge) or clamped to them.
 
-use super::{Geom, Maps, gather, nonempty, out_shape, scatter, split};
+use super::{Geom, Maps, device, gather, nonempty, out_shape, scatter, split};
+use crate::core::allocator::Device;
+use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
-use crate::nn::NnReal;
+use crate::exec::backend::Backend;
 use crate::nn::buf::{self, Out};
 use crate::nn::check;
+use crate::nn::{NnElem, native_tensor, native_view};
 
 /// How an index outside the input is brought back into it.
 #[derive(Clone, Copy, PartialEq)]
@@ -36,7 +39,7 @@ impl Pad<'_> {
     }
 
     /// Checks `input` and the pads (the first at argument `pad_arg`); the geometry and maps.
-    fn geometry<T: NnReal>(&self, input: &View<T>, pad_arg: u32) -> Result<(Geom, Maps)> {
+    fn geometry<T: Scalar>(&self, input: &View<T>, pad_arg: u32) -> Result<(Geom, Maps)> {
         let k = self.k;
         check::dims(input, 2, "input", &[k + 1, k + 2])?;
         nonempty(input, k, 2, "input")?;
@@ -89,9 +92,15 @@ impl Pad<'_> {
     }
 
     /// `<Module>_updateOutput(state, input, output, pads...)`.
-    pub fn update_output<T: NnReal>(&self, input: &View<T>, output: &Tensor<T>) -> Result<()> {
+    pub fn update_output<T: NnElem>(&self, input: &View<T>, output: &Tensor<T>) -> Result<()> {
+        Backend::of(&[input.device(), output.with_view(|v| v.device())])?;
         let (g, maps) = self.geometry(input, 4)?;
-        let mut out = Out::new(output, &out_shape(&input.sizes, self.k, g.o))?;
+        let shape = out_shape(&input.sizes, self.k, g.o);
+        if let Device::Cuda(_) = input.device() {
+            return device::gather(input, output, &shape, &g, &maps);
+        }
+        let (input, output) = (native_view(input)?, native_tensor(output)?);
+        let mut out = Out::new(output, &shape)?;
         let x = buf::read(input, &[out.view()])?;
         gather(&x, out.as_mut(), &g, &maps)?;
         out.finish()
@@ -99,14 +108,20 @@ impl Pad<'_> {
 
     /// `<Module>_updateGradInput(state, input, gradOutput, gradInput, pads...)`: each gradient
     /// added to the input element it was copied from.
-    pub fn update_grad_input<T: NnReal>(
+    pub fn update_grad_input<T: NnElem>(
         &self,
         input: &View<T>,
         grad_output: &View<T>,
         grad_input: &Tensor<T>,
     ) -> Result<()> {
+        Backend::of(&[input.device(), grad_output.device(), grad_input.with_view(|v| v.device())])?;
         let (g, maps) = self.geometry(input, 5)?;
         check::shape(grad_output, 3, "gradOutput", &out_shape(&input.sizes, self.k, g.o))?;
+        if let Device::Cuda(_) = input.device() {
+            return device::scatter(grad_output, grad_input, &input.sizes, &g, &maps);
+        }
+        let (input, grad_output, grad_input) =
+            (native_view(input)?, native_view(grad_output)?, native_tensor(grad_input)?);
         let mut gi = Out::new(grad_input, &input.sizes)?;
         let go = buf::read(grad_output, &[gi.view()])?;
         scatter(&go, gi.as_mut(), &g, &maps)?;

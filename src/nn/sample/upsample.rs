@@ -4,16 +4,19 @@
 //! interpolation to given output sizes with the corners aligned, `F.interpolate(size=,
 //! mode='bilinear' / 'trilinear', align_corners=True)`).
 
-use super::{Geom, Linear, Maps, gather, nonempty, out_shape, scatter, split};
+use super::{Geom, Linear, Maps, device, gather, nonempty, out_shape, scatter, split};
+use crate::core::allocator::Device;
+use crate::core::dtype::Scalar;
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
-use crate::nn::NnReal;
+use crate::exec::backend::Backend;
 use crate::nn::buf::{self, Out};
 use crate::nn::check;
+use crate::nn::{NnElem, native_tensor, native_view};
 
 /// Nearest upsampling over the last `k` (2 or 3) dimensions of a `k + 1` or `k + 2`
 /// dimensional input; `scale_arg` is the position of `scale_factor` in the call.
-fn nearest_geometry<T: NnReal>(input: &View<T>, k: usize, scale: i32, scale_arg: u32) -> Result<(Geom, Maps)> {
+fn nearest_geometry<T: Scalar>(input: &View<T>, k: usize, scale: i32, scale_arg: u32) -> Result<(Geom, Maps)> {
     check::positive(scale as i64, scale_arg, "scale_factor")?;
     check::dims(input, 2, "input", &[k + 1, k + 2])?;
     let (planes, i) = split(&input.sizes, k);
@@ -32,9 +35,15 @@ fn nearest_geometry<T: NnReal>(input: &View<T>, k: usize, scale: i32, scale_arg:
 
 /// `<Spatial|Volumetric>UpSamplingNearest_updateOutput(state, input, output, scale_factor)`
 /// (`k` = 2 or 3).
-pub fn nearest_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, k: usize, scale: i32) -> Result<()> {
+pub fn nearest_output<T: NnElem>(input: &View<T>, output: &Tensor<T>, k: usize, scale: i32) -> Result<()> {
+    Backend::of(&[input.device(), output.with_view(|v| v.device())])?;
     let (g, maps) = nearest_geometry(input, k, scale, 4)?;
-    let mut out = Out::new(output, &out_shape(&input.sizes, k, g.o))?;
+    let shape = out_shape(&input.sizes, k, g.o);
+    if let Device::Cuda(_) = input.device() {
+        return device::gather(input, output, &shape, &g, &maps);
+    }
+    let (input, output) = (native_view(input)?, native_tensor(output)?);
+    let mut out = Out::new(output, &shape)?;
     let x = buf::read(input, &[out.view()])?;
     gather(&x, out.as_mut(), &g, &maps)?;
     out.finish()
@@ -42,15 +51,20 @@ pub fn nearest_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, k: usize, 
 
 /// `<Spatial|Volumetric>UpSamplingNearest_updateGradInput(state, input, gradOutput, gradInput,
 /// scale_factor)`: each input element's gradient is the sum over its block of `gradOutput`.
-pub fn nearest_grad_input<T: NnReal>(
+pub fn nearest_grad_input<T: NnElem>(
     input: &View<T>,
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
     k: usize,
     scale: i32,
 ) -> Result<()> {
+    Backend::of(&[input.device(), grad_output.device(), grad_input.with_view(|v| v.device())])?;
     let (g, maps) = nearest_geometry(input, k, scale, 5)?;
     check::shape(grad_output, 3, "gradOutput", &out_shape(&input.sizes, k, g.o))?;
+    if let Device::Cuda(_) = input.device() {
+        return device::scatter(grad_output, grad_input, &input.sizes, &g, &maps);
+    }
+    let (input, grad_output, grad_input) = (native_view(input)?, native_view(grad_output)?, native_tensor(grad_input)?);
     let mut gi = Out::new(grad_input, &input.sizes)?;
     let go = buf::read(grad_output, &[gi.view()])?;
     scatter(&go, gi.as_mut(), &g, &maps)?;
@@ -71,7 +85,8 @@ const OUT3: [&str; 3] = ["outputDepth", "outputHeight", "outputWidth"];
 /// `SpatialUpSamplingBilinear_updateOutput(state, input, output, outputHeight, outputWidth)`
 /// (`k` = 2, a 4-D input) or `VolumetricUpSamplingTrilinear_updateOutput(state, input, output,
 /// outputDepth, outputHeight, outputWidth)` (`k` = 3, a 5-D input).
-pub fn linear_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, out_sizes: &[i32]) -> Result<()> {
+pub fn linear_output<T: NnElem>(input: &View<T>, output: &Tensor<T>, out_sizes: &[i32]) -> Result<()> {
+    Backend::of(&[input.device(), output.with_view(|v| v.device())])?;
     let k = out_sizes.len();
     check::dims(input, 2, "input", &[k + 2])?;
     nonempty(input, k, 2, "input")?;
@@ -82,7 +97,12 @@ pub fn linear_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, out_sizes: 
         o[d] = v as usize;
     }
     let g = Geom { planes, i, o };
-    let mut out = Out::new(output, &out_shape(&input.sizes, k, o))?;
+    let shape = out_shape(&input.sizes, k, o);
+    if let Device::Cuda(_) = input.device() {
+        return device::linear(input, output, &shape, &g, k == 2);
+    }
+    let (input, output) = (native_view(input)?, native_tensor(output)?);
+    let mut out = Out::new(output, &shape)?;
     let x = buf::read(input, &[out.view()])?;
     Linear::new(&g, k == 2).forward(&x, out.as_mut(), &g)?;
     out.finish()
@@ -92,7 +112,7 @@ pub fn linear_output<T: NnReal>(input: &View<T>, output: &Tensor<T>, out_sizes: 
 /// inputHeight, inputWidth, outputHeight, outputWidth)` or the trilinear one (input and output
 /// depth too): `gradInput` (resized to nbatch x nchannels x input sizes) receives the
 /// interpolation weights' share of `gradOutput` (nbatch x nchannels x output sizes).
-pub fn linear_grad_input<T: NnReal>(
+pub fn linear_grad_input<T: NnElem>(
     grad_output: &View<T>,
     grad_input: &Tensor<T>,
     nbatch: i32,
@@ -100,6 +120,7 @@ pub fn linear_grad_input<T: NnReal>(
     in_sizes: &[i32],
     out_sizes: &[i32],
 ) -> Result<()> {
+    Backend::of(&[grad_output.device(), grad_input.with_view(|v| v.device())])?;
     let k = out_sizes.len();
     check::non_negative(nbatch as i64, 4, "nbatch")?;
     check::non_negative(nchannels as i64, 5, "nchannels")?;
@@ -117,6 +138,10 @@ pub fn linear_grad_input<T: NnReal>(
     let (planes, i) = split(&in_shape, k);
     let (_, o) = split(&out_shape, k);
     let g = Geom { planes, i, o };
+    if let Device::Cuda(_) = grad_output.device() {
+        return device::linear_back(grad_output, grad_input, &in_shape, &g, k == 2);
+    }
+    let (grad_output, grad_input) = (native_view(grad_output)?, native_tensor(grad_input)?);
     let mut gi = Out::new(grad_input, &in_shape)?;
     let go = buf::read(grad_output, &[gi.view()])?;
     Linear::new(&g, k == 2).backward(&go, gi.as_mut(), &g)?;
