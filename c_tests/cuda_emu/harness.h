@@ -46,8 +46,9 @@ inline bool line_kernel(const char *k) {
   static const char *const ops[] = {"tri", "cross", "indexSelect", "gather", "indexCopy", "scatter", "indexAdd",
                                     "scatterAdd", "scatterSorted", "scatterAddSorted", "indexFill", "scatterFill", "maskedFill", "maskedFillBool",
                                     "flagNonzero", "maskedCopy", "maskedSelect", "nonzero", "sortInit", "sortPermute", "sortStep", "sortCopy",
-                                    "sortMode", "cumsum", "cumprod", "sortLocal", "nnSoftMax", "nnSoftMaxBack", "nnMultiMargin",
-                                    "nnMultiMarginBack", "nnMultiLabel", "nnMultiLabelBack"};
+                                    "sortMode", "cumsum", "cumprod", "sortLocal", "nnSoftMax", "nnSoftMaxBack", "nnSoftMaxRows",
+                                    "nnSoftMaxRowsBack", "nnMultiMargin", "nnMultiMarginBack", "nnMultiLabel",
+                                    "nnMultiLabelBack"};
   for (const char *op : ops) {
     const size_t n = std::strlen(op);
     // th_<op>_<dtype>...: the op must be followed by '_' (scatter vs scatterAdd).

@@ -3,9 +3,7 @@
 //! them (THC's `THCTensorConv.h`: unfolding plus batched GEMM, and `conv2Dmap`'s direct kernel)
 //! are `ops::conv::device`.
 
-use super::gpu::LaunchCfg;
-use super::launch::{BLOCK, MAX_GRID};
-use super::runtime::{self, Device as Dev};
+use super::runtime::Device as Dev;
 use crate::core::dtype::{DType, Scalar};
 use crate::core::error::Result;
 
@@ -61,16 +59,8 @@ pub fn kernel_names(d: DType) -> Vec<String> {
 /// access (the columns or output written, the rest read), and the output does not overlap the
 /// inputs.
 pub unsafe fn launch<T: Scalar>(dev: &Dev, op: &str, mut p: THCConv, narrow: bool) -> Result<()> {
-    if p.n == 0 {
-        return Ok(());
-    }
-    let narrow = narrow && p.n <= i32::MAX as i64;
-    let kernel = format!("th_{op}_{}_{}", super::kernels::dtype_suffix(T::DTYPE), if narrow { "i32" } else { "i64" });
-    let grid = (p.n as u64).div_ceil(BLOCK as u64).min(MAX_GRID as u64) as u32;
-    let cfg = LaunchCfg { grid: [grid, 1, 1], block: [BLOCK, 1, 1], shared: 0 };
-    let mut args = [&mut p as *mut THCConv as *mut std::ffi::c_void];
-    // SAFETY: caller contract; `p` outlives the launch call.
-    unsafe { dev.gpu.launch(&kernel, &cfg, &mut args, runtime::stream(dev.ordinal)) }
+    // SAFETY: the caller's contract.
+    unsafe { super::launch::items(dev, op, T::DTYPE, p.n, narrow, &mut p) }
 }
 
 #[cfg(test)]

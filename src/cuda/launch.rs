@@ -9,6 +9,7 @@
 
 use super::gpu::LaunchCfg;
 use super::kernels::{self, Form, Op};
+use super::runtime::{self, Device as Dev};
 use crate::core::allocator::Device;
 use crate::core::compare::Cmp;
 use crate::core::dtype::{DType, Format, Scalar};
@@ -25,6 +26,27 @@ pub(crate) const BLOCK: u32 = 512;
 /// Most blocks a launch gets: 2^21 threads, several waves on any current GPU (an H100 holds
 /// 132 x 2048 threads at once). Larger tensors are covered by the kernels' grid-stride loops.
 pub(crate) const MAX_GRID: u32 = 4096;
+
+/// Launches `th_<op>_<dtype>_<i32|i64>` with its one parameter struct `p`, a thread per item for
+/// `n` items (the kernels' grid-stride loops cover what exceeds `MAX_GRID` blocks); the i32 form
+/// when `narrow` (every offset the kernel forms fits an `int`) and `n` fits an `int`. Nothing
+/// when `n` is 0.
+///
+/// # Safety
+/// `p` is the parameter the kernel expects, and every address in it is device memory of `dev`
+/// that the kernel may access as it does for `n` items.
+pub(crate) unsafe fn items<P>(dev: &Dev, op: &str, dtype: DType, n: i64, narrow: bool, p: &mut P) -> Result<()> {
+    if n <= 0 {
+        return Ok(());
+    }
+    let width = if narrow && n <= i32::MAX as i64 { "i32" } else { "i64" };
+    let kernel = format!("th_{op}_{}_{width}", kernels::dtype_suffix(dtype));
+    let grid = (n as u64).div_ceil(BLOCK as u64).min(MAX_GRID as u64) as u32;
+    let cfg = LaunchCfg { grid: [grid, 1, 1], block: [BLOCK, 1, 1], shared: 0 };
+    let mut args = [p as *mut P as *mut std::ffi::c_void];
+    // SAFETY: the caller's contract; `p` outlives the launch call.
+    unsafe { dev.gpu.launch(&kernel, &cfg, &mut args, runtime::stream(dev.ordinal)) }
+}
 
 /// One operand: `common.cuh`'s `THCOperand`.
 #[repr(C)]

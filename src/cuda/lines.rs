@@ -117,8 +117,45 @@ fn items(shape: &[i64], operands: &[LineOperand<'_>]) -> Result<Vec<Dim<MAX_OPER
 /// may access (read, or write for the operands the op writes); index values the kernel follows
 /// must have been checked against the sizes they address.
 pub unsafe fn run(ordinal: i32, call: &Call, dtype: DType, shape: &[i64], operands: &[LineOperand<'_>]) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { launch(ordinal, call, dtype, shape, operands, None) }
+}
+
+/// Runs a line op whose block shares each line (`TH_LINES_COOPERATIVE`) with `threads` threads
+/// per block (a power of two up to `BLOCK`), a block per item.
+///
+/// # Safety
+/// As for `run`.
+pub unsafe fn run_per_block(
+    ordinal: i32,
+    call: &Call,
+    dtype: DType,
+    shape: &[i64],
+    operands: &[LineOperand<'_>],
+    threads: u32,
+) -> Result<()> {
+    if !threads.is_power_of_two() || threads > BLOCK {
+        return Err(Error::internal(format!("{threads} threads per block: not a power of two up to {BLOCK}")));
+    }
+    // SAFETY: the caller's contract.
+    unsafe { launch(ordinal, call, dtype, shape, operands, Some(threads)) }
+}
+
+/// `run` (`per_block`: None) or `run_per_block`.
+unsafe fn launch(
+    ordinal: i32,
+    call: &Call,
+    dtype: DType,
+    shape: &[i64],
+    operands: &[LineOperand<'_>],
+    per_block: Option<u32>,
+) -> Result<()> {
     let dev = runtime::device(ordinal)?;
     let Some(mut l) = call.lines(dtype, shape, operands)? else { return Ok(()) };
+    if let Some(threads) = per_block {
+        let items = l.params.it.n as u64;
+        l.cfg = LaunchCfg { grid: [items.min(MAX_GRID as u64) as u32, 1, 1], block: [threads, 1, 1], shared: 0 };
+    }
     let mut args = [&mut l.params as *mut THCLines as *mut std::ffi::c_void];
     // SAFETY: the caller vouches for the operands; `l` outlives the launch call.
     unsafe { dev.gpu.launch(&l.kernel, &l.cfg, &mut args, runtime::stream(ordinal)) }

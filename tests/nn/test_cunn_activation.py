@@ -162,7 +162,10 @@ def test_errors_leave_outputs(nn, cunn, rng):
     assert (cunn.numpy(out) == 5.0).all()
 
 
-SHAPES = [(9,), (4, 37), (5, 3, 2), (2, 6, 3, 4), (3, 700)]
+# Lines shorter than 32 run a thread each; longer rows (unit steps), and long lines when few,
+# a block each (blocks of 64 and 512 threads here: (4, 37), (3, 700), (2, 3000); strided:
+# (50, 2, 3), (2, 40, 3, 4)).
+SHAPES = [(9,), (4, 37), (5, 3, 2), (2, 6, 3, 4), (3, 700), (2, 3000), (50, 2, 3), (2, 40, 3, 4)]
 
 
 def exact(real, x):
@@ -205,17 +208,20 @@ def test_softmax_against_host(nn, cunn, rng, real, name, shape):
 
 @pytest.mark.parametrize("real", REALS)
 @pytest.mark.parametrize("name", ["SoftMax", "LogSoftMax"])
-def test_softmax_strided_and_in_place(nn, cunn, rng, real, name):
-    x = exact(real, sample(rng, real, (7, 5)) * 3.0)  # used transposed: 5 x 7 rows, strided
-    g = sample(rng, real, (7, 5))
+@pytest.mark.parametrize("shape", [(7, 5), (40, 3)], ids=str)
+def test_softmax_strided_and_in_place(nn, cunn, rng, real, name, shape):
+    x = exact(real, sample(rng, real, shape) * 3.0)  # used transposed: rows a stride apart
+    g = sample(rng, real, shape)
     (y, gi), (hy, hgi) = softmax_pair(nn, cunn, real, name, x, g, strided=True)
     agree(y, hy, real, ulps=64)
     agree(gi, hgi, real, ulps=64)
-    # the output may be the input itself (rows read whole before they are written)
-    xt = cunn.tensor(real, x)
+    # the output may be the input itself (rows read whole before they are written; 3 x 40: a
+    # block per row)
+    xc = np.ascontiguousarray(x.T)
+    xt = cunn.tensor(real, xc)
     cunn.call(real, f"{name}_updateOutput", xt, xt)
     out = cunn.empty(real)
-    cunn.call(real, f"{name}_updateOutput", cunn.tensor(real, x), out)
+    cunn.call(real, f"{name}_updateOutput", cunn.tensor(real, xc), out)
     assert np.array_equal(cunn.numpy(xt), cunn.numpy(out))
 
 

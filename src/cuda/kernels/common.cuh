@@ -335,6 +335,20 @@ template <class I> struct th_offset;
 template <> struct th_offset<unsigned int> { typedef int type; };
 template <> struct th_offset<unsigned long long> { typedef long long type; };
 
+// off[k] = operand k's element offset at linear index i (row-major over p.sizes).
+template <class I, int N> __forceinline__ void th_offsets(const THCPointwise &p, I i, typename th_offset<I>::type *off) {
+  typedef typename th_offset<I>::type O;
+TH_UNROLL
+  for (int k = 0; k < N; ++k) off[k] = 0;
+  I r = i;
+  for (int d = p.ndim - 1; d >= 0; --d) {
+    const I size = (I)p.sizes[d], q = r / size, x = r - q * size;
+    r = q;
+TH_UNROLL
+    for (int k = 0; k < N; ++k) off[k] += (O)x * (O)p.arg[k].strides[d];
+  }
+}
+
 // Calls f(i, off) for every linear index i this thread owns (a grid-stride loop: any grid size
 // is correct; i counts row-major over p.sizes), off[k] the element offset of operand k. Contiguous operands (one dim, unit strides:
 // a branch uniform over the launch) skip the division walk.
@@ -355,15 +369,18 @@ TH_UNROLL
     return;
   }
   for (; i < n; i += step) {
-TH_UNROLL
-    for (int k = 0; k < N; ++k) off[k] = 0;
-    I r = i;
-    for (int d = p.ndim - 1; d >= 0; --d) {
-      const I size = (I)p.sizes[d], q = r / size, x = r - q * size;
-      r = q;
-TH_UNROLL
-      for (int k = 0; k < N; ++k) off[k] += (O)x * (O)p.arg[k].strides[d];
-    }
+    th_offsets<I, N>(p, i, off);
+    f(i, off);
+  }
+}
+
+// Calls f(i, off) for every item i this thread's block owns (a grid-stride loop over blocks:
+// every thread of a block gets the same items, for kernels whose block shares an item's work).
+template <class I, int N, class F> __forceinline__ void th_for_each_block(const THCPointwise &p, F f) {
+  typedef typename th_offset<I>::type O;
+  O off[N];
+  for (I i = (I)blockIdx.x; i < (I)p.n; i += (I)gridDim.x) {
+    th_offsets<I, N>(p, i, off);
     f(i, off);
   }
 }

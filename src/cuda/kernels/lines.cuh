@@ -31,6 +31,10 @@ static_assert(__builtin_offsetof(THCLines, step) == 752, "THCLines layout");
 #define TH_LINES(name, body, ...)                                                                     \
   TH_KERNEL(name##_i32, TH_EMU_INDEPENDENT, THCLines, body<unsigned int, __VA_ARGS__>)              \
   TH_KERNEL(name##_i64, TH_EMU_INDEPENDENT, THCLines, body<unsigned long long, __VA_ARGS__>)
+// ... for kernels whose block shares a line (__syncthreads, shared memory).
+#define TH_LINES_COOPERATIVE(name, body, ...)                                                         \
+  TH_KERNEL(name##_i32, TH_EMU_COOPERATIVE, THCLines, body<unsigned int, __VA_ARGS__>)              \
+  TH_KERNEL(name##_i64, TH_EMU_COOPERATIVE, THCLines, body<unsigned long long, __VA_ARGS__>)
 
 // ---- triangles: zero what lies outside one (in place, after the source was copied) ----
 

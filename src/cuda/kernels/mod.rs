@@ -236,6 +236,8 @@ pub static OPS: &[Op] = ops! {
     NnDouble Same 2 0 [nnPreluTerm];
     Nn Lines 1 1 [nnSoftMax];
     Nn Lines 2 1 [nnSoftMaxBack];
+    Nn Lines 1 1 [nnSoftMaxRows];
+    Nn Lines 2 1 [nnSoftMaxRowsBack];
     Nn Lines 3 2 [nnMultiMargin nnMultiMarginBack];
     Nn Lines 3 0 [nnMultiLabel];
     Nn Lines 3 1 [nnMultiLabelBack];

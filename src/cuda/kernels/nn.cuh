@@ -200,6 +200,87 @@ TH_LINE_LOOP
   });
 }
 
+// ---- SoftMax and LogSoftMax, a block per line (long lines; lines.cuh's THCLines) ----
+
+// The same passes with a block per line: each thread folds the elements t, t + blockDim.x, ...
+// of the line, then the block combines the partials in a fixed tree (blockDim.x a power of two,
+// chosen by the host from the line length alone: the same call gives the same bits whatever the
+// grid). For lines too few or too long for a thread each (a 2-D input's rows: neighbouring
+// threads of the line kernel would read a row apart). Kernels of kind TH_EMU_COOPERATIVE.
+
+// The block's combine of `v` (every thread's partial) by `f`, returned to every thread.
+template <class R, class F> __forceinline__ R th_block_fold(R v, R *sh, F f) {
+  const unsigned t = threadIdx.x;
+  sh[t] = v;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+    if (t < s) sh[t] = f(sh[t], sh[t + s]);
+    __syncthreads();
+  }
+  const R r = sh[0];
+  __syncthreads();  // sh is reused by the next fold
+  return r;
+}
+
+template <class I, class T> void th_rows_nn_softmax(const THCLines &p) {
+  typedef typename th_offset<I>::type O;
+  typedef th_traits<T> X;
+  typedef typename X::R R;
+  TH_SHARED(double, th_smsh, TH_BLOCK);
+  R *sh = (R *)th_smsh;
+  T *o = th_ptr<T>(p.it, 0);
+  const T *x = th_ptr<const T>(p.it, 1);
+  const O so = (O)p.step[0], sx = (O)p.step[1];
+  const long long n = p.len[1], t0 = threadIdx.x, nt = blockDim.x;
+  const bool log = p.it.i[0] != 0;
+  th_for_each_block<I, 2>(p.it, [&](I, const O *off) {
+    R m = -th_vm<R>::inf();
+TH_LINE_LOOP
+    for (long long c = t0; c < n; c += nt) {
+      const R v = X::to_r(x[off[1] + (O)c * sx]);
+      m = v > m ? v : m;
+    }
+    m = th_block_fold(m, sh, [](R a, R b) { return b > a ? b : a; });
+    R s = (R)0;
+TH_LINE_LOOP
+    for (long long c = t0; c < n; c += nt) s += th_exp(X::to_r(x[off[1] + (O)c * sx]) - m);
+    s = th_block_fold(s, sh, [](R a, R b) { return a + b; });
+    const R k = log ? th_log(s) : (R)1 / s;
+TH_LINE_LOOP
+    for (long long c = t0; c < n; c += nt) {
+      const R v = X::to_r(x[off[1] + (O)c * sx]) - m;
+      o[off[0] + (O)c * so] = X::from_r(log ? v - k : th_exp(v) * k);
+    }
+  });
+}
+
+template <class I, class T> void th_rows_nn_softmax_back(const THCLines &p) {
+  typedef typename th_offset<I>::type O;
+  typedef th_traits<T> X;
+  typedef typename X::R R;
+  TH_SHARED(double, th_smsh, TH_BLOCK);
+  R *sh = (R *)th_smsh;
+  T *o = th_ptr<T>(p.it, 0);
+  const T *y = th_ptr<const T>(p.it, 1), *g = th_ptr<const T>(p.it, 2);
+  const O so = (O)p.step[0], sy = (O)p.step[1], sg = (O)p.step[2];
+  const long long n = p.len[0], t0 = threadIdx.x, nt = blockDim.x;
+  const bool log = p.it.i[0] != 0;
+  th_for_each_block<I, 3>(p.it, [&](I, const O *off) {
+    R a = (R)0;
+TH_LINE_LOOP
+    for (long long c = t0; c < n; c += nt) {
+      const R gv = X::to_r(g[off[2] + (O)c * sg]);
+      a += log ? gv : gv * X::to_r(y[off[1] + (O)c * sy]);
+    }
+    a = th_block_fold(a, sh, [](R u, R v) { return u + v; });
+TH_LINE_LOOP
+    for (long long c = t0; c < n; c += nt) {
+      const R yv = X::to_r(y[off[1] + (O)c * sy]), gv = X::to_r(g[off[2] + (O)c * sg]);
+      o[off[0] + (O)c * so] = X::from_r(log ? gv - th_exp(yv) * a : yv * (gv - a));
+    }
+  });
+}
+
 // ---- MultiMargin and MultiLabelMargin: one thread per frame (lines.cuh) ----
 
 // Each item is a frame (a row of `dim` scores, the line of the score operands). The host checked
@@ -363,6 +444,8 @@ TH_LINE_LOOP
   TH_NN_CRIT_BACK(TH_K2, sfx, T) TH_K1(nnL1CostBack, , sfx, T) TH_K3(nnBceCritBackW, , sfx, T)         \
   TH_NN_PARAM_OPS2(TH_K2, sfx, T) TH_NN_PARAM_OPS3(TH_K3, sfx, T)                                      \
   TH_LINES(th_nnSoftMax_##sfx, th_lines_nn_softmax, T) TH_LINES(th_nnSoftMaxBack_##sfx, th_lines_nn_softmax_back, T) \
+  TH_LINES_COOPERATIVE(th_nnSoftMaxRows_##sfx, th_rows_nn_softmax, T)                                \
+  TH_LINES_COOPERATIVE(th_nnSoftMaxRowsBack_##sfx, th_rows_nn_softmax_back, T)                       \
   TH_LINES(th_nnMultiMargin_##sfx, th_lines_nn_multi_margin, T)                                       \
   TH_LINES(th_nnMultiMarginBack_##sfx, th_lines_nn_multi_margin_back, T)                              \
   TH_LINES(th_nnMultiLabel_##sfx, th_lines_nn_multi_label, T)                                         \

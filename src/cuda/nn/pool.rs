@@ -4,9 +4,8 @@
 
 use crate::core::dtype::{DType, Scalar};
 use crate::core::error::Result;
-use crate::cuda::gpu::LaunchCfg;
-use crate::cuda::launch::{BLOCK, MAX_GRID};
-use crate::cuda::runtime::{self, Device as Dev};
+use crate::cuda::launch::items;
+use crate::cuda::runtime::Device as Dev;
 
 /// `nn_pool.cuh`'s `THNNPool` (field meanings there; axes in (t, h, w) order).
 #[repr(C)]
@@ -54,17 +53,8 @@ pub fn kernel_names(d: DType) -> Vec<String> {
 /// that the kernel may access (dst and ind written, the rest read; the tables' windows inside
 /// the planes), and what it writes overlaps neither what it reads nor itself.
 pub unsafe fn launch<T: Scalar>(dev: &Dev, op: &str, mut p: THNNPool, narrow: bool) -> Result<()> {
-    if p.n == 0 {
-        return Ok(());
-    }
-    let narrow = narrow && p.n <= i32::MAX as i64;
-    let sfx = crate::cuda::kernels::dtype_suffix(T::DTYPE);
-    let kernel = format!("th_{op}_{sfx}_{}", if narrow { "i32" } else { "i64" });
-    let grid = (p.n as u64).div_ceil(BLOCK as u64).min(MAX_GRID as u64) as u32;
-    let cfg = LaunchCfg { grid: [grid, 1, 1], block: [BLOCK, 1, 1], shared: 0 };
-    let mut args = [&mut p as *mut THNNPool as *mut std::ffi::c_void];
-    // SAFETY: caller contract; `p` outlives the launch call.
-    unsafe { dev.gpu.launch(&kernel, &cfg, &mut args, runtime::stream(dev.ordinal)) }
+    // SAFETY: the caller's contract.
+    unsafe { items(dev, op, T::DTYPE, p.n, narrow, &mut p) }
 }
 
 #[cfg(test)]

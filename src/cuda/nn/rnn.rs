@@ -3,10 +3,9 @@
 
 use crate::core::dtype::{DType, Scalar};
 use crate::core::error::Result;
-use crate::cuda::gpu::LaunchCfg;
 use crate::cuda::kernels::dtype_suffix;
-use crate::cuda::launch::{BLOCK, MAX_GRID};
-use crate::cuda::runtime::{self, Device as Dev};
+use crate::cuda::launch::items;
+use crate::cuda::runtime::Device as Dev;
 
 /// `nn_rnn.cuh`'s `THCRnn`: `n` state elements of hidden size `h`, the operands' addresses in
 /// the order each kernel lists (0: an absent bias).
@@ -38,17 +37,13 @@ pub fn kernel_names(d: DType) -> Vec<String> {
 /// GRU's storage rows of 5h, biases of 3h or 4h), and no written operand overlaps another
 /// operand except where the kernel says so (LSTM's gates, rewritten in place).
 pub unsafe fn launch<T: Scalar>(dev: &Dev, op: &str, mut p: THCRnn) -> Result<()> {
-    if p.n == 0 || p.h == 0 {
+    if p.h == 0 {
         return Ok(());
     }
     // i32 offsets while the largest operand (GRU's storage: 5n elements) fits
     let narrow = p.n.checked_mul(5).is_some_and(|m| m <= i32::MAX as i64);
-    let kernel = format!("th_{op}_{}_{}", dtype_suffix(T::DTYPE), if narrow { "i32" } else { "i64" });
-    let grid = (p.n as u64).div_ceil(BLOCK as u64).min(MAX_GRID as u64) as u32;
-    let cfg = LaunchCfg { grid: [grid, 1, 1], block: [BLOCK, 1, 1], shared: 0 };
-    let mut args = [&mut p as *mut THCRnn as *mut std::ffi::c_void];
-    // SAFETY: caller contract; `p` outlives the launch call.
-    unsafe { dev.gpu.launch(&kernel, &cfg, &mut args, runtime::stream(dev.ordinal)) }
+    // SAFETY: the caller's contract.
+    unsafe { items(dev, op, T::DTYPE, p.n, narrow, &mut p) }
 }
 
 #[cfg(test)]

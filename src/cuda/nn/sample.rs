@@ -3,10 +3,9 @@
 
 use crate::core::dtype::{DType, Scalar};
 use crate::core::error::Result;
-use crate::cuda::gpu::LaunchCfg;
 use crate::cuda::kernels::dtype_suffix;
-use crate::cuda::launch::{BLOCK, MAX_GRID};
-use crate::cuda::runtime::{self, Device as Dev};
+use crate::cuda::launch::items;
+use crate::cuda::runtime::Device as Dev;
 
 /// `nn_sample.cuh`'s `THCSample` (field meanings there; dimensions in (depth, height, width)
 /// order).
@@ -52,17 +51,9 @@ pub fn kernel_names(d: DType) -> Vec<String> {
 /// `o[d] + 1` nondecreasing row pointers into the positions from offset `col[d]` (each below
 /// `i[d]`) and into the weights (`T`'s compute type) at `wts` from offset `w[d]`.
 pub unsafe fn launch<T: Scalar>(dev: &Dev, mut p: THCSample, adjoint: bool, narrow: bool) -> Result<()> {
-    if p.n == 0 {
-        return Ok(());
-    }
-    let narrow = narrow && p.n <= i32::MAX as i64;
     let op = if adjoint { "nnSampleBack" } else { "nnSample" };
-    let kernel = format!("th_{op}_{}_{}", dtype_suffix(T::DTYPE), if narrow { "i32" } else { "i64" });
-    let grid = (p.n as u64).div_ceil(BLOCK as u64).min(MAX_GRID as u64) as u32;
-    let cfg = LaunchCfg { grid: [grid, 1, 1], block: [BLOCK, 1, 1], shared: 0 };
-    let mut args = [&mut p as *mut THCSample as *mut std::ffi::c_void];
-    // SAFETY: caller contract; `p` outlives the launch call.
-    unsafe { dev.gpu.launch(&kernel, &cfg, &mut args, runtime::stream(dev.ordinal)) }
+    // SAFETY: the caller's contract.
+    unsafe { items(dev, op, T::DTYPE, p.n, narrow, &mut p) }
 }
 
 #[cfg(test)]

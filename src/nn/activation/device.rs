@@ -1,12 +1,12 @@
 //! The device halves of the activations that do not run on the pointwise engine alone: SoftMax
-//! and LogSoftMax over torch7's dimension, one line kernel per pass (`kernels/nn.cuh`), every
+//! and LogSoftMax over torch7's dimension, one line kernel per pass (`kernels/nn.cuh`): every
 //! line along the normalized dimension walked by one thread (positions of the other dimensions
 //! are the items, so over a 3-D/4-D input's h x w neighbouring threads read neighbouring
-//! elements); PReLU's weight gradient (terms in f64, the device's dim reductions).
+//! elements), or shared by a block when the lines are rows or few (`threads_per_line`); PReLU's weight gradient (terms in f64, the device's dim reductions).
 
 use crate::core::error::Result;
 use crate::core::tensor::{Tensor, View};
-use crate::cuda::launch::{Call, device_base};
+use crate::cuda::launch::{BLOCK, Call, device_base};
 use crate::cuda::lines::{self, LineOperand};
 use crate::exec::backend::Backend;
 use crate::nn::activation::paired;
@@ -31,8 +31,28 @@ fn output<T: NnElem>(out: &View<T>, inputs: &[&View<T>]) -> Result<Option<View<T
     Ok(if aliased { Some(ops::temp_like(out, &out.sizes)?) } else { None })
 }
 
-/// Runs line op `call` with operands `views` (the first written) along dimension `d`.
-fn run<T: NnElem>(dev: i32, call: &Call, views: &[&View<T>], d: usize) -> Result<()> {
+/// Lines at least this long run a block each when they are rows (unit steps) or few.
+const ROW_MIN: i64 = 32;
+/// "Few" lines: fewer than this many threads would be busy with a thread per line.
+const FEW_LINES: i64 = 16384;
+
+/// The threads per block that share each line of `views` along `d` (a power of two, one per
+/// element up to `BLOCK`), or None for a thread per line. A thread per line suits the other
+/// positions as items when they are many and neighbouring (an `N x C x H x W` input's `H x W`):
+/// neighbouring threads read neighbouring elements. Rows (a line's elements adjacent, as for a
+/// 2-D input) would be read a row apart by neighbouring threads, and a few long lines leave most
+/// of a GPU idle; those get a block per line. The choice depends on the shapes and strides only.
+fn threads_per_line<T: NnElem>(views: &[&View<T>], d: usize) -> Option<u32> {
+    let len = views[0].sizes[d];
+    let lines: i64 = views[0].sizes.iter().enumerate().filter(|&(i, _)| i != d).map(|(_, &s)| s).product();
+    let rows = views.iter().all(|v| v.strides[d] == 1);
+    (len >= ROW_MIN && (rows || lines < FEW_LINES))
+        .then(|| (len as u64).next_power_of_two().min(u64::from(BLOCK)) as u32)
+}
+
+/// Runs line op `call` (`row_call` when a block shares each line) with operands `views` (the
+/// first written) along dimension `d`.
+fn run<T: NnElem>(dev: i32, call: &Call, row_call: &Call, views: &[&View<T>], d: usize) -> Result<()> {
     let shape = without(&views[0].sizes, d);
     let strides: Vec<Vec<i64>> = views.iter().map(|v| without(&v.strides, d)).collect();
     let ops: Vec<LineOperand<'_>> = views
@@ -42,7 +62,12 @@ fn run<T: NnElem>(dev: i32, call: &Call, views: &[&View<T>], d: usize) -> Result
         .collect::<Result<_>>()?;
     // SAFETY: every operand's address was checked against its storage on this device by
     // `device_base`; the items and lines span exactly each view's elements (all of one shape).
-    unsafe { lines::run(dev, call, T::DTYPE, &shape, &ops) }
+    unsafe {
+        match threads_per_line(views, d) {
+            Some(threads) => lines::run_per_block(dev, row_call, T::DTYPE, &shape, &ops, threads),
+            None => lines::run(dev, call, T::DTYPE, &shape, &ops),
+        }
+    }
 }
 
 /// The forward pass on device `dev` (input checked 1-D to 4-D by the caller).
@@ -51,7 +76,8 @@ pub(super) fn softmax<T: NnElem>(dev: i32, input: &View<T>, output: &Tensor<T>, 
     let out = ops::resize_out(output, &input.sizes)?;
     let tmp = self::output(&out, &[input])?;
     let o = tmp.as_ref().unwrap_or(&out);
-    run(dev, &Call::new("nnSoftMax").value(i64::from(log)), &[o, input], softmax_dim(input.ndim()))?;
+    let (call, rows) = (Call::new("nnSoftMax").value(i64::from(log)), Call::new("nnSoftMaxRows").value(i64::from(log)));
+    run(dev, &call, &rows, &[o, input], softmax_dim(input.ndim()))?;
     if let Some(t) = &tmp { ops::copy::copy(&out, t) } else { Ok(()) }
 }
 
@@ -68,7 +94,9 @@ pub(super) fn softmax_back<T: NnElem>(
     let out = ops::resize_out(grad_input, &y.sizes)?;
     let tmp = self::output(&out, &[y, g])?;
     let o = tmp.as_ref().unwrap_or(&out);
-    run(dev, &Call::new("nnSoftMaxBack").value(i64::from(log)), &[o, y, g], softmax_dim(y.ndim()))?;
+    let log = i64::from(log);
+    let (call, rows) = (Call::new("nnSoftMaxBack").value(log), Call::new("nnSoftMaxRowsBack").value(log));
+    run(dev, &call, &rows, &[o, y, g], softmax_dim(y.ndim()))?;
     if let Some(t) = &tmp { ops::copy::copy(&out, t) } else { Ok(()) }
 }
 
@@ -107,4 +135,28 @@ pub(super) fn prelu_acc<T: NnElem>(
         T::from_r(w.to_r() + sc.to_r() * s.to_r())
     })?;
     if g.same_storage(&gw) { Ok(()) } else { ops::copy::copy(&gw, &g) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_rows_and_few_long_lines_get_a_block() {
+        let v = |s: &[i64]| View::<f32>::contiguous(s).unwrap();
+        // 2-D rows: a block from 32 elements on, the next power of two up to BLOCK threads
+        assert_eq!(threads_per_line(&[&v(&[4, 31])], 1), None);
+        assert_eq!(threads_per_line(&[&v(&[4, 37])], 1), Some(64));
+        assert_eq!(threads_per_line(&[&v(&[2, 3000])], 1), Some(BLOCK));
+        // strided lines: a block only while they are few
+        assert_eq!(threads_per_line(&[&v(&[2, 40, 3, 4])], 1), Some(64));
+        assert_eq!(threads_per_line(&[&v(&[2, 40, 128, 128])], 1), None);
+        // every operand must have unit steps to count as rows
+        let rows = v(&[20000, 64]);
+        let cols = v(&[64, 20000]).transpose(0, 1).unwrap();
+        assert_eq!(threads_per_line(&[&rows, &rows], 1), Some(64));
+        assert_eq!(threads_per_line(&[&rows, &cols], 1), None);
+        // lines a stride apart: few long ones get a block
+        assert_eq!(threads_per_line(&[&rows], 0), Some(BLOCK));
+    }
 }
