@@ -126,3 +126,59 @@ def agree(got, want, real, ulps=8):
     finite = ~np.isnan(want)
     bad = np.abs(got - want)[finite] > tol[finite]
     assert not bad.any(), f"{int(bad.sum())} of {got.size} differ; max error {np.max(np.abs(got - want)[finite])}"
+
+
+def exact(real, x):
+    """`x` as values the device real holds exactly, as float64 (so both engines start from the
+    same values); None stays None."""
+    if x is None:
+        return None
+    return half_round(x) if real == "CudaHalf" else np.asarray(x).astype(NP[real]).astype(np.float64)
+
+
+def host_type(real):
+    """The numpy type of the host THNN real that computes `real`'s layers."""
+    return np.float32 if HOST[real] == "Float" else np.float64
+
+
+class InOut:
+    """An argument tensor that the call updates (read back afterwards)."""
+
+    def __init__(self, a):
+        self.a = a
+
+
+def both(nn, cunn, real, fn, args, layout=None):
+    """Runs THNN_<real><fn> on the device and THNN_<host><fn> on the host; numpy arrays become
+    tensors of each side (in `layout`), "OUT" a fresh output, InOut an updated tensor, anything
+    else (None: NULL, numbers) is passed as is; returns the outputs and updated tensors of each
+    side, read back as float64."""
+    res = []
+    for dev in (True, False):
+        fam, r = (cunn, real) if dev else (nn, HOST[real])
+        typ = NP[real] if dev else host_type(real)
+        outs, call = [], []
+        for a in args:
+            if isinstance(a, str) and a == "OUT":
+                t = fam.empty(r)
+                outs.append(t)
+            elif isinstance(a, InOut):
+                t = fam.tensor(r, a.a.astype(typ))
+                outs.append(t)
+            elif isinstance(a, np.ndarray):
+                v = a.astype(typ)
+                t = fam.tensor(r, layout(v) if layout else v)
+            else:
+                t = a
+            call.append(t)
+        fam.call(r, fn, *call)
+        res.append([(cunn.numpy(t) if dev else t.numpy()).astype(np.float64) for t in outs])
+    return res
+
+
+def check(nn, cunn, real, fn, args, layout=None, ulps=8):
+    """`both`, each device result against the host's (`agree` within `ulps`); the device's."""
+    got, want = both(nn, cunn, real, fn, args, layout)
+    for g, w in zip(got, want):
+        agree(g, w, real, ulps=ulps)
+    return got

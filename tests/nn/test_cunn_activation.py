@@ -8,7 +8,7 @@ pytest -q tests/nn/test_cunn_*.py (skipped without a device)."""
 
 import numpy as np
 import pytest
-from cunnlib import HOST, NP, REALS, Cunn, agree, half_round
+from cunnlib import HOST, NP, REALS, Cunn, agree, exact, half_round
 from thlib import THError
 
 
@@ -166,11 +166,6 @@ def test_errors_leave_outputs(nn, cunn, rng):
 # a block each (blocks of 64 and 512 threads here: (4, 37), (3, 700), (2, 3000); strided:
 # (50, 2, 3), (2, 40, 3, 4)).
 SHAPES = [(9,), (4, 37), (5, 3, 2), (2, 6, 3, 4), (3, 700), (2, 3000), (50, 2, 3), (2, 40, 3, 4)]
-
-
-def exact(real, x):
-    """`x` rounded to `real`'s precision (as float64)."""
-    return half_round(x) if real == "CudaHalf" else x.astype(NP[real]).astype(np.float64)
 
 
 def softmax_pair(nn, cunn, real, name, x, g, strided=False):

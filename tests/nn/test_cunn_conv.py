@@ -12,7 +12,7 @@ pytest -q tests/nn/test_cunn_conv.py (skipped without a device)."""
 
 import numpy as np
 import pytest
-from cunnlib import HOST, NP, REALS, Cunn, agree, half_round
+from cunnlib import HOST, NP, REALS, Cunn, agree, exact
 from thlib import THError
 
 # nd, transposed, kernel among the ints, dilation, adj, buffers (uO, uGI, aGP): cunn's signatures
@@ -26,14 +26,6 @@ MODS = {
     "VolumetricFullConvolution": (3, True, False, False, True, (2, 2, 2)),
     "VolumetricFullDilatedConvolution": (3, True, False, True, True, (2, 2, 2)),
 }
-
-
-def exact(real, x):
-    return half_round(x) if real == "CudaHalf" else np.asarray(x).astype(NP[real]).astype(np.float64)
-
-
-def host_type(real):
-    return np.float32 if HOST[real] == "Float" else np.float64
 
 
 def cord(nd, v):

@@ -10,13 +10,8 @@ pytest -q tests/nn/test_cunn_conv_misc.py (skipped without a device)."""
 
 import numpy as np
 import pytest
-from cunnlib import HOST, NP, REALS, Cunn, agree, half_round
+from cunnlib import HOST, NP, REALS, Cunn, agree, exact
 from thlib import THError
-
-
-def exact(real, x):
-    """`x` as values the device real holds exactly (so both engines start from the same)."""
-    return half_round(x) if real == "CudaHalf" else np.asarray(x).astype(NP[real]).astype(np.float64)
 
 
 def strided(v):

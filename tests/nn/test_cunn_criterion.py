@@ -9,16 +9,8 @@ pytest -q tests/nn/test_cunn_*.py (skipped without a device)."""
 
 import numpy as np
 import pytest
-from cunnlib import HOST, NP, REALS, Cunn, agree, half_round
+from cunnlib import HOST, NP, REALS, Cunn, agree, exact, host_type
 from thlib import THError
-
-
-def exact(real, x):
-    return half_round(x) if real == "CudaHalf" else np.asarray(x).astype(NP[real]).astype(np.float64)
-
-
-def host_type(real):
-    return np.float32 if HOST[real] == "Float" else np.float64
 
 
 class Crit:

@@ -14,62 +14,13 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from cunnlib import HOST, NP, REALS, agree, half_round
+from cunnlib import NP, REALS, InOut, both, check, exact
 from thlib import THError
-
-
-def exact(real, x):
-    return None if x is None else (half_round(x) if real == "CudaHalf" else np.asarray(x).astype(NP[real]).astype(np.float64))
-
-
-def host_type(real):
-    return np.float32 if HOST[real] == "Float" else np.float64
 
 
 def strided(a):
     """`a`'s values in a non-contiguous layout (dimensions 0 and 1 stored transposed)."""
     return np.ascontiguousarray(np.swapaxes(a, 0, 1)).swapaxes(0, 1) if a.ndim >= 2 else a
-
-
-class InOut:
-    """An argument tensor that the call updates (read back afterwards)."""
-
-    def __init__(self, a):
-        self.a = a
-
-
-def both(nn, cunn, real, fn, args, layout=None):
-    """Runs THNN_<real><fn> on the device and THNN_<host><fn> on the host; numpy arrays become
-    tensors of each side (in `layout`), "OUT" a fresh output, InOut an updated tensor, None NULL;
-    returns the outputs and updated tensors of each side, read back as float64."""
-    res = []
-    for dev in (True, False):
-        fam, r = (cunn, real) if dev else (nn, HOST[real])
-        typ = NP[real] if dev else host_type(real)
-        outs, call = [], []
-        for a in args:
-            if isinstance(a, str) and a == "OUT":
-                t = fam.empty(r)
-                outs.append(t)
-            elif isinstance(a, InOut):
-                t = fam.tensor(r, a.a.astype(typ))
-                outs.append(t)
-            elif isinstance(a, np.ndarray):
-                v = a.astype(typ)
-                t = fam.tensor(r, layout(v) if layout else v)
-            else:
-                t = a
-            call.append(t)
-        fam.call(r, fn, *call)
-        res.append([(cunn.numpy(t) if dev else t.numpy()).astype(np.float64) for t in outs])
-    return res
-
-
-def check(nn, cunn, real, fn, args, layout=None, ulps=8):
-    got, want = both(nn, cunn, real, fn, args, layout)
-    for g, w in zip(got, want):
-        agree(g, w, real, ulps=ulps)
-    return got
 
 
 SHAPES = [(5, 3), (4, 3, 5), (2, 3, 4, 5), (2, 2, 2, 3, 3), (7, 1, 1)]

@@ -15,19 +15,11 @@ import re
 
 import numpy as np
 import pytest
-from cunnlib import HOST, NP, REALS, agree, half_round
+from cunnlib import HOST, NP, REALS, agree, exact, host_type
 from thclib import on_storage
 from thlib import THError
 
 LAYOUTS = ["contig", "step", "perm"]
-
-
-def exact(real, x):
-    return half_round(x) if real == "CudaHalf" else np.asarray(x).astype(NP[real]).astype(np.float64)
-
-
-def host_type(real):
-    return np.float32 if HOST[real] == "Float" else np.float64
 
 
 def laid(a, kind):

@@ -8,12 +8,8 @@ pytest -q tests/nn/test_cunn_*.py (skipped without a device)."""
 
 import numpy as np
 import pytest
-from cunnlib import HOST, NP, REALS, agree, half_round
+from cunnlib import HOST, NP, REALS, agree, exact, half_round
 from thlib import THError
-
-
-def exact(real, x):
-    return half_round(x) if real == "CudaHalf" else np.asarray(x).astype(NP[real]).astype(np.float64)
 
 
 class Side:

@@ -12,51 +12,13 @@ pytest -q tests/nn/test_cunn_sample.py (skipped without a device)."""
 
 import numpy as np
 import pytest
-from cunnlib import HOST, NP, REALS, agree, half_round
+from cunnlib import REALS, agree, both, check, exact
 from thlib import THError
-
-
-def exact(real, x):
-    return half_round(x) if real == "CudaHalf" else np.asarray(x).astype(NP[real]).astype(np.float64)
-
-
-def host_type(real):
-    return np.float32 if HOST[real] == "Float" else np.float64
 
 
 def strided(a):
     """`a`'s values in a non-contiguous layout (its last two dimensions stored transposed)."""
     return np.ascontiguousarray(np.swapaxes(a, -1, -2)).swapaxes(-1, -2)
-
-
-def both(nn, cunn, real, fn, args, layout=None):
-    """Runs THNN_<real><fn> on the device and THNN_<host><fn> on the host with `args` (numpy
-    arrays become tensors of each side, "OUT" a fresh output); the outputs read back."""
-    res = []
-    for dev in (True, False):
-        fam, r = (cunn, real) if dev else (nn, HOST[real])
-        typ = NP[real] if dev else host_type(real)
-        outs, call = [], []
-        for a in args:
-            if isinstance(a, str) and a == "OUT":
-                t = fam.empty(r)
-                outs.append(t)
-                call.append(t)
-            elif isinstance(a, np.ndarray):
-                v = a.astype(typ)
-                call.append(fam.tensor(r, layout(v) if layout else v))
-            else:
-                call.append(a)
-        fam.call(r, fn, *call)
-        res.append([(cunn.numpy(t) if dev else t.numpy()).astype(np.float64) for t in outs])
-    return res
-
-
-def check(nn, cunn, real, fn, args, layout=None):
-    got, want = both(nn, cunn, real, fn, args, layout)
-    for g, w in zip(got, want):
-        agree(g, w, real, ulps=0)
-    return got
 
 
 PAD = {
@@ -91,8 +53,8 @@ def test_padding(nn, cunn, rng, real, module, layout):
             continue
         x = exact(real, rng.standard_normal(shape))
         go = exact(real, rng.standard_normal(out_pad(shape, pads)))
-        check(nn, cunn, real, f"{module}_updateOutput", [x, "OUT", *pads], layout)
-        check(nn, cunn, real, f"{module}_updateGradInput", [x, go, "OUT", *pads], layout)
+        check(nn, cunn, real, f"{module}_updateOutput", [x, "OUT", *pads], layout, ulps=0)
+        check(nn, cunn, real, f"{module}_updateGradInput", [x, go, "OUT", *pads], layout, ulps=0)
 
 
 NEAREST = {"SpatialUpSamplingNearest": 2, "VolumetricUpSamplingNearest": 3}
@@ -109,8 +71,8 @@ def test_nearest(nn, cunn, rng, real, module, layout):
             x = exact(real, rng.standard_normal(shape))
             osh = shape[:-k] + tuple(v * s for v in shape[-k:])
             go = exact(real, rng.standard_normal(osh))
-            check(nn, cunn, real, f"{module}_updateOutput", [x, "OUT", s], layout)
-            check(nn, cunn, real, f"{module}_updateGradInput", [x, go, "OUT", s], layout)
+            check(nn, cunn, real, f"{module}_updateOutput", [x, "OUT", s], layout, ulps=0)
+            check(nn, cunn, real, f"{module}_updateGradInput", [x, go, "OUT", s], layout, ulps=0)
 
 
 LINEAR = {"SpatialUpSamplingBilinear": 2, "VolumetricUpSamplingTrilinear": 3}
@@ -130,8 +92,8 @@ def test_linear(nn, cunn, rng, real, module, layout):
     for shape, osz in linear_cases(k):
         x = exact(real, rng.standard_normal(shape))
         go = exact(real, rng.standard_normal(shape[:2] + osz))
-        check(nn, cunn, real, f"{module}_updateOutput", [x, "OUT", *osz], layout)
-        check(nn, cunn, real, f"{module}_updateGradInput", [go, "OUT", *shape[:2], *shape[2:], *osz], layout)
+        check(nn, cunn, real, f"{module}_updateOutput", [x, "OUT", *osz], layout, ulps=0)
+        check(nn, cunn, real, f"{module}_updateGradInput", [go, "OUT", *shape[:2], *shape[2:], *osz], layout, ulps=0)
 
 
 def test_special_values_and_alias(nn, cunn):
